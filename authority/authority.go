@@ -1,0 +1,95 @@
+// Package authority decides who may do what: kind ranking, grant scopes and standing checks.
+// It reads the store through a graphstore.View and writes nothing.
+package authority
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// ErrNoStanding is returned when a principal lacks the right a write needs. The write changed
+// nothing.
+var ErrNoStanding = errors.New("no standing")
+
+// Standing values recorded when no grant was needed.
+const (
+	StandingOwner    = "owner"
+	StandingOwnClaim = "own claim"
+	StandingOpen     = "open" // non-strict store: asserting needs no grant
+)
+
+// Rank orders kinds: confirmed > observed > inferred.
+func Rank(k graphstore.Kind) int {
+	switch k {
+	case graphstore.Confirmed:
+		return 3
+	case graphstore.Observed:
+		return 2
+	case graphstore.Inferred:
+		return 1
+	}
+	return 0
+}
+
+// ValidScope reports whether s is "*", "predicate", "Subject.*" or "Subject.predicate".
+func ValidScope(s string) bool {
+	if s == "*" {
+		return true
+	}
+	subj, pred, dotted := strings.Cut(s, ".")
+	if !dotted {
+		return s != "" && !strings.ContainsAny(s, "*@")
+	}
+	return subj != "" && subj != "*" && !strings.ContainsAny(subj, "*@") &&
+		(pred == "*" || (pred != "" && !strings.ContainsAny(pred, "*@.")))
+}
+
+// Covers reports whether a grant over scope applies to target, which is itself a scope (a key
+// "S.p" is the narrowest). "*" covers everything; "p" covers "p" and every "S.p"; "S.*" covers
+// "S.*" and every "S.p"; "S.p" covers only itself.
+func Covers(scope, target string) bool {
+	if scope == "*" || scope == target {
+		return true
+	}
+	ts, tp, tdot := strings.Cut(target, ".")
+	ss, sp, sdot := strings.Cut(scope, ".")
+	switch {
+	case !sdot: // predicate scope
+		return tdot && tp == scope
+	case sp == "*":
+		return tdot && ts == ss
+	}
+	return false
+}
+
+// Standing returns the standing by which principal holds right over target: "owner" for the
+// store owner, else the id of a grant that covers it. It fails with ErrNoStanding, naming the
+// principal, the right and the scope.
+func Standing(v *graphstore.View, principal string, right graphstore.Right, target string) (string, error) {
+	if principal == v.Meta().Owner {
+		return StandingOwner, nil
+	}
+	for _, g := range v.Grants(principal) {
+		if g.Right == right && Covers(g.Scope, target) {
+			return g.ID, nil
+		}
+	}
+	return "", &NoStandingError{Principal: principal, Right: right, Scope: target}
+}
+
+// NoStandingError names who lacked which right where. It unwraps to ErrNoStanding.
+type NoStandingError struct {
+	Principal string
+	Right     graphstore.Right
+	Scope     string
+}
+
+func (e *NoStandingError) Error() string {
+	return fmt.Sprintf("%s has no %s right on %s: ask the owner or a principal holding grant there to run `grant %s %s on %s by …`",
+		e.Principal, e.Right, e.Scope, e.Principal, e.Right, e.Scope)
+}
+
+func (e *NoStandingError) Unwrap() error { return ErrNoStanding }

@@ -1,0 +1,131 @@
+package mql
+
+import (
+	"slices"
+
+	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/provenance"
+)
+
+// claimOf renders a claim as v's reader sees it. References to claims the reader may not see
+// are left out.
+func claimOf(v *graphstore.View, e *graphstore.ClaimEntry) Claim {
+	st, since := v.State(e)
+	c := Claim{
+		Ref:        e.ID.String(),
+		Subject:    e.ID.Subject,
+		Predicate:  e.ID.Predicate,
+		Version:    e.ID.Version,
+		Value:      e.Value,
+		State:      st,
+		Since:      since,
+		Kind:       v.EffectiveKind(e),
+		Confidence: e.Confidence,
+		Effective:  v.EffectiveConfidence(e),
+		By:         e.By,
+		Tx:         int64(e.Tx),
+		RecordedAt: v.TxTime(e.Tx),
+		ValidFrom:  e.ValidFrom,
+		ValidUntil: e.ValidUntil,
+		SeenBy:     slices.Clone(e.SeenBy),
+		Grant:      e.Grant,
+		Sources:    []Source{},
+	}
+	for _, id := range e.Sources {
+		c.Sources = append(c.Sources, sourceOf(v, id))
+	}
+	c.Supersedes = visibleRef(v, e.Supersedes)
+	c.Contests = visibleRef(v, e.Contests)
+	c.Corroborates = visibleRef(v, e.Corroborates)
+	if n := v.SupersededBy(e); n != nil {
+		c.SupersededBy = n.ID.String()
+	}
+	return c
+}
+
+func visibleRef(v *graphstore.View, id *graphstore.ClaimID) string {
+	if id == nil || v.Claim(*id) == nil {
+		return ""
+	}
+	return id.String()
+}
+
+func sourceOf(v *graphstore.View, id string) Source {
+	s := v.Source(id)
+	if s == nil {
+		return Source{ID: id}
+	}
+	return Source{ID: s.ID, Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
+}
+
+func artifactOf(v *graphstore.View, a *graphstore.ArtifactNode) Artifact {
+	out := Artifact{
+		Ref:         a.ID.String(),
+		Name:        a.ID.Name,
+		Version:     a.ID.Version,
+		State:       Live,
+		By:          a.By,
+		Confidence:  a.Confidence,
+		Effective:   provenance.Confidence(v, a),
+		Tx:          int64(a.Tx),
+		RecordedAt:  v.TxTime(a.Tx),
+		SeenBy:      slices.Clone(a.SeenBy),
+		DerivedFrom: []string{},
+	}
+	for _, in := range a.DerivedFrom {
+		if nodeVisible(v, in) {
+			out.DerivedFrom = append(out.DerivedFrom, in.String())
+		}
+	}
+	if !v.ArtifactSupersededAt(a).IsZero() {
+		out.State = Superseded
+	}
+	rs := provenance.ReviewState(v, a)
+	switch {
+	case out.State == Superseded:
+		out.Review = ReviewStale
+	case rs.Needs:
+		out.Review = NeedsReview
+	default:
+		out.Review = ReviewOK
+	}
+	for _, s := range rs.Stale {
+		if nodeVisible(v, s) {
+			out.Stale = append(out.Stale, s.String())
+		}
+	}
+	if rs.Last != nil {
+		r := reviewOf(v, rs.Last)
+		out.LastReview = &r
+	}
+	return out
+}
+
+func reviewOf(v *graphstore.View, r *graphstore.Review) Review {
+	return Review{Artifact: r.Artifact.String(), By: r.By, Because: r.Because, Tx: int64(r.Tx), At: v.TxTime(r.Tx)}
+}
+
+func nodeVisible(v *graphstore.View, n graphstore.NodeRef) bool {
+	if n.Claim != nil {
+		return v.Claim(*n.Claim) != nil
+	}
+	return n.Artifact != nil && v.Artifact(*n.Artifact) != nil
+}
+
+func revocationOf(v *graphstore.View, r *graphstore.Revocation) Revocation {
+	out := Revocation{Claim: r.Claim.String(), By: r.By, At: v.TxTime(r.Tx), Tx: int64(r.Tx), Because: r.Because, Standing: r.Standing}
+	out.ReplacedBy = visibleRef(v, r.ReplacedBy)
+	return out
+}
+
+func grantOf(v *graphstore.View, id string) *Grant {
+	// Grants are few per principal; a scan of the grantee lists is cheap and keeps the index small.
+	for _, p := range v.Principals() {
+		for _, g := range v.Grants(p.Name) {
+			if g.ID == id {
+				return &Grant{ID: g.ID, Grantee: g.Grantee, Right: g.Right, Scope: g.Scope, By: g.By, Tx: int64(g.Tx), At: v.TxTime(g.Tx)}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package mql
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// Export writes the store as N-Quads, in the vocabulary of docs/VOCABULARY.md, as of the
+// reader's view and limited to what the reader may see. The owner's export of the newest state
+// holds every transaction and can be imported into a new store.
+func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.Reader().Export(ctx, w) }
+
+// Export writes what the reader may see as N-Quads.
+func (r Reader) Export(ctx context.Context, w io.Writer) error {
+	var txs []*graphstore.Tx
+	err := r.view(ctx, func(v *graphstore.View) error {
+		cited := citedSources(v)
+		for id := graphstore.TxID(1); id <= v.AsOf(); id++ {
+			tx := v.Tx(id)
+			if !v.IsOwnerView() {
+				tx = visibleTx(v, tx, cited)
+			}
+			txs = append(txs, tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := graphstore.WriteNQuads(w, txs); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// visibleTx copies tx without what v's reader may not see: claims and artifacts outside its
+// perception, events about them, references to them, and sources only they cite.
+func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *graphstore.Tx {
+	out := &graphstore.Tx{ID: tx.ID, Time: tx.Time, By: tx.By, Meta: tx.Meta, Principals: tx.Principals, Grants: tx.Grants, Decays: tx.Decays}
+	for _, s := range tx.Sources {
+		if cited[s.ID] {
+			out.Sources = append(out.Sources, s)
+		}
+	}
+	hide := func(id *graphstore.ClaimID) *graphstore.ClaimID {
+		if id == nil || v.Claim(*id) == nil {
+			return nil
+		}
+		return id
+	}
+	for _, c := range tx.Claims {
+		if v.Claim(c.ID) == nil {
+			continue
+		}
+		cc := *c
+		cc.Supersedes, cc.Contests, cc.Corroborates = hide(c.Supersedes), hide(c.Contests), hide(c.Corroborates)
+		out.Claims = append(out.Claims, &cc)
+	}
+	for _, r := range tx.Revocations {
+		if v.Claim(r.Claim) == nil {
+			continue
+		}
+		rr := *r
+		rr.ReplacedBy = hide(r.ReplacedBy)
+		out.Revocations = append(out.Revocations, &rr)
+	}
+	for _, c := range tx.Confirmations {
+		if v.Claim(c.Claim) != nil {
+			out.Confirmations = append(out.Confirmations, c)
+		}
+	}
+	for _, a := range tx.Artifacts {
+		if v.Artifact(a.ID) == nil {
+			continue
+		}
+		aa := *a
+		aa.DerivedFrom = slices.DeleteFunc(slices.Clone(a.DerivedFrom), func(n graphstore.NodeRef) bool { return !nodeVisible(v, n) })
+		out.Artifacts = append(out.Artifacts, &aa)
+	}
+	for _, r := range tx.Reviews {
+		if v.Artifact(r.Artifact) != nil {
+			out.Reviews = append(out.Reviews, r)
+		}
+	}
+	return out
+}
+
+// Import loads an N-Quads export into this store, all or nothing. The store must be new (hold
+// only its genesis) and have the same owner and strictness as the exported one. A malformed line
+// is reported with its line number, and nothing is imported.
+func (db *DB) Import(ctx context.Context, r io.Reader) error {
+	txs, err := graphstore.ReadNQuads(r)
+	if err != nil {
+		return err
+	}
+	return db.store.Import(ctx, txs)
+}
+
+// citedSources are the sources cited by some claim the view's reader may see.
+func citedSources(v *graphstore.View) map[string]bool {
+	cited := map[string]bool{}
+	for _, k := range v.Keys() {
+		for _, e := range v.Versions(k) {
+			for _, s := range e.Sources {
+				cited[s] = true
+			}
+		}
+	}
+	return cited
+}

@@ -1,0 +1,207 @@
+package graphstore
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Index is the in-memory picture of every committed transaction, kept so that no read has to
+// scan the quad store: the live claim of a key, a subject's keys, a node's dependents are each
+// one map lookup away. The quad store stays the source of truth; the index is rebuilt from it on
+// open and extended by every commit. All slices are append-only and ordered by transaction, so
+// an as-of read is a prefix of each.
+//
+// Readers hold RLock for the whole of a read; Add is called under Lock.
+type Index struct {
+	sync.RWMutex
+
+	txs        []*Tx
+	meta       StoreMeta
+	principals map[string]*Principal
+	grants     map[string][]*Grant // by grantee
+	sources    map[string]*Source
+	keys       map[Key]*KeyEntry
+	keyOrder   []Key
+	subjects   map[string][]Key
+	subjOrder  []string
+	preds      map[string][]Key
+	claims     map[ClaimID]*ClaimEntry
+	artifacts  map[string]*ArtifactEntry
+	artOrder   []string
+	arts       map[ArtifactID]*ArtifactNode
+	dependents map[string][]*ArtifactNode // by NodeRef.String()
+	decays     map[string][]*Decay
+	valueTypes map[string]*typeDecl // by predicate; the first claim fixes it
+}
+
+type typeDecl struct {
+	typ ValueType
+	tx  TxID
+}
+
+// KeyEntry holds every version of one subject.predicate, in version order.
+type KeyEntry struct {
+	Key      Key
+	Versions []*ClaimEntry
+}
+
+// ClaimEntry is a claim with every later event that touched it, each list in transaction order.
+type ClaimEntry struct {
+	*Claim
+	RevisedBy     []*Claim        // claims whose Supersedes names this one
+	Revocations   []*Revocation   // the first one counts; later ones are refused by writers
+	Promotions    []*Revocation   // revocations of another version that named this one as replacement
+	Confirmations []*Confirmation // of this claim
+}
+
+// ArtifactEntry holds every version of one artifact name.
+type ArtifactEntry struct {
+	Name     string
+	Versions []*ArtifactNode
+}
+
+// ArtifactNode is one artifact version with its reviews.
+type ArtifactNode struct {
+	*Artifact
+	Reviews []*Review
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	return &Index{
+		principals: map[string]*Principal{},
+		grants:     map[string][]*Grant{},
+		sources:    map[string]*Source{},
+		keys:       map[Key]*KeyEntry{},
+		subjects:   map[string][]Key{},
+		preds:      map[string][]Key{},
+		claims:     map[ClaimID]*ClaimEntry{},
+		artifacts:  map[string]*ArtifactEntry{},
+		arts:       map[ArtifactID]*ArtifactNode{},
+		dependents: map[string][]*ArtifactNode{},
+		decays:     map[string][]*Decay{},
+		valueTypes: map[string]*typeDecl{},
+	}
+}
+
+// Head is the id of the last transaction, 0 when the index is empty.
+func (ix *Index) Head() TxID { return TxID(len(ix.txs)) }
+
+// Tx returns transaction id, or nil.
+func (ix *Index) Tx(id TxID) *Tx {
+	if id < 1 || int(id) > len(ix.txs) {
+		return nil
+	}
+	return ix.txs[id-1]
+}
+
+// Txs returns every transaction in id order. The slice must not be modified.
+func (ix *Index) Txs() []*Tx { return ix.txs }
+
+// Meta is what the genesis transaction recorded.
+func (ix *Index) Meta() StoreMeta { return ix.meta }
+
+// Add applies a committed transaction. Transactions must arrive in id order without gaps, and
+// every reference in them must already resolve: writers validate before committing, so a
+// violation here is a bug and panics rather than corrupting the index.
+func (ix *Index) Add(tx *Tx) {
+	if tx.ID != ix.Head()+1 {
+		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.Head(), tx.ID))
+	}
+	ix.txs = append(ix.txs, tx)
+	if tx.Meta != nil {
+		ix.meta = *tx.Meta
+	}
+	for _, p := range tx.Principals {
+		ix.principals[p.Name] = p
+	}
+	for _, g := range tx.Grants {
+		ix.grants[g.Grantee] = append(ix.grants[g.Grantee], g)
+	}
+	for _, s := range tx.Sources {
+		if _, ok := ix.sources[s.ID]; !ok {
+			ix.sources[s.ID] = s
+		}
+	}
+	for _, d := range tx.Decays {
+		ix.decays[d.Predicate] = append(ix.decays[d.Predicate], d)
+	}
+	for _, c := range tx.Claims {
+		ix.addClaim(c)
+	}
+	for _, r := range tx.Revocations {
+		ix.mustClaim(r.Claim).Revocations = append(ix.mustClaim(r.Claim).Revocations, r)
+		if r.ReplacedBy != nil {
+			e := ix.mustClaim(*r.ReplacedBy)
+			e.Promotions = append(e.Promotions, r)
+		}
+	}
+	for _, c := range tx.Confirmations {
+		e := ix.mustClaim(c.Claim)
+		e.Confirmations = append(e.Confirmations, c)
+	}
+	for _, a := range tx.Artifacts {
+		ix.addArtifact(a)
+	}
+	for _, r := range tx.Reviews {
+		n := ix.arts[r.Artifact]
+		if n == nil {
+			panic(fmt.Sprintf("graphstore: review of unknown artifact %s", r.Artifact))
+		}
+		n.Reviews = append(n.Reviews, r)
+	}
+}
+
+func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {
+	e := ix.claims[id]
+	if e == nil {
+		panic(fmt.Sprintf("graphstore: reference to unknown claim %s", id))
+	}
+	return e
+}
+
+func (ix *Index) addClaim(c *Claim) {
+	ke := ix.keys[c.ID.Key]
+	if ke == nil {
+		ke = &KeyEntry{Key: c.ID.Key}
+		ix.keys[c.ID.Key] = ke
+		ix.keyOrder = append(ix.keyOrder, c.ID.Key)
+		if _, ok := ix.subjects[c.ID.Subject]; !ok {
+			ix.subjOrder = append(ix.subjOrder, c.ID.Subject)
+		}
+		ix.subjects[c.ID.Subject] = append(ix.subjects[c.ID.Subject], c.ID.Key)
+		ix.preds[c.ID.Predicate] = append(ix.preds[c.ID.Predicate], c.ID.Key)
+	}
+	if c.ID.Version != len(ke.Versions)+1 {
+		panic(fmt.Sprintf("graphstore: %s recorded after version %d", c.ID, len(ke.Versions)))
+	}
+	e := &ClaimEntry{Claim: c}
+	ke.Versions = append(ke.Versions, e)
+	ix.claims[c.ID] = e
+	if c.Supersedes != nil {
+		old := ix.mustClaim(*c.Supersedes)
+		old.RevisedBy = append(old.RevisedBy, c)
+	}
+	if _, ok := ix.valueTypes[c.ID.Predicate]; !ok {
+		ix.valueTypes[c.ID.Predicate] = &typeDecl{typ: c.Value.Type, tx: c.Tx}
+	}
+}
+
+func (ix *Index) addArtifact(a *Artifact) {
+	ae := ix.artifacts[a.ID.Name]
+	if ae == nil {
+		ae = &ArtifactEntry{Name: a.ID.Name}
+		ix.artifacts[a.ID.Name] = ae
+		ix.artOrder = append(ix.artOrder, a.ID.Name)
+	}
+	if a.ID.Version != len(ae.Versions)+1 {
+		panic(fmt.Sprintf("graphstore: %s recorded after version %d", a.ID, len(ae.Versions)))
+	}
+	n := &ArtifactNode{Artifact: a}
+	ae.Versions = append(ae.Versions, n)
+	ix.arts[a.ID] = n
+	for _, in := range a.DerivedFrom {
+		k := in.String()
+		ix.dependents[k] = append(ix.dependents[k], n)
+	}
+}

@@ -1,0 +1,273 @@
+package graphstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TxID identifies a transaction. Ids start at 1 (the store's genesis) and grow by one per
+// committed write; they are never reused.
+type TxID int64
+
+// Tx is one committed write: everything it recorded, in the order the writer gave it. A Tx
+// is immutable once committed; the index and every backend treat it as a value.
+type Tx struct {
+	ID   TxID
+	Time time.Time // transaction time, UTC
+	By   string    // principal that made the write
+
+	Meta          *StoreMeta // only in the genesis transaction
+	Principals    []*Principal
+	Grants        []*Grant
+	Sources       []*Source
+	Claims        []*Claim
+	Revocations   []*Revocation
+	Confirmations []*Confirmation
+	Artifacts     []*Artifact
+	Reviews       []*Review
+	Decays        []*Decay
+}
+
+// StoreMeta is recorded once, by the genesis transaction.
+type StoreMeta struct {
+	Owner  string // name of the owner principal
+	Strict bool   // asserting needs the assert right
+}
+
+// PrincipalType is user, agent or tool.
+type PrincipalType string
+
+const (
+	User  PrincipalType = "user"
+	Agent PrincipalType = "agent"
+	Tool  PrincipalType = "tool"
+)
+
+type Principal struct {
+	Name string
+	Type PrincipalType
+	Tx   TxID
+}
+
+// Right is what a grant allows.
+type Right string
+
+const (
+	RightAssert  Right = "assert"
+	RightRevoke  Right = "revoke"
+	RightConfirm Right = "confirm"
+	RightGrant   Right = "grant"
+)
+
+// Grant gives Grantee a Right over Scope. Scope is "*", a predicate "p", "Subject.*" or
+// "Subject.p".
+type Grant struct {
+	ID      string // "g<tx>.<n>", unique
+	Grantee string
+	Right   Right
+	Scope   string
+	By      string
+	Tx      TxID
+}
+
+// Source is the evidence a claim was read from. Sources are recorded the first time they are
+// named; later claims refer to them by ID.
+type Source struct {
+	ID       string
+	Excerpt  string
+	URI      string
+	Revision string
+	Tx       TxID
+}
+
+// Kind is how a claim was obtained.
+type Kind string
+
+const (
+	Confirmed Kind = "confirmed"
+	Observed  Kind = "observed"
+	Inferred  Kind = "inferred"
+)
+
+// ValueType is the type of a claim's value.
+type ValueType string
+
+const (
+	String ValueType = "string"
+	Number ValueType = "number"
+	Bool   ValueType = "bool"
+	Time   ValueType = "time"
+	Ref    ValueType = "ref" // a reference to a subject, artifact or claim, by name
+)
+
+// Value is a typed claim value. Exactly the field that Type names is meaningful.
+type Value struct {
+	Type ValueType
+	Str  string // String and Ref
+	Num  float64
+	Bool bool
+	Time time.Time
+}
+
+func (v Value) String() string {
+	switch v.Type {
+	case String:
+		return strconv.Quote(v.Str)
+	case Number:
+		return strconv.FormatFloat(v.Num, 'g', -1, 64)
+	case Bool:
+		return strconv.FormatBool(v.Bool)
+	case Time:
+		return v.Time.UTC().Format(time.RFC3339Nano)
+	case Ref:
+		return v.Str
+	}
+	return "<invalid>"
+}
+
+// Equal reports whether two values are the same typed value.
+func (v Value) Equal(o Value) bool {
+	if v.Type != o.Type {
+		return false
+	}
+	switch v.Type {
+	case String, Ref:
+		return v.Str == o.Str
+	case Number:
+		return v.Num == o.Num
+	case Bool:
+		return v.Bool == o.Bool
+	case Time:
+		return v.Time.Equal(o.Time)
+	}
+	return false
+}
+
+// Key is a subject.predicate pair.
+type Key struct {
+	Subject   string
+	Predicate string
+}
+
+func (k Key) String() string { return k.Subject + "." + k.Predicate }
+
+// ClaimID names one version of a key: Subject.predicate@N.
+type ClaimID struct {
+	Key
+	Version int
+}
+
+func (c ClaimID) String() string { return c.Key.String() + "@" + strconv.Itoa(c.Version) }
+
+// ParseClaimID parses "Subject.predicate@N".
+func ParseClaimID(s string) (ClaimID, error) {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return ClaimID{}, fmt.Errorf("claim reference %q has no @version", s)
+	}
+	n, err := strconv.Atoi(s[at+1:])
+	if err != nil || n < 1 {
+		return ClaimID{}, fmt.Errorf("claim reference %q: version must be a positive integer", s)
+	}
+	dot := strings.IndexByte(s[:at], '.')
+	if dot <= 0 || dot == at-1 {
+		return ClaimID{}, fmt.Errorf("claim reference %q is not Subject.predicate@N", s)
+	}
+	return ClaimID{Key: Key{Subject: s[:dot], Predicate: s[dot+1 : at]}, Version: n}, nil
+}
+
+// Claim is one recorded version of a key. How it entered the key's lifecycle is decided by the
+// writer and recorded: it either supersedes the live claim (Supersedes), contests it
+// (Contests), or neither (the key had no live claim).
+type Claim struct {
+	ID         ClaimID
+	Value      Value
+	By         string
+	Sources    []string // source ids
+	Kind       Kind
+	Confidence float64
+	ValidFrom  time.Time // zero: from the transaction time
+	ValidUntil time.Time // zero: no end
+	SeenBy     []string  // empty: visible to all
+	Supersedes *ClaimID  // prov:wasRevisionOf
+	Contests   *ClaimID
+	// Corroborates is set on a lower-ranked claim that agrees with the live claim: it is kept as
+	// evidence and is superseded from birth, never live.
+	Corroborates *ClaimID
+	Grant        string // grant id that gave the asserter standing, "" when none was needed
+	Tx           TxID
+}
+
+// Revocation hard-invalidates a claim.
+type Revocation struct {
+	ID         string // "r<tx>.<n>"
+	Claim      ClaimID
+	By         string
+	Because    string
+	Standing   string   // grant id, or "owner", or "own claim"
+	ReplacedBy *ClaimID // becomes live from this transaction on
+	Tx         TxID
+}
+
+// Confirmation records that a user confirmed a claim; it ranks Confirmed from Tx on.
+type Confirmation struct {
+	ID       string // "c<tx>.<n>"
+	Claim    ClaimID
+	By       string
+	Standing string
+	Tx       TxID
+}
+
+// ArtifactID names one version of an artifact: name@N.
+type ArtifactID struct {
+	Name    string
+	Version int
+}
+
+func (a ArtifactID) String() string { return a.Name + "@" + strconv.Itoa(a.Version) }
+
+// NodeRef points at what an artifact was derived from: exactly one of Claim or Artifact.
+type NodeRef struct {
+	Claim    *ClaimID
+	Artifact *ArtifactID
+}
+
+func (n NodeRef) String() string {
+	if n.Claim != nil {
+		return n.Claim.String()
+	}
+	if n.Artifact != nil {
+		return n.Artifact.String()
+	}
+	return "<nil>"
+}
+
+// Artifact is one version of something derived from claims or other artifacts. Version N>1
+// supersedes version N-1.
+type Artifact struct {
+	ID          ArtifactID
+	DerivedFrom []NodeRef
+	By          string
+	Confidence  float64 // its own confidence before the cap of rule 6; 1 unless given
+	SeenBy      []string
+	Tx          TxID
+}
+
+// Review records that a principal reviewed an artifact version.
+type Review struct {
+	ID       string // "v<tx>.<n>"
+	Artifact ArtifactID
+	By       string
+	Because  string
+	Tx       TxID
+}
+
+// Decay declares a half-life for a predicate, from Tx on.
+type Decay struct {
+	Predicate string
+	HalfLife  time.Duration
+	By        string
+	Tx        TxID
+}

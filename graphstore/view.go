@@ -1,0 +1,451 @@
+package graphstore
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// State is the state of a claim at one point in time; a claim is in exactly one.
+type State string
+
+const (
+	Live       State = "live"
+	Superseded State = "superseded"
+	Revoked    State = "revoked"
+	Expired    State = "expired"
+	Contested  State = "contested"
+)
+
+// View is the store as one reader may see it: transactions up to AsOf only, judged at time Now
+// (for valid-time expiry and decay), and only what Viewer may perceive. Every lookup goes
+// through these three filters, so a caller holding a View cannot see past them. The zero
+// Viewer (or the owner) sees every claim.
+//
+// A View borrows the index: hold the index's read lock for as long as the View is used.
+type View struct {
+	ix     *Index
+	asOf   TxID
+	now    time.Time
+	viewer string
+}
+
+// View returns a view as of transaction asOf (0 or beyond the head: the head), judged at now,
+// for viewer ("" for the owner).
+func (ix *Index) View(asOf TxID, now time.Time, viewer string) *View {
+	if asOf <= 0 || asOf > ix.Head() {
+		asOf = ix.Head()
+	}
+	if viewer == ix.meta.Owner {
+		viewer = ""
+	}
+	return &View{ix: ix, asOf: asOf, now: now, viewer: viewer}
+}
+
+// TxAt returns the last transaction recorded at or before t (0 if none).
+func (ix *Index) TxAt(t time.Time) TxID {
+	i, _ := slices.BinarySearchFunc(ix.txs, t, func(tx *Tx, t time.Time) int {
+		if tx.Time.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return TxID(i)
+}
+
+func (v *View) AsOf() TxID        { return v.asOf }
+func (v *View) Now() time.Time    { return v.now }
+func (v *View) Viewer() string    { return v.viewer }
+func (v *View) Meta() StoreMeta   { return v.ix.meta }
+func (v *View) in(tx TxID) bool   { return tx <= v.asOf }
+func (v *View) Index() *Index     { return v.ix }
+func (v *View) IsOwnerView() bool { return v.viewer == "" }
+
+// Tx returns a transaction within the view, or nil.
+func (v *View) Tx(id TxID) *Tx {
+	if !v.in(id) {
+		return nil
+	}
+	return v.ix.Tx(id)
+}
+
+// TxTime is the time of a transaction (zero if outside the view).
+func (v *View) TxTime(id TxID) time.Time {
+	if tx := v.Tx(id); tx != nil {
+		return tx.Time
+	}
+	return time.Time{}
+}
+
+// CanSee reports whether the viewer may perceive something seen by seenBy (empty: everyone).
+func (v *View) CanSee(seenBy []string) bool {
+	return v.viewer == "" || len(seenBy) == 0 || slices.Contains(seenBy, v.viewer)
+}
+
+// Principal returns a principal recorded within the view, or nil.
+func (v *View) Principal(name string) *Principal {
+	p := v.ix.principals[name]
+	if p == nil || !v.in(p.Tx) {
+		return nil
+	}
+	return p
+}
+
+// Principals lists the principals within the view, in the order they were recorded.
+func (v *View) Principals() []*Principal {
+	var out []*Principal
+	for _, tx := range v.ix.txs[:v.asOf] {
+		out = append(out, tx.Principals...)
+	}
+	return out
+}
+
+// Grants returns the grants held by grantee within the view.
+func (v *View) Grants(grantee string) []*Grant {
+	return prefix(v.ix.grants[grantee], v.asOf, func(g *Grant) TxID { return g.Tx })
+}
+
+// Source returns a source recorded within the view, or nil.
+func (v *View) Source(id string) *Source {
+	s := v.ix.sources[id]
+	if s == nil || !v.in(s.Tx) {
+		return nil
+	}
+	return s
+}
+
+// HalfLife is the half-life declared for predicate within the view (0: no decay).
+func (v *View) HalfLife(predicate string) time.Duration {
+	ds := prefix(v.ix.decays[predicate], v.asOf, func(d *Decay) TxID { return d.Tx })
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[len(ds)-1].HalfLife
+}
+
+// ValueType is the type the predicate's first claim fixed, if any within the view. Types are
+// a schema fact, not claim content, so they are not filtered by visibility.
+func (v *View) ValueType(predicate string) (ValueType, bool) {
+	d := v.ix.valueTypes[predicate]
+	if d == nil || !v.in(d.tx) {
+		return "", false
+	}
+	return d.typ, true
+}
+
+// visibleClaim reports whether e exists in the view and the viewer may see it.
+func (v *View) visibleClaim(e *ClaimEntry) bool {
+	return e != nil && v.in(e.Tx) && v.CanSee(e.SeenBy)
+}
+
+// Claim returns a visible claim version, or nil.
+func (v *View) Claim(id ClaimID) *ClaimEntry {
+	e := v.ix.claims[id]
+	if !v.visibleClaim(e) {
+		return nil
+	}
+	return e
+}
+
+// Versions returns the visible versions of key, oldest first.
+func (v *View) Versions(k Key) []*ClaimEntry {
+	ke := v.ix.keys[k]
+	if ke == nil {
+		return nil
+	}
+	var out []*ClaimEntry
+	for _, e := range ke.Versions {
+		if !v.in(e.Tx) {
+			break
+		}
+		if v.CanSee(e.SeenBy) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// VersionCount is the number of versions of key recorded within the view, visible or not.
+// Writers use it to number the next version; readers must use Versions.
+func (v *View) VersionCount(k Key) int {
+	ke := v.ix.keys[k]
+	if ke == nil {
+		return 0
+	}
+	n, _ := slices.BinarySearchFunc(ke.Versions, v.asOf, func(e *ClaimEntry, t TxID) int {
+		if e.Tx > t {
+			return 1
+		}
+		return -1
+	})
+	return n
+}
+
+// LiveClaim returns the live claim of key, or nil (also when it exists but is not visible).
+func (v *View) LiveClaim(k Key) *ClaimEntry {
+	e := v.liveAny(k)
+	if !v.visibleClaim(e) {
+		return nil
+	}
+	return e
+}
+
+// liveAny finds the live version of a key regardless of visibility: the newest versions are the
+// likeliest, so it walks backwards.
+func (v *View) liveAny(k Key) *ClaimEntry {
+	ke := v.ix.keys[k]
+	if ke == nil {
+		return nil
+	}
+	for i := len(ke.Versions) - 1; i >= 0; i-- {
+		e := ke.Versions[i]
+		if !v.in(e.Tx) {
+			continue
+		}
+		if st, _ := v.State(e); st == Live {
+			return e
+		}
+	}
+	return nil
+}
+
+// HasLive reports whether key has a live claim, visible or not. Writers need it to decide
+// supersession (which is a fact about the store, not about one reader's perception).
+func (v *View) HasLive(k Key) *ClaimEntry { return v.liveAny(k) }
+
+// Keys lists every key with at least one visible version, in the order first recorded.
+func (v *View) Keys() []Key { return v.filterKeys(v.ix.keyOrder) }
+
+// KeysOfSubject lists the keys of a subject with at least one visible version.
+func (v *View) KeysOfSubject(subject string) []Key { return v.filterKeys(v.ix.subjects[subject]) }
+
+// KeysOfPredicate lists the keys of a predicate with at least one visible version.
+func (v *View) KeysOfPredicate(predicate string) []Key { return v.filterKeys(v.ix.preds[predicate]) }
+
+// Subjects lists the subjects with at least one visible claim, in the order first recorded.
+func (v *View) Subjects() []string {
+	var out []string
+	for _, s := range v.ix.subjOrder {
+		if len(v.KeysOfSubject(s)) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (v *View) filterKeys(keys []Key) []Key {
+	var out []Key
+	for _, k := range keys {
+		if len(v.Versions(k)) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Revocation returns the revocation of a claim within the view, or nil.
+func (v *View) Revocation(e *ClaimEntry) *Revocation {
+	if len(e.Revocations) > 0 && v.in(e.Revocations[0].Tx) {
+		return e.Revocations[0]
+	}
+	return nil
+}
+
+// Confirmation returns the first confirmation of a claim within the view, or nil.
+func (v *View) Confirmation(e *ClaimEntry) *Confirmation {
+	if len(e.Confirmations) > 0 && v.in(e.Confirmations[0].Tx) {
+		return e.Confirmations[0]
+	}
+	return nil
+}
+
+// EffectiveKind is the claim's kind, or Confirmed from the transaction that confirmed it.
+func (v *View) EffectiveKind(e *ClaimEntry) Kind {
+	if v.Confirmation(e) != nil {
+		return Confirmed
+	}
+	return e.Kind
+}
+
+// State folds the events of a claim up to the view's transaction, then applies valid time at
+// the view's Now. It returns the state and the time the claim entered it (for expiry, its
+// valid-until).
+func (v *View) State(e *ClaimEntry) (State, time.Time) {
+	st := Live
+	if e.Contests != nil {
+		st = Contested
+	} else if e.Corroborates != nil {
+		st = Superseded
+	}
+	since := v.ix.Tx(e.Tx).Time
+	// Events come from three lists, each in tx order; merge them by tx.
+	ri, pi := 0, 0
+	rev := v.Revocation(e)
+	for {
+		var next TxID = math.MaxInt64
+		kind := 0
+		if ri < len(e.RevisedBy) && v.in(e.RevisedBy[ri].Tx) && e.RevisedBy[ri].Tx < next {
+			next, kind = e.RevisedBy[ri].Tx, 1
+		}
+		if pi < len(e.Promotions) && v.in(e.Promotions[pi].Tx) && e.Promotions[pi].Tx < next {
+			next, kind = e.Promotions[pi].Tx, 2
+		}
+		if rev != nil && rev.Tx < next {
+			next, kind = rev.Tx, 3
+		}
+		if kind == 0 {
+			break
+		}
+		at := v.ix.Tx(next).Time
+		switch kind {
+		case 1:
+			ri++
+			if st == Live {
+				st, since = Superseded, at
+			}
+		case 2:
+			pi++
+			st, since = Live, at
+		case 3:
+			return Revoked, at
+		}
+	}
+	if (st == Live || st == Contested) && !e.ValidUntil.IsZero() && !v.now.Before(e.ValidUntil) {
+		return Expired, e.ValidUntil
+	}
+	return st, since
+}
+
+// SupersededBy returns the visible claim that superseded e within the view, if any.
+func (v *View) SupersededBy(e *ClaimEntry) *ClaimEntry {
+	for _, c := range e.RevisedBy {
+		if !v.in(c.Tx) {
+			break
+		}
+		if r := v.Claim(c.ID); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// EffectiveConfidence is the claim's confidence halved every half-life of its predicate since
+// it was recorded, judged at the view's Now.
+func (v *View) EffectiveConfidence(e *ClaimEntry) float64 {
+	hl := v.HalfLife(e.ID.Predicate)
+	if hl <= 0 {
+		return e.Confidence
+	}
+	age := v.now.Sub(v.ix.Tx(e.Tx).Time)
+	if age <= 0 {
+		return e.Confidence
+	}
+	return e.Confidence * math.Exp2(-float64(age)/float64(hl))
+}
+
+// Artifact returns a visible artifact version, or nil.
+func (v *View) Artifact(id ArtifactID) *ArtifactNode {
+	n := v.ix.arts[id]
+	if n == nil || !v.in(n.Tx) || !v.CanSee(n.SeenBy) {
+		return nil
+	}
+	return n
+}
+
+// ArtifactVersions returns the visible versions of an artifact, oldest first.
+func (v *View) ArtifactVersions(name string) []*ArtifactNode {
+	ae := v.ix.artifacts[name]
+	if ae == nil {
+		return nil
+	}
+	var out []*ArtifactNode
+	for _, n := range ae.Versions {
+		if !v.in(n.Tx) {
+			break
+		}
+		if v.CanSee(n.SeenBy) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ArtifactVersionCount is the number of versions of name within the view, visible or not.
+func (v *View) ArtifactVersionCount(name string) int {
+	ae := v.ix.artifacts[name]
+	if ae == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range ae.Versions {
+		if v.in(a.Tx) {
+			n++
+		}
+	}
+	return n
+}
+
+// ArtifactNames lists artifacts with at least one visible version, in the order first recorded.
+func (v *View) ArtifactNames() []string {
+	var out []string
+	for _, name := range v.ix.artOrder {
+		if len(v.ArtifactVersions(name)) > 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// LatestArtifact is the newest version of name within the view (visible or not: versions
+// supersede each other regardless of who may read them), and whether the caller may see it.
+func (v *View) LatestArtifact(name string) *ArtifactNode {
+	ae := v.ix.artifacts[name]
+	if ae == nil {
+		return nil
+	}
+	for i := len(ae.Versions) - 1; i >= 0; i-- {
+		if v.in(ae.Versions[i].Tx) {
+			return ae.Versions[i]
+		}
+	}
+	return nil
+}
+
+// ArtifactSupersededAt is the time artifact n was superseded by its next version, or zero.
+func (v *View) ArtifactSupersededAt(n *ArtifactNode) time.Time {
+	ae := v.ix.artifacts[n.ID.Name]
+	if n.ID.Version < len(ae.Versions) {
+		next := ae.Versions[n.ID.Version]
+		if v.in(next.Tx) {
+			return v.ix.Tx(next.Tx).Time
+		}
+	}
+	return time.Time{}
+}
+
+// Reviews returns an artifact version's reviews within the view.
+func (v *View) Reviews(n *ArtifactNode) []*Review {
+	return prefix(n.Reviews, v.asOf, func(r *Review) TxID { return r.Tx })
+}
+
+// Dependents returns the visible artifact versions derived directly from node.
+func (v *View) Dependents(node NodeRef) []*ArtifactNode {
+	var out []*ArtifactNode
+	for _, n := range v.ix.dependents[node.String()] {
+		if !v.in(n.Tx) {
+			break
+		}
+		if v.CanSee(n.SeenBy) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func prefix[T any](xs []T, asOf TxID, tx func(T) TxID) []T {
+	n := len(xs)
+	for n > 0 && tx(xs[n-1]) > asOf {
+		n--
+	}
+	return xs[:n]
+}

@@ -1,0 +1,152 @@
+// Package mql is an embedded graph-database memory for AI agents. Agents write typed claims
+// into a shared graph; the graph keeps every version, who said it, from what evidence, with what
+// standing, and what was derived from it, and answers what is true now, why it is believed, who
+// revoked it and what must be reviewed now that it changed.
+//
+// Open a store with a data source name ("memory:", a bbolt file path, or "postgres://…"),
+// write with Assert, Revoke, Confirm, Derive and Review, and read with Live, Find, Why, Impact
+// and the rest, as the owner or, through As, as one principal who sees only what it may see.
+package mql
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// Options configure Open.
+type Options struct {
+	// Owner names the owner principal when the store is created ("owner" if empty). The owner
+	// holds every right. Ignored for an existing store, which keeps its own.
+	Owner string
+	// Strict makes asserting need the assert right, when the store is created.
+	Strict bool
+	// Clock is the source of transaction time and of "now" for expiry and decay (time.Now if
+	// nil). Simulations and tests set it.
+	Clock func() time.Time
+	// OpenTimeout bounds the wait for a bbolt file that another process holds (1s if zero).
+	OpenTimeout time.Duration
+}
+
+// DB is an open mql store. It is safe for concurrent use.
+type DB struct {
+	store *graphstore.Store
+	clock func() time.Time
+}
+
+// Open opens or creates the store named by dsn: "memory:" for a scratch store, a file path or
+// "bbolt:PATH" for the embedded default, or "postgres://…" for a memory shared by many
+// processes.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	clock := opts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	s, err := graphstore.Open(ctx, dsn, graphstore.Options{
+		Owner:       opts.Owner,
+		Strict:      opts.Strict,
+		Clock:       clock,
+		OpenTimeout: opts.OpenTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &DB{store: s, clock: clock}, nil
+}
+
+// Close releases the store.
+func (db *DB) Close() error { return db.store.Close() }
+
+// Backend names the storage backend: "memory", "bbolt" or "postgres".
+func (db *DB) Backend() string { return db.store.Backend() }
+
+// Owner is the name of the store's owner principal.
+func (db *DB) Owner() string {
+	ix := db.store.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	return ix.Meta().Owner
+}
+
+// QuadCount is the number of quads in the underlying store.
+func (db *DB) QuadCount(ctx context.Context) (int64, error) { return db.store.QuadCount(ctx) }
+
+// Head is the id of the last committed transaction.
+func (db *DB) Head(ctx context.Context) (int64, error) {
+	if err := db.store.Refresh(ctx); err != nil {
+		return 0, err
+	}
+	ix := db.store.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	return int64(ix.Head()), nil
+}
+
+// Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
+// narrow it. A Reader is a value: narrowing returns a new one.
+type Reader struct {
+	db       *DB
+	as       string
+	asOfTx   int64
+	asOfTime time.Time
+}
+
+// Reader returns a reader of the newest state, as the owner.
+func (db *DB) Reader() Reader { return Reader{db: db} }
+
+// As returns a reader that sees only what principal may see.
+func (db *DB) As(principal string) Reader { return db.Reader().As(principal) }
+
+// AsOf returns a reader of the store as it was at time t.
+func (db *DB) AsOf(t time.Time) Reader { return db.Reader().AsOf(t) }
+
+// AsOfTx returns a reader of the store as it was right after transaction id.
+func (db *DB) AsOfTx(id int64) Reader { return db.Reader().AsOfTx(id) }
+
+// As narrows the reader to what principal may see.
+func (r Reader) As(principal string) Reader { r.as = principal; return r }
+
+// AsOf reads the store as it was at time t.
+func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfTx = t, 0; return r }
+
+// AsOfTx reads the store as it was right after transaction id.
+func (r Reader) AsOfTx(id int64) Reader { r.asOfTx, r.asOfTime = id, time.Time{}; return r }
+
+// view runs fn on a consistent view under the index's read lock.
+func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.db.store.Refresh(ctx); err != nil {
+		return err
+	}
+	ix := r.db.store.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	asOf := ix.Head()
+	now := r.db.clock()
+	switch {
+	case r.asOfTx != 0:
+		if r.asOfTx < 1 || graphstore.TxID(r.asOfTx) > ix.Head() {
+			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
+		}
+		asOf = graphstore.TxID(r.asOfTx)
+		now = ix.Tx(asOf).Time
+	case !r.asOfTime.IsZero():
+		asOf = ix.TxAt(r.asOfTime)
+		if asOf == 0 {
+			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.Tx(1).Time.Format(time.RFC3339))
+		}
+		now = r.asOfTime
+	}
+	viewer := ""
+	if r.as != "" {
+		if v := ix.View(asOf, now, ""); v.Principal(r.as) == nil {
+			return fmt.Errorf("as %s: %w: record it with `principal %s agent` first", r.as, ErrUnknownPrincipal, r.as)
+		}
+		viewer = r.as
+	}
+	return fn(ix.View(asOf, now, viewer))
+}

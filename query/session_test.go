@@ -1,0 +1,123 @@
+package query_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+)
+
+func openDB(t *testing.T) *mql.DB {
+	t.Helper()
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	db, err := mql.Open(context.Background(), "memory:", mql.Options{Clock: func() time.Time { now = now.Add(time.Second); return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+const story = `
+principal alice user
+principal worker-3 agent
+principal worker-7 agent
+principal orchestrator agent
+grant alice revoke on price_per_seat by owner
+assert Klarveld.price_per_seat = 44 by worker-3 from "src:Klarveld:rev0" confidence 0.9
+assert Klarveld.region = "EU" by worker-3 from "src:Klarveld:rev0"
+assert Klarveld.soc2 = true by worker-3 from "src:Klarveld:rev0"
+derive plan:pick-vendor from Klarveld.price_per_seat by orchestrator
+assert Klarveld.price_per_seat = 89 by worker-7 from "src:Klarveld:rev1"
+impact Klarveld.price_per_seat@1
+why Klarveld.price_per_seat
+find ?v, ?p where ?v.soc2 = true, ?v.region = "EU", ?v.price_per_seat = ?p order by ?p limit 1
+revoke Klarveld.price_per_seat@2 by alice because "misread the page"
+revoked-by Klarveld.price_per_seat@2
+as of tx 10 live Klarveld.price_per_seat
+context Klarveld budget 60
+stats
+`
+
+func TestSessionStory(t *testing.T) {
+	db := openDB(t)
+	s := query.NewSession(db, "")
+	var kinds []string
+	var results []*query.Result
+	err := s.Exec(context.Background(), "story.mql", story, func(r *query.Result) error {
+		kinds = append(kinds, r.Kind)
+		results = append(results, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds, " "); got != "principal principal principal principal grant assert assert assert derive assert impact why find revoke revoked-by live context stats" {
+		t.Fatalf("kinds: %s", got)
+	}
+	imp := results[10].Impact
+	if len(imp.Dependents) != 1 || imp.Dependents[0].Artifact.Review != mql.NeedsReview {
+		t.Errorf("impact = %+v", imp)
+	}
+	if f := results[12].Find; len(f.Rows) != 1 || f.Rows[0].Values[1].Num != 89 {
+		t.Errorf("find = %+v", f)
+	}
+	if rb := results[14].RevokedBy; rb.Revocation == nil || rb.Revocation.Because != "misread the page" {
+		t.Errorf("revoked-by = %+v", rb)
+	}
+	if l := results[15].Claims; len(l) != 1 || l[0].Value.Num != 44 {
+		t.Errorf("as of tx 10 = %+v", l)
+	}
+	if c := results[16].Context; !strings.Contains(c.Text, "region=\"EU\" @1") || strings.Contains(c.Text, "price_per_seat") {
+		t.Errorf("context = %q", c.Text)
+	}
+}
+
+// A script that fails at statement k has applied 1..k-1 and nothing of k.
+func TestSessionStopsAtFirstError(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		want      error
+		applied   int
+	}{
+		{"evaluation error", "principal a agent\nprincipal b agent\nassert K.p = 1 by ghost\nprincipal c agent", mql.ErrUnknownPrincipal, 2},
+		{"syntax error", "principal a agent\nprincipal b agent\nassert K.p = by a\nprincipal c agent", query.ErrSyntax, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			n := 0
+			err := query.NewSession(db, "").Exec(context.Background(), "s.mql", tt.src, func(*query.Result) error { n++; return nil })
+			if !errors.Is(err, tt.want) || !strings.HasPrefix(err.Error(), "s.mql:3:") {
+				t.Fatalf("error %v, want %v at s.mql:3", err, tt.want)
+			}
+			head, _ := db.Head(context.Background())
+			if n != tt.applied || head != int64(1+tt.applied) {
+				t.Fatalf("applied %d statements, head %d", n, head)
+			}
+		})
+	}
+}
+
+func TestSessionActsAsOnePrincipal(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	if err := query.NewSession(db, "").Exec(ctx, "setup", "principal w3 agent\nprincipal w7 agent\nassert K.secret = 1 by w7 seen by w7", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := query.NewSession(db, "w3")
+	if err := s.Exec(ctx, "x", "assert K.p = 1 by w7", nil); !errors.Is(err, query.ErrActAs) {
+		t.Errorf("writing by another principal: %v", err)
+	}
+	if err := s.Exec(ctx, "x", "as w7 live *", nil); !errors.Is(err, query.ErrActAs) {
+		t.Errorf("reading as another principal: %v", err)
+	}
+	var live []mql.Claim
+	s.Exec(ctx, "x", "live *", func(r *query.Result) error { live = r.Claims; return nil })
+	if len(live) != 0 {
+		t.Errorf("w3 sees %+v", live)
+	}
+}

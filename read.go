@@ -1,0 +1,563 @@
+package mql
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/provenance"
+)
+
+// MaxImpactResults bounds the artifacts one impact answer lists; the answer says when it cut.
+const MaxImpactResults = 100_000
+
+// Filter compares a claim's value: Op is one of = != < <= > >=.
+type Filter struct {
+	Op    string
+	Value Value
+}
+
+// pattern is a parsed "Subject", "Subject.predicate", "Subject.*", "*.predicate" or "*".
+type pattern struct{ subject, predicate string } // "*" for any; predicate "" means any too
+
+func parsePattern(s string) (pattern, error) {
+	subj, pred, dotted := strings.Cut(s, ".")
+	p := pattern{subject: subj, predicate: "*"}
+	if dotted {
+		p.predicate = pred
+	}
+	if p.subject != "*" {
+		if err := checkName("subject", p.subject); err != nil {
+			return p, err
+		}
+	}
+	if p.predicate != "*" {
+		if err := checkName("predicate", p.predicate); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func (p pattern) keys(v *graphstore.View) []graphstore.Key {
+	switch {
+	case p.subject != "*" && p.predicate != "*":
+		k := graphstore.Key{Subject: p.subject, Predicate: p.predicate}
+		if len(v.Versions(k)) == 0 {
+			return nil
+		}
+		return []graphstore.Key{k}
+	case p.subject != "*":
+		return v.KeysOfSubject(p.subject)
+	case p.predicate != "*":
+		return v.KeysOfPredicate(p.predicate)
+	}
+	return v.Keys()
+}
+
+// Live returns the live claims that match pattern ("Klarveld", "Klarveld.price_per_seat",
+// "Klarveld.*", "*.soc2" or "*") and every filter.
+func (db *DB) Live(ctx context.Context, pattern string, where ...Filter) ([]Claim, error) {
+	return db.Reader().Live(ctx, pattern, where...)
+}
+
+// Live returns the live claims that match pattern and every filter.
+func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
+	p, err := parsePattern(pat)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range where {
+		if err := checkOp(f.Op); err != nil {
+			return nil, err
+		}
+	}
+	out := []Claim{}
+	err = r.view(ctx, func(v *graphstore.View) error {
+		for _, k := range p.keys(v) {
+			e := v.LiveClaim(k)
+			if e == nil || !matches(e.Value, where) {
+				continue
+			}
+			out = append(out, claimOf(v, e))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func checkOp(op string) error {
+	switch op {
+	case "=", "!=", "<", "<=", ">", ">=":
+		return nil
+	}
+	return fmt.Errorf("operator %q: %w: use = != < <= > >=", op, ErrInvalid)
+}
+
+func matches(x Value, where []Filter) bool {
+	for _, f := range where {
+		if !compare(x, f.Op, f.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// compare applies op. Values of different types are never equal and never ordered.
+func compare(a Value, op string, b Value) bool {
+	if a.Type != b.Type {
+		return op == "!="
+	}
+	c := cmpValues(a, b)
+	switch op {
+	case "=":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	}
+	return false
+}
+
+// cmpValues orders values: by type name first, then within a type.
+func cmpValues(a, b Value) int {
+	if a.Type != b.Type {
+		return cmp.Compare(a.Type, b.Type)
+	}
+	switch a.Type {
+	case graphstore.Number:
+		return cmp.Compare(a.Num, b.Num)
+	case graphstore.Bool:
+		switch {
+		case a.Bool == b.Bool:
+			return 0
+		case !a.Bool:
+			return -1
+		}
+		return 1
+	case graphstore.Time:
+		return a.Time.Compare(b.Time)
+	}
+	return cmp.Compare(a.Str, b.Str)
+}
+
+// Why returns the provenance tree of a claim ("S.p" for the live one, "S.p@N") or an artifact
+// ("name", "name@N"): sources, asserter and kind, the standing behind it, confirmations,
+// revocation, and the versions it supersedes with their own sources; for an artifact, what it
+// was derived from, down to sources.
+func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Reader().Why(ctx, ref) }
+
+// Why returns the provenance tree of a claim or artifact.
+func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
+	var out *Node
+	err := r.view(ctx, func(v *graphstore.View) error {
+		n, err := resolveNode(v, ref)
+		if err != nil {
+			return err
+		}
+		if n.Claim != nil {
+			out = whyClaim(v, v.Claim(*n.Claim), true, 0)
+		} else {
+			out = whyArtifact(v, v.Artifact(*n.Artifact), map[string]bool{})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// maxWhyChain bounds how far back a why answer follows supersession.
+const maxWhyChain = 1000
+
+func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth int) *Node {
+	c := claimOf(v, e)
+	n := &Node{Kind: NodeClaim, Claim: &c}
+	for _, s := range c.Sources {
+		s := s
+		n.Children = append(n.Children, &Node{Kind: NodeSource, Relation: "from", Source: &s})
+	}
+	switch {
+	case e.Grant != "":
+		if g := grantOf(v, e.Grant); g != nil {
+			n.Children = append(n.Children, &Node{Kind: NodeGrant, Relation: "standing", Grant: g})
+		}
+	}
+	if cf := v.Confirmation(e); cf != nil {
+		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing})
+	}
+	if rv := v.Revocation(e); rv != nil {
+		r := revocationOf(v, rv)
+		n.Children = append(n.Children, &Node{Kind: NodeRevocation, Relation: "revoked", Revocation: &r})
+	}
+	if e.Contests != nil {
+		if o := v.Claim(*e.Contests); o != nil {
+			oc := claimOf(v, o)
+			n.Children = append(n.Children, &Node{Kind: NodeClaim, Relation: "contests", Claim: &oc})
+		}
+	}
+	if e.Corroborates != nil {
+		if o := v.Claim(*e.Corroborates); o != nil {
+			oc := claimOf(v, o)
+			n.Children = append(n.Children, &Node{Kind: NodeClaim, Relation: "corroborates", Claim: &oc})
+		}
+	}
+	if history && e.Supersedes != nil && depth < maxWhyChain {
+		if o := v.Claim(*e.Supersedes); o != nil {
+			child := whyClaim(v, o, true, depth+1)
+			child.Relation = "supersedes"
+			n.Children = append(n.Children, child)
+		}
+	}
+	return n
+}
+
+func whyArtifact(v *graphstore.View, a *graphstore.ArtifactNode, seen map[string]bool) *Node {
+	art := artifactOf(v, a)
+	n := &Node{Kind: NodeArtifact, Artifact: &art}
+	seen[a.ID.String()] = true
+	for _, in := range a.DerivedFrom {
+		var child *Node
+		switch {
+		case in.Claim != nil:
+			if e := v.Claim(*in.Claim); e != nil {
+				child = whyClaim(v, e, false, 0)
+			}
+		case in.Artifact != nil:
+			if an := v.Artifact(*in.Artifact); an != nil && !seen[in.String()] {
+				child = whyArtifact(v, an, seen)
+			}
+		}
+		if child != nil {
+			child.Relation = "derived from"
+			n.Children = append(n.Children, child)
+		}
+	}
+	if rs := v.Reviews(a); len(rs) > 0 {
+		rv := reviewOf(v, rs[len(rs)-1])
+		n.Children = append(n.Children, &Node{Kind: NodeReview, Relation: "reviewed", Review: &rv})
+	}
+	return n
+}
+
+// RevokedBy says who revoked a claim version, when, why, with which standing and what replaced
+// it; if it was not revoked, the result has no Revocation and the claim carries its state.
+func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+	return db.Reader().RevokedBy(ctx, ref)
+}
+
+// RevokedBy says who revoked a claim version.
+func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+	var out RevokedByResult
+	err := r.view(ctx, func(v *graphstore.View) error {
+		id, err := parseClaimRef(ref)
+		if err != nil {
+			return err
+		}
+		e, err := resolveClaim(v, id)
+		if err != nil {
+			return err
+		}
+		out.Claim = claimOf(v, e)
+		if rv := v.Revocation(e); rv != nil {
+			x := revocationOf(v, rv)
+			out.Revocation = &x
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Impact lists every artifact that depends, transitively, on a claim or artifact, each with the
+// path that links them and its review state. A reference without @N means every version of the
+// key or artifact. depth bounds the hops (0: no bound).
+func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+	return db.Reader().Impact(ctx, ref, depth)
+}
+
+// Impact lists every artifact that depends on a claim or artifact.
+func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+	out := ImpactResult{Dependents: []Dependent{}}
+	if depth < 0 {
+		return out, fmt.Errorf("depth %d: %w: depth is 0 (unbounded) or more", depth, ErrInvalid)
+	}
+	err := r.view(ctx, func(v *graphstore.View) error {
+		start, err := startNodes(v, ref)
+		if err != nil {
+			return err
+		}
+		for _, s := range start {
+			out.Of = append(out.Of, s.String())
+		}
+		reached, truncated := provenance.Impact(v, start, depth, MaxImpactResults)
+		out.Truncated = truncated
+		for _, d := range reached {
+			dep := Dependent{Artifact: artifactOf(v, d.Artifact), Depth: d.Depth}
+			for _, p := range d.Path {
+				dep.Path = append(dep.Path, p.String())
+			}
+			out.Dependents = append(out.Dependents, dep)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func startNodes(v *graphstore.View, ref string) ([]graphstore.NodeRef, error) {
+	if strings.Contains(ref, "@") {
+		n, err := resolveNode(v, ref)
+		if err != nil {
+			return nil, err
+		}
+		return []graphstore.NodeRef{n}, nil
+	}
+	var out []graphstore.NodeRef
+	if strings.Contains(ref, ".") {
+		id, err := parseClaimRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range v.Versions(id.Key) {
+			cid := e.ID
+			out = append(out, graphstore.NodeRef{Claim: &cid})
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", ref, ErrNotFound)
+		}
+		return out, nil
+	}
+	id, err := parseArtifactRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range v.ArtifactVersions(id.Name) {
+		aid := a.ID
+		out = append(out, graphstore.NodeRef{Artifact: &aid})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
+	}
+	return out, nil
+}
+
+// History lists every version of a key ("S.p") or artifact ("name"), oldest first, with state,
+// who, when and source.
+func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
+	return db.Reader().History(ctx, ref)
+}
+
+// History lists every version of a key or artifact.
+func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+	out := HistoryResult{Of: ref}
+	err := r.view(ctx, func(v *graphstore.View) error {
+		if strings.Contains(ref, "@") {
+			return fmt.Errorf("history %s: %w: name the key or artifact without @N", ref, ErrBadReference)
+		}
+		if strings.Contains(ref, ".") {
+			id, err := parseClaimRef(ref)
+			if err != nil {
+				return err
+			}
+			for _, e := range v.Versions(id.Key) {
+				out.Claims = append(out.Claims, claimOf(v, e))
+			}
+			if len(out.Claims) == 0 {
+				return fmt.Errorf("%s: %w: no claim was ever recorded for it", ref, ErrNotFound)
+			}
+			return nil
+		}
+		id, err := parseArtifactRef(ref)
+		if err != nil {
+			return err
+		}
+		for _, a := range v.ArtifactVersions(id.Name) {
+			out.Artifacts = append(out.Artifacts, artifactOf(v, a))
+		}
+		if len(out.Artifacts) == 0 {
+			return fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Conflicts lists contested claims beside the live claim they dispute, for the given subjects
+// (every subject if none).
+func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+	return db.Reader().Conflicts(ctx, subjects...)
+}
+
+// Conflicts lists contested claims beside the live claim they dispute.
+func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+	for _, s := range subjects {
+		if err := checkName("subject", s); err != nil {
+			return nil, err
+		}
+	}
+	out := []Conflict{}
+	err := r.view(ctx, func(v *graphstore.View) error {
+		var keys []graphstore.Key
+		if len(subjects) == 0 {
+			keys = v.Keys()
+		}
+		for _, s := range subjects {
+			keys = append(keys, v.KeysOfSubject(s)...)
+		}
+		for _, k := range keys {
+			var cf Conflict
+			for _, e := range v.Versions(k) {
+				if st, _ := v.State(e); st == Contested {
+					cf.Contested = append(cf.Contested, claimOf(v, e))
+				}
+			}
+			if len(cf.Contested) == 0 {
+				continue
+			}
+			cf.Key = k.String()
+			if l := v.LiveClaim(k); l != nil {
+				c := claimOf(v, l)
+				cf.Live = &c
+			}
+			out = append(out, cf)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DefaultGate is the entropy gate, in bits, used when none is given: at or below the first
+// bound the decision is act, at or below the second retrieve, above it decline.
+var DefaultGate = [2]float64{1.0, 2.5}
+
+// Beliefs returns the distribution of effective confidence over the live claims matching
+// pattern (claims whose value is false are evidence against and are left out), its entropy in
+// bits, and the gate's decision. gate nil means DefaultGate.
+func (db *DB) Beliefs(ctx context.Context, pattern string, gate *[2]float64) (BeliefsResult, error) {
+	return db.Reader().Beliefs(ctx, pattern, gate)
+}
+
+// Beliefs returns a belief distribution, its entropy and the gate's decision.
+func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
+	g := DefaultGate
+	if gate != nil {
+		g = *gate
+	}
+	out := BeliefsResult{Pattern: pat, Gate: g, Candidates: []Belief{}}
+	if !(g[0] >= 0 && g[1] >= g[0]) {
+		return out, fmt.Errorf("gate %g %g: %w: give two bounds in bits, low ≤ high", g[0], g[1], ErrInvalid)
+	}
+	p, err := parsePattern(pat)
+	if err != nil {
+		return out, err
+	}
+	err = r.view(ctx, func(v *graphstore.View) error {
+		total := 0.0
+		for _, k := range p.keys(v) {
+			e := v.LiveClaim(k)
+			if e == nil || (e.Value.Type == graphstore.Bool && !e.Value.Bool) {
+				continue
+			}
+			b := Belief{Subject: k.Subject, Claim: claimOf(v, e)}
+			b.Weight = b.Claim.Effective
+			total += b.Weight
+			out.Candidates = append(out.Candidates, b)
+		}
+		out.Entropy = math.Inf(1)
+		out.Decision = Decline
+		if total <= 0 {
+			return nil
+		}
+		h := 0.0
+		for i := range out.Candidates {
+			pr := out.Candidates[i].Weight / total
+			out.Candidates[i].Probability = pr
+			if pr > 0 {
+				h -= pr * math.Log2(pr)
+			}
+		}
+		out.Entropy = h
+		slices.SortStableFunc(out.Candidates, func(a, b Belief) int { return cmp.Compare(b.Probability, a.Probability) })
+		out.Top = out.Candidates[0].Subject
+		switch {
+		case h <= g[0]:
+			out.Decision = Act
+		case h <= g[1]:
+			out.Decision = Retrieve
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Stats summarises the store as the reader sees it.
+func (db *DB) Stats(ctx context.Context) (Stats, error) { return db.Reader().Stats(ctx) }
+
+// Stats summarises the store as the reader sees it.
+func (r Reader) Stats(ctx context.Context) (Stats, error) {
+	out := Stats{ByState: map[State]int{Live: 0, Superseded: 0, Revoked: 0, Expired: 0, Contested: 0}}
+	err := r.view(ctx, func(v *graphstore.View) error {
+		out.Transactions = int(v.AsOf())
+		out.Principals = len(v.Principals())
+		srcs := map[string]bool{}
+		for _, k := range v.Keys() {
+			out.Keys++
+			for _, e := range v.Versions(k) {
+				out.Claims++
+				st, _ := v.State(e)
+				out.ByState[st]++
+				if v.Revocation(e) != nil {
+					out.Revocations++
+				}
+				for _, s := range e.Sources {
+					srcs[s] = true
+				}
+			}
+		}
+		out.Sources = len(srcs)
+		out.Contested = out.ByState[Contested]
+		for _, name := range v.ArtifactNames() {
+			a := v.LatestArtifact(name)
+			if a == nil || v.Artifact(a.ID) == nil {
+				continue
+			}
+			out.Artifacts++
+			if provenance.ReviewState(v, a).Needs {
+				out.NeedsReview++
+			}
+		}
+		if out.Artifacts > 0 {
+			out.StaleRate = float64(out.NeedsReview) / float64(out.Artifacts)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Names lists what the reader can name, for completion: principals, subjects, predicates,
+// claim keys with every version reference, and artifact names. Unordered, may repeat.
+func (r Reader) Names(ctx context.Context) ([]string, error) {
+	var out []string
+	err := r.view(ctx, func(v *graphstore.View) error {
+		for _, p := range v.Principals() {
+			out = append(out, p.Name)
+		}
+		for _, k := range v.Keys() {
+			out = append(out, k.Subject, k.Predicate, k.String())
+			for _, e := range v.Versions(k) {
+				out = append(out, e.ID.String())
+			}
+		}
+		out = append(out, v.ArtifactNames()...)
+		return nil
+	})
+	return out, err
+}

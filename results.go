@@ -1,0 +1,319 @@
+package mql
+
+import (
+	"time"
+
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// Value is a typed claim value: a string, number, bool, time or a reference by name.
+type Value = graphstore.Value
+
+// ValueType names a value's type.
+type ValueType = graphstore.ValueType
+
+// Value types.
+const (
+	TypeString = graphstore.String
+	TypeNumber = graphstore.Number
+	TypeBool   = graphstore.Bool
+	TypeTime   = graphstore.Time
+	TypeRef    = graphstore.Ref
+)
+
+// String returns a string value.
+func String(s string) Value { return Value{Type: graphstore.String, Str: s} }
+
+// Number returns a number value.
+func Number(n float64) Value { return Value{Type: graphstore.Number, Num: n} }
+
+// Bool returns a bool value.
+func Bool(b bool) Value { return Value{Type: graphstore.Bool, Bool: b} }
+
+// Time returns a time value.
+func Time(t time.Time) Value { return Value{Type: graphstore.Time, Time: t.UTC()} }
+
+// Ref returns a reference value naming a subject, artifact or claim.
+func Ref(name string) Value { return Value{Type: graphstore.Ref, Str: name} }
+
+// State is the state of a claim or artifact.
+type State = graphstore.State
+
+// Claim states. Artifacts are Live or Superseded.
+const (
+	Live       = graphstore.Live
+	Superseded = graphstore.Superseded
+	Revoked    = graphstore.Revoked
+	Expired    = graphstore.Expired
+	Contested  = graphstore.Contested
+)
+
+// Kind is how a claim was obtained, ranked Confirmed > Observed > Inferred.
+type Kind = graphstore.Kind
+
+// Kinds.
+const (
+	Confirmed = graphstore.Confirmed
+	Observed  = graphstore.Observed
+	Inferred  = graphstore.Inferred
+)
+
+// PrincipalType is user, agent or tool.
+type PrincipalType = graphstore.PrincipalType
+
+// Principal types.
+const (
+	User  = graphstore.User
+	Agent = graphstore.Agent
+	Tool  = graphstore.Tool
+)
+
+// Right is what a grant allows.
+type Right = graphstore.Right
+
+// Rights.
+const (
+	RightAssert  = graphstore.RightAssert
+	RightRevoke  = graphstore.RightRevoke
+	RightConfirm = graphstore.RightConfirm
+	RightGrant   = graphstore.RightGrant
+)
+
+// Source is the evidence a claim was read from.
+type Source struct {
+	ID       string `json:"id"`
+	Excerpt  string `json:"excerpt,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// Claim is one claim version as a reader sees it.
+type Claim struct {
+	Ref        string    `json:"ref"` // Subject.predicate@N
+	Subject    string    `json:"subject"`
+	Predicate  string    `json:"predicate"`
+	Version    int       `json:"version"`
+	Value      Value     `json:"value"`
+	State      State     `json:"state"`
+	Since      time.Time `json:"since"` // when it entered State
+	Kind       Kind      `json:"kind"`  // effective: confirmed once confirmed
+	Confidence float64   `json:"confidence"`
+	Effective  float64   `json:"effective_confidence"` // after decay, at the read's time
+	By         string    `json:"asserted_by"`
+	Sources    []Source  `json:"sources"`
+	Tx         int64     `json:"tx"`
+	RecordedAt time.Time `json:"recorded_at"`
+	ValidFrom  time.Time `json:"valid_from,omitzero"`
+	ValidUntil time.Time `json:"valid_until,omitzero"`
+	SeenBy     []string  `json:"seen_by,omitempty"`
+	Grant      string    `json:"grant,omitempty"` // standing behind the assertion, if one was needed
+	// References to neighbours in the key's history; empty when none or not visible.
+	Supersedes   string `json:"supersedes,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
+	Contests     string `json:"contests,omitempty"`
+	Corroborates string `json:"corroborates,omitempty"`
+}
+
+// ReviewState says whether an artifact must be looked at again.
+type ReviewState string
+
+// Review states.
+const (
+	ReviewOK    ReviewState = "ok"
+	NeedsReview ReviewState = "needs review"
+	ReviewStale ReviewState = "superseded" // an old artifact version: its review no longer matters
+)
+
+// Artifact is one artifact version as a reader sees it.
+type Artifact struct {
+	Ref         string      `json:"ref"` // name@N
+	Name        string      `json:"name"`
+	Version     int         `json:"version"`
+	State       State       `json:"state"` // live or superseded
+	Review      ReviewState `json:"review"`
+	Stale       []string    `json:"stale,omitempty"` // inputs (transitive) no longer live since the last review
+	By          string      `json:"derived_by"`
+	DerivedFrom []string    `json:"derived_from"`
+	Confidence  float64     `json:"confidence"`
+	Effective   float64     `json:"effective_confidence"` // capped by its inputs (rule 6)
+	Tx          int64       `json:"tx"`
+	RecordedAt  time.Time   `json:"recorded_at"`
+	SeenBy      []string    `json:"seen_by,omitempty"`
+	LastReview  *Review     `json:"last_review,omitempty"`
+}
+
+// Review records that a principal looked at an artifact again.
+type Review struct {
+	Artifact string    `json:"artifact"`
+	By       string    `json:"by"`
+	Because  string    `json:"because,omitempty"`
+	Tx       int64     `json:"tx"`
+	At       time.Time `json:"at"`
+}
+
+// Revocation is a hard invalidation of a claim, with who, when, why, the standing used and
+// what replaced it.
+type Revocation struct {
+	Claim      string    `json:"claim"`
+	By         string    `json:"by"`
+	At         time.Time `json:"at"`
+	Tx         int64     `json:"tx"`
+	Because    string    `json:"because,omitempty"`
+	Standing   string    `json:"standing"` // a grant id, "owner" or "own claim"
+	ReplacedBy string    `json:"replaced_by,omitempty"`
+}
+
+// Grant is a right held over a scope.
+type Grant struct {
+	ID      string    `json:"id"`
+	Grantee string    `json:"grantee"`
+	Right   Right     `json:"right"`
+	Scope   string    `json:"scope"`
+	By      string    `json:"by"`
+	Tx      int64     `json:"tx"`
+	At      time.Time `json:"at"`
+}
+
+// Receipt is what a write returns.
+type Receipt struct {
+	Tx  int64     `json:"tx"`
+	At  time.Time `json:"at"`
+	Ref string    `json:"ref,omitempty"` // what was written: a claim or artifact reference, a principal, a grant id
+	// State of the written claim or artifact.
+	State      State  `json:"state,omitempty"`
+	Supersedes string `json:"supersedes,omitempty"`
+	Contests   string `json:"contests,omitempty"`
+	// Corroborates names the live claim a lower-ranked, agreeing claim was filed under.
+	Corroborates string `json:"corroborates,omitempty"`
+}
+
+// NodeKind says what a provenance tree node holds.
+type NodeKind string
+
+// Node kinds.
+const (
+	NodeClaim        NodeKind = "claim"
+	NodeArtifact     NodeKind = "artifact"
+	NodeSource       NodeKind = "source"
+	NodeGrant        NodeKind = "grant"
+	NodeRevocation   NodeKind = "revocation"
+	NodeConfirmation NodeKind = "confirmation"
+	NodeReview       NodeKind = "review"
+)
+
+// Node is one node of a provenance tree. Exactly the field named by Kind is set. Relation
+// says how the node relates to its parent: "from" (source), "supersedes", "standing",
+// "revoked", "confirmed", "derived from", "reviewed", "contests".
+type Node struct {
+	Kind       NodeKind    `json:"kind"`
+	Relation   string      `json:"relation,omitempty"`
+	Claim      *Claim      `json:"claim,omitempty"`
+	Artifact   *Artifact   `json:"artifact,omitempty"`
+	Source     *Source     `json:"source,omitempty"`
+	Grant      *Grant      `json:"grant,omitempty"`
+	Standing   string      `json:"standing,omitempty"` // for a grant-less standing ("owner", "open")
+	Revocation *Revocation `json:"revocation,omitempty"`
+	Review     *Review     `json:"review,omitempty"`
+	By         string      `json:"by,omitempty"` // confirmation
+	At         time.Time   `json:"at,omitzero"`
+	Children   []*Node     `json:"children,omitempty"`
+}
+
+// RevokedByResult answers revoked-by: the claim, and its revocation if it was revoked.
+type RevokedByResult struct {
+	Claim      Claim       `json:"claim"`
+	Revocation *Revocation `json:"revocation,omitempty"`
+}
+
+// Dependent is an artifact reached by an impact walk, with the path from the starting node.
+type Dependent struct {
+	Artifact Artifact `json:"artifact"`
+	Path     []string `json:"path"` // references from the changed node to the artifact
+	Depth    int      `json:"depth"`
+}
+
+// ImpactResult is everything that depends on a node.
+type ImpactResult struct {
+	Of         []string    `json:"of"`
+	Dependents []Dependent `json:"dependents"`
+	// Truncated is set when the depth limit stopped the walk before it ran out of dependents.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// HistoryResult is every version of a key or artifact, oldest first.
+type HistoryResult struct {
+	Of        string     `json:"of"`
+	Claims    []Claim    `json:"claims,omitempty"`
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// Conflict is a live claim with the lower-ranked claims that dispute it.
+type Conflict struct {
+	Key       string  `json:"key"`
+	Live      *Claim  `json:"live,omitempty"` // nil if the key has no live claim now
+	Contested []Claim `json:"contested"`
+}
+
+// Belief is one candidate in a belief distribution.
+type Belief struct {
+	Subject     string  `json:"subject"`
+	Claim       Claim   `json:"claim"`
+	Weight      float64 `json:"weight"`      // effective confidence
+	Probability float64 `json:"probability"` // weight normalised over candidates
+}
+
+// Gate decisions.
+const (
+	Act      = "act"
+	Retrieve = "retrieve"
+	Decline  = "decline"
+)
+
+// BeliefsResult is a distribution over candidates, its entropy and the gate's decision.
+type BeliefsResult struct {
+	Pattern    string     `json:"pattern"`
+	Candidates []Belief   `json:"candidates"` // most probable first
+	Entropy    float64    `json:"entropy_bits"`
+	Gate       [2]float64 `json:"gate"`
+	Decision   string     `json:"decision"` // act, retrieve or decline
+	Top        string     `json:"top,omitempty"`
+}
+
+// ContextResult is compact working-context text for a model.
+type ContextResult struct {
+	Text    string   `json:"text"`
+	Lines   []string `json:"lines"`
+	Tokens  int      `json:"tokens"` // estimated: see EstimateTokens
+	Budget  int      `json:"budget"`
+	Omitted []string `json:"omitted,omitempty"` // subjects left out for the budget
+	Refs    []string `json:"refs"`              // every claim reference included
+}
+
+// Stats summarises a store as a reader sees it.
+type Stats struct {
+	Transactions int           `json:"transactions"`
+	Principals   int           `json:"principals"`
+	Sources      int           `json:"sources"`
+	Claims       int           `json:"claims"`
+	ByState      map[State]int `json:"by_state"`
+	Keys         int           `json:"keys"`
+	Artifacts    int           `json:"artifacts"` // live artifact versions
+	NeedsReview  int           `json:"needs_review"`
+	Contested    int           `json:"contested"`
+	Revocations  int           `json:"revocations"`
+	// StaleRate is the share of live artifacts resting on claims or artifacts that are no
+	// longer live (NeedsReview / Artifacts), 0 when there are none.
+	StaleRate float64 `json:"stale_rate"`
+}
+
+// Row is one answer of Find: a value per selected variable, and the claims that matched.
+type Row struct {
+	Values []Value  `json:"values"`
+	Claims []string `json:"claims"`
+}
+
+// FindResult is the answer of Find.
+type FindResult struct {
+	Vars []string `json:"vars"`
+	Rows []Row    `json:"rows"`
+}

@@ -1,0 +1,802 @@
+package mql
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mql-dev/mql/authority"
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
+// It is the language's identifier, so anything written through the API can be named in mql.
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/-]*$`)
+
+func checkName(what, s string) error {
+	if len(s) > 256 {
+		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
+	}
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("%s %q: %w: use letters, digits, _ - : / and start with a letter or _", what, s, ErrBadReference)
+	}
+	return nil
+}
+
+// Confidence returns a pointer to c, for the optional confidence fields.
+func Confidence(c float64) *float64 { return &c }
+
+// PrincipalSpec records a principal. By must be the owner or hold the grant right on "*".
+type PrincipalSpec struct {
+	Name string
+	Type PrincipalType
+	By   string
+}
+
+// GrantSpec gives Grantee a Right over Scope ("*", "predicate", "Subject.*" or
+// "Subject.predicate"). By must hold the grant right over a scope that covers Scope.
+type GrantSpec struct {
+	Grantee string
+	Right   Right
+	Scope   string
+	By      string
+}
+
+// AssertSpec records a claim Subject.Predicate = Value.
+type AssertSpec struct {
+	Subject    string
+	Predicate  string
+	Value      Value
+	By         string
+	Sources    []Source
+	Confidence *float64 // nil: 1
+	// Kind defaults to Observed when the claim names a source and Inferred otherwise.
+	// Confirmed is not assertable: use Confirm.
+	Kind       Kind
+	ValidFrom  time.Time
+	ValidUntil time.Time
+	SeenBy     []string // empty: visible to all
+}
+
+// RevokeSpec revokes one claim version ("Subject.predicate@N").
+type RevokeSpec struct {
+	Claim      string
+	By         string
+	Because    string
+	ReplacedBy string // optional: a version of the same key that is live from now on
+}
+
+// ConfirmSpec confirms the live claim of a key ("Subject.predicate", or its exact version).
+type ConfirmSpec struct {
+	Claim string
+	By    string
+}
+
+// DeriveSpec records a new version of an artifact derived from claims and artifacts. A claim
+// named without @N means its live version; an artifact named without @N, its newest version.
+type DeriveSpec struct {
+	Artifact   string
+	From       []string
+	By         string
+	Confidence *float64 // nil: 1 (capped by the inputs either way)
+	// SeenBy defaults to the principals who can see every input, when some input is restricted.
+	SeenBy []string
+}
+
+// ReviewSpec records that By reviewed an artifact ("name" for its newest version, or "name@N").
+type ReviewSpec struct {
+	Artifact string
+	By       string
+	Because  string
+}
+
+// DecaySpec declares a half-life for a predicate. By must be the owner or hold grant on it.
+type DecaySpec struct {
+	Predicate string
+	HalfLife  time.Duration
+	By        string
+}
+
+// write runs build against the newest state under the store's write lock and commits what it
+// recorded as one transaction. If build fails, nothing is written.
+func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error) (Receipt, error) {
+	var rc Receipt
+	tx, err := db.store.Write(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx) error {
+		v := ix.View(0, tx.Time, "")
+		if err := checkName("principal", by); err != nil {
+			return err
+		}
+		if v.Principal(by) == nil {
+			return unknownPrincipal(by)
+		}
+		return build(v, tx, &rc)
+	})
+	if err != nil {
+		return Receipt{}, err
+	}
+	rc.Tx, rc.At = int64(tx.ID), tx.Time
+	return rc, nil
+}
+
+func unknownPrincipal(name string) error {
+	return fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", name, ErrUnknownPrincipal, name)
+}
+
+func recordID(prefix string, tx *graphstore.Tx) string {
+	return prefix + strconv.FormatInt(int64(tx.ID), 10) + ".1"
+}
+
+// AddPrincipal records a principal.
+func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		if err := checkName("principal", s.Name); err != nil {
+			return err
+		}
+		switch s.Type {
+		case User, Agent, Tool:
+		default:
+			return fmt.Errorf("principal type %q: %w: use user, agent or tool", s.Type, ErrInvalid)
+		}
+		if v.Principal(s.Name) != nil {
+			return fmt.Errorf("principal %s: %w: it is already recorded", s.Name, ErrConflict)
+		}
+		if _, err := authority.Standing(v, s.By, RightGrant, "*"); err != nil {
+			return err
+		}
+		tx.Principals = append(tx.Principals, &graphstore.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
+		rc.Ref = s.Name
+		return nil
+	})
+}
+
+// Grant gives a right over a scope.
+func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		if v.Principal(s.Grantee) == nil {
+			return unknownPrincipal(s.Grantee)
+		}
+		switch s.Right {
+		case RightAssert, RightRevoke, RightConfirm, RightGrant:
+		default:
+			return fmt.Errorf("right %q: %w: use assert, revoke, confirm or grant", s.Right, ErrInvalid)
+		}
+		if !authority.ValidScope(s.Scope) {
+			return fmt.Errorf("scope %q: %w: use *, a predicate, Subject.* or Subject.predicate", s.Scope, ErrBadReference)
+		}
+		if _, err := authority.Standing(v, s.By, RightGrant, s.Scope); err != nil {
+			return err
+		}
+		id := recordID("g", tx)
+		tx.Grants = append(tx.Grants, &graphstore.Grant{ID: id, Grantee: s.Grantee, Right: s.Right, Scope: s.Scope, By: s.By, Tx: tx.ID})
+		rc.Ref = id
+		return nil
+	})
+}
+
+// Assert records a claim. It supersedes the key's live claim when its kind ranks equal or
+// higher; otherwise it is recorded as contested (or, if it agrees with the live claim, filed as
+// corroborating evidence that is never live).
+func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		c, err := newPending(v).buildClaim(tx, s)
+		if err != nil {
+			return err
+		}
+		*rc = claimReceipt(c, tx)
+		return nil
+	})
+}
+
+// AssertBatch records many claims in one transaction made by by, as if each were asserted after
+// the one before it: all of them or, if any is refused, none. Each spec keeps its own asserter.
+// It is the fast path for bulk loads: one commit, one sync.
+func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([]Receipt, error) {
+	var out []Receipt
+	rc, err := db.write(ctx, by, func(v *graphstore.View, tx *graphstore.Tx, _ *Receipt) error {
+		p := newPending(v)
+		out = out[:0]
+		for i, s := range specs {
+			if v.Principal(s.By) == nil {
+				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
+			}
+			c, err := p.buildClaim(tx, s)
+			if err != nil {
+				return fmt.Errorf("claim %d (%s.%s): %w", i+1, s.Subject, s.Predicate, err)
+			}
+			out = append(out, claimReceipt(c, tx))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Tx, out[i].At = rc.Tx, rc.At
+	}
+	return out, nil
+}
+
+func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
+	rc := Receipt{Ref: c.ID.String(), State: Live}
+	switch {
+	case c.Supersedes != nil:
+		rc.Supersedes = c.Supersedes.String()
+	case c.Contests != nil:
+		rc.State, rc.Contests = Contested, c.Contests.String()
+	case c.Corroborates != nil:
+		rc.State, rc.Corroborates = Superseded, c.Corroborates.String()
+	}
+	if !c.ValidUntil.IsZero() && !tx.Time.Before(c.ValidUntil) {
+		rc.State = Expired
+	}
+	return rc
+}
+
+// pending is the newest state plus the claims a transaction has built so far, so that a batch
+// numbers versions and decides supersession exactly as separate transactions would.
+type pending struct {
+	v        *graphstore.View
+	versions map[graphstore.Key]int
+	live     map[graphstore.Key]liveClaim
+	types    map[string]graphstore.ValueType
+	sources  map[string]*graphstore.Source
+}
+
+type liveClaim struct {
+	id    graphstore.ClaimID
+	kind  Kind
+	value Value
+	ok    bool // false: the key has no live claim
+}
+
+func newPending(v *graphstore.View) *pending {
+	return &pending{v: v, versions: map[graphstore.Key]int{}, live: map[graphstore.Key]liveClaim{},
+		types: map[string]graphstore.ValueType{}, sources: map[string]*graphstore.Source{}}
+}
+
+func (p *pending) versionCount(k graphstore.Key) int {
+	if n, ok := p.versions[k]; ok {
+		return n
+	}
+	return p.v.VersionCount(k)
+}
+
+func (p *pending) liveOf(k graphstore.Key) liveClaim {
+	if l, ok := p.live[k]; ok {
+		return l
+	}
+	if e := p.v.HasLive(k); e != nil {
+		return liveClaim{id: e.ID, kind: p.v.EffectiveKind(e), value: e.Value, ok: true}
+	}
+	return liveClaim{}
+}
+
+func (p *pending) valueType(pred string) (graphstore.ValueType, bool) {
+	if t, ok := p.types[pred]; ok {
+		return t, true
+	}
+	return p.v.ValueType(pred)
+}
+
+func (p *pending) source(id string) *graphstore.Source {
+	if s := p.sources[id]; s != nil {
+		return s
+	}
+	return p.v.Source(id)
+}
+
+func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
+	v := p.v
+	if err := checkName("subject", s.Subject); err != nil {
+		return nil, err
+	}
+	if err := checkName("predicate", s.Predicate); err != nil {
+		return nil, err
+	}
+	key := graphstore.Key{Subject: s.Subject, Predicate: s.Predicate}
+	if err := checkValue(key, s.Value); err != nil {
+		return nil, err
+	}
+	if t, ok := p.valueType(s.Predicate); ok && t != s.Value.Type {
+		return nil, fmt.Errorf("%s = %s: %w: %s holds %s values (fixed by its first claim); give a %s", key, s.Value, ErrValueType, s.Predicate, t, t)
+	}
+	conf := 1.0
+	if s.Confidence != nil {
+		conf = *s.Confidence
+	}
+	if !(conf >= 0 && conf <= 1) {
+		return nil, fmt.Errorf("confidence %g: %w: confidence must be between 0 and 1", conf, ErrInvalid)
+	}
+	kind := s.Kind
+	switch kind {
+	case "":
+		kind = Inferred
+		if len(s.Sources) > 0 {
+			kind = Observed
+		}
+	case Observed, Inferred:
+	case Confirmed:
+		return nil, fmt.Errorf("kind confirmed: %w: a claim becomes confirmed when a user confirms it; assert it as observed, then `confirm %s by USER`", ErrInvalid, key)
+	default:
+		return nil, fmt.Errorf("kind %q: %w: use observed or inferred", kind, ErrInvalid)
+	}
+	if !s.ValidFrom.IsZero() && !s.ValidUntil.IsZero() && !s.ValidUntil.After(s.ValidFrom) {
+		return nil, fmt.Errorf("valid until %s is not after valid from %s: %w", s.ValidUntil.Format(time.RFC3339), s.ValidFrom.Format(time.RFC3339), ErrInvalid)
+	}
+	seen, err := checkPrincipals(v, s.SeenBy)
+	if err != nil {
+		return nil, err
+	}
+	grant := ""
+	if v.Meta().Strict {
+		if grant, err = authority.Standing(v, s.By, RightAssert, key.String()); err != nil {
+			return nil, err
+		}
+	}
+	var srcIDs []string
+	for _, src := range s.Sources {
+		if err := checkSource(src); err != nil {
+			return nil, err
+		}
+		if slices.Contains(srcIDs, src.ID) {
+			continue
+		}
+		srcIDs = append(srcIDs, src.ID)
+		if old := p.source(src.ID); old != nil {
+			if (src.Excerpt != "" && src.Excerpt != old.Excerpt) || (src.URI != "" && src.URI != old.URI) || (src.Revision != "" && src.Revision != old.Revision) {
+				return nil, fmt.Errorf("source %q: %w: it is already recorded with other details; give it a new id (e.g. with its revision)", src.ID, ErrConflict)
+			}
+			continue
+		}
+		ns := &graphstore.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
+		tx.Sources = append(tx.Sources, ns)
+		p.sources[src.ID] = ns
+	}
+	c := &graphstore.Claim{
+		ID:         graphstore.ClaimID{Key: key, Version: p.versionCount(key) + 1},
+		Value:      normValue(s.Value),
+		By:         s.By,
+		Sources:    srcIDs,
+		Kind:       kind,
+		Confidence: conf,
+		ValidFrom:  utc(s.ValidFrom),
+		ValidUntil: utc(s.ValidUntil),
+		SeenBy:     seen,
+		Grant:      grant,
+		Tx:         tx.ID,
+	}
+	live := p.liveOf(key)
+	switch {
+	case !live.ok:
+	case authority.Rank(kind) >= authority.Rank(live.kind):
+		id := live.id
+		c.Supersedes = &id
+	case live.value.Equal(c.Value):
+		id := live.id
+		c.Corroborates = &id
+	default:
+		id := live.id
+		c.Contests = &id
+	}
+	tx.Claims = append(tx.Claims, c)
+	p.versions[key] = c.ID.Version
+	p.types[s.Predicate] = c.Value.Type
+	if c.Contests == nil && c.Corroborates == nil {
+		p.live[key] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
+	}
+	return c, nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+func normValue(x Value) Value {
+	if x.Type == graphstore.Time {
+		x.Time = x.Time.UTC()
+	}
+	return x
+}
+
+// maxLiteral bounds a string value or excerpt, so no single claim can exhaust memory.
+const maxLiteral = 1 << 20
+
+func checkValue(key graphstore.Key, x Value) error {
+	switch x.Type {
+	case graphstore.String:
+		if len(x.Str) > maxLiteral {
+			return fmt.Errorf("%s: %w: string values are at most 1 MiB", key, ErrInvalid)
+		}
+	case graphstore.Number:
+		if x.Num != x.Num || x.Num > 1e308 || x.Num < -1e308 {
+			return fmt.Errorf("%s: %w: number %v is not finite", key, ErrInvalid, x.Num)
+		}
+	case graphstore.Bool:
+	case graphstore.Time:
+		if x.Time.IsZero() {
+			return fmt.Errorf("%s: %w: time value is zero", key, ErrInvalid)
+		}
+	case graphstore.Ref:
+		if err := checkRefValue(x.Str); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	default:
+		return fmt.Errorf("%s: %w: the value has no type; use mql.String, Number, Bool, Time or Ref", key, ErrValueType)
+	}
+	return nil
+}
+
+func checkRefValue(s string) error {
+	base, ver, hasVer := strings.Cut(s, "@")
+	if hasVer {
+		if n, err := strconv.Atoi(ver); err != nil || n < 1 {
+			return fmt.Errorf("reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+	}
+	subj, pred, dotted := strings.Cut(base, ".")
+	if err := checkName("reference", subj); err != nil {
+		return err
+	}
+	if dotted {
+		return checkName("reference", pred)
+	}
+	return nil
+}
+
+func checkSource(s Source) error {
+	if s.ID == "" || len(s.ID) > 1024 {
+		return fmt.Errorf("source id %.40q: %w: a source needs an id of 1 to 1024 bytes", s.ID, ErrInvalid)
+	}
+	if len(s.Excerpt) > maxLiteral {
+		return fmt.Errorf("source %q: %w: excerpts are at most 1 MiB", s.ID, ErrInvalid)
+	}
+	return nil
+}
+
+func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		if v.Principal(n) == nil {
+			return nil, unknownPrincipal(n)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
+func parseClaimRef(s string) (graphstore.ClaimID, error) {
+	base, ver, hasVer := strings.Cut(s, "@")
+	subj, pred, dotted := strings.Cut(base, ".")
+	if !dotted {
+		return graphstore.ClaimID{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
+	}
+	if err := checkName("subject", subj); err != nil {
+		return graphstore.ClaimID{}, err
+	}
+	if err := checkName("predicate", pred); err != nil {
+		return graphstore.ClaimID{}, err
+	}
+	id := graphstore.ClaimID{Key: graphstore.Key{Subject: subj, Predicate: pred}}
+	if hasVer {
+		n, err := strconv.Atoi(ver)
+		if err != nil || n < 1 {
+			return graphstore.ClaimID{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+		id.Version = n
+	}
+	return id, nil
+}
+
+// resolveClaim finds a claim version visible in v; version 0 means the live claim.
+func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimEntry, error) {
+	if id.Version == 0 {
+		if e := v.LiveClaim(id.Key); e != nil {
+			return e, nil
+		}
+		if n := len(v.Versions(id.Key)); n > 0 {
+			return nil, fmt.Errorf("%s: %w: it has no live claim; name a version (@1…@%d)", id.Key, ErrNotFound, v.Versions(id.Key)[n-1].ID.Version)
+		}
+		return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", id.Key, ErrNotFound)
+	}
+	if e := v.Claim(id); e != nil {
+		return e, nil
+	}
+	if vs := v.Versions(id.Key); len(vs) > 0 {
+		return nil, fmt.Errorf("%s: %w: %s has versions @1…@%d", id, ErrNotFound, id.Key, vs[len(vs)-1].ID.Version)
+	}
+	return nil, fmt.Errorf("%s: %w: no claim was ever recorded for %s", id, ErrNotFound, id.Key)
+}
+
+// Revoke hard-invalidates a claim version. A principal may revoke its own claims; revoking
+// another's needs the revoke right on its key.
+func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		id, err := parseClaimRef(s.Claim)
+		if err != nil {
+			return err
+		}
+		if id.Version == 0 {
+			return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", s.Claim, ErrBadReference, s.Claim)
+		}
+		// The revoker must be able to see what it revokes; otherwise it does not exist for it.
+		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+		e, err := resolveClaim(mine, id)
+		if err != nil {
+			return err
+		}
+		if r := v.Revocation(e); r != nil {
+			return fmt.Errorf("%s: %w: already revoked by %s in tx %d", id, ErrConflict, r.By, r.Tx)
+		}
+		standing := authority.StandingOwnClaim
+		if e.By != s.By {
+			if standing, err = authority.Standing(v, s.By, RightRevoke, id.Key.String()); err != nil {
+				return err
+			}
+		}
+		rev := &graphstore.Revocation{ID: recordID("r", tx), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
+		if s.ReplacedBy != "" {
+			rid, err := parseClaimRef(s.ReplacedBy)
+			if err != nil {
+				return err
+			}
+			if rid.Version == 0 {
+				return fmt.Errorf("replaced by %s: %w: name the exact version", s.ReplacedBy, ErrBadReference)
+			}
+			if rid.Key != id.Key || rid.Version == id.Version {
+				return fmt.Errorf("replaced by %s: %w: the replacement must be another version of %s", rid, ErrBadReference, id.Key)
+			}
+			re, err := resolveClaim(mine, rid)
+			if err != nil {
+				return err
+			}
+			if v.Revocation(re) != nil {
+				return fmt.Errorf("replaced by %s: %w: it is revoked", rid, ErrConflict)
+			}
+			st, _ := v.State(re)
+			if live := v.HasLive(id.Key); st != Live && live != nil && live != e {
+				return fmt.Errorf("replaced by %s: %w: %s is live; revoke or supersede it instead", rid, ErrConflict, live.ID)
+			}
+			if st == Expired {
+				return fmt.Errorf("replaced by %s: %w: it has expired", rid, ErrConflict)
+			}
+			rev.ReplacedBy = &rid
+		}
+		tx.Revocations = append(tx.Revocations, rev)
+		rc.Ref, rc.State = id.String(), Revoked
+		return nil
+	})
+}
+
+// Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
+func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		id, err := parseClaimRef(s.Claim)
+		if err != nil {
+			return err
+		}
+		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+		e, err := resolveClaim(mine, id)
+		if err != nil {
+			return err
+		}
+		if st, _ := v.State(e); st != Live {
+			return fmt.Errorf("confirm %s: %w: it is %s; only the live claim can be confirmed", e.ID, ErrConflict, st)
+		}
+		if p := v.Principal(s.By); p.Type != User {
+			return fmt.Errorf("confirm %s: %w: %s is a %s; only a user can confirm", e.ID, ErrNoStanding, s.By, p.Type)
+		}
+		if c := v.Confirmation(e); c != nil {
+			return fmt.Errorf("confirm %s: %w: already confirmed by %s in tx %d", e.ID, ErrConflict, c.By, c.Tx)
+		}
+		standing, err := authority.Standing(v, s.By, RightConfirm, e.ID.Key.String())
+		if err != nil {
+			return err
+		}
+		tx.Confirmations = append(tx.Confirmations, &graphstore.Confirmation{ID: recordID("c", tx), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
+		rc.Ref, rc.State = e.ID.String(), Live
+		return nil
+	})
+}
+
+// parseArtifactRef parses "name" (version 0: newest) or "name@N".
+func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
+	name, ver, hasVer := strings.Cut(s, "@")
+	if err := checkName("artifact", name); err != nil {
+		return graphstore.ArtifactID{}, err
+	}
+	id := graphstore.ArtifactID{Name: name}
+	if hasVer {
+		n, err := strconv.Atoi(ver)
+		if err != nil || n < 1 {
+			return id, fmt.Errorf("artifact reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+		id.Version = n
+	}
+	return id, nil
+}
+
+func resolveArtifact(v *graphstore.View, id graphstore.ArtifactID) (*graphstore.ArtifactNode, error) {
+	vs := v.ArtifactVersions(id.Name)
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("artifact %s: %w: derive it first", id.Name, ErrNotFound)
+	}
+	if id.Version == 0 {
+		return vs[len(vs)-1], nil
+	}
+	if n := v.Artifact(id); n != nil {
+		return n, nil
+	}
+	return nil, fmt.Errorf("%s: %w: %s has versions @1…@%d", id, ErrNotFound, id.Name, vs[len(vs)-1].ID.Version)
+}
+
+// resolveNode resolves a claim ("S.p[@N]") or artifact ("name[@N]") reference in v.
+func resolveNode(v *graphstore.View, ref string) (graphstore.NodeRef, error) {
+	base, _, _ := strings.Cut(ref, "@")
+	if strings.Contains(base, ".") {
+		id, err := parseClaimRef(ref)
+		if err != nil {
+			return graphstore.NodeRef{}, err
+		}
+		e, err := resolveClaim(v, id)
+		if err != nil {
+			return graphstore.NodeRef{}, err
+		}
+		cid := e.ID
+		return graphstore.NodeRef{Claim: &cid}, nil
+	}
+	id, err := parseArtifactRef(ref)
+	if err != nil {
+		return graphstore.NodeRef{}, err
+	}
+	n, err := resolveArtifact(v, id)
+	if err != nil {
+		return graphstore.NodeRef{}, err
+	}
+	aid := n.ID
+	return graphstore.NodeRef{Artifact: &aid}, nil
+}
+
+// Derive records a new version of an artifact. Its inputs are pinned to exact versions.
+func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		if err := checkName("artifact", s.Artifact); err != nil {
+			return err
+		}
+		if len(s.From) == 0 {
+			return fmt.Errorf("derive %s: %w: name what it is derived from", s.Artifact, ErrInvalid)
+		}
+		conf := 1.0
+		if s.Confidence != nil {
+			conf = *s.Confidence
+		}
+		if !(conf >= 0 && conf <= 1) {
+			return fmt.Errorf("confidence %g: %w: confidence must be between 0 and 1", conf, ErrInvalid)
+		}
+		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+		var inputs []graphstore.NodeRef
+		var restricted [][]string
+		for _, ref := range s.From {
+			n, err := resolveNode(mine, ref)
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(inputs, func(o graphstore.NodeRef) bool { return o.String() == n.String() }) {
+				continue
+			}
+			if n.Artifact != nil && dependsOn(v, n, s.Artifact) {
+				return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
+			}
+			if seen := seenByOf(v, n); len(seen) > 0 {
+				restricted = append(restricted, seen)
+			}
+			inputs = append(inputs, n)
+		}
+		seen, err := checkPrincipals(v, s.SeenBy)
+		if err != nil {
+			return err
+		}
+		if len(seen) == 0 && len(restricted) > 0 {
+			seen = restricted[0]
+			for _, r := range restricted[1:] {
+				seen = slices.DeleteFunc(slices.Clone(seen), func(p string) bool { return !slices.Contains(r, p) })
+			}
+			if len(seen) == 0 {
+				return fmt.Errorf("derive %s: %w: its inputs are seen by disjoint principals; say who may see it with `seen by`", s.Artifact, ErrInvalid)
+			}
+		}
+		a := &graphstore.Artifact{
+			ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
+			DerivedFrom: inputs,
+			By:          s.By,
+			Confidence:  conf,
+			SeenBy:      seen,
+			Tx:          tx.ID,
+		}
+		tx.Artifacts = append(tx.Artifacts, a)
+		rc.Ref, rc.State = a.ID.String(), Live
+		if a.ID.Version > 1 {
+			rc.Supersedes = graphstore.ArtifactID{Name: a.ID.Name, Version: a.ID.Version - 1}.String()
+		}
+		return nil
+	})
+}
+
+func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
+	if n.Claim != nil {
+		return v.Claim(*n.Claim).SeenBy
+	}
+	return v.Artifact(*n.Artifact).SeenBy
+}
+
+// dependsOn reports whether node rests, transitively, on any version of artifact name.
+func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
+	seen := map[string]bool{}
+	stack := []graphstore.NodeRef{node}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Artifact == nil || seen[n.String()] {
+			continue
+		}
+		seen[n.String()] = true
+		if n.Artifact.Name == name {
+			return true
+		}
+		if a := v.Index().View(v.AsOf(), v.Now(), "").Artifact(*n.Artifact); a != nil {
+			stack = append(stack, a.DerivedFrom...)
+		}
+	}
+	return false
+}
+
+// Review records that By looked at an artifact again; it clears "needs review" until one of
+// its inputs changes again.
+func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		id, err := parseArtifactRef(s.Artifact)
+		if err != nil {
+			return err
+		}
+		n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), id)
+		if err != nil {
+			return err
+		}
+		if len(s.Because) > maxLiteral {
+			return fmt.Errorf("review %s: %w: the reason is over 1 MiB", n.ID, ErrInvalid)
+		}
+		tx.Reviews = append(tx.Reviews, &graphstore.Review{ID: recordID("v", tx), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
+		rc.Ref, rc.State = n.ID.String(), Live
+		if v.LatestArtifact(n.ID.Name) != n {
+			rc.State = Superseded
+		}
+		return nil
+	})
+}
+
+// SetDecay declares a half-life for a predicate from now on.
+func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
+	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+		if err := checkName("predicate", s.Predicate); err != nil {
+			return err
+		}
+		if s.HalfLife <= 0 {
+			return fmt.Errorf("half-life %s: %w: it must be positive", s.HalfLife, ErrInvalid)
+		}
+		if _, err := authority.Standing(v, s.By, RightGrant, s.Predicate); err != nil {
+			return err
+		}
+		tx.Decays = append(tx.Decays, &graphstore.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
+		rc.Ref = s.Predicate
+		return nil
+	})
+}
