@@ -65,7 +65,7 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 				// Keep room for the line that says what was left out, unless this is the last subject.
 				reserve := 0
 				if i < len(order)-1 {
-					reserve = EstimateTokens(omittedLine(order[i+1:]) + "\n")
+					reserve = EstimateTokens(shortOmittedLine(len(order)-i-1) + "\n")
 				}
 				if used+cost+reserve > budget {
 					out.Omitted = omittedSubjects(v, order[i:])
@@ -81,7 +81,11 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 			text += "\n"
 		}
 		if len(out.Omitted) > 0 {
-			text += omittedLine(out.Omitted) + "\n"
+			notice := omittedLine(out.Omitted)
+			if budget > 0 && EstimateTokens(text+notice+"\n") > budget {
+				notice = shortOmittedLine(len(out.Omitted))
+			}
+			text += notice + "\n"
 		}
 		out.Text = text
 		out.Tokens = EstimateTokens(text)
@@ -98,6 +102,12 @@ func omittedSubjects(v *graphstore.View, subjects []string) []string {
 		}
 	}
 	return out
+}
+
+// shortOmittedLine is the notice when the names do not fit the budget. A budget too small for
+// even this line is exceeded by it: saying that something was left out matters more.
+func shortOmittedLine(n int) string {
+	return fmt.Sprintf("(%d subjects left out for the token budget)", n)
 }
 
 func omittedLine(subjects []string) string {

@@ -17,6 +17,7 @@ func claimOf(v *graphstore.View, e *graphstore.ClaimEntry) Claim {
 		Predicate:  e.ID.Predicate,
 		Version:    e.ID.Version,
 		Value:      e.Value,
+		ValueType:  e.Value.Type,
 		State:      st,
 		Since:      since,
 		Kind:       v.EffectiveKind(e),

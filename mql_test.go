@@ -631,3 +631,38 @@ func TestConcurrentVersions(t *testing.T) {
 		t.Fatalf("%d versions, %d live", len(h.Claims), live)
 	}
 }
+
+// Context stays within its budget and says what it left out.
+func TestContextBudget(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	for i := range 12 {
+		s := fmt.Sprintf("Vendor%02d", i)
+		f.assert(s, "price_per_seat", mql.Number(float64(40+i)), "worker-3", "src:"+s)
+		f.assert(s, "region", mql.String("EU"), "worker-3", "src:"+s)
+	}
+	all, err := f.db.Context(f.ctx, []string{"*"}, 0)
+	if err != nil || len(all.Lines) != 12 || len(all.Omitted) != 0 {
+		t.Fatalf("no budget: %+v %v", all, err)
+	}
+	for _, budget := range []int{15, 20, 40, 60, 100, 1000} {
+		c, err := f.db.Context(f.ctx, []string{"*"}, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Tokens > budget || mql.EstimateTokens(c.Text) != c.Tokens {
+			t.Errorf("budget %d: %d tokens", budget, c.Tokens)
+		}
+		if len(c.Lines)+len(c.Omitted) != 12 {
+			t.Errorf("budget %d: %d lines + %d omitted", budget, len(c.Lines), len(c.Omitted))
+		}
+		if len(c.Omitted) > 0 && !strings.Contains(c.Text, "left out") {
+			t.Errorf("budget %d: the text does not say what it left out: %q", budget, c.Text)
+		}
+	}
+	// Revisions do not grow the context: one line per subject, live claims only.
+	f.assert("Vendor00", "price_per_seat", mql.Number(89), "worker-7", "src:Vendor00:rev1")
+	after, _ := f.db.Context(f.ctx, []string{"*"}, 0)
+	if len(after.Text) != len(all.Text) || !strings.Contains(after.Text, "price_per_seat=89 @2") {
+		t.Errorf("after a revision: %q", after.Text)
+	}
+}

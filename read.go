@@ -297,6 +297,7 @@ func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult
 		}
 		for _, s := range start {
 			out.Of = append(out.Of, s.String())
+			out.Changes = append(out.Changes, changeOf(v, s))
 		}
 		reached, truncated := provenance.Impact(v, start, depth, MaxImpactResults)
 		out.Truncated = truncated
@@ -560,4 +561,27 @@ func (r Reader) Names(ctx context.Context) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+func changeOf(v *graphstore.View, n graphstore.NodeRef) Change {
+	ch := Change{Ref: n.String(), State: Live}
+	if n.Claim != nil {
+		e := v.Claim(*n.Claim)
+		ch.State, _ = v.State(e)
+		if next := v.SupersededBy(e); next != nil {
+			ch.ReplacedBy = next.ID.String()
+		}
+		if rv := v.Revocation(e); rv != nil {
+			ch.ReplacedBy = visibleRef(v, rv.ReplacedBy)
+		}
+		return ch
+	}
+	a := v.Artifact(*n.Artifact)
+	if !v.ArtifactSupersededAt(a).IsZero() {
+		ch.State = Superseded
+		if next := v.Artifact(graphstore.ArtifactID{Name: a.ID.Name, Version: a.ID.Version + 1}); next != nil {
+			ch.ReplacedBy = next.ID.String()
+		}
+	}
+	return ch
 }

@@ -94,6 +94,7 @@ type Claim struct {
 	Predicate  string    `json:"predicate"`
 	Version    int       `json:"version"`
 	Value      Value     `json:"value"`
+	ValueType  ValueType `json:"value_type"`
 	State      State     `json:"state"`
 	Since      time.Time `json:"since"` // when it entered State
 	Kind       Kind      `json:"kind"`  // effective: confirmed once confirmed
@@ -232,9 +233,18 @@ type Dependent struct {
 	Depth    int      `json:"depth"`
 }
 
+// Change is the state of a node an impact walk started from, and what replaced it.
+type Change struct {
+	Ref        string `json:"ref"`
+	State      State  `json:"state"`
+	ReplacedBy string `json:"replaced_by,omitempty"` // the version that superseded or replaced it, if visible
+}
+
 // ImpactResult is everything that depends on a node.
 type ImpactResult struct {
-	Of         []string    `json:"of"`
+	Of      []string `json:"of"`
+	Changes []Change `json:"changes"` // one per node in Of
+
 	Dependents []Dependent `json:"dependents"`
 	// Truncated is set when the depth limit stopped the walk before it ran out of dependents.
 	Truncated bool `json:"truncated,omitempty"`

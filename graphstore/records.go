@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -270,4 +271,21 @@ type Decay struct {
 	HalfLife  time.Duration
 	By        string
 	Tx        TxID
+}
+
+// MarshalJSON writes the value as a plain JSON value: a string, number or bool; a time as an
+// RFC 3339 string; a reference as its name. Its type travels beside it where it matters
+// (a claim's value_type).
+func (v Value) MarshalJSON() ([]byte, error) {
+	switch v.Type {
+	case String, Ref:
+		return json.Marshal(v.Str)
+	case Number:
+		return json.Marshal(v.Num)
+	case Bool:
+		return json.Marshal(v.Bool)
+	case Time:
+		return json.Marshal(v.Time.UTC().Format(time.RFC3339Nano))
+	}
+	return []byte("null"), nil
 }

@@ -308,7 +308,7 @@ func Keywords() []string {
 		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats",
 		"as", "of", "tx", "by", "from", "on", "confidence", "kind", "valid", "until", "seen", "because",
 		"replaced", "half-life", "where", "value", "order", "asc", "desc", "limit", "depth", "gate", "budget",
-		"excerpt", "uri", "revision", "user", "agent", "tool", "assert", "confirmed", "observed", "inferred",
+		"excerpt", "uri", "revision", "user", "agent", "tool", "confirmed", "observed", "inferred",
 		"true", "false",
 	}
 }

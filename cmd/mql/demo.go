@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+	"github.com/mql-dev/mql/repl"
+)
+
+// demoScript is the bundled demo: a small team's memory, narrated by its comments.
+//
+//go:embed demo.mql
+var demoScript string
+
+// runDemo is `mql demo [--format F] [DB]`: it runs the demo script on a fresh store (a new
+// bbolt file in a temporary directory, removed afterwards, unless DB is given) and prints a
+// transcript: each comment, each statement after the prompt, and its result.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mql demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	formatName := fs.String("format", "tree", "output `FORMAT`: tree, table, json or csv")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mql demo [--format FORMAT] [DB]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) > 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	format, err := repl.ParseFormat(*formatName)
+	if err != nil {
+		fmt.Fprintf(stderr, "mql demo: --format: %v\n", err)
+		return exitUsage
+	}
+	dsn := ""
+	if len(pos) == 1 {
+		dsn = pos[0]
+	} else {
+		dir, err := os.MkdirTemp("", "mql-demo-")
+		if err != nil {
+			fmt.Fprintf(stderr, "mql demo: %v\n", err)
+			return exitOpen
+		}
+		defer os.RemoveAll(dir)
+		dsn = filepath.Join(dir, "demo.db")
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	db, _, code := openDB(ctx, dsn, mql.Options{}, stderr)
+	if db == nil {
+		return code
+	}
+	defer db.Close()
+	sh := repl.New(repl.Config{Session: query.NewSession(db, ""), Store: db, Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
+	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitCode(err)
+	}
+	return exitOK
+}
+
+// runNarrated runs a script, printing its comment lines (those between statements) as
+// narration.
+func runNarrated(ctx context.Context, sh *repl.Shell, name, src string) error {
+	var chunk strings.Builder
+	start := 1 // line at which chunk starts
+	flush := func() error {
+		text := chunk.String()
+		chunk.Reset()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		return sh.RunScript(ctx, name, strings.Repeat("\n", start-1)+text)
+	}
+	for i, line := range splitLines(src) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "--") && query.Complete(chunk.String()) {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := sh.Comment(t); err != nil {
+				return err
+			}
+			start = i + 2
+			continue
+		}
+		if t == "" && strings.TrimSpace(chunk.String()) == "" {
+			start = i + 2
+			continue
+		}
+		chunk.WriteString(line)
+	}
+	return flush()
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mql-dev/mql"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// testClockStart is the fixed clock of every test run: see clock.go.
+const testClockStart = "2026-11-29T10:00:00Z"
+
+// testEnv points every location mql uses into a temporary directory and fixes the clock.
+func testEnv(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv(testClockEnv, testClockStart)
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("MQL_DB", "")
+	t.Setenv("MQL_HISTFILE", "")
+	return dir
+}
+
+// mql runs the command with stdin and returns what it wrote and its exit code.
+func mqlRun(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+var formats = []string{"table", "tree", "json", "csv"}
+
+// golden is what a golden file holds: stdout, then stderr and the exit code if there are any.
+func golden(stdout, stderr string, code int) string {
+	s := stdout
+	if stderr != "" || code != 0 {
+		s += "-- stderr --\n" + stderr + "-- exit " + strconv.Itoa(code) + " --\n"
+	}
+	return s
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/mql -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test ./cmd/mql -update rewrites it after review):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestGolden runs every testdata/*.mql script in every format and compares the output with
+// testdata/NAME.FORMAT.golden.
+func TestGolden(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/*.mql")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, script := range scripts {
+		base := strings.TrimSuffix(script, ".mql")
+		for _, f := range formats {
+			t.Run(filepath.Base(base)+"."+f, func(t *testing.T) {
+				testEnv(t)
+				out, errOut, code := mqlRun(t, "", "--format", f, "-f", script, "memory:")
+				checkGolden(t, base+"."+f+".golden", golden(out, errOut, code))
+			})
+		}
+	}
+}
+
+// TestSameOutputEveryWay runs each script through -f, -c and stdin: the output and exit code
+// are the same, and errors differ only in the name they give.
+func TestSameOutputEveryWay(t *testing.T) {
+	scripts, _ := filepath.Glob("testdata/*.mql")
+	for _, script := range scripts {
+		t.Run(filepath.Base(script), func(t *testing.T) {
+			testEnv(t)
+			src, err := os.ReadFile(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fOut, fErr, fCode := mqlRun(t, "", "--format", "table", "-f", script, "memory:")
+			cOut, cErr, cCode := mqlRun(t, "", "--format", "table", "-c", string(src), "memory:")
+			sOut, sErr, sCode := mqlRun(t, string(src), "--format", "table", "memory:")
+			dOut, dErr, dCode := mqlRun(t, string(src), "--format", "table", "-f", "-", "memory:")
+			if fOut != cOut || fOut != sOut || fOut != dOut {
+				t.Errorf("outputs differ:\n-f:\n%s\n-c:\n%s\nstdin:\n%s\n-f -:\n%s", fOut, cOut, sOut, dOut)
+			}
+			if fCode != cCode || fCode != sCode || fCode != dCode {
+				t.Errorf("exit codes differ: -f %d, -c %d, stdin %d, -f - %d", fCode, cCode, sCode, dCode)
+			}
+			norm := func(s, name string) string { return strings.ReplaceAll(s, name+":", "NAME:") }
+			if a, b, c, d := norm(fErr, script), norm(cErr, "-c"), norm(sErr, "<stdin>"), norm(dErr, "<stdin>"); a != b || a != c || a != d {
+				t.Errorf("errors differ:\n-f: %s-c: %sstdin: %s-f -: %s", fErr, cErr, sErr, dErr)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := testEnv(t)
+	nq := filepath.Join(dir, "bad.nq")
+	os.WriteFile(nq, []byte("<urn:a> <urn:b> <urn:c> <urn:mql:tx:1> .\nthis is not a quad\n"), 0o644)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		stdin    string
+		code     int
+		stderrRE string
+	}{
+		{"ok", []string{"-c", "principal alice user", "memory:"}, "", exitOK, `^$`},
+		{"bad flag", []string{"--nope", "memory:"}, "", exitUsage, `flag provided but not defined: -nope`},
+		{"bad format", []string{"--format", "yaml", "-c", "stats", "memory:"}, "", exitUsage, `unknown format "yaml"`},
+		{"two DBs", []string{"-c", "stats", "memory:", "memory:"}, "", exitUsage, `one DB at most`},
+		{"missing file", []string{"-f", filepath.Join(dir, "nope.mql"), "memory:"}, "", exitUsage, `no such file`},
+		{"syntax", []string{"-c", "live Klarveld where value", "memory:"}, "", exitSyntax, `^-c:1:26: `},
+		{"syntax stdin", []string{"memory:"}, "stats\nlive K where\n", exitSyntax, `^<stdin>:2:13: `},
+		{"bad meta", []string{"-c", `\frobnicate`, "memory:"}, "", exitSyntax, `^-c:1:1: bad meta command`},
+		{"evaluation", []string{"-c", "principal alice user\nrevoke K.p@1 by alice", "memory:"}, "", exitFailed, `^-c:2:1: .*not found`},
+		{"unknown principal", []string{"-c", "assert K.p = 1 by nobody", "memory:"}, "", exitFailed, `^-c:1:1: .*unknown principal`},
+		{"bad dsn", []string{"-c", "stats", "nosuch://x"}, "", exitOpen, `cannot open nosuch://x`},
+		{"import bad line", []string{"import", "--db", filepath.Join(dir, "imp.db"), nq}, "", exitTransfer, `line 2`},
+		{"import no file", []string{"import", "--db", filepath.Join(dir, "imp.db"), filepath.Join(dir, "none.nq")}, "", exitTransfer, `no such file`},
+		{"import usage", []string{"import"}, "", exitUsage, `usage: mql import`},
+		{"version args", []string{"version", "x"}, "", exitUsage, `usage: mql version`},
+		{"help", []string{"-h"}, "", exitOK, `Exit codes:`},
+		{"quit in a script", []string{"-c", "principal alice user\n\\quit\nlive K where", "memory:"}, "", exitOK, `^$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := mqlRun(t, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, errOut)
+			}
+			if !regexp.MustCompile(tc.stderrRE).MatchString(errOut) {
+				t.Errorf("stderr %q does not match %q", errOut, tc.stderrRE)
+			}
+		})
+	}
+}
+
+// TestStoreInUse: a bbolt store held by another opener cannot be opened (exit 4).
+func TestStoreInUse(t *testing.T) {
+	dir := testEnv(t)
+	path := filepath.Join(dir, "held.db")
+	db, err := mql.Open(context.Background(), path, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Now()
+	_, errOut, code := mqlRun(t, "", "-c", "stats", path)
+	if code != exitOpen || !strings.Contains(errOut, "in use") {
+		t.Errorf("exit %d, stderr %q; want %d and 'in use'", code, errOut, exitOpen)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestDefaultFormatAndDB(t *testing.T) {
+	dir := testEnv(t)
+	// Not a terminal: JSON, on the default store, which is created with its directory.
+	out, errOut, code := mqlRun(t, "", "-c", "principal alice user")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, `{"kind":"principal"`) {
+		t.Errorf("default format is not json: %q", out)
+	}
+	def := filepath.Join(dir, "data", "mql", "default.db")
+	if _, err := os.Stat(def); err != nil {
+		t.Fatalf("default store: %v", err)
+	}
+	if fi, _ := os.Stat(filepath.Dir(def)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("store directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	// The store persists; MQL_DB overrides the default.
+	out, _, _ = mqlRun(t, "", "--format", "csv", "-c", "stats")
+	if !strings.Contains(out, "principals,2") {
+		t.Errorf("default store did not keep alice:\n%s", out)
+	}
+	t.Setenv("MQL_DB", filepath.Join(dir, "other.db"))
+	out, _, _ = mqlRun(t, "", "--format", "csv", "-c", "stats")
+	if !strings.Contains(out, "principals,1") {
+		t.Errorf("MQL_DB not used:\n%s", out)
+	}
+	// Flags may follow the DB.
+	out, _, code = mqlRun(t, "", "memory:", "--format", "csv", "-c", "stats")
+	if code != 0 || !strings.HasPrefix(out, "metric,value") {
+		t.Errorf("flags after DB: exit %d\n%s", code, out)
+	}
+}
+
+func TestActAs(t *testing.T) {
+	dir := testEnv(t)
+	db := filepath.Join(dir, "as.db")
+	setup := `principal alice user
+principal architect agent
+assert Player7.style = "patient" by architect kind inferred seen by architect
+assert Player7.rank = 3 by alice`
+	if _, e, code := mqlRun(t, "", "-c", setup, db); code != 0 {
+		t.Fatalf("setup: %s", e)
+	}
+	out, e, code := mqlRun(t, "", "--as", "alice", "--format", "csv", "-c", "live Player7", db)
+	if code != 0 || strings.Contains(out, "patient") || !strings.Contains(out, "Player7.rank@1") {
+		t.Errorf("as alice: exit %d, %s\n%s", code, e, out)
+	}
+	out, _, _ = mqlRun(t, "", "--as", "architect", "--format", "csv", "-c", "live Player7", db)
+	if !strings.Contains(out, "patient") {
+		t.Errorf("as architect: the private claim is missing:\n%s", out)
+	}
+	_, e, code = mqlRun(t, "", "--as", "alice", "-c", "assert Player7.rank = 4 by architect", db)
+	if code != exitFailed || !strings.Contains(e, "-c:1:1:") || !strings.Contains(e, "cannot act as another principal") {
+		t.Errorf("writing by another principal: exit %d, %s", code, e)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := mqlRun(t, "", "version")
+	if code != 0 || !regexp.MustCompile(`^mql \S+\n$`).MatchString(out) {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+}
+
+// TestDemo runs the bundled demo on a temporary store and compares its transcript.
+func TestDemo(t *testing.T) {
+	dir := testEnv(t)
+	out, errOut, code := mqlRun(t, "", "demo", filepath.Join(dir, "demo.db"))
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"mql> why Klarveld.price_per_seat", "└─ supersedes @1", "needs review", "mql> revoked-by", "mql> context", "mql> stats"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	checkGolden(t, "testdata/demo.golden", golden(out, errOut, code))
+	// Without a DB it uses a temporary store, removed afterwards.
+	out2, _, code := mqlRun(t, "", "demo")
+	if code != 0 || out2 != out {
+		t.Errorf("demo on a temporary store: exit %d, output differs", code)
+	}
+}
+
+func TestImportExport(t *testing.T) {
+	dir := testEnv(t)
+	src := filepath.Join(dir, "src.db")
+	if _, e, code := mqlRun(t, "", "-f", "testdata/provenance.mql", src); code != 0 {
+		t.Fatalf("setup: %s", e)
+	}
+	nq := filepath.Join(dir, "out.nq")
+	if _, e, code := mqlRun(t, "", "export", "--db", src, nq); code != 0 {
+		t.Fatalf("export: %s", e)
+	}
+	toStdout, _, _ := mqlRun(t, "", "export", "--db", src)
+	if b, _ := os.ReadFile(nq); string(b) != toStdout || len(b) == 0 {
+		t.Errorf("export to a file and to stdout differ")
+	}
+	dst := filepath.Join(dir, "dst.db")
+	if _, e, code := mqlRun(t, "", "import", "--db", dst, nq); code != 0 {
+		t.Fatalf("import: %s", e)
+	}
+	a, _, _ := mqlRun(t, "", "--format", "json", "-c", "history Klarveld.price_per_seat\nstats", src)
+	b, _, _ := mqlRun(t, "", "--format", "json", "-c", "history Klarveld.price_per_seat\nstats", dst)
+	if a != b {
+		t.Errorf("imported store differs:\n%s\n%s", a, b)
+	}
+	// A bad line imports nothing.
+	lines := strings.Split(toStdout, "\n")
+	lines[3] = "garbage"
+	bad := filepath.Join(dir, "bad.nq")
+	os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644)
+	empty := filepath.Join(dir, "empty.db")
+	_, e, code := mqlRun(t, "", "import", "--db", empty, bad)
+	if code != exitTransfer || !strings.Contains(e, "line 4") {
+		t.Errorf("bad import: exit %d, %s", code, e)
+	}
+	out, _, _ := mqlRun(t, "", "--format", "csv", "-c", "stats", empty)
+	if !strings.Contains(out, "transactions,1\n") {
+		t.Errorf("a failed import changed the store:\n%s", out)
+	}
+	// \export and \import as meta commands in a script.
+	nq2 := filepath.Join(dir, "meta.nq")
+	if _, e, code := mqlRun(t, "", "-c", `\export `+nq2, src); code != 0 {
+		t.Fatalf(`\export: %s`, e)
+	}
+	if _, e, code := mqlRun(t, "", "-c", `\import `+nq2+"\nstats", filepath.Join(dir, "meta.db")); code != 0 {
+		t.Fatalf(`\import: %s`, e)
+	}
+	if _, e, code := mqlRun(t, "", "-c", `\import `+bad, filepath.Join(dir, "meta2.db")); code != exitTransfer {
+		t.Errorf(`\import of a bad file: exit %d, %s`, code, e)
+	}
+}

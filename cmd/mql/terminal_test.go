@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// raceBuild is set when the tests run with the race detector (race_test.go).
+var raceBuild bool
+
+// console collects what the program under the pseudo-terminal writes.
+type console struct {
+	t    *testing.T
+	f    *os.File
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	mark int // expect searches from here
+	done chan struct{}
+}
+
+func (c *console) loop() {
+	defer close(c.done)
+	b := make([]byte, 4096)
+	for {
+		n, err := c.f.Read(b)
+		c.mu.Lock()
+		c.buf.Write(b[:n])
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *console) send(s string) {
+	c.t.Helper()
+	if _, err := c.f.WriteString(s); err != nil {
+		c.t.Fatalf("writing %q: %v", s, err)
+	}
+}
+
+// ansi matches terminal escape sequences, which readline sprinkles through its output.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// expect waits until the output after the last match contains want (escape sequences
+// removed) and moves the mark past it.
+func (c *console) expect(want string) {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		raw := c.buf.String()[c.mark:]
+		c.mu.Unlock()
+		clean := ansi.ReplaceAllString(raw, "")
+		if i := strings.Index(clean, want); i >= 0 {
+			// Advance the mark past the match in the raw output: find the shortest raw
+			// prefix whose cleaned form holds the match.
+			for j := 1; j <= len(raw); j++ {
+				if strings.Contains(ansi.ReplaceAllString(raw[:j], ""), want) {
+					c.mu.Lock()
+					c.mark += j
+					c.mu.Unlock()
+					break
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %q; output since the last match:\n%q", want, clean)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTerminal drives the real binary under a pseudo-terminal: completion, a statement over
+// two lines, Ctrl-C mid-input, the history file, and Ctrl-D to leave.
+func TestTerminal(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no pseudo-terminals")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mql")
+	args := []string{"build", "-o", bin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	hist := filepath.Join(dir, "state", "hist")
+	cmd := exec.Command(bin, filepath.Join(dir, "term.db"))
+	cmd.Env = append(os.Environ(),
+		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+hist, testClockEnv+"="+testClockStart,
+		"XDG_STATE_HOME="+filepath.Join(dir, "xdg-state"))
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &console{t: t, f: f, done: make(chan struct{})}
+	go c.loop()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	}()
+
+	c.expect("Type \\help for help")
+	c.expect("mql> ")
+	c.send("principal alice user\r")
+	c.expect("principal alice  recorded  (tx 2)")
+	c.expect("mql> ")
+
+	// Tab completes a keyword: "sta" alone would not parse.
+	c.send("sta\t")
+	c.expect("stats")
+	c.send("\r")
+	c.expect("transactions")
+	c.expect("mql> ")
+
+	// A statement over two lines, with the continuation prompt.
+	c.send("assert Klarveld.price_per_seat = 44\r")
+	c.expect("  -> ")
+	c.send("by alice\r")
+	c.expect("Klarveld.price_per_seat@1  live  (tx 3)")
+	c.expect("mql> ")
+
+	// Tab completes names from the store, a part at a time.
+	c.send("why Kla\t")
+	c.expect("Klarveld")
+	c.send(".pri\t")
+	c.expect("price_per_seat")
+	c.send("\r")
+	c.expect("Klarveld.price_per_seat@1 = 44")
+	c.expect("mql> ")
+
+	// Ctrl-C mid-input discards it, in a continuation line too, and gives a fresh prompt.
+	c.send("live Kl")
+	c.send("\x03")
+	c.expect("mql> ")
+	c.send("assert X.y =\r")
+	c.expect("  -> ")
+	c.send("\x03")
+	c.expect("mql> ")
+	c.send("live Klarveld\r") // runs alone: nothing of the cancelled input is left
+	c.expect("Klarveld.price_per_seat@1  44")
+	c.expect("mql> ")
+
+	// A syntax error shows the line and a caret.
+	c.send("live Klarveld where value = = 1\r")
+	c.expect("                            ^")
+	c.expect("<stdin>:1:29:")
+	c.expect("mql> ")
+
+	// Ctrl-D leaves with status 0.
+	c.send("\x04")
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) || err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-D did not exit")
+	}
+
+	<-c.done
+	if os.Getenv("MQL_TERM_DEBUG") != "" {
+		c.mu.Lock()
+		t.Logf("terminal output:\n%s", ansi.ReplaceAllString(c.buf.String(), ""))
+		c.mu.Unlock()
+	}
+
+	b, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "principal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
+	if string(b) != want {
+		t.Errorf("history file:\n%s\nwant:\n%s", b, want)
+	}
+	if fi, _ := os.Stat(hist); fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode %v, want 0600", fi.Mode().Perm())
+	}
+}

@@ -1,0 +1,118 @@
+package graphstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cayleygraph/cayley/graph"
+	"github.com/cayleygraph/cayley/graph/iterator"
+	"github.com/cayleygraph/quad"
+)
+
+// backend is one Cayley quad store behind the Store. Implementations serialise their own
+// access where Cayley needs it (memstore); the Store serialises writers.
+type backend interface {
+	kind() string
+	// shared reports whether other processes may write to the same store (PostgreSQL).
+	shared() bool
+	// all returns every quad in the store.
+	all(ctx context.Context) ([]quad.Quad, error)
+	// txQuads returns the quads of transaction id, or none if it is not (yet) stored.
+	txQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
+	// apply adds quads as one Cayley transaction. The quads are new: they carry a transaction
+	// label that nothing stored carries yet.
+	apply(ctx context.Context, quads []quad.Quad) error
+	count(ctx context.Context) (int64, error)
+	// reopen closes and reopens the Cayley handle (after a failed apply: trap 1).
+	reopen(ctx context.Context) error
+	// lockWriters takes the cross-process writer lock (a no-op where one process owns the
+	// store) and returns its release.
+	lockWriters(ctx context.Context) (func(), error)
+	close() error
+}
+
+func quadsOf(ctx context.Context, qs graph.QuadStore, sh iterator.Shape) ([]quad.Quad, error) {
+	it := sh.Iterate()
+	defer it.Close()
+	var out []quad.Quad
+	for it.Next(ctx) {
+		q, err := qs.Quad(it.Result())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
+}
+
+func allQuads(ctx context.Context, qs graph.QuadStore) ([]quad.Quad, error) {
+	return quadsOf(ctx, qs, qs.QuadsAllIterator())
+}
+
+// subjectQuads returns the quads whose subject is v (using the subject index).
+func subjectQuads(ctx context.Context, qs graph.QuadStore, v quad.Value) ([]quad.Quad, error) {
+	ref, err := qs.ValueOf(v)
+	if err != nil || ref == nil {
+		return nil, err
+	}
+	return quadsOf(ctx, qs, qs.QuadIterator(quad.Subject, ref))
+}
+
+// txQuadsOf collects the quads of transaction id without a label scan: the transaction node's
+// own quads, then those of every subject it links with urn:mql:wrote, keeping the ones
+// labelled with this transaction.
+func txQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad, error) {
+	label := txIRI(id)
+	own, err := subjectQuads(ctx, qs, label)
+	if err != nil || len(own) == 0 {
+		return nil, err
+	}
+	var out []quad.Quad
+	for _, q := range own {
+		if q.Label == label {
+			out = append(out, q)
+		}
+	}
+	for _, q := range own {
+		if q.Label != label || q.Predicate != mqlWrote {
+			continue
+		}
+		more, err := subjectQuads(ctx, qs, q.Object)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range more {
+			if m.Label == label {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+func applyQuads(qs graph.QuadStore, quads []quad.Quad) error {
+	deltas := make([]graph.Delta, len(quads))
+	for i, q := range quads {
+		deltas[i] = graph.Delta{Quad: q, Action: graph.Add}
+	}
+	// IgnoreDup false: a duplicate would be a bug (every quad carries a new label), and
+	// ignoring it would leak node reference counts (trap 2).
+	return qs.ApplyDeltas(deltas, graph.IgnoreOpts{IgnoreDup: false, IgnoreMissing: false})
+}
+
+func statsCount(ctx context.Context, qs graph.QuadStore) (int64, error) {
+	st, err := qs.Stats(ctx, true)
+	if err != nil {
+		return 0, err
+	}
+	return st.Quads.Value, nil
+}
+
+func noLock(context.Context) (func(), error) { return func() {}, nil }
+
+func storageErr(what string, err error) error {
+	return fmt.Errorf("graphstore: %s: %w: %w", what, ErrStorage, err)
+}

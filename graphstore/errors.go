@@ -1,0 +1,38 @@
+package graphstore
+
+import "errors"
+
+// Sentinel errors. Every error the store returns for one of these conditions wraps the
+// sentinel, so callers test with errors.Is; the message around it says which file, database,
+// transaction or line is concerned and what to do about it.
+var (
+	// ErrInUse is returned by Open when a bbolt file is held by another process (or by another
+	// open Store in this process) and was not released within Options.OpenTimeout. Only one
+	// process may own a bbolt store at a time: close the other session, or use PostgreSQL to
+	// share one memory between processes.
+	ErrInUse = errors.New("store is in use")
+
+	// ErrBadDSN is returned by Open when the data source name has none of the accepted forms:
+	// "memory:", "bbolt:PATH", a plain file path, or a "postgres://" / "postgresql://" URL.
+	ErrBadDSN = errors.New("invalid data source name")
+
+	// ErrStorage is returned when the underlying Cayley store fails to read or write, or holds
+	// data that does not decode as an mql store. When a write fails this way nothing was
+	// recorded, the in-memory index is unchanged, and the store is reopened before the next
+	// write.
+	ErrStorage = errors.New("storage failure")
+
+	// ErrBadImport is returned by ReadNQuads and Import when the input is not a valid mql
+	// export: a line that does not parse as an N-Quad (the message names the line), a record
+	// with an unknown shape or a missing field, transaction ids that are not contiguous, a
+	// reference to something that was never recorded, or a genesis whose owner or strict flag
+	// differs from the store's. Nothing is written when it is returned.
+	ErrBadImport = errors.New("invalid import")
+
+	// ErrNotEmpty is returned by Import when the store already holds transactions beyond its
+	// genesis. Import only into a newly created store.
+	ErrNotEmpty = errors.New("store is not empty")
+
+	// ErrClosed is returned by every method of a Store after Close.
+	ErrClosed = errors.New("store is closed")
+)

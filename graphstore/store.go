@@ -1,0 +1,499 @@
+package graphstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cayleygraph/quad"
+)
+
+// Options configure Open.
+type Options struct {
+	Owner       string           // owner principal recorded at genesis; default "owner"
+	Strict      bool             // recorded at genesis
+	Clock       func() time.Time // transaction time source; default time.Now; the Store stores UTC
+	OpenTimeout time.Duration    // bbolt: how long to wait for a file held by another process; default 1s
+}
+
+// Store is an mql memory persisted in a Cayley quad store, with the in-memory Index of every
+// transaction it holds. It is safe for concurrent use.
+//
+// Lock order: writer mutex, then the cross-process writer lock (PostgreSQL), then the index
+// mutex (which Refresh also takes), then Index. Callers must not call Write, Import or Refresh
+// while holding the Index lock, nor from inside a build function.
+type Store struct {
+	be    backend
+	clock func() time.Time
+
+	life   sync.RWMutex // Close takes it for writing
+	closed bool
+
+	wmu    sync.Mutex // serialises writers in this process
+	broken bool       // a write failed; reopen the Cayley handle before the next one (trap 1)
+
+	imu   sync.Mutex // serialises extending the index (Refresh and commits)
+	ix    *Index
+	chain *chain
+}
+
+// Open opens or creates the store named by dsn:
+//
+//	memory:                   a Cayley memstore; gone when the Store is closed
+//	bbolt:PATH, or PATH       a bbolt file, created if missing; one process at a time
+//	postgres://… postgresql://…  a PostgreSQL database shared by any number of processes
+//
+// It loads every transaction into a fresh Index. A new store gets its genesis transaction
+// (tx 1: the owner principal and the strict flag from opts); an existing store keeps the
+// owner and strict flag it was created with, whatever opts say.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Owner == "" {
+		opts.Owner = "owner"
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.OpenTimeout <= 0 {
+		opts.OpenTimeout = time.Second
+	}
+	be, err := openBackend(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{be: be, clock: opts.Clock, ix: NewIndex(), chain: newChain()}
+	if err := s.load(ctx, opts); err != nil {
+		be.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openBackend(ctx context.Context, dsn string, opts Options) (backend, error) {
+	switch {
+	case dsn == "memory:" || dsn == "memory":
+		return openMemory(), nil
+	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn)
+	case strings.HasPrefix(dsn, "bbolt:"):
+		path := strings.TrimPrefix(dsn, "bbolt:")
+		if path == "" {
+			break
+		}
+		return openBBolt(path, opts.OpenTimeout)
+	case dsn != "" && !strings.Contains(dsn, "://") && !hasScheme(dsn):
+		return openBBolt(dsn, opts.OpenTimeout)
+	}
+	return nil, fmt.Errorf("graphstore: cannot open %q: %w; use memory:, bbolt:PATH, a file path, or postgres://user@host:port/db", dsn, ErrBadDSN)
+}
+
+// hasScheme reports whether dsn starts with an unknown "word:" scheme (a Windows drive letter
+// like C: is a path, not a scheme).
+func hasScheme(dsn string) bool {
+	i := strings.IndexByte(dsn, ':')
+	if i <= 1 {
+		return false
+	}
+	for _, r := range dsn[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return !strings.ContainsAny(dsn[:i], "/\\")
+}
+
+// load reads every stored transaction into the index and writes the genesis of a new store.
+// The scan needs no lock: writers commit in id order, one at a time, so any snapshot holds a
+// prefix of the history. Deciding that the store is new does: processes opening one new
+// PostgreSQL database at once must agree on one genesis.
+func (s *Store) load(ctx context.Context, opts Options) error {
+	quads, err := s.be.all(ctx)
+	if err != nil {
+		return storageErr("reading the store", err)
+	}
+	txs, err := decodeTxs(quads)
+	if err != nil {
+		return fmt.Errorf("graphstore: the store does not hold a valid mql memory: %w: %v", ErrStorage, err)
+	}
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	for _, tx := range txs {
+		if err := s.index(tx); err != nil {
+			return fmt.Errorf("graphstore: the store does not hold a valid mql memory: %w: %v", ErrStorage, err)
+		}
+	}
+	if s.chain.head > 0 {
+		return nil
+	}
+	// (imu before the writer lock inverts Write's order, harmlessly: nobody else has s yet.)
+	unlock, err := s.be.lockWriters(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.refreshLocked(ctx); err != nil || s.chain.head > 0 {
+		return err
+	}
+	_, err = s.commit(ctx, opts.Owner, func(_ *Index, tx *Tx) error {
+		tx.Meta = &StoreMeta{Owner: opts.Owner, Strict: opts.Strict}
+		tx.Principals = []*Principal{{Name: opts.Owner, Type: User, Tx: tx.ID}}
+		return nil
+	})
+	return err
+}
+
+// index checks tx against what is indexed and adds it. Caller holds imu.
+func (s *Store) index(tx *Tx) error {
+	if err := s.chain.check(tx); err != nil {
+		return err
+	}
+	if err := addToIndex(s.ix, tx); err != nil {
+		return err
+	}
+	s.chain.add(tx)
+	return nil
+}
+
+func addToIndex(ix *Index, tx *Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tx %d cannot be indexed: %v", tx.ID, r)
+		}
+	}()
+	ix.Lock()
+	defer ix.Unlock()
+	ix.Add(tx)
+	return nil
+}
+
+// Close closes the store. It waits for a write in progress; later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.be.close(); err != nil {
+		return storageErr("closing", err)
+	}
+	return nil
+}
+
+// Backend names the kind of store: "memory", "bbolt" or "postgres".
+func (s *Store) Backend() string { return s.be.kind() }
+
+// Index is the live index. Lock it (RLock) for the whole of a read; call Refresh first, not
+// while holding it.
+func (s *Store) Index() *Index { return s.ix }
+
+func (s *Store) enter() error {
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return fmt.Errorf("graphstore: %w; open it again to use it", ErrClosed)
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.life.RUnlock() }
+
+// Write commits one transaction. Writers are serialised: in this process by a mutex and, on
+// PostgreSQL, across processes by an advisory lock. Under the lock Write first loads what
+// other processes committed (Refresh), then calls build with a new Tx whose ID (head+1), Time
+// (the clock, in UTC) and By are set; build fills in records and may read the index (Write
+// holds its read lock while build runs; build must not call back into the Store). Record Tx
+// fields left zero are set to the transaction's id, and times are stored in UTC.
+//
+// If build returns an error nothing is written and that error is returned unchanged. If the
+// transaction is malformed (see encodeTx) or refers to claims, artifacts or sources that were
+// never recorded, nothing is written and the error says why. Otherwise the transaction is
+// applied as one Cayley transaction and added to the index. If Cayley fails, the error wraps
+// ErrStorage, nothing is indexed, and the Cayley handle is reopened before the next write.
+func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	unlock, err := s.be.lockWriters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if err := s.refreshLocked(ctx); err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, by, build)
+}
+
+// commit builds, checks, applies and indexes one transaction. Caller holds wmu, the writer
+// lock and imu, with the index up to date.
+func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
+	if s.broken {
+		if err := s.be.reopen(ctx); err != nil {
+			return nil, storageErr("reopening after a failed write", err)
+		}
+		s.broken = false
+	}
+	var tx *Tx
+	err := func() error {
+		s.ix.RLock()
+		defer s.ix.RUnlock() // even if build panics
+		tx = &Tx{ID: s.ix.Head() + 1, Time: s.clock().UTC(), By: by}
+		return build(s.ix, tx)
+	}()
+	if err != nil {
+		return nil, err
+	}
+	normalize(tx)
+	quads, err := encodeTx(tx)
+	if err != nil {
+		return nil, fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	if err := s.chain.check(tx); err != nil {
+		return nil, fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.be.apply(ctx, quads); err != nil {
+		s.broken = true
+		return nil, fmt.Errorf("graphstore: writing tx %d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", tx.ID, ErrStorage, err)
+	}
+	if err := addToIndex(s.ix, tx); err != nil {
+		return nil, fmt.Errorf("graphstore: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
+	}
+	s.chain.add(tx)
+	return tx, nil
+}
+
+// normalize stamps records with their transaction and puts every time in UTC.
+func normalize(tx *Tx) {
+	stamp := func(t *TxID) {
+		if *t == 0 {
+			*t = tx.ID
+		}
+	}
+	utc := func(t *time.Time) {
+		if !t.IsZero() {
+			*t = t.UTC()
+		}
+	}
+	tx.Time = tx.Time.UTC()
+	for _, p := range tx.Principals {
+		if p != nil {
+			stamp(&p.Tx)
+		}
+	}
+	for _, g := range tx.Grants {
+		if g != nil {
+			stamp(&g.Tx)
+		}
+	}
+	for _, x := range tx.Sources {
+		if x != nil {
+			stamp(&x.Tx)
+		}
+	}
+	for _, c := range tx.Claims {
+		if c != nil {
+			stamp(&c.Tx)
+			utc(&c.ValidFrom)
+			utc(&c.ValidUntil)
+			if c.Value.Type == Time {
+				utc(&c.Value.Time)
+			}
+		}
+	}
+	for _, r := range tx.Revocations {
+		if r != nil {
+			stamp(&r.Tx)
+		}
+	}
+	for _, c := range tx.Confirmations {
+		if c != nil {
+			stamp(&c.Tx)
+		}
+	}
+	for _, a := range tx.Artifacts {
+		if a != nil {
+			stamp(&a.Tx)
+		}
+	}
+	for _, r := range tx.Reviews {
+		if r != nil {
+			stamp(&r.Tx)
+		}
+	}
+	for _, d := range tx.Decays {
+		if d != nil {
+			stamp(&d.Tx)
+		}
+	}
+}
+
+// Refresh loads the transactions other processes committed since the index's head. Only a
+// PostgreSQL store is shared; for memory and bbolt it does nothing. Read paths call it before
+// taking the index lock.
+func (s *Store) Refresh(ctx context.Context) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	if !s.be.shared() {
+		return nil
+	}
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	return s.refreshLocked(ctx)
+}
+
+// refreshLocked probes for transaction head+1 until there is none. Caller holds imu.
+func (s *Store) refreshLocked(ctx context.Context) error {
+	if !s.be.shared() {
+		return nil
+	}
+	for {
+		id := s.chain.head + 1
+		quads, err := s.be.txQuads(ctx, id)
+		if err != nil {
+			return storageErr(fmt.Sprintf("loading tx %d", id), err)
+		}
+		if len(quads) == 0 {
+			return nil
+		}
+		txs, err := decodeTxs(quads)
+		if err == nil && (len(txs) != 1 || txs[0].ID != id) {
+			err = fmt.Errorf("tx %d decoded as %d transactions", id, len(txs))
+		}
+		if err == nil {
+			err = s.index(txs[0])
+		}
+		if err != nil {
+			return fmt.Errorf("graphstore: stored tx %d is not valid: %w: %v", id, ErrStorage, err)
+		}
+	}
+}
+
+// QuadCount returns the number of quads stored.
+func (s *Store) QuadCount(ctx context.Context) (int64, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	n, err := s.be.count(ctx)
+	if err != nil {
+		return 0, storageErr("counting quads", err)
+	}
+	return n, nil
+}
+
+// Import commits transactions read by ReadNQuads as one Cayley transaction: all or nothing.
+// The store must hold only its genesis (else ErrNotEmpty). The imported genesis must record
+// the same owner and strict flag as this store's (else ErrBadImport) and is skipped; the other
+// transactions keep their ids, which must run on from 2 without gaps.
+func (s *Store) Import(ctx context.Context, txs []*Tx) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	if len(txs) == 0 || txs[0] == nil {
+		return fmt.Errorf("graphstore: import: %w: there are no transactions to import", ErrBadImport)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	unlock, err := s.be.lockWriters(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if err := s.refreshLocked(ctx); err != nil {
+		return err
+	}
+	if head := s.chain.head; head != 1 {
+		return fmt.Errorf("graphstore: import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
+	}
+	g := txs[0]
+	if g.ID != 1 || g.Meta == nil {
+		return fmt.Errorf("graphstore: import: %w: the first transaction must be the genesis (tx 1, with owner and strict flag), got tx %d", ErrBadImport, g.ID)
+	}
+	if !isPlainGenesis(g) {
+		return fmt.Errorf("graphstore: import: %w: the genesis may record only the store meta and its owner principal, and it is skipped on import; this one records more", ErrBadImport)
+	}
+	s.ix.RLock()
+	meta := s.ix.Tx(1).Meta
+	s.ix.RUnlock()
+	if meta == nil || *meta != *g.Meta {
+		var have StoreMeta
+		if meta != nil {
+			have = *meta
+		}
+		return fmt.Errorf("graphstore: import: %w: the file was exported from a store owned by %q with strict=%t, but this store is owned by %q with strict=%t; create the store with the same owner and strict flag",
+			ErrBadImport, g.Meta.Owner, g.Meta.Strict, have.Owner, have.Strict)
+	}
+	rest := txs[1:]
+	if len(rest) == 0 {
+		return nil
+	}
+	// Check everything before writing anything, against a copy of the chain.
+	c := newChain()
+	c.add(s.ix.Tx(1))
+	var quads []quad.Quad
+	for _, tx := range rest {
+		if tx == nil {
+			return fmt.Errorf("graphstore: import: %w: nil transaction", ErrBadImport)
+		}
+		if err := c.check(tx); err != nil {
+			return fmt.Errorf("graphstore: import: %w: %v", ErrBadImport, err)
+		}
+		q, err := encodeTx(tx)
+		if err != nil {
+			return fmt.Errorf("graphstore: import: %w: %v", ErrBadImport, err)
+		}
+		c.add(tx)
+		quads = append(quads, q...)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.broken {
+		if err := s.be.reopen(ctx); err != nil {
+			return storageErr("reopening after a failed write", err)
+		}
+		s.broken = false
+	}
+	if err := s.be.apply(ctx, quads); err != nil {
+		s.broken = true
+		return fmt.Errorf("graphstore: import failed and nothing was recorded: %w: %w", ErrStorage, err)
+	}
+	for _, tx := range rest {
+		if err := s.index(tx); err != nil {
+			return fmt.Errorf("graphstore: import: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
+		}
+	}
+	return nil
+}
+
+// isPlainGenesis reports whether g records nothing but what Open writes at creation.
+func isPlainGenesis(g *Tx) bool {
+	return g.Meta != nil && len(g.Principals) == 1 && g.Principals[0] != nil &&
+		g.Principals[0].Name == g.Meta.Owner && g.Principals[0].Type == User &&
+		len(g.Grants)+len(g.Sources)+len(g.Claims)+len(g.Revocations)+len(g.Confirmations)+
+			len(g.Artifacts)+len(g.Reviews)+len(g.Decays) == 0
+}

@@ -1,0 +1,727 @@
+package graphstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cayleygraph/quad"
+	_ "github.com/lib/pq"
+)
+
+// ---- backends under test -------------------------------------------------------------------
+
+type backendCase struct {
+	name       string
+	persistent bool
+	newDSN     func(t *testing.T) string // a fresh, empty store
+}
+
+func backendCases() []backendCase {
+	return []backendCase{
+		{name: "memory", newDSN: func(*testing.T) string { return "memory:" }},
+		{name: "bbolt", persistent: true, newDSN: func(t *testing.T) string {
+			return "bbolt:" + filepath.Join(t.TempDir(), "mql.db")
+		}},
+		{name: "postgres", persistent: true, newDSN: newPGDatabase},
+	}
+}
+
+// eachBackend runs f against every backend; PostgreSQL only when MQL_TEST_POSTGRES is set.
+func eachBackend(t *testing.T, f func(t *testing.T, bc backendCase)) {
+	for _, bc := range backendCases() {
+		t.Run(bc.name, func(t *testing.T) { f(t, bc) })
+	}
+}
+
+func pgServer(t testing.TB) string {
+	dsn := os.Getenv("MQL_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("set MQL_TEST_POSTGRES=postgres://… to run PostgreSQL tests; .ci/run does")
+	}
+	return dsn
+}
+
+// newPGDatabase creates a database of its own for one test and drops it afterwards.
+func newPGDatabase(t *testing.T) string {
+	server := pgServer(t)
+	db, err := sql.Open("postgres", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := "mqltest_" + hex.EncodeToString(rnd[:])
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("postgres", server)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer db.Close()
+		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func mustOpen(t testing.TB, dsn string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn, opts)
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	return s
+}
+
+func txsOf(s *Store) []*Tx {
+	ix := s.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	return append([]*Tx(nil), ix.Txs()...)
+}
+
+func head(s *Store) TxID {
+	ix := s.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	return ix.Head()
+}
+
+func quadCount(t testing.TB, s *Store) int64 {
+	t.Helper()
+	n, err := s.QuadCount(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func sameTxs(t *testing.T, got, want []*Tx) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d transactions, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("tx %d differs:\n got %s\nwant %s", want[i].ID, dumpTx(got[i]), dumpTx(want[i]))
+		}
+	}
+}
+
+// writeSample records a small history with every record type through Write.
+func writeSample(t testing.TB, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	steps := []func(ix *Index, tx *Tx) error{
+		func(_ *Index, tx *Tx) error {
+			tx.Principals = []*Principal{{Name: "alice", Type: User}, {Name: "worker-3", Type: Agent}, {Name: "scraper/v2", Type: Tool}}
+			tx.Grants = []*Grant{{ID: fmt.Sprintf("g%d.1", tx.ID), Grantee: "worker-3", Right: RightAssert, Scope: "price_per_seat", By: "owner"}}
+			tx.Sources = []*Source{{ID: "src:Klarveld:rev0", Excerpt: "44 €/seat \\x00 \"q\"", URI: "https://k.example/p", Revision: "rev0"}}
+			return nil
+		},
+		func(_ *Index, tx *Tx) error {
+			tx.Claims = []*Claim{
+				{ID: *cid("Klarveld.price_per_seat@1"), Value: Value{Type: Number, Num: 44}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: Observed, Confidence: 0.9, Grant: "g2.1"},
+				{ID: *cid("Klarveld.region@1"), Value: Value{Type: String, Str: `EU \x00 \x\x0000 \`}, By: "worker-3", Kind: Observed, Confidence: 0.8,
+					ValidUntil: time.Date(2027, 1, 1, 0, 0, 0, 5, time.FixedZone("X", 3600))},
+				{ID: *cid("Klarveld.founded@1"), Value: Value{Type: Time, Time: time.Date(1999, 1, 2, 3, 4, 5, 6, time.UTC)}, By: "alice", Kind: Inferred, Confidence: 0.5, SeenBy: []string{"alice", "worker-3"}},
+				{ID: *cid("Klarveld.soc2@1"), Value: Value{Type: Bool, Bool: true}, By: "alice", Kind: Observed, Confidence: 1},
+				{ID: *cid("Klarveld.parent@1"), Value: Value{Type: Ref, Str: "Brimsole"}, By: "alice", Kind: Inferred, Confidence: 0.3},
+			}
+			return nil
+		},
+		func(_ *Index, tx *Tx) error {
+			tx.Claims = []*Claim{
+				{ID: *cid("Klarveld.price_per_seat@2"), Value: Value{Type: Number, Num: 4.4}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: Observed, Confidence: 0.9, Supersedes: cid("Klarveld.price_per_seat@1")},
+				{ID: *cid("Klarveld.price_per_seat@3"), Value: Value{Type: Number, Num: 44}, By: "worker-3", Kind: Inferred, Confidence: 0.6, Contests: cid("Klarveld.price_per_seat@2")},
+			}
+			return nil
+		},
+		func(_ *Index, tx *Tx) error {
+			tx.Revocations = []*Revocation{{ID: fmt.Sprintf("r%d.1", tx.ID), Claim: *cid("Klarveld.price_per_seat@2"), By: "alice", Because: "misread the page", Standing: "owner", ReplacedBy: cid("Klarveld.price_per_seat@3")}}
+			tx.Confirmations = []*Confirmation{{ID: fmt.Sprintf("c%d.1", tx.ID), Claim: *cid("Klarveld.soc2@1"), By: "alice", Standing: "owner"}}
+			tx.Decays = []*Decay{{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner"}}
+			return nil
+		},
+		func(_ *Index, tx *Tx) error {
+			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan:pick-vendor", 1}, DerivedFrom: []NodeRef{{Claim: cid("Klarveld.price_per_seat@3")}, {Claim: cid("Klarveld.soc2@1")}}, By: "worker-3", Confidence: 1}}
+			return nil
+		},
+		func(_ *Index, tx *Tx) error {
+			tx.Reviews = []*Review{{ID: fmt.Sprintf("v%d.1", tx.ID), Artifact: ArtifactID{"plan:pick-vendor", 1}, By: "alice", Because: "re-checked"}}
+			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan:pick-vendor", 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{"plan:pick-vendor", 1}}}, By: "worker-3", Confidence: 0.5, SeenBy: []string{"worker-3"}}}
+			return nil
+		},
+	}
+	for i, step := range steps {
+		by := "owner"
+		if i == 1 {
+			by = "worker-3"
+		}
+		if _, err := s.Write(ctx, by, step); err != nil {
+			t.Fatalf("sample step %d: %v", i, err)
+		}
+	}
+}
+
+// ---- suite ---------------------------------------------------------------------------------
+
+func TestGenesis(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		dsn := bc.newDSN(t)
+		s := mustOpen(t, dsn, Options{Owner: "boss", Strict: true})
+		if s.Backend() != bc.name {
+			t.Errorf("Backend() = %q", s.Backend())
+		}
+		txs := txsOf(s)
+		if len(txs) != 1 {
+			t.Fatalf("%d transactions after creation", len(txs))
+		}
+		g := txs[0]
+		want := &Tx{ID: 1, Time: g.Time, By: "boss", Meta: &StoreMeta{Owner: "boss", Strict: true}, Principals: []*Principal{{Name: "boss", Type: User, Tx: 1}}}
+		if !reflect.DeepEqual(g, want) || g.Time.Location() != time.UTC || time.Since(g.Time) > time.Minute {
+			t.Fatalf("genesis %s", dumpTx(g))
+		}
+		n := quadCount(t, s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bc.persistent {
+			return
+		}
+		// Reopening does not write a second genesis, and the recorded meta wins over Options.
+		s = mustOpen(t, dsn, Options{Owner: "someone-else"})
+		defer s.Close()
+		sameTxs(t, txsOf(s), []*Tx{g})
+		if got := quadCount(t, s); got != n {
+			t.Fatalf("reopen: %d quads, had %d", got, n)
+		}
+		if m := s.Index().Meta(); m.Owner != "boss" || !m.Strict {
+			t.Fatalf("meta after reopen %+v", m)
+		}
+	})
+}
+
+func TestReopenLoadsEverything(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		if !bc.persistent {
+			t.Skip("memory stores do not outlive Close")
+		}
+		dsn := bc.newDSN(t)
+		s := mustOpen(t, dsn, Options{})
+		writeSample(t, s)
+		want := txsOf(s)
+		n := quadCount(t, s)
+		s.Close()
+
+		s = mustOpen(t, dsn, Options{})
+		defer s.Close()
+		sameTxs(t, txsOf(s), want)
+		if got := quadCount(t, s); got != n {
+			t.Fatalf("%d quads after reopen, want %d", got, n)
+		}
+		// The region claim's time was given in another zone; it is stored in UTC.
+		if vu := want[2].Claims[1].ValidUntil; vu.Location() != time.UTC {
+			t.Errorf("valid-until not normalised to UTC: %v", vu)
+		}
+		if got := want[2].Claims[1].Value.Str; got != `EU \x00 \x\x0000 \` {
+			t.Errorf("text changed: %q", got)
+		}
+		// And a write after reopening continues the ids.
+		tx, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+			tx.Decays = []*Decay{{Predicate: "p", HalfLife: time.Hour, By: "owner"}}
+			return nil
+		})
+		if err != nil || tx.ID != want[len(want)-1].ID+1 {
+			t.Fatalf("write after reopen: %v %v", tx, err)
+		}
+	})
+}
+
+func TestWriteAtomicity(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		ctx := context.Background()
+		s := mustOpen(t, bc.newDSN(t), Options{})
+		defer s.Close()
+		writeSample(t, s)
+		n, h := quadCount(t, s), head(s)
+
+		boom := errors.New("boom")
+		tx, err := s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
+			tx.Claims = []*Claim{{ID: *cid("X.p@1"), Value: Value{Type: String, Str: "x"}, By: "owner", Kind: Inferred, Confidence: 1}}
+			return boom
+		})
+		if err != boom || tx != nil {
+			t.Fatalf("build error came back as %v, %v", tx, err)
+		}
+		// A transaction that refers to a claim never recorded is refused before writing.
+		_, err = s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
+			tx.Revocations = []*Revocation{{ID: "r", Claim: *cid("Nobody.p@1"), By: "owner"}}
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "never recorded") {
+			t.Fatalf("dangling reference: %v", err)
+		}
+		// A malformed one too.
+		_, err = s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
+			tx.Claims = []*Claim{{ID: *cid("X.p@1"), Value: Value{Type: String, Str: "x"}, By: "owner", Kind: "guess", Confidence: 1}}
+			return nil
+		})
+		if err == nil {
+			t.Fatal("malformed claim written")
+		}
+		// A cancelled context writes nothing.
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := s.Write(cctx, "owner", func(*Index, *Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled write: %v", err)
+		}
+		if got := quadCount(t, s); got != n {
+			t.Fatalf("quad count %d, want %d", got, n)
+		}
+		if got := head(s); got != h {
+			t.Fatalf("head %d, want %d", got, h)
+		}
+		// The next good write gets the next id.
+		tx, err = s.Write(ctx, "owner", func(*Index, *Tx) error { return nil })
+		if err != nil || tx.ID != h+1 {
+			t.Fatalf("next write %v %v", tx, err)
+		}
+	})
+}
+
+// failingBackend makes apply fail on demand, to test what Store does when Cayley fails.
+type failingBackend struct {
+	backend
+	fail    bool
+	reopens int
+}
+
+func (f *failingBackend) apply(ctx context.Context, q []quad.Quad) error {
+	if f.fail {
+		f.fail = false
+		return errors.New("injected failure")
+	}
+	return f.backend.apply(ctx, q)
+}
+
+func (f *failingBackend) reopen(ctx context.Context) error {
+	f.reopens++
+	return f.backend.reopen(ctx)
+}
+
+func TestApplyFailure(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		ctx := context.Background()
+		s := mustOpen(t, bc.newDSN(t), Options{})
+		defer s.Close()
+		fb := &failingBackend{backend: s.be}
+		s.be = fb
+		writeSample(t, s)
+		n, h := quadCount(t, s), head(s)
+		fb.fail = true
+		_, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
+			tx.Principals = []*Principal{{Name: "bob", Type: User}}
+			return nil
+		})
+		if !errors.Is(err, ErrStorage) {
+			t.Fatalf("failed apply: %v", err)
+		}
+		if quadCount(t, s) != n || head(s) != h || fb.reopens != 0 {
+			t.Fatal("failed apply changed the store or reopened too early")
+		}
+		tx, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
+			tx.Principals = []*Principal{{Name: "bob", Type: User}}
+			return nil
+		})
+		if err != nil || tx.ID != h+1 || fb.reopens != 1 {
+			t.Fatalf("write after failure: %v %v, %d reopens", tx, err, fb.reopens)
+		}
+		if got := txsOf(s); got[len(got)-1] != tx {
+			t.Fatal("index does not end with the new tx")
+		}
+	})
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		s := mustOpen(t, bc.newDSN(t), Options{})
+		defer s.Close()
+		const writers, each = 16, 5
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 1; i <= each; i++ {
+					_, err := s.Write(context.Background(), "owner", countingClaim(fmt.Sprintf("w%d", w), i))
+					if err != nil {
+						errs <- err
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		checkCounting(t, txsOf(s), 1+writers*each)
+	})
+}
+
+// countingClaim writes version `version` of subject.n whose value is the number of claims the
+// index held when build ran: with serialised writers, exactly the claims of all earlier txs.
+func countingClaim(subject string, version int) func(ix *Index, tx *Tx) error {
+	return func(ix *Index, tx *Tx) error {
+		n := 0
+		for _, t := range ix.Txs() {
+			n += len(t.Claims)
+		}
+		tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: subject, Predicate: "n"}, Version: version},
+			Value: Value{Type: Number, Num: float64(n)}, By: "owner", Kind: Inferred, Confidence: 1}}
+		return nil
+	}
+}
+
+func checkCounting(t *testing.T, txs []*Tx, want int) {
+	t.Helper()
+	if len(txs) != want {
+		t.Fatalf("%d transactions, want %d", len(txs), want)
+	}
+	claims := 0
+	for i, tx := range txs {
+		if tx.ID != TxID(i+1) {
+			t.Fatalf("tx at %d has id %d", i, tx.ID)
+		}
+		for _, c := range tx.Claims {
+			if int(c.Value.Num) != claims {
+				t.Fatalf("tx %d saw %v claims, but %d were committed before it", tx.ID, c.Value.Num, claims)
+			}
+		}
+		claims += len(tx.Claims)
+	}
+}
+
+func TestClosedAndBadDSN(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, "memory:", Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, "owner", func(*Index, *Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+	if err := s.Refresh(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("refresh after close: %v", err)
+	}
+	if _, err := s.QuadCount(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("count after close: %v", err)
+	}
+	if err := s.Import(ctx, []*Tx{{ID: 1}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("import after close: %v", err)
+	}
+	for _, dsn := range []string{"", "mysql://x", "sqlite:x.db", "bbolt:", "http://x"} {
+		_, err := Open(ctx, dsn, Options{})
+		if !errors.Is(err, ErrBadDSN) || !strings.Contains(err.Error(), "bbolt:PATH") {
+			t.Errorf("Open(%q): %v", dsn, err)
+		}
+	}
+	// A plain path is a bbolt file.
+	p := filepath.Join(t.TempDir(), "plain.mql")
+	s = mustOpen(t, p, Options{})
+	if s.Backend() != "bbolt" {
+		t.Errorf("plain path opened %s", s.Backend())
+	}
+	s.Close()
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("bbolt store is not one file: %v", err)
+	}
+}
+
+func TestBBoltInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	s := mustOpen(t, "bbolt:"+path, Options{})
+	defer s.Close()
+
+	// A second open in this process conflicts too: flock locks belong to open file
+	// descriptions, and bbolt opens the file anew.
+	start := time.Now()
+	_, err := Open(context.Background(), "bbolt:"+path, Options{OpenTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("second open: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("second open took %s", d)
+	}
+}
+
+func TestBBoltInUseByOtherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "MQL_HELPER=bbolt-hold", "MQL_HELPER_DSN=bbolt:"+path)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	start := time.Now()
+	_, err = Open(context.Background(), "bbolt:"+path, Options{OpenTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, ErrInUse) {
+		t.Fatalf("open of a file held by another process: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("open took %s", d)
+	}
+	// Once the other process is gone the file opens.
+	stdin.Close()
+	cmd.Wait()
+	s := mustOpen(t, "bbolt:"+path, Options{})
+	if head(s) != 2 {
+		t.Errorf("head %d after the helper's write", head(s))
+	}
+	s.Close()
+}
+
+// TestHelperProcess is not a test: other tests run the test binary again with MQL_HELPER set
+// to get a second process.
+func TestHelperProcess(t *testing.T) {
+	role := os.Getenv("MQL_HELPER")
+	if role == "" {
+		t.Skip("helper process for the multi-process tests")
+	}
+	dsn := os.Getenv("MQL_HELPER_DSN")
+	ctx := context.Background()
+	switch role {
+	case "bbolt-hold":
+		s := mustOpen(t, dsn, Options{})
+		if _, err := s.Write(ctx, "owner", func(*Index, *Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin) // hold the file until the parent closes stdin
+		s.Close()
+	case "pg-writer":
+		s := mustOpen(t, dsn, Options{})
+		defer s.Close()
+		n, _ := strconv.Atoi(os.Getenv("MQL_HELPER_WRITES"))
+		subject := os.Getenv("MQL_HELPER_SUBJECT")
+		for i := 1; i <= n; i++ {
+			if _, err := s.Write(ctx, "owner", countingClaim(subject, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
+
+func TestPostgresMultiProcess(t *testing.T) {
+	dsn := newPGDatabase(t)
+	const procs, writes = 4, 25
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for p := 0; p < procs; p++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "MQL_HELPER=pg-writer", "MQL_HELPER_DSN="+dsn,
+			"MQL_HELPER_WRITES="+strconv.Itoa(writes), "MQL_HELPER_SUBJECT="+fmt.Sprintf("proc%d", p))
+		out := &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	// This process writes at the same time, through its own Store.
+	s := mustOpen(t, dsn, Options{})
+	defer s.Close()
+	for i := 1; i <= 5; i++ {
+		if _, err := s.Write(context.Background(), "owner", countingClaim("parent", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("writer %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	if err := s.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txs := txsOf(s)
+	checkCounting(t, txs, 1+procs*writes+5)
+	per := map[string]int{}
+	for _, tx := range txs {
+		for _, c := range tx.Claims {
+			per[c.ID.Subject]++
+		}
+	}
+	for p := 0; p < procs; p++ {
+		if got := per[fmt.Sprintf("proc%d", p)]; got != writes {
+			t.Errorf("proc%d: %d claims, want %d", p, got, writes)
+		}
+	}
+	// A fresh open loads the same history.
+	s2 := mustOpen(t, dsn, Options{})
+	defer s2.Close()
+	sameTxs(t, txsOf(s2), txs)
+}
+
+func TestPostgresRefresh(t *testing.T) {
+	dsn := newPGDatabase(t)
+	ctx := context.Background()
+	a := mustOpen(t, dsn, Options{Owner: "ann"})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{Owner: "ignored"})
+	defer b.Close()
+	if b.Index().Meta().Owner != "ann" {
+		t.Fatal("second store wrote its own genesis")
+	}
+	writeSample(t, a)
+	if head(b) != 1 {
+		t.Fatal("b changed without Refresh")
+	}
+	if err := b.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameTxs(t, txsOf(b), txsOf(a))
+	// b's next write follows a's, and a sees it after refreshing.
+	tx, err := b.Write(ctx, "owner", countingClaim("B", 1))
+	if err != nil || tx.ID != head(a)+1 {
+		t.Fatalf("b write: %v %v", tx, err)
+	}
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameTxs(t, txsOf(a), txsOf(b))
+	if n1, n2 := quadCount(t, a), quadCount(t, b); n1 != n2 {
+		t.Fatalf("counts %d and %d", n1, n2)
+	}
+}
+
+// ---- export and import ---------------------------------------------------------------------
+
+func TestExportImport(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		ctx := context.Background()
+		src := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
+		defer src.Close()
+		writeSample(t, src)
+		var buf bytes.Buffer
+		if err := WriteNQuads(&buf, txsOf(src)); err != nil {
+			t.Fatal(err)
+		}
+		txs, err := ReadNQuads(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTxs(t, txs, txsOf(src))
+
+		dst := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
+		defer dst.Close()
+		if err := dst.Import(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		got, want := txsOf(dst), txsOf(src)
+		sameTxs(t, got[1:], want[1:])
+		if a, b := quadCount(t, src), quadCount(t, dst); a != b {
+			t.Fatalf("quads: source %d, imported %d", a, b)
+		}
+		// Importing again: the store is no longer empty.
+		if err := dst.Import(ctx, txs); !errors.Is(err, ErrNotEmpty) {
+			t.Fatalf("second import: %v", err)
+		}
+		// Another owner or strict flag is refused, naming both.
+		other := mustOpen(t, bc.newDSN(t), Options{Owner: "boss"})
+		defer other.Close()
+		n := quadCount(t, other)
+		err = other.Import(ctx, txs)
+		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), `"boss" with strict=true`) || !strings.Contains(err.Error(), `"boss" with strict=false`) {
+			t.Fatalf("import into another owner's store: %v", err)
+		}
+		// A file whose transactions do not hold together is refused as a whole.
+		bad := append([]*Tx{}, txs...)
+		broken := *bad[3]
+		broken.Revocations = []*Revocation{{ID: "r", Claim: *cid("Ghost.p@1"), By: "owner", Tx: broken.ID}}
+		bad[3] = &broken
+		same := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
+		defer same.Close()
+		if err := same.Import(ctx, bad); !errors.Is(err, ErrBadImport) {
+			t.Fatalf("broken import: %v", err)
+		}
+		// A genesis that records more than Open would is refused: it is skipped on import.
+		fat := append([]*Tx{}, txs...)
+		g := *fat[0]
+		g.Principals = append(append([]*Principal{}, g.Principals...), &Principal{Name: "extra", Type: Agent, Tx: 1})
+		fat[0] = &g
+		if err := same.Import(ctx, fat); !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "genesis") {
+			t.Fatalf("import with a fat genesis: %v", err)
+		}
+		if quadCount(t, other) != n || head(same) != 1 {
+			t.Fatal("a refused import changed the store")
+		}
+	})
+}
+
+func TestImportBadLine(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bc backendCase) {
+		src := mustOpen(t, "memory:", Options{})
+		writeSample(t, src)
+		var buf bytes.Buffer
+		if err := WriteNQuads(&buf, txsOf(src)); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(buf.String(), "\n")
+		lines[16] = `<urn:mql:claim:X.p@1> <urn:mql:kind> "observed <urn:mql:tx:3> .`
+		_, err := ReadNQuads(strings.NewReader(strings.Join(lines, "\n")))
+		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "line 17: ") {
+			t.Fatalf("bad line: %v", err)
+		}
+		dst := mustOpen(t, bc.newDSN(t), Options{})
+		defer dst.Close()
+		n := quadCount(t, dst)
+		if err == nil {
+			dst.Import(context.Background(), nil)
+		}
+		if quadCount(t, dst) != n || head(dst) != 1 {
+			t.Fatal("store changed")
+		}
+	})
+}

@@ -1,0 +1,208 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+)
+
+// Format is an output format: how a Printer renders statement results.
+type Format string
+
+// The output formats.
+const (
+	// FormatTable prints aligned columns for a person, one table per result, and one line per
+	// write.
+	FormatTable Format = "table"
+	// FormatTree prints why and impact as box-drawn trees, and everything else as FormatTable.
+	FormatTree Format = "tree"
+	// FormatJSON prints one JSON object per result, one per line; docs/OUTPUT.md gives the
+	// schema of every kind.
+	FormatJSON Format = "json"
+	// FormatCSV prints a header and rows per result, with a blank line between results.
+	FormatCSV Format = "csv"
+)
+
+// Formats lists the output formats.
+var Formats = []Format{FormatTable, FormatTree, FormatJSON, FormatCSV}
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == strings.ToLower(strings.TrimSpace(s)) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q: want table, tree, json or csv", s)
+}
+
+// Printer renders statement results to a writer in one format. It separates consecutive
+// results as the format needs (a blank line between tables), so use one Printer for a run.
+type Printer struct {
+	w      io.Writer
+	format Format
+	n      int  // results printed
+	multi  bool // the last result printed more than one line
+	echo   bool // print each statement before its result
+}
+
+// NewPrinter returns a printer writing to w in format f.
+func NewPrinter(w io.Writer, f Format) *Printer {
+	if f == "" {
+		f = FormatTable
+	}
+	return &Printer{w: w, format: f}
+}
+
+// SetEcho makes the printer write each statement, after the prompt, before its result, as in
+// a session transcript (table and tree formats only).
+func (p *Printer) SetEcho(on bool) { p.echo = on }
+
+// Comment writes a line of narration, set off from the previous result by a blank line, with
+// the next result following it directly.
+func (p *Printer) Comment(text string) error {
+	if p.format == FormatJSON || p.format == FormatCSV {
+		return nil
+	}
+	if p.n > 0 {
+		text = "\n" + text
+	}
+	p.n, p.multi = 0, false
+	_, err := io.WriteString(p.w, text+"\n")
+	return err
+}
+
+// Format returns the printer's format.
+func (p *Printer) Format() Format { return p.format }
+
+// SetFormat changes the format of the results printed from now on.
+func (p *Printer) SetFormat(f Format) { p.format = f }
+
+// Print renders one statement result.
+func (p *Printer) Print(r *query.Result) error {
+	if r == nil {
+		return nil
+	}
+	var b strings.Builder
+	var err error
+	switch p.format {
+	case FormatJSON:
+		err = writeJSON(&b, r)
+	case FormatCSV:
+		err = writeCSV(&b, r)
+	case FormatTree:
+		switch {
+		case r.Why != nil:
+			writeWhyTree(&b, r.Why)
+		case r.Impact != nil:
+			writeImpactTree(&b, r.Impact)
+		default:
+			writeTable(&b, r)
+		}
+	default:
+		writeTable(&b, r)
+	}
+	if err != nil {
+		return err
+	}
+	out := b.String()
+	multi := strings.Count(out, "\n") > 1
+	if p.echo && p.format != FormatJSON && p.format != FormatCSV {
+		out = Prompt + r.Statement + "\n" + out
+	}
+	if p.n > 0 && p.format != FormatJSON && (multi || p.multi) {
+		out = "\n" + out
+	}
+	p.n++
+	p.multi = multi
+	_, err = io.WriteString(p.w, out)
+	return err
+}
+
+// startInput makes the next result print without a separator before it (it follows the
+// prompt), and endInput ends the results of one input: after a multi-line one it prints a
+// blank line, so that the next prompt stands apart.
+func (p *Printer) startInput() { p.n, p.multi = 0, false }
+
+func (p *Printer) endInput() {
+	if p.multi && p.format != FormatJSON {
+		io.WriteString(p.w, "\n")
+	}
+	p.n, p.multi = 0, false
+}
+
+// Notes are printed between results (meta command output, timing): they reset the
+// separation so that the next table starts after a blank line.
+func (p *Printer) note() { p.multi = true }
+
+// isWrite reports whether r is the result of a write statement.
+func isWrite(r *query.Result) bool { return r.Receipt != nil }
+
+// ---- value formatting shared by the formats ----
+
+// fmtConf formats a confidence with at most three decimals and at least one: 1.0, 0.9, 0.225.
+func fmtConf(c float64) string {
+	c = math.Round(c*1000) / 1000
+	s := strconv.FormatFloat(c, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// fmtNum formats a plain number (entropy, probability) with at most three decimals.
+func fmtNum(f float64) string {
+	f = math.Round(f*1000) / 1000
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// fmtTime formats a time in UTC, RFC 3339; the zero time is "".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// rawValue is a value without quotes, for CSV.
+func rawValue(v mql.Value) string {
+	switch v.Type {
+	case mql.TypeString, mql.TypeRef:
+		return v.Str
+	}
+	return v.String()
+}
+
+// sourceIDs joins the ids of sources.
+func sourceIDs(ss []mql.Source) string {
+	ids := make([]string, len(ss))
+	for i, s := range ss {
+		ids[i] = s.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// keyOf is the part of a reference before "@".
+func keyOf(ref string) string {
+	if i := strings.LastIndexByte(ref, '@'); i >= 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+// shortRef writes ref as "@N" when it names another version of base's key or artifact.
+func shortRef(ref, base string) string {
+	if ref == "" || base == "" {
+		return ref
+	}
+	if i := strings.LastIndexByte(ref, '@'); i >= 0 && ref[:i] == keyOf(base) {
+		return ref[i:]
+	}
+	return ref
+}

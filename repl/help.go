@@ -1,0 +1,89 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// StatementHelp is the help for one statement: its syntax and an example.
+type StatementHelp struct {
+	Name    string
+	Summary string
+	Syntax  string
+	Example string
+}
+
+// Statements is the help for every statement of the language, writes first.
+var Statements = []StatementHelp{
+	{"principal", "record an actor", `principal NAME user|agent|tool`, `principal worker-3 agent`},
+	{"grant", "give a principal a right over a scope", `grant PRINCIPAL assert|revoke|confirm|grant on *|predicate|Subject.*|Subject.predicate by PRINCIPAL`, `grant worker-3 assert on price_per_seat by alice`},
+	{"assert", "record a claim", `assert Subject.predicate = VALUE by PRINCIPAL
+    [from "SOURCE" [excerpt "TEXT"] [uri "URI"] [revision "REV"], ...]
+    [confidence 0..1] [kind observed|inferred]
+    [valid from TIME] [valid until TIME] [seen by PRINCIPAL, ...]`, `assert Klarveld.price_per_seat = 44 by worker-3 from "src:Klarveld:rev0" confidence 0.9`},
+	{"revoke", "declare a claim version no longer valid", `revoke Subject.predicate@N by PRINCIPAL [because "WHY"] [replaced by Subject.predicate@M]`, `revoke Klarveld.price_per_seat@2 by alice because "misread the page" replaced by Klarveld.price_per_seat@3`},
+	{"confirm", "confirm the live claim as a user", `confirm Subject.predicate[@N] by PRINCIPAL`, `confirm Brimsole.soc2 by alice`},
+	{"derive", "record an artifact derived from claims and artifacts", `derive ARTIFACT from REF, ... by PRINCIPAL [confidence 0..1] [seen by PRINCIPAL, ...]`, `derive plan:pick-vendor from Klarveld.price_per_seat, Brimsole.price_per_seat by orchestrator`},
+	{"review", "record that an artifact was looked at again", `review ARTIFACT[@N] by PRINCIPAL [because "WHY"]`, `review plan:pick-vendor by alice because "re-checked against the new price"`},
+	{"decay", "give a predicate a confidence half-life", `decay PREDICATE half-life DURATION`, `decay signal half-life 10m`},
+	{"live", "the live claims matching a pattern", `live Subject | Subject.predicate | *.predicate [where value =|!=|<|<=|>|>= VALUE]`, `live *.soc2 where value = true`},
+	{"find", "conjunctive patterns over live claims", `find ?v, ... where ?v.predicate OP VALUE|?w, ... [order by ?v [asc|desc], ...] [limit N]`, `find ?v, ?p where ?v.soc2 = true, ?v.price_per_seat = ?p order by ?p limit 1`},
+	{"why", "the provenance tree of a claim or artifact", `why Subject.predicate[@N] | ARTIFACT[@N]`, `why Klarveld.price_per_seat`},
+	{"revoked-by", "who revoked a claim version, when, why, with what standing", `revoked-by Subject.predicate@N`, `revoked-by Klarveld.price_per_seat@2`},
+	{"impact", "every artifact that depends on a claim or artifact", `impact Subject.predicate[@N] | ARTIFACT[@N] [depth N]`, `impact Klarveld.price_per_seat@1 depth 3`},
+	{"history", "every version of a key or artifact", `history Subject.predicate | ARTIFACT`, `history Klarveld.price_per_seat`},
+	{"conflicts", "contested claims beside the live claim they dispute", `conflicts [Subject, ...]`, `conflicts Klarveld`},
+	{"beliefs", "the distribution of confidence over candidates, and the gate's decision", `beliefs PATTERN [gate LOW HIGH]`, `beliefs *.holds_horcrux gate 1.0 2.5`},
+	{"context", "compact working context for a model", `context Subject, ... | * [budget TOKENS]`, `context Klarveld, Brimsole budget 60`},
+	{"stats", "claims by state, reviews due, stale rate", `stats`, `stats`},
+}
+
+// modifierHelp explains the read modifiers.
+const modifierHelp = `Reads may be prefixed by modifiers:
+  as of TIME       the store as it was at TIME (2026-11-29T10:00:00Z)
+  as of tx N       the store right after transaction N
+  as PRINCIPAL     only what PRINCIPAL may see`
+
+// metaHelp lists the meta commands.
+const metaHelp = `Meta commands (prefix \ or .):
+  \help [STATEMENT]              this list, or one statement's syntax and an example
+  \format [table|tree|json|csv]  show or set the output format
+  \timing [on|off]               toggle printing the time each statement took
+  \import FILE                   load an N-Quads export into this (new) store, all or nothing
+  \export FILE                   write the store as N-Quads
+  \quit                          leave (also Ctrl-D)`
+
+// writeHelp writes the general help, or one statement's.
+func writeHelp(w io.Writer, topic string) error {
+	topic = strings.ToLower(strings.TrimSpace(strings.TrimLeft(topic, `\.`)))
+	if topic == "" {
+		fmt.Fprintln(w, "Statements end at a newline or \";\"; an unfinished one continues on the next line.")
+		fmt.Fprintln(w, "Writes:")
+		for i, s := range Statements {
+			if i == 8 {
+				fmt.Fprintln(w, "Reads:")
+			}
+			fmt.Fprintf(w, "  %-11s %s\n", s.Name, s.Summary)
+		}
+		fmt.Fprintln(w, modifierHelp)
+		fmt.Fprintln(w, metaHelp)
+		fmt.Fprintln(w, `Type \help STATEMENT for its syntax and an example.`)
+		return nil
+	}
+	for _, s := range Statements {
+		if s.Name == topic {
+			fmt.Fprintf(w, "%s: %s\n\nSyntax:\n  %s\n\nExample:\n  %s\n", s.Name, s.Summary, s.Syntax, s.Example)
+			return nil
+		}
+	}
+	switch topic {
+	case "as", "modifiers", "as-of":
+		fmt.Fprintln(w, modifierHelp)
+		return nil
+	case "meta", "format", "timing", "import", "export", "quit", "help":
+		fmt.Fprintln(w, metaHelp)
+		return nil
+	}
+	return fmt.Errorf("no help for %q: \\help lists the statements", topic)
+}

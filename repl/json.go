@@ -1,0 +1,207 @@
+package repl
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+)
+
+// The JSON format is a stable interface, documented in docs/OUTPUT.md: one object per
+// statement result with its kind, the canonical statement and kind-specific rows, and a few
+// kind-specific top-level fields. Change it only compatibly (new fields), and update the
+// document with it.
+
+// resultJSON is the object printed for one result.
+type resultJSON struct {
+	Kind      string `json:"kind"`
+	Statement string `json:"statement"`
+
+	Vars      []string    `json:"vars,omitempty"`         // find
+	Of        any         `json:"of,omitempty"`           // impact ([]string), history (string)
+	Truncated *bool       `json:"truncated,omitempty"`    // impact
+	Pattern   string      `json:"pattern,omitempty"`      // beliefs
+	Entropy   *float64    `json:"entropy_bits,omitempty"` // beliefs
+	Gate      *[2]float64 `json:"gate,omitempty"`         // beliefs
+	Decision  string      `json:"decision,omitempty"`     // beliefs
+	Top       string      `json:"top,omitempty"`          // beliefs
+
+	Rows []any `json:"rows"`
+}
+
+// valueJSON is a value as a JSON scalar: a string, number or bool; times as RFC 3339 strings
+// and references as their name.
+func valueJSON(v mql.Value) any {
+	switch v.Type {
+	case mql.TypeString, mql.TypeRef:
+		return v.Str
+	case mql.TypeNumber:
+		return v.Num
+	case mql.TypeBool:
+		return v.Bool
+	case mql.TypeTime:
+		return fmtTime(v.Time)
+	}
+	return nil
+}
+
+// claimJSON is a claim with its value as a JSON scalar beside its type, and sources never
+// null.
+type claimJSON struct {
+	mql.Claim
+	Value     any          `json:"value"`
+	ValueType string       `json:"value_type"`
+	Sources   []mql.Source `json:"sources"`
+}
+
+func claimOut(c mql.Claim) *claimJSON {
+	out := &claimJSON{Claim: c, Value: valueJSON(c.Value), ValueType: string(c.Value.Type), Sources: c.Sources}
+	if out.Sources == nil {
+		out.Sources = []mql.Source{}
+	}
+	return out
+}
+
+func claimsOut(cs []mql.Claim) []any {
+	out := make([]any, len(cs))
+	for i, c := range cs {
+		out[i] = claimOut(c)
+	}
+	return out
+}
+
+// nodeJSON is a provenance tree node with its claim in claimJSON form.
+type nodeJSON struct {
+	mql.Node
+	Claim    *claimJSON  `json:"claim,omitempty"`
+	Children []*nodeJSON `json:"children,omitempty"`
+}
+
+func nodeOut(n *mql.Node) *nodeJSON {
+	out := &nodeJSON{Node: *n}
+	if n.Claim != nil {
+		out.Claim = claimOut(*n.Claim)
+	}
+	for _, c := range n.Children {
+		out.Children = append(out.Children, nodeOut(c))
+	}
+	return out
+}
+
+type findRowJSON struct {
+	Values map[string]any `json:"values"`
+	Claims []string       `json:"claims"`
+}
+
+type revokedByJSON struct {
+	Claim      *claimJSON      `json:"claim"`
+	Revoked    bool            `json:"revoked"`
+	Revocation *mql.Revocation `json:"revocation,omitempty"`
+}
+
+type conflictJSON struct {
+	Key       string       `json:"key"`
+	Live      *claimJSON   `json:"live"`
+	Contested []*claimJSON `json:"contested"`
+}
+
+type beliefJSON struct {
+	Subject     string     `json:"subject"`
+	Claim       *claimJSON `json:"claim"`
+	Weight      float64    `json:"weight"`
+	Probability float64    `json:"probability"`
+}
+
+type dependentJSON struct {
+	Artifact mql.Artifact `json:"artifact"`
+	Path     []string     `json:"path"`
+	Depth    int          `json:"depth"`
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// jsonOf builds the object printed for r.
+func jsonOf(r *query.Result) *resultJSON {
+	out := &resultJSON{Kind: r.Kind, Statement: r.Statement, Rows: []any{}}
+	switch {
+	case r.Receipt != nil:
+		out.Rows = append(out.Rows, r.Receipt)
+	case r.Find != nil:
+		for _, v := range r.Find.Vars {
+			out.Vars = append(out.Vars, strings.TrimPrefix(v, "?"))
+		}
+		for _, row := range r.Find.Rows {
+			fr := findRowJSON{Values: map[string]any{}, Claims: nonNil(row.Claims)}
+			for i, v := range row.Values {
+				if i < len(out.Vars) {
+					fr.Values[out.Vars[i]] = valueJSON(v)
+				}
+			}
+			out.Rows = append(out.Rows, fr)
+		}
+		if out.Vars == nil {
+			out.Vars = []string{}
+		}
+	case r.Why != nil:
+		out.Rows = append(out.Rows, nodeOut(r.Why))
+	case r.RevokedBy != nil:
+		out.Rows = append(out.Rows, revokedByJSON{
+			Claim:      claimOut(r.RevokedBy.Claim),
+			Revoked:    r.RevokedBy.Revocation != nil,
+			Revocation: r.RevokedBy.Revocation,
+		})
+	case r.Impact != nil:
+		out.Of = nonNil(r.Impact.Of)
+		t := r.Impact.Truncated
+		out.Truncated = &t
+		for _, d := range r.Impact.Dependents {
+			out.Rows = append(out.Rows, dependentJSON{Artifact: d.Artifact, Path: nonNil(d.Path), Depth: d.Depth})
+		}
+	case r.History != nil:
+		out.Of = r.History.Of
+		out.Rows = claimsOut(r.History.Claims)
+		for _, a := range r.History.Artifacts {
+			out.Rows = append(out.Rows, a)
+		}
+	case r.Beliefs != nil:
+		be := r.Beliefs
+		e, g := be.Entropy, be.Gate
+		out.Pattern, out.Entropy, out.Gate, out.Decision, out.Top = be.Pattern, &e, &g, be.Decision, be.Top
+		for _, c := range be.Candidates {
+			out.Rows = append(out.Rows, beliefJSON{Subject: c.Subject, Claim: claimOut(c.Claim), Weight: c.Weight, Probability: c.Probability})
+		}
+	case r.Context != nil:
+		cx := *r.Context
+		cx.Lines, cx.Refs = nonNil(cx.Lines), nonNil(cx.Refs)
+		out.Rows = append(out.Rows, cx)
+	case r.Stats != nil:
+		out.Rows = append(out.Rows, r.Stats)
+	case r.Conflicts != nil || r.Kind == "conflicts":
+		for _, cf := range r.Conflicts {
+			cj := conflictJSON{Key: cf.Key, Contested: []*claimJSON{}}
+			if cf.Live != nil {
+				cj.Live = claimOut(*cf.Live)
+			}
+			for _, c := range cf.Contested {
+				cj.Contested = append(cj.Contested, claimOut(c))
+			}
+			out.Rows = append(out.Rows, cj)
+		}
+	default: // live
+		out.Rows = claimsOut(r.Claims)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, r *query.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(jsonOf(r))
+}

@@ -1,0 +1,448 @@
+// Package repl is mql's interactive shell and its output formats: the read-eval-print loop
+// over a LineReader (line editing, history, completion, multi-line statements, meta commands,
+// Ctrl-C), the same evaluation for scripts, and the table, tree, JSON and CSV renderings of
+// statement results.
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mql-dev/mql/query"
+)
+
+// Prompts of the interactive loop.
+const (
+	Prompt         = "mql> "
+	PromptContinue = "  -> "
+)
+
+// Session evaluates statements; *query.Session implements it.
+type Session interface {
+	// Exec evaluates the statements of src in order, calling emit after each, and stops at
+	// the first error (see query.Session.Exec).
+	Exec(ctx context.Context, name, src string, emit func(*query.Result) error) error
+	// Names returns completion candidates from the store.
+	Names(ctx context.Context) ([]string, error)
+}
+
+// Store is what \import and \export use; *mql.DB implements it.
+type Store interface {
+	Import(ctx context.Context, r io.Reader) error
+	Export(ctx context.Context, w io.Writer) error
+}
+
+// Errors of meta commands, matched with errors.Is.
+var (
+	// ErrMeta is returned for a meta command that does not exist or has a bad argument.
+	ErrMeta = errors.New("bad meta command")
+	// ErrTransfer is returned when \import or \export failed; an import that fails imports
+	// nothing.
+	ErrTransfer = errors.New("import/export failed")
+	// errQuit is returned by \quit.
+	errQuit = errors.New("quit")
+)
+
+// Config configures a Shell.
+type Config struct {
+	Session Session
+	// Store serves \import and \export; nil makes them fail.
+	Store  Store
+	Stdout io.Writer // results, help
+	Stderr io.Writer // errors, notices, timing
+	Format Format    // FormatTable if empty
+	// Echo prints each statement before its result, as in a transcript (mql demo).
+	Echo bool
+	// Interrupt, if set, delivers Ctrl-C (SIGINT) while a statement runs; it cancels the
+	// statement through its context. Signals that arrive between statements are ignored.
+	Interrupt <-chan os.Signal
+}
+
+// Shell runs statements and meta commands, interactively (Run) or as a script (RunScript).
+type Shell struct {
+	cfg    Config
+	out    *Printer
+	timing bool
+
+	ctx   context.Context // of the running loop, for completion
+	mu    sync.Mutex
+	names []string // cached Session.Names
+	stale bool     // names must be fetched again (after a write)
+}
+
+// New returns a shell.
+func New(cfg Config) *Shell {
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	s := &Shell{cfg: cfg, out: NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
+	s.out.SetEcho(cfg.Echo)
+	return s
+}
+
+// Comment prints a line of narration between results (mql demo's script comments).
+func (s *Shell) Comment(text string) error { return s.out.Comment(text) }
+
+// Format is the current output format.
+func (s *Shell) Format() Format { return s.out.Format() }
+
+// SetFormat changes the output format.
+func (s *Shell) SetFormat(f Format) { s.out.SetFormat(f) }
+
+// SetTiming turns printing the time each statement took on or off.
+func (s *Shell) SetTiming(on bool) { s.timing = on }
+
+// Run is the interactive loop: it reads statements from lr until Ctrl-D, \quit, a second
+// Ctrl-C on an empty line, or ctx ends. Statements may span lines: while the input so far
+// ends inside a statement the continuation prompt is shown. Each statement (or each line of
+// complete statements) becomes one history entry. Errors are reported on Stderr and the loop
+// goes on; Run returns an error only when reading fails.
+func (s *Shell) Run(ctx context.Context, lr LineReader) error {
+	s.ctx = ctx
+	var buf strings.Builder
+	interrupted := false // the last input was Ctrl-C on an empty line
+	for ctx.Err() == nil {
+		if buf.Len() == 0 {
+			lr.SetPrompt(Prompt)
+		} else {
+			lr.SetPrompt(PromptContinue)
+		}
+		line, err := lr.Readline()
+		switch {
+		case errors.Is(err, ErrInterrupt):
+			if buf.Len() == 0 && strings.TrimSpace(line) == "" {
+				if interrupted {
+					return nil
+				}
+				interrupted = true
+				fmt.Fprintln(s.cfg.Stderr, "(to exit, press Ctrl-C again or Ctrl-D, or type \\quit)")
+				continue
+			}
+			buf.Reset() // cancel the current input
+			interrupted = false
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		}
+		interrupted = false
+		if buf.Len() == 0 {
+			t := strings.TrimSpace(line)
+			if t == "" {
+				continue
+			}
+			if isMeta(t) {
+				lr.AddHistory(t)
+				err := s.meta(ctx, t)
+				if errors.Is(err, errQuit) {
+					return nil
+				}
+				if err != nil {
+					fmt.Fprintln(s.cfg.Stderr, err)
+				}
+				continue
+			}
+		}
+		buf.WriteString(line)
+		buf.WriteByte('\n')
+		src := buf.String()
+		if !query.Complete(src) {
+			continue
+		}
+		buf.Reset()
+		entry := historyEntry(src)
+		if entry == "" {
+			continue // only comments
+		}
+		lr.AddHistory(entry)
+		s.out.startInput()
+		err = s.exec(ctx, "<stdin>", src)
+		s.out.endInput()
+		if err != nil {
+			s.reportError(src, err)
+		}
+	}
+	return nil
+}
+
+// RunScript runs src as a script named name (a file name, "-c" or "<stdin>"), printing each
+// result as it comes, and stops at the first error, which it returns (its message starts
+// with name:line:col). A line that starts with \ or . where a statement could start is a
+// meta command; \quit ends the script without error.
+func (s *Shell) RunScript(ctx context.Context, name, src string) error {
+	s.ctx = ctx
+	lines := strings.SplitAfter(src, "\n")
+	var chunk strings.Builder
+	chunkLine := 1 // line at which chunk starts
+	flush := func() error {
+		text := chunk.String()
+		chunk.Reset()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		// Pad with newlines so that positions are those of the whole script.
+		return s.exec(ctx, name, strings.Repeat("\n", chunkLine-1)+text)
+	}
+	for i, line := range lines {
+		if t := strings.TrimSpace(line); isMeta(t) && query.Complete(chunk.String()) {
+			if err := flush(); err != nil {
+				return err
+			}
+			err := s.meta(ctx, t)
+			if errors.Is(err, errQuit) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s:%d:%d: %w", name, i+1, strings.Index(line, t)+1, err)
+			}
+			chunkLine = i + 2
+			continue
+		}
+		chunk.WriteString(line)
+	}
+	return flush()
+}
+
+// exec evaluates src, printing results; Ctrl-C (on cfg.Interrupt) cancels it.
+func (s *Shell) exec(ctx context.Context, name, src string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if ch := s.cfg.Interrupt; ch != nil {
+	drain: // signals from before this statement do not cancel it
+		for {
+			select {
+			case <-ch:
+			default:
+				break drain
+			}
+		}
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-ch:
+				cancel()
+			case <-done:
+			}
+		}()
+	}
+	last := time.Now()
+	err := s.cfg.Session.Exec(ctx, name, src, func(r *query.Result) error {
+		if isWrite(r) {
+			s.mu.Lock()
+			s.stale = true
+			s.mu.Unlock()
+		}
+		if err := s.out.Print(r); err != nil {
+			return err
+		}
+		if s.timing {
+			now := time.Now()
+			fmt.Fprintf(s.cfg.Stderr, "Time: %.3f ms\n", float64(now.Sub(last).Microseconds())/1000)
+			last = now
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: statement cancelled", err)
+	}
+	return err
+}
+
+// reportError writes err to Stderr; for a syntax error it first shows the offending line of
+// src with a caret under the column.
+func (s *Shell) reportError(src string, err error) {
+	var qe *query.Error
+	if errors.As(err, &qe) && qe.Pos.Line > 0 {
+		lines := strings.Split(src, "\n")
+		if qe.Pos.Line <= len(lines) {
+			fmt.Fprint(s.cfg.Stderr, caretLines(lines[qe.Pos.Line-1], qe.Pos.Column))
+		}
+	}
+	fmt.Fprintln(s.cfg.Stderr, err)
+}
+
+// caretLines is line and, under it, a caret at column (1-based, in code points); tabs before
+// the column are kept so the caret lines up.
+func caretLines(line string, column int) string {
+	rs := []rune(strings.TrimRight(line, "\r"))
+	n := column - 1
+	if n > len(rs) {
+		n = len(rs)
+	}
+	if n < 0 {
+		n = 0
+	}
+	var b strings.Builder
+	b.WriteString(string(rs) + "\n")
+	for _, r := range rs[:n] {
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteString("^\n")
+	return b.String()
+}
+
+// isMeta reports whether a trimmed line is a meta command: \word or .word.
+func isMeta(t string) bool {
+	if len(t) < 2 || (t[0] != '\\' && t[0] != '.') {
+		return false
+	}
+	c := t[1]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '?'
+}
+
+// meta runs a meta command line (with its \ or . prefix).
+func (s *Shell) meta(ctx context.Context, line string) error {
+	fields := strings.Fields(line[1:])
+	name, args := strings.ToLower(fields[0]), fields[1:]
+	arg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line[1:]), fields[0]))
+	w := s.cfg.Stdout
+	switch name {
+	case "help", "h", "?":
+		if err := writeHelp(w, arg); err != nil {
+			return fmt.Errorf("%w: %v", ErrMeta, err)
+		}
+	case "format", "f", "mode":
+		if len(args) == 0 {
+			fmt.Fprintf(w, "format is %s\n", s.Format())
+			break
+		}
+		f, err := ParseFormat(args[0])
+		if err != nil {
+			return fmt.Errorf("%w: \\format: %v", ErrMeta, err)
+		}
+		s.SetFormat(f)
+		fmt.Fprintf(s.cfg.Stderr, "format is %s\n", f)
+	case "timing", "timer":
+		switch {
+		case len(args) == 0:
+			s.timing = !s.timing
+		case args[0] == "on":
+			s.timing = true
+		case args[0] == "off":
+			s.timing = false
+		default:
+			return fmt.Errorf("%w: \\timing takes on or off, not %q", ErrMeta, args[0])
+		}
+		state := "off"
+		if s.timing {
+			state = "on"
+		}
+		fmt.Fprintf(s.cfg.Stderr, "timing is %s\n", state)
+	case "import", "i", "read":
+		if arg == "" {
+			return fmt.Errorf("%w: \\import needs a file name", ErrMeta)
+		}
+		if err := s.importFile(ctx, arg); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.cfg.Stderr, "imported %s\n", arg)
+	case "export", "e", "o":
+		if arg == "" {
+			return fmt.Errorf("%w: \\export needs a file name", ErrMeta)
+		}
+		if err := s.exportFile(ctx, arg); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.cfg.Stderr, "exported to %s\n", arg)
+	case "quit", "q", "exit":
+		return errQuit
+	default:
+		return fmt.Errorf("%w: unknown meta command %q: \\help lists them", ErrMeta, line)
+	}
+	s.out.note()
+	return nil
+}
+
+func (s *Shell) importFile(ctx context.Context, path string) error {
+	if s.cfg.Store == nil {
+		return fmt.Errorf("%w: no store to import into", ErrTransfer)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrTransfer, err)
+	}
+	defer f.Close()
+	if err := s.cfg.Store.Import(ctx, f); err != nil {
+		return fmt.Errorf("%w: import %s: %v", ErrTransfer, path, err)
+	}
+	s.mu.Lock()
+	s.stale = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Shell) exportFile(ctx context.Context, path string) error {
+	if s.cfg.Store == nil {
+		return fmt.Errorf("%w: no store to export", ErrTransfer)
+	}
+	if err := WriteFileAtomic(path, func(w io.Writer) error { return s.cfg.Store.Export(ctx, w) }); err != nil {
+		return fmt.Errorf("%w: export %s: %v", ErrTransfer, path, err)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes a file through write, to a temporary file in the same directory
+// renamed into place when write succeeds: the file is either complete or untouched.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// historyEntry is the history line for a statement: its lines joined by spaces, without
+// comments. It is "" for input that holds only comments and blanks.
+func historyEntry(src string) string {
+	var parts []string
+	for _, l := range strings.Split(src, "\n") {
+		if l = strings.TrimSpace(stripComment(l)); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// stripComment removes a "--" comment from a line, outside string literals.
+func stripComment(line string) string {
+	inStr := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case !inStr && c == '-' && i+1 < len(line) && line[i+1] == '-':
+			return line[:i]
+		}
+	}
+	return line
+}

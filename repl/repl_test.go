@@ -1,0 +1,512 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+)
+
+// step is one answer of the fake line reader.
+type step struct {
+	line string
+	err  error
+}
+
+// fakeReader is a LineReader that plays steps and records prompts and history.
+type fakeReader struct {
+	steps   []step
+	prompt  string
+	prompts []string
+	history []string
+	read    int
+}
+
+func (f *fakeReader) Readline() (string, error) {
+	f.prompts = append(f.prompts, f.prompt)
+	if f.read >= len(f.steps) {
+		return "", io.EOF
+	}
+	s := f.steps[f.read]
+	f.read++
+	return s.line, s.err
+}
+func (f *fakeReader) SetPrompt(p string)        { f.prompt = p }
+func (f *fakeReader) AddHistory(e string) error { f.history = append(f.history, e); return nil }
+func (f *fakeReader) Close() error              { return nil }
+func lines(ls ...string) []step {
+	var out []step
+	for _, l := range ls {
+		out = append(out, step{line: l})
+	}
+	return out
+}
+
+var ctrlC = step{err: ErrInterrupt}
+
+func partialCtrlC(s string) step { return step{line: s, err: ErrInterrupt} }
+
+func newDB(t *testing.T) *mql.DB {
+	t.Helper()
+	var n int
+	var mu sync.Mutex
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	db, err := mql.Open(context.Background(), "memory:", mql.Options{Clock: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return start.Add(time.Duration(n) * time.Second)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+type shellOut struct{ out, err bytes.Buffer }
+
+func newShell(t *testing.T, f Format) (*Shell, *shellOut, *mql.DB) {
+	db := newDB(t)
+	o := &shellOut{}
+	sh := New(Config{Session: query.NewSession(db, ""), Store: db, Stdout: &o.out, Stderr: &o.err, Format: f})
+	return sh, o, db
+}
+
+func TestLoopMultiLineAndHistory(t *testing.T) {
+	sh, o, _ := newShell(t, FormatTable)
+	lr := &fakeReader{steps: lines(
+		"principal alice user",
+		"",
+		"assert Klarveld.price_per_seat =",
+		"  44 by alice -- the first reading",
+		"-- just a comment",
+		"assert Klarveld.region = \"EU\" by alice; live Klarveld",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	wantPrompts := []string{Prompt, Prompt, Prompt, PromptContinue, Prompt, Prompt, Prompt}
+	if strings.Join(lr.prompts, "|") != strings.Join(wantPrompts, "|") {
+		t.Errorf("prompts %q, want %q", lr.prompts, wantPrompts)
+	}
+	wantHist := []string{
+		"principal alice user",
+		"assert Klarveld.price_per_seat = 44 by alice",
+		`assert Klarveld.region = "EU" by alice; live Klarveld`,
+	}
+	if strings.Join(lr.history, "\n") != strings.Join(wantHist, "\n") {
+		t.Errorf("history %q, want %q", lr.history, wantHist)
+	}
+	out := o.out.String()
+	for _, want := range []string{"principal alice  recorded  (tx 2)", "Klarveld.price_per_seat@1  live  (tx 3)", "Klarveld.region@1          \"EU\"   live"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if o.err.Len() != 0 {
+		t.Errorf("stderr: %s", o.err.String())
+	}
+}
+
+func TestLoopCtrlC(t *testing.T) {
+	sh, o, _ := newShell(t, FormatCSV)
+	lr := &fakeReader{steps: []step{
+		{line: "assert K.p ="},  // a statement begun…
+		partialCtrlC("  by al"), // …and cancelled while typing its second line
+		{line: "principal bob user"},
+		partialCtrlC("live K"), // cancels the line being typed
+		ctrlC,                  // on an empty line: a hint
+		{line: "stats"},        // resets the count
+		ctrlC,
+		ctrlC, // second Ctrl-C on an empty line in a row: exit
+		{line: "principal never user"},
+	}}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	if lr.read != 8 {
+		t.Errorf("read %d lines, want 8 (exit on the second Ctrl-C)", lr.read)
+	}
+	want := []string{Prompt, PromptContinue, Prompt, Prompt, Prompt, Prompt, Prompt, Prompt}
+	if strings.Join(lr.prompts, "|") != strings.Join(want, "|") {
+		t.Errorf("prompts %q, want %q", lr.prompts, want)
+	}
+	if strings.Join(lr.history, "|") != "principal bob user|stats" {
+		t.Errorf("history %q", lr.history)
+	}
+	out := o.out.String()
+	if !strings.Contains(out, "principal,bob") || strings.Contains(out, "never") || strings.Contains(out, "K.p") {
+		t.Errorf("output:\n%s", out)
+	}
+	if strings.Count(o.err.String(), "Ctrl-C again") != 2 {
+		t.Errorf("stderr: %q", o.err.String())
+	}
+}
+
+func TestLoopCaret(t *testing.T) {
+	sh, o, _ := newShell(t, FormatTable)
+	lr := &fakeReader{steps: lines(
+		"live Klarveld where value = = 3",
+		"principal alice user",
+		"assert K.p = 1 by alice",
+		"revoke K.p@9 by alice",
+		"\tlive\tK where value >",
+		"\t4 =",
+	)}
+	sh.Run(context.Background(), lr)
+	got := o.err.String()
+	want := "live Klarveld where value = = 3\n" +
+		"                            ^\n" +
+		"<stdin>:1:29: "
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("stderr starts\n%q\nwant\n%q", got, want)
+	}
+	// An evaluation error has no caret, but its position.
+	if !strings.Contains(got, "\n<stdin>:1:1: K.p@9: not found") {
+		t.Errorf("evaluation error missing:\n%s", got)
+	}
+	// The caret is under the column on the error's own line, tabs kept.
+	if !strings.Contains(got, "\t4 =\n\t  ^\n<stdin>:2:4: ") {
+		t.Errorf("caret on the second line wrong:\n%s", got)
+	}
+	// The loop went on after each error.
+	if !strings.Contains(o.out.String(), "K.p@1  live") {
+		t.Errorf("stdout:\n%s", o.out.String())
+	}
+}
+
+func TestLoopMetaCommands(t *testing.T) {
+	sh, o, _ := newShell(t, FormatTable)
+	lr := &fakeReader{steps: lines(
+		`\help`,
+		`\help assert`,
+		`.help nosuch`,
+		`\format`,
+		`\format json`,
+		"principal alice user",
+		`.format csv`,
+		"stats",
+		`\format yaml`,
+		`\timing`,
+		"stats",
+		`\timing off`,
+		`\frob`,
+		`\quit`,
+		"principal never user",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	if lr.read != 14 {
+		t.Errorf("\\quit did not stop the loop: read %d", lr.read)
+	}
+	out, errs := o.out.String(), o.err.String()
+	for _, want := range []string{
+		"Writes:", "  assert      record a claim", "Reads:", "Meta commands", // \help
+		"assert: record a claim\n\nSyntax:\n  assert Subject.predicate = VALUE by PRINCIPAL", "Example:\n  assert Klarveld.price_per_seat = 44", // \help assert
+		"format is table\n", // \format
+		`{"kind":"principal","statement":"principal alice user","rows":[{"tx":2,`, // json
+		"metric,value\ntransactions,2\n",                                          // csv
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{`no help for "nosuch"`, "format is json", `unknown format "yaml"`, "timing is on", "Time: ", "timing is off", `unknown meta command "\\frob"`} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Count(errs, "Time: ") != 1 {
+		t.Errorf("timing printed %d times", strings.Count(errs, "Time: "))
+	}
+	if lr.history[0] != `\help` {
+		t.Errorf("meta commands are not in the history: %q", lr.history)
+	}
+}
+
+// Every statement of the help parses, so the examples stay true.
+func TestHelpExamplesParse(t *testing.T) {
+	for _, s := range Statements {
+		if _, err := query.ParseStmt("help", s.Example); err != nil {
+			t.Errorf("\\help %s: example %q: %v", s.Name, s.Example, err)
+		}
+		var b bytes.Buffer
+		if err := writeHelp(&b, s.Name); err != nil || !strings.Contains(b.String(), s.Example) {
+			t.Errorf("\\help %s: %v %q", s.Name, err, b.String())
+		}
+	}
+}
+
+// slowSession blocks in Exec until its context ends.
+type slowSession struct{ started chan struct{} }
+
+func (s *slowSession) Exec(ctx context.Context, name, src string, emit func(*query.Result) error) error {
+	close(s.started)
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (s *slowSession) Names(context.Context) ([]string, error) { return nil, nil }
+
+func TestInterruptCancelsStatement(t *testing.T) {
+	intr := make(chan os.Signal, 1)
+	intr <- os.Interrupt // a stray signal from before the statement must not cancel it
+	sess := &slowSession{started: make(chan struct{})}
+	var errb bytes.Buffer
+	sh := New(Config{Session: sess, Stderr: &errb, Interrupt: intr})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sh.Run(context.Background(), &fakeReader{steps: lines("stats")})
+	}()
+	<-sess.started
+	select {
+	case <-done:
+		t.Fatal("the statement ended before the interrupt")
+	case <-time.After(50 * time.Millisecond):
+	}
+	intr <- os.Interrupt
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ctrl-C did not cancel the statement")
+	}
+	if !strings.Contains(errb.String(), "statement cancelled") {
+		t.Errorf("stderr: %q", errb.String())
+	}
+}
+
+func TestComplete(t *testing.T) {
+	sh, _, _ := newShell(t, FormatTable)
+	ctx := context.Background()
+	if err := sh.RunScript(ctx, "t", "principal alice user\nassert Klarveld.price_per_seat = 44 by alice\nassert Klarveld.region = \"EU\" by alice\nderive plan:pick-vendor from Klarveld.price_per_seat by alice"); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(line string) []string {
+		cands, n := sh.Complete([]rune(line), len([]rune(line)))
+		var out []string
+		for _, c := range cands {
+			out = append(out, string(c))
+		}
+		_ = n
+		return out
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"sta", "ts "},
+		{"revoked", "-by "},
+		{"live Kl", "arveld"},
+		{"live Klarveld.", "price_per_seat|region"},
+		{"why Klarveld.pr", "ice_per_seat"},
+		{"revoke Klarveld.price_per_seat@", "1 "},
+		{"impact plan:", "pick-vendor "},
+		{"grant al", "ice "},
+		{`\fo`, "rmat "},
+		{`.ti`, "ming "},
+		{`\format j`, "son "},
+		{`\help rev`, "iew|oke|oked-by"},
+	} {
+		got := strings.Join(complete(tc.line), "|")
+		if got != tc.want {
+			t.Errorf("Complete(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	// A write refreshes the names.
+	if err := sh.RunScript(ctx, "t", "assert Brimsole.soc2 = true by alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(complete("live Bri"), "|"); got != "msole" {
+		t.Errorf("after a write: %q", got)
+	}
+	// The cursor in the middle of a line completes the word before it.
+	line := []rune("live Kl where value = 1")
+	if c, n := sh.Complete(line, 7); n != 2 || len(c) != 1 || string(c[0]) != "arveld" {
+		t.Errorf("mid-line: %q %d", c, n)
+	}
+}
+
+func TestRunScriptMeta(t *testing.T) {
+	sh, o, _ := newShell(t, FormatTable)
+	err := sh.RunScript(context.Background(), "s.mql", "principal alice user\n\\format json\nstats\n  .format csv\nlive K\nlive K where\n")
+	var qe *query.Error
+	if !errors.As(err, &qe) || qe.Pos.Line != 6 || !strings.HasPrefix(err.Error(), "s.mql:6:13: ") {
+		t.Errorf("error %v: positions must be those of the whole script", err)
+	}
+	out := o.out.String()
+	if !strings.HasPrefix(out, "principal alice  recorded") || !strings.Contains(out, "\n{\"kind\":\"stats\"") || !strings.HasSuffix(out, "ref,subject,predicate,version,value,value_type,state,since,kind,confidence,effective_confidence,asserted_by,sources,recorded_at,tx,valid_from,valid_until,seen_by\n") {
+		t.Errorf("output:\n%s", out)
+	}
+	err = sh.RunScript(context.Background(), "s.mql", "stats\n\\format nope\n")
+	if !errors.Is(err, ErrMeta) || !strings.HasPrefix(err.Error(), "s.mql:2:1: ") {
+		t.Errorf("bad meta: %v", err)
+	}
+	err = sh.RunScript(context.Background(), "s.mql", `\import /nonexistent.nq`)
+	if !errors.Is(err, ErrTransfer) {
+		t.Errorf("bad import: %v", err)
+	}
+}
+
+func TestJSONClaimsCarryRequiredFields(t *testing.T) {
+	sh, o, _ := newShell(t, FormatJSON)
+	src := `principal alice user
+principal bob agent
+grant alice revoke on * by owner
+assert K.p = 1 by bob from "s1"
+assert K.p = 2 by bob
+assert K.p = 0 by alice kind inferred
+assert K.q = 2026-01-02 by bob
+derive plan:x from K.p by alice
+revoke K.p@2 by alice because "wrong"
+live K
+why K.p@2
+why plan:x
+revoked-by K.p@2
+history K.p
+history plan:x
+conflicts
+beliefs *.p
+context K
+stats
+impact K.p@1
+find ?s, ?v where ?s.p = ?v`
+	if err := sh.RunScript(context.Background(), "j", src); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(o.out.String()))
+	kinds := map[string]bool{}
+	claims := 0
+	for dec.More() {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"kind", "statement", "rows"} {
+			if _, ok := obj[k]; !ok {
+				t.Errorf("%v lacks %q", obj["kind"], k)
+			}
+		}
+		if _, ok := obj["rows"].([]any); !ok {
+			t.Errorf("%v: rows is not a list", obj["kind"])
+		}
+		kinds[obj["kind"].(string)] = true
+		// Every claim object, wherever it is, carries the required fields.
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if _, isClaim := v["asserted_by"]; isClaim || strings.HasSuffix(path, ".claim") || strings.HasSuffix(path, ".live") {
+					claims++
+					for _, k := range []string{"ref", "state", "effective_confidence", "asserted_by", "sources", "value", "value_type"} {
+						if _, ok := v[k]; !ok {
+							t.Errorf("%s: claim %v lacks %q", path, v["ref"], k)
+						}
+					}
+					if _, ok := v["sources"].([]any); !ok {
+						t.Errorf("%s: sources is not a list: %v", path, v["sources"])
+					}
+				}
+				for k, x := range v {
+					walk(path+"."+k, x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(path+"[]", x)
+				}
+			}
+		}
+		walk(obj["kind"].(string), obj["rows"])
+	}
+	if len(kinds) != 15 {
+		t.Errorf("kinds seen: %v", kinds)
+	}
+	if claims < 10 {
+		t.Errorf("only %d claim objects checked", claims)
+	}
+	if !strings.Contains(o.out.String(), `"value":"2026-01-02T00:00:00Z","value_type":"time"`) {
+		t.Errorf("time value not rendered as RFC 3339")
+	}
+}
+
+func TestHistoryFile(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"HOME": dir}
+	getenv := func(k string) string { return env[k] }
+	p, err := HistoryPath(getenv)
+	if err != nil || p != filepath.Join(dir, ".local/state/mql/history") {
+		t.Errorf("HistoryPath = %q, %v", p, err)
+	}
+	env["XDG_STATE_HOME"] = filepath.Join(dir, "state")
+	if p, _ = HistoryPath(getenv); p != filepath.Join(dir, "state/mql/history") {
+		t.Errorf("with XDG_STATE_HOME: %q", p)
+	}
+	env["MQL_HISTFILE"] = filepath.Join(dir, "h")
+	if p, _ = HistoryPath(getenv); p != filepath.Join(dir, "h") {
+		t.Errorf("with MQL_HISTFILE: %q", p)
+	}
+
+	path := filepath.Join(dir, "state", "mql", "history")
+	h, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Append("live K")
+	h.Append("assert K.p = 1\nby alice")
+	h.Close()
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("history mode %v", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("history directory mode %v", fi.Mode().Perm())
+	}
+	h, err = OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if got := strings.Join(h.Entries(), "|"); got != "live K|assert K.p = 1 by alice" {
+		t.Errorf("entries %q", got)
+	}
+}
+
+func TestPlainReader(t *testing.T) {
+	var prompts bytes.Buffer
+	p := NewPlain(strings.NewReader("a\r\nb\nc"), &prompts)
+	p.SetPrompt("> ")
+	var got []string
+	for {
+		l, err := p.Readline()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l)
+	}
+	if strings.Join(got, "|") != "a|b|c" || prompts.String() != "> > > > " {
+		t.Errorf("lines %q prompts %q", got, prompts.String())
+	}
+}
+
+func TestHistoryEntry(t *testing.T) {
+	for in, want := range map[string]string{
+		"live K\n":                             "live K",
+		"assert K.p = \"a--b\" -- note\n by x": `assert K.p = "a--b" by x`,
+		"-- only a comment\n":                  "",
+		`assert K.p = "q\"--" by x`:            `assert K.p = "q\"--" by x`,
+	} {
+		if got := historyEntry(in); got != want {
+			t.Errorf("historyEntry(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

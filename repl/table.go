@@ -1,0 +1,302 @@
+package repl
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+)
+
+// grid is a table of strings: a header and rows of the same width.
+type grid struct {
+	header []string
+	rows   [][]string
+}
+
+func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
+
+// render writes the grid with columns aligned and separated by two spaces, a rule under the
+// header, and "(0 rows)" when it is empty. Trailing spaces are trimmed; the last column is
+// never padded.
+func (g *grid) render(b *strings.Builder) {
+	width := make([]int, len(g.header))
+	measure := func(row []string) {
+		for i, c := range row {
+			if n := utf8.RuneCountInString(c); n > width[i] {
+				width[i] = n
+			}
+		}
+	}
+	measure(g.header)
+	for _, r := range g.rows {
+		measure(r)
+	}
+	line := func(row []string) {
+		var l strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				l.WriteString("  ")
+			}
+			l.WriteString(c)
+			if i < len(row)-1 {
+				l.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)))
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " "))
+		b.WriteByte('\n')
+	}
+	line(g.header)
+	rule := make([]string, len(width))
+	for i, w := range width {
+		rule[i] = strings.Repeat("-", w)
+	}
+	line(rule)
+	for _, r := range g.rows {
+		line(r)
+	}
+	if len(g.rows) == 0 {
+		b.WriteString("(0 rows)\n")
+	}
+}
+
+// vertical writes field/value pairs, one per line, with the values aligned.
+func vertical(b *strings.Builder, pairs [][2]string) {
+	w := 0
+	for _, p := range pairs {
+		if n := utf8.RuneCountInString(p[0]); n > w {
+			w = n
+		}
+	}
+	for _, p := range pairs {
+		fmt.Fprintf(b, "%s%s  %s", p[0], strings.Repeat(" ", w-utf8.RuneCountInString(p[0])), p[1])
+		b.WriteString("\n")
+	}
+}
+
+// writeLine is the one-line table form of a write's receipt:
+//
+//	Klarveld.price_per_seat@2  live  (supersedes @1, tx 5)
+//	principal alice  recorded  (tx 2)
+func writeLine(r *query.Result) string {
+	rc := r.Receipt
+	var notes []string
+	if rc.Supersedes != "" {
+		notes = append(notes, "supersedes "+shortRef(rc.Supersedes, rc.Ref))
+	}
+	if rc.Contests != "" {
+		notes = append(notes, "contests "+shortRef(rc.Contests, rc.Ref))
+	}
+	if rc.Corroborates != "" {
+		notes = append(notes, "corroborates "+shortRef(rc.Corroborates, rc.Ref))
+	}
+	notes = append(notes, "tx "+strconv.FormatInt(rc.Tx, 10))
+	var head, verb string
+	switch r.Kind {
+	case "principal":
+		head, verb = "principal "+rc.Ref, "recorded"
+	case "grant":
+		head, verb = "grant "+rc.Ref, "granted"
+	case "decay":
+		head, verb = "decay "+rc.Ref, "half-life set"
+	case "revoke":
+		head, verb = rc.Ref, "revoked"
+	case "confirm":
+		head, verb = rc.Ref, "confirmed"
+	case "review":
+		head, verb = rc.Ref, "reviewed"
+		if rc.State != "" && rc.State != mql.Live {
+			verb += ", " + string(rc.State)
+		}
+	default:
+		head, verb = rc.Ref, string(rc.State)
+	}
+	if head == "" {
+		head = r.Kind
+	}
+	if verb == "" {
+		verb = "ok"
+	}
+	return head + "  " + verb + "  (" + strings.Join(notes, ", ") + ")\n"
+}
+
+// claimGrid is the table of claims shared by live and history.
+func claimGrid(claims []mql.Claim) *grid {
+	g := &grid{header: []string{"ref", "value", "state", "confidence", "kind", "asserted by", "sources"}}
+	for _, c := range claims {
+		g.add(c.Ref, c.Value.String(), string(c.State), fmtConf(c.Effective), string(c.Kind), c.By, sourceIDs(c.Sources))
+	}
+	return g
+}
+
+func artifactGrid(arts []mql.Artifact) *grid {
+	g := &grid{header: []string{"ref", "state", "review", "confidence", "derived by", "recorded", "derived from"}}
+	for _, a := range arts {
+		g.add(a.Ref, string(a.State), string(a.Review), fmtConf(a.Effective), a.By, fmtTime(a.RecordedAt), strings.Join(a.DerivedFrom, ", "))
+	}
+	return g
+}
+
+// writeTable renders r for a person.
+func writeTable(b *strings.Builder, r *query.Result) {
+	switch {
+	case r.Receipt != nil:
+		b.WriteString(writeLine(r))
+	case r.Kind == "live":
+		claimGrid(r.Claims).render(b)
+	case r.Find != nil:
+		g := &grid{}
+		for _, v := range r.Find.Vars {
+			g.header = append(g.header, strings.TrimPrefix(v, "?"))
+		}
+		g.header = append(g.header, "claims")
+		for _, row := range r.Find.Rows {
+			var cells []string
+			for _, v := range row.Values {
+				cells = append(cells, v.String())
+			}
+			g.add(append(cells, strings.Join(row.Claims, ", "))...)
+		}
+		g.render(b)
+	case r.Why != nil:
+		g := &grid{header: []string{"relation", "node", "detail"}}
+		var walk func(n *mql.Node, depth int, parent string)
+		walk = func(n *mql.Node, depth int, parent string) {
+			name, detail := nodeCells(n, parent)
+			g.add(strings.Repeat("  ", depth)+relationOf(n, depth), name, detail)
+			self := nodeRef(n)
+			for _, c := range n.Children {
+				walk(c, depth+1, self)
+			}
+		}
+		walk(r.Why, 0, "")
+		g.render(b)
+	case r.RevokedBy != nil:
+		c, rv := r.RevokedBy.Claim, r.RevokedBy.Revocation
+		pairs := [][2]string{{"claim", c.Ref + " = " + c.Value.String()}, {"state", string(c.State)}}
+		if rv == nil {
+			pairs = append(pairs, [2]string{"revoked", "no"})
+		} else {
+			pairs = append(pairs,
+				[2]string{"revoked by", rv.By},
+				[2]string{"at", fmtTime(rv.At) + " (tx " + strconv.FormatInt(rv.Tx, 10) + ")"},
+				[2]string{"because", rv.Because},
+				[2]string{"standing", rv.Standing},
+				[2]string{"replaced by", orDash(rv.ReplacedBy)})
+		}
+		vertical(b, pairs)
+	case r.Impact != nil:
+		g := &grid{header: []string{"artifact", "review", "state", "depth", "path"}}
+		for _, d := range r.Impact.Dependents {
+			g.add(d.Artifact.Ref, string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), strings.Join(d.Path, " → "))
+		}
+		g.render(b)
+		if r.Impact.Truncated {
+			b.WriteString("(depth limit reached: more dependents lie beyond it)\n")
+		}
+	case r.History != nil:
+		if len(r.History.Artifacts) > 0 {
+			artifactGrid(r.History.Artifacts).render(b)
+			return
+		}
+		g := &grid{header: []string{"ref", "value", "state", "since", "confidence", "kind", "asserted by", "recorded", "sources"}}
+		for _, c := range r.History.Claims {
+			g.add(c.Ref, c.Value.String(), string(c.State), fmtTime(c.Since), fmtConf(c.Effective), string(c.Kind), c.By, fmtTime(c.RecordedAt), sourceIDs(c.Sources))
+		}
+		g.render(b)
+	case r.Kind == "conflicts":
+		g := &grid{header: []string{"key", "role", "ref", "value", "confidence", "kind", "asserted by"}}
+		for _, cf := range r.Conflicts {
+			if cf.Live != nil {
+				g.add(cf.Key, "live", cf.Live.Ref, cf.Live.Value.String(), fmtConf(cf.Live.Effective), string(cf.Live.Kind), cf.Live.By)
+			} else {
+				g.add(cf.Key, "live", "-", "", "", "", "")
+			}
+			for _, c := range cf.Contested {
+				g.add(cf.Key, "contested", c.Ref, c.Value.String(), fmtConf(c.Effective), string(c.Kind), c.By)
+			}
+		}
+		g.render(b)
+	case r.Beliefs != nil:
+		be := r.Beliefs
+		g := &grid{header: []string{"subject", "value", "ref", "weight", "probability"}}
+		for _, c := range be.Candidates {
+			g.add(c.Subject, c.Claim.Value.String(), c.Claim.Ref, fmtConf(c.Weight), fmtNum(c.Probability))
+		}
+		g.render(b)
+		fmt.Fprintf(b, "entropy %s bits, gate [%s, %s]: %s", fmtNum(be.Entropy), fmtNum(be.Gate[0]), fmtNum(be.Gate[1]), be.Decision)
+		if be.Top != "" && be.Decision == mql.Act {
+			fmt.Fprintf(b, " on %s", be.Top)
+		}
+		b.WriteString("\n")
+	case r.Context != nil:
+		cx := r.Context
+		b.WriteString(cx.Text)
+		if cx.Text != "" && !strings.HasSuffix(cx.Text, "\n") {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "(~%d tokens, budget %d)\n", cx.Tokens, cx.Budget)
+	case r.Stats != nil:
+		st := r.Stats
+		pairs := [][2]string{
+			{"transactions", strconv.Itoa(st.Transactions)},
+			{"principals", strconv.Itoa(st.Principals)},
+			{"sources", strconv.Itoa(st.Sources)},
+			{"claims", strconv.Itoa(st.Claims)},
+		}
+		for _, s := range statesOf(st.ByState) {
+			pairs = append(pairs, [2]string{"  " + string(s), strconv.Itoa(st.ByState[s])})
+		}
+		pairs = append(pairs,
+			[2]string{"keys", strconv.Itoa(st.Keys)},
+			[2]string{"artifacts", strconv.Itoa(st.Artifacts)},
+			[2]string{"needs review", strconv.Itoa(st.NeedsReview)},
+			[2]string{"revocations", strconv.Itoa(st.Revocations)},
+			[2]string{"stale rate", fmtNum(st.StaleRate)},
+		)
+		vertical(b, pairs)
+	case r.Kind == "live" || r.Claims != nil:
+		claimGrid(r.Claims).render(b)
+	default:
+		fmt.Fprintf(b, "%s: ok\n", r.Kind)
+	}
+}
+
+// stateOrder is the order in which states are listed.
+var stateOrder = []mql.State{mql.Live, mql.Superseded, mql.Revoked, mql.Expired, mql.Contested}
+
+// statesOf lists the states of m in stateOrder, then any others sorted.
+func statesOf(m map[mql.State]int) []mql.State {
+	var out []mql.State
+	seen := map[mql.State]bool{}
+	for _, s := range stateOrder {
+		out = append(out, s)
+		seen[s] = true
+	}
+	var rest []mql.State
+	for s := range m {
+		if !seen[s] {
+			rest = append(rest, s)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i] < rest[j] })
+	return append(out, rest...)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// relationOf is the relation column of a why row.
+func relationOf(n *mql.Node, depth int) string {
+	if n.Relation == "" && depth == 0 {
+		return string(n.Kind)
+	}
+	return n.Relation
+}
