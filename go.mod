@@ -3,21 +3,32 @@ module github.com/mql-dev/mql
 go 1.26
 
 require (
-	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	github.com/alecthomas/participle/v2 v2.1.4
+	github.com/cayleygraph/cayley v0.7.7-0.20240706181042-81dcd7d73e45
+	github.com/cayleygraph/quad v1.3.0
+	github.com/chzyer/readline v1.5.1
+	github.com/creack/pty v1.1.24
+	github.com/google/jsonschema-go v0.4.3
+	github.com/hidal-go/hidalgo v0.3.0
+	github.com/lib/pq v1.10.9
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	go.etcd.io/bbolt v1.3.10
+)
+
+require (
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/cayleygraph/cayley v0.7.7-0.20240706181042-81dcd7d73e45 // indirect
-	github.com/cayleygraph/quad v1.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chzyer/readline v1.5.1 // indirect
-	github.com/creack/pty v1.1.24 // indirect
-	github.com/hidal-go/hidalgo v0.3.0 // indirect
-	github.com/lib/pq v1.10.9 // indirect
 	github.com/prometheus/client_golang v1.19.1 // indirect
 	github.com/prometheus/client_model v0.5.0 // indirect
 	github.com/prometheus/common v0.48.0 // indirect
 	github.com/prometheus/procfs v0.12.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/tylertreat/BoomFilters v0.0.0-20210315201527-1a82519a3e43 // indirect
-	go.etcd.io/bbolt v1.3.10 // indirect
-	golang.org/x/sys v0.22.0 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )

@@ -472,7 +472,8 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 			total += b.Weight
 			out.Candidates = append(out.Candidates, b)
 		}
-		out.Entropy = math.Inf(1)
+		// With nothing to believe there is no distribution: the gate declines, and the entropy
+		// is reported as 0 rather than an infinity that JSON cannot carry.
 		out.Decision = Decline
 		if total <= 0 {
 			return nil

@@ -283,7 +283,7 @@ const (
 type BeliefsResult struct {
 	Pattern    string     `json:"pattern"`
 	Candidates []Belief   `json:"candidates"` // most probable first
-	Entropy    float64    `json:"entropy_bits"`
+	Entropy    float64    `json:"entropy_bits"` // 0 when there are no candidates
 	Gate       [2]float64 `json:"gate"`
 	Decision   string     `json:"decision"` // act, retrieve or decline
 	Top        string     `json:"top,omitempty"`

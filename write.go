@@ -15,14 +15,14 @@ import (
 
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
 // It is the language's identifier, so anything written through the API can be named in mql.
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/-]*$`)
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$`)
 
 func checkName(what, s string) error {
 	if len(s) > 256 {
 		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
 	}
 	if !nameRE.MatchString(s) {
-		return fmt.Errorf("%s %q: %w: use letters, digits, _ - : / and start with a letter or _", what, s, ErrBadReference)
+		return fmt.Errorf("%s %q: %w: use letters, digits, _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ const usageText = `Usage:
   mql import [--db DB] FILE.nq load an N-Quads export into a new store, all or nothing
   mql export [--db DB] [FILE]  write the store as N-Quads (stdout if no FILE)
   mql demo [--format F] [DB]   run the bundled demo on a fresh store and print a transcript
+  mql mcp [--as NAME] [DB]     serve DB to MCP clients over stdio (docs/MCP.md)
   mql version                  print the version
 
 DB is a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
@@ -109,6 +110,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runVersion(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(ctx, args[1:], stdout, stderr)
+		case "mcp":
+			return runMCP(ctx, args[1:], stdin, stdout, stderr)
 		case "help":
 			usage(stdout)
 			return exitOK

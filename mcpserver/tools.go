@@ -1,0 +1,586 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
+	"github.com/mql-dev/mql/repl"
+)
+
+// The tools' inputs. None has a field naming the principal: the server acts as its own.
+
+// AssertInput is the input of the assert tool.
+type AssertInput struct {
+	Subject    string        `json:"subject"`
+	Predicate  string        `json:"predicate"`
+	Value      any           `json:"value"`
+	ValueType  string        `json:"value_type,omitempty"`
+	Source     string        `json:"source,omitempty"`
+	Sources    []SourceInput `json:"sources,omitempty"`
+	Confidence *float64      `json:"confidence,omitempty"`
+	Kind       string        `json:"kind,omitempty"`
+	ValidFrom  string        `json:"valid_from,omitempty"`
+	ValidUntil string        `json:"valid_until,omitempty"`
+	SeenBy     []string      `json:"seen_by,omitempty"`
+}
+
+// SourceInput is one piece of evidence named by an assert.
+type SourceInput struct {
+	ID       string `json:"id"`
+	Excerpt  string `json:"excerpt,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// RevokeInput is the input of the revoke tool.
+type RevokeInput struct {
+	Claim      string `json:"claim"`
+	Because    string `json:"because,omitempty"`
+	ReplacedBy string `json:"replaced_by,omitempty"`
+}
+
+// DeriveInput is the input of the derive tool.
+type DeriveInput struct {
+	Artifact   string   `json:"artifact"`
+	From       []string `json:"from"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	SeenBy     []string `json:"seen_by,omitempty"`
+}
+
+// ReviewInput is the input of the review tool.
+type ReviewInput struct {
+	Artifact string `json:"artifact"`
+	Because  string `json:"because,omitempty"`
+}
+
+// QueryInput is the input of the query tool.
+type QueryInput struct {
+	Statement string `json:"statement"`
+}
+
+// ContextInput is the input of the context tool.
+type ContextInput struct {
+	Subjects []string `json:"subjects"`
+	Budget   int      `json:"budget,omitempty"`
+}
+
+// WhyInput is the input of the why tool.
+type WhyInput struct {
+	Ref string `json:"ref"`
+}
+
+// ImpactInput is the input of the impact tool.
+type ImpactInput struct {
+	Ref   string `json:"ref"`
+	Depth int    `json:"depth,omitempty"`
+}
+
+// Shapes of names and references: a name is what both the library and the language accept
+// (the language joins runs with single dashes and never ends a name with one), so anything
+// written through a tool can be named in a query.
+const (
+	ident          = `[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*`
+	namePattern    = `^` + ident + `$`
+	versionPattern = `^` + ident + `\.` + ident + `@[1-9][0-9]*$`
+	nodePattern    = `^` + ident + `(\.` + ident + `)?(@[1-9][0-9]*)?$`
+	artifactRefPat = `^` + ident + `(@[1-9][0-9]*)?$`
+	timePattern    = `^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$`
+)
+
+func (s *server) addTools(srv *mcp.Server) {
+	f := false
+	write := func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, DestructiveHint: &f, OpenWorldHint: &f}
+	}
+	read := func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
+	}
+
+	addTool(srv, &mcp.Tool{
+		Name:        "assert",
+		Annotations: write("Assert a claim"),
+		Description: `Record a claim Subject.predicate = value in the shared memory, made by you (` + s.principal + `). ` +
+			`A new claim supersedes the live claim of the same Subject.predicate unless it ranks lower (inferred < observed < confirmed); a lower-ranked, disagreeing claim is kept as contested, never silently live. ` +
+			`Name the source you read it from: a claim with a source is observed, one without is inferred. ` +
+			`Nothing is overwritten: the answer gives the new version's reference (Subject.predicate@N) and its state (live, contested, …) and what it supersedes. ` +
+			`Example: {"subject":"Klarveld","predicate":"price_per_seat","value":44,"source":"https://klarveld.example/pricing","confidence":0.9}.`,
+		InputSchema: schemaFor[AssertInput](func(p map[string]*jsonschema.Schema) {
+			p["subject"].Description = `The entity the claim is about, e.g. "Klarveld". Letters, digits and _ : / joined by single dashes; starts with a letter or _.`
+			p["subject"].Pattern = namePattern
+			p["predicate"].Description = `The property, e.g. "price_per_seat", "region", "soc2". Same shape as subject; no dot.`
+			p["predicate"].Pattern = namePattern
+			p["value"] = &jsonschema.Schema{
+				Types: []string{"string", "number", "boolean"},
+				Description: `The value: a JSON string, number or boolean (e.g. 44, "EU", true). A predicate holds one type in every claim, fixed by its first claim, so send numbers as numbers. ` +
+					`For a time or a reference to another subject, claim or artifact, send a string and set value_type.`,
+			}
+			p["value_type"].Description = `How to read value; default: its JSON type (string, number, bool). ` +
+				`"time": value is a date "2027-01-01" or an RFC 3339 time "2027-01-01T10:00:00Z". ` +
+				`"ref": value names a subject ("Brimsole"), a claim ("Brimsole.price_per_seat@2") or an artifact ("plan:pick-vendor").`
+			p["value_type"].Enum = []any{"string", "number", "bool", "time", "ref"}
+			p["source"].Description = `The id of the evidence this claim was read from: a URL, or a document id with its revision, e.g. "src:Klarveld:pricing:2026-11". Shorthand for sources: [{"id": …}].`
+			p["source"].MinLength = jsonschema.Ptr(1)
+			p["sources"].Description = `The evidence, with details. A source id already recorded must come with the same excerpt, uri and revision (or none of them); give a new id for a new revision.`
+			it := p["sources"].Items.Properties
+			it["id"].Description = `The source's id, as in source.`
+			it["id"].MinLength = jsonschema.Ptr(1)
+			it["excerpt"].Description = `The exact text the claim was read from.`
+			it["uri"].Description = `Where the source can be found.`
+			it["uri"].Format = "uri"
+			it["revision"].Description = `The source's revision, version or retrieval date.`
+			p["confidence"].Description = `Your confidence that the claim is true, from 0 to 1; default 1.`
+			p["confidence"].Minimum, p["confidence"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
+			p["kind"].Description = `How you obtained it: "observed" (read from a source) or "inferred" (your own conclusion). Default: observed when a source is named, else inferred. A claim becomes "confirmed" only when a user confirms it.`
+			p["kind"].Enum = []any{"observed", "inferred"}
+			p["valid_from"].Description = `When the claim starts to hold: a date "2027-01-01" (midnight UTC) or an RFC 3339 time. Omit if it holds from now.`
+			p["valid_from"].Pattern = timePattern
+			p["valid_until"].Description = `When the claim stops holding, e.g. a certificate's expiry: a date "2027-01-01" (midnight UTC) or an RFC 3339 time. After it the claim is expired by itself.`
+			p["valid_until"].Pattern = timePattern
+			p["seen_by"].Description = `Principals who alone (with the store's owner) may see this claim; omit it for a claim visible to everyone. Include your own name (` + s.principal + `) to keep seeing it.`
+			p["seen_by"].Items.Pattern = namePattern
+		}),
+	}, s.assert, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "revoke",
+		Annotations: write("Revoke a claim version"),
+		Description: `Declare one exact claim version no longer valid: a hard invalidation, recorded with who (you), when, why and what replaced it. ` +
+			`You may revoke your own claims; revoking another principal's needs the revoke right. ` +
+			`To record a new value, just assert it (it supersedes the old one); revoke when a version was wrong, and name the version that replaces it if there is one. ` +
+			`Artifacts derived from the revoked version then need review (see impact). Find version numbers with context, why or query "history Subject.predicate".`,
+		InputSchema: schemaFor[RevokeInput](func(p map[string]*jsonschema.Schema) {
+			p["claim"].Description = `The exact version to revoke, Subject.predicate@N, e.g. "Klarveld.price_per_seat@2".`
+			p["claim"].Pattern = versionPattern
+			p["because"].Description = `Why it is no longer valid, e.g. "misread the pricing page".`
+			p["replaced_by"].Description = `Another version of the same Subject.predicate that holds instead, e.g. "Klarveld.price_per_seat@3".`
+			p["replaced_by"].Pattern = versionPattern
+		}),
+	}, s.revoke, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "derive",
+		Annotations: write("Derive an artifact"),
+		Description: `Record an artifact (a plan, decision, belief, summary, spec, test) derived from claims and other artifacts, made by you. ` +
+			`Its inputs are pinned to exact versions, so when one of them is superseded or revoked later, the artifact is flagged as needing review (see impact and review). ` +
+			`Deriving the same artifact again records a new version that supersedes the previous one. Its effective confidence is capped by its inputs'.`,
+		InputSchema: schemaFor[DeriveInput](func(p map[string]*jsonschema.Schema) {
+			p["artifact"].Description = `The artifact's name, without "." or "@", e.g. "plan:pick-vendor" or "decision:vendor".`
+			p["artifact"].Pattern = namePattern
+			p["from"].Description = `What it rests on: claim keys "Subject.predicate" (their live version now), claim versions "Subject.predicate@N", or artifacts "name" (latest version) or "name@N".`
+			p["from"].MinItems = jsonschema.Ptr(1)
+			p["from"].Items.Pattern = nodePattern
+			p["confidence"].Description = `Your confidence in it, from 0 to 1; default 1.`
+			p["confidence"].Minimum, p["confidence"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
+			p["seen_by"].Description = `Principals who alone (with the owner) may see it. Default: everyone, or, when an input is restricted, the principals who can see every input.`
+			p["seen_by"].Items.Pattern = namePattern
+		}),
+	}, s.derive, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "review",
+		Annotations: write("Review an artifact"),
+		Description: `Record that you looked at an artifact again after one of its inputs changed and it still holds; this clears its needs-review flag until an input changes again. ` +
+			`If it no longer holds, derive it again from the current claims instead.`,
+		InputSchema: schemaFor[ReviewInput](func(p map[string]*jsonschema.Schema) {
+			p["artifact"].Description = `The artifact: "name" for its latest version, or "name@N".`
+			p["artifact"].Pattern = artifactRefPat
+			p["because"].Description = `Why it still holds, e.g. "re-checked against the new price".`
+		}),
+	}, s.review, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "query",
+		Annotations: read("Query the memory"),
+		Description: `Run read statements of the mql language and get their results as JSON (one object per statement, as "mql --format json" prints). ` +
+			`Reads: live PATTERN [where value OP VALUE]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats. ` +
+			`Any read may start with "as of 2026-11-29T10:00:00Z" or "as of tx 42" to read the past. You always read as yourself (` + s.principal + `); writes are refused here, use the other tools. ` +
+			`Examples: "live Klarveld", "live *.soc2 where value = true", "find ?v, ?p where ?v.soc2 = true, ?v.region = \"EU\", ?v.price_per_seat = ?p order by ?p limit 1", "history Klarveld.price_per_seat", "conflicts". ` +
+			`Separate several statements with ";". The full grammar is the resource mql://language. Errors read query:LINE:COL: message.`,
+		InputSchema: schemaFor[QueryInput](func(p map[string]*jsonschema.Schema) {
+			p["statement"].Description = `One or more mql read statements, separated by ";" or newlines; strings in double quotes.`
+			p["statement"].MinLength = jsonschema.Ptr(1)
+		}),
+	}, s.query, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "context",
+		Annotations: read("Working context for subjects"),
+		Description: `Get the compact working context to reason with about some subjects: one line per subject with its live claims only, e.g. ` +
+			`Klarveld: price_per_seat=89 @2, region="EU" @1, soc2=true @1 (0.80) — "@2" means the claim Klarveld.price_per_seat@2, a number in parentheses an effective confidence below 1. ` +
+			`Lines come in the order asked, within the token budget; a last line names the subjects left out. Call it before reasoning about subjects, and cite the claim references in what you write.`,
+		InputSchema: schemaFor[ContextInput](func(p map[string]*jsonschema.Schema) {
+			p["subjects"].Description = `The subjects, most important first, e.g. ["Klarveld", "Brimsole"]; ["*"] for every subject.`
+			p["subjects"].MinItems = jsonschema.Ptr(1)
+			p["subjects"].Items.Pattern = `^(\*|` + ident + `)$`
+			p["budget"].Description = `The token budget for the text (1 token ≈ 4 bytes); 0 or absent for no limit.`
+			p["budget"].Minimum = jsonschema.Ptr(0.0)
+		}),
+	}, s.context, contextText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "why",
+		Annotations: read("Why is it believed"),
+		Description: `Explain why a claim or artifact is believed: its provenance tree. For a claim: its sources (with excerpts), who asserted it and how (kind, confidence, the grant behind it), its confirmation or revocation, and the versions it superseded with their own sources. ` +
+			`For an artifact: every claim and artifact it rests on, down to their sources, and its last review.`,
+		InputSchema: schemaFor[WhyInput](func(p map[string]*jsonschema.Schema) {
+			p["ref"].Description = `"Subject.predicate" (its live claim), "Subject.predicate@N" (one version), or an artifact "name" / "name@N".`
+			p["ref"].Pattern = nodePattern
+		}),
+	}, s.why, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "impact",
+		Annotations: read("What depends on it"),
+		Description: `List every artifact that depends, directly or transitively, on a claim or artifact, each with the path that links them and its review state ("ok" or "needs review"). ` +
+			`Use it after a claim changed or was revoked to find what must be reviewed (review) or derived again (derive).`,
+		InputSchema: schemaFor[ImpactInput](func(p map[string]*jsonschema.Schema) {
+			p["ref"].Description = `"Subject.predicate@N" (one version), "Subject.predicate" (every version of the key), or an artifact "name" (every version) / "name@N".`
+			p["ref"].Pattern = nodePattern
+			p["depth"].Description = `How many derivation hops to follow; 0 or absent for no limit.`
+			p["depth"].Minimum = jsonschema.Ptr(0.0)
+		}),
+	}, s.impact, jsonText)
+}
+
+// schemaFor infers T's JSON schema (required fields are those without omitempty; no other
+// property is allowed) and lets patch add descriptions, enums, patterns and bounds.
+func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range sc.Properties {
+		// An optional field is left out, not sent as null.
+		if i := slices.Index(p.Types, "null"); i >= 0 {
+			p.Types = slices.Delete(slices.Clone(p.Types), i, i+1)
+			if len(p.Types) == 1 {
+				p.Type, p.Types = p.Types[0], nil
+			}
+		}
+	}
+	patch(sc.Properties)
+	for name, p := range sc.Properties {
+		if p.Description == "" {
+			panic(fmt.Sprintf("mcpserver: property %s of %T has no description", name, *new(T)))
+		}
+	}
+	return sc
+}
+
+// output is what a tool handler returns: the results of the statements it ran.
+type output struct {
+	results []*query.Result
+	many    bool // the query tool: {"results": [...]} even for one
+}
+
+// addTool registers a typed tool whose handler returns statement results. Its errors become
+// tool errors carrying mql's message, and a panic becomes a tool error too.
+func addTool[In any](srv *mcp.Server, t *mcp.Tool, h func(context.Context, In) (output, error), text func(output, json.RawMessage) string) {
+	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				res, err = nil, fmt.Errorf("internal error in %s: %v", t.Name, p)
+			}
+		}()
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, nil, errText(err)
+		}
+		var structured json.RawMessage
+		if out.many {
+			objs := make([]json.RawMessage, len(out.results))
+			for i, r := range out.results {
+				if objs[i], err = resultJSON(r); err != nil {
+					return nil, nil, err
+				}
+			}
+			structured, err = json.Marshal(map[string]any{"results": objs})
+		} else {
+			structured, err = resultJSON(out.results[0])
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: text(out, structured)}},
+			StructuredContent: structured,
+		}, nil, nil
+	})
+}
+
+func jsonText(_ output, structured json.RawMessage) string { return string(structured) }
+
+// contextText is the context text itself, ready to hand to a model.
+func contextText(out output, _ json.RawMessage) string {
+	c := out.results[0].Context
+	if c.Text == "" {
+		return "(no live claims visible for these subjects)\n"
+	}
+	return c.Text
+}
+
+// resultJSON renders a statement result as `mql --format json` does (docs/OUTPUT.md): values
+// as JSON scalars beside their type, times in RFC 3339.
+func resultJSON(r *query.Result) (json.RawMessage, error) {
+	var b strings.Builder
+	if err := repl.NewPrinter(&b, repl.FormatJSON).Print(r); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(strings.TrimSpace(b.String())), nil
+}
+
+// eval evaluates one statement the server built, through the session acting as the principal.
+func (s *server) eval(ctx context.Context, st query.Stmt) (output, error) {
+	r, err := s.sess.Eval(ctx, st)
+	if err != nil {
+		return output{}, err
+	}
+	return output{results: []*query.Result{r}}, nil
+}
+
+func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
+	v, err := toValue(in.Value, in.ValueType)
+	if err != nil {
+		return output{}, err
+	}
+	st := &query.Assert{
+		Key:        query.Ref{Subject: in.Subject, Predicate: in.Predicate},
+		Value:      v,
+		By:         s.principal,
+		Confidence: in.Confidence,
+		Kind:       query.ClaimKind(in.Kind),
+		SeenBy:     in.SeenBy,
+	}
+	srcs := in.Sources
+	if in.Source != "" && !slices.ContainsFunc(srcs, func(x SourceInput) bool { return x.ID == in.Source }) {
+		srcs = append([]SourceInput{{ID: in.Source}}, srcs...)
+	}
+	for _, src := range srcs {
+		st.Sources = append(st.Sources, query.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
+	}
+	if in.ValidFrom != "" {
+		t, err := parseTime("valid_from", in.ValidFrom)
+		if err != nil {
+			return output{}, err
+		}
+		st.ValidFrom = &t
+	}
+	if in.ValidUntil != "" {
+		t, err := parseTime("valid_until", in.ValidUntil)
+		if err != nil {
+			return output{}, err
+		}
+		st.ValidUntil = &t
+	}
+	out, err := s.eval(ctx, st)
+	if err != nil && in.ValueType == "" && errors.Is(err, mql.ErrValueType) {
+		err = fmt.Errorf("%w (with this tool: send the value as that JSON type, or as a string with value_type \"time\" or \"ref\")", errText(err))
+	}
+	return out, err
+}
+
+func (s *server) revoke(ctx context.Context, in RevokeInput) (output, error) {
+	c, err := parseRef(in.Claim)
+	if err != nil {
+		return output{}, err
+	}
+	st := &query.Revoke{Claim: c, By: s.principal, Because: in.Because}
+	if in.ReplacedBy != "" {
+		r, err := parseRef(in.ReplacedBy)
+		if err != nil {
+			return output{}, err
+		}
+		st.ReplacedBy = &r
+	}
+	return s.eval(ctx, st)
+}
+
+func (s *server) derive(ctx context.Context, in DeriveInput) (output, error) {
+	st := &query.Derive{Artifact: in.Artifact, By: s.principal, Confidence: in.Confidence, SeenBy: in.SeenBy}
+	for _, f := range in.From {
+		r, err := parseRef(f)
+		if err != nil {
+			return output{}, err
+		}
+		st.From = append(st.From, r)
+	}
+	return s.eval(ctx, st)
+}
+
+func (s *server) review(ctx context.Context, in ReviewInput) (output, error) {
+	a, err := parseRef(in.Artifact)
+	if err != nil {
+		return output{}, err
+	}
+	return s.eval(ctx, &query.Review{Artifact: a, By: s.principal, Because: in.Because})
+}
+
+func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
+	n, err := parseRef(in.Ref)
+	if err != nil {
+		return output{}, err
+	}
+	return s.eval(ctx, &query.Why{Node: n})
+}
+
+func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
+	n, err := parseRef(in.Ref)
+	if err != nil {
+		return output{}, err
+	}
+	st := &query.Impact{Node: n}
+	if in.Depth != 0 {
+		d := in.Depth
+		st.Depth = &d
+	}
+	return s.eval(ctx, st)
+}
+
+func (s *server) context(ctx context.Context, in ContextInput) (output, error) {
+	st := &query.Context{Subjects: in.Subjects, Budget: in.Budget}
+	if len(in.Subjects) == 1 && in.Subjects[0] == "*" {
+		st.All, st.Subjects = true, nil
+	}
+	return s.eval(ctx, st)
+}
+
+// query runs read statements only: a script with any write is refused before anything runs.
+func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
+	script, err := query.Parse("query", in.Statement)
+	if err != nil {
+		return output{}, err
+	}
+	if len(script.Stmts) == 0 {
+		return output{}, fmt.Errorf("query: no statement; give a read such as \"live Klarveld\" or \"stats\"")
+	}
+	for _, st := range script.Stmts {
+		if _, ok := st.(query.ReadStmt); !ok {
+			head, _, _ := strings.Cut(st.String(), " ")
+			use := "it is not available through this server"
+			switch head {
+			case "assert", "revoke", "derive", "review":
+				use = "use the " + head + " tool"
+			}
+			return output{}, fmt.Errorf("%s: %s is a write; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats): %s", st.Pos(), head, use)
+		}
+	}
+	out := output{many: true}
+	for _, st := range script.Stmts {
+		r, err := s.sess.Eval(ctx, st)
+		if err != nil {
+			return output{}, err
+		}
+		out.results = append(out.results, r)
+	}
+	return out, nil
+}
+
+// parseRef splits "Subject.predicate@N", "Subject.predicate", "name@N" or "name". It leaves
+// judging the names to the library, which does it with its own messages.
+func parseRef(s string) (query.Ref, error) {
+	var r query.Ref
+	base, ver, hasVer := strings.Cut(s, "@")
+	if hasVer {
+		n, err := strconv.Atoi(ver)
+		if err != nil || n < 1 {
+			return r, fmt.Errorf("reference %q: bad reference: the version after @ must be a positive integer", s)
+		}
+		r.Version = n
+	}
+	r.Subject, r.Predicate, _ = strings.Cut(base, ".")
+	return r, nil
+}
+
+// toValue reads a JSON value as an mql value of the given type ("" for its JSON type).
+func toValue(x any, typ string) (query.Value, error) {
+	bad := func(want string) (query.Value, error) {
+		b, _ := json.Marshal(x)
+		return query.Value{}, fmt.Errorf("value %s: invalid input: value_type %q needs %s", b, typ, want)
+	}
+	switch typ {
+	case "":
+		switch x := x.(type) {
+		case string:
+			return query.Value{Kind: query.KindString, Str: x}, nil
+		case bool:
+			return query.Value{Kind: query.KindBool, Bool: x}, nil
+		case float64:
+			return query.Value{Kind: query.KindNumber, Num: x}, nil
+		case json.Number:
+			return toValue(string(x), "number")
+		}
+		b, _ := json.Marshal(x)
+		return query.Value{}, fmt.Errorf("value %s: invalid input: give a string, number or boolean", b)
+	case "string":
+		if s, ok := x.(string); ok {
+			return query.Value{Kind: query.KindString, Str: s}, nil
+		}
+		return bad("a JSON string")
+	case "number":
+		switch x := x.(type) {
+		case float64:
+			return query.Value{Kind: query.KindNumber, Num: x}, nil
+		case json.Number:
+			return toValue(string(x), "number")
+		case string:
+			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
+				return query.Value{Kind: query.KindNumber, Num: n}, nil
+			}
+		}
+		return bad("a number")
+	case "bool":
+		switch x := x.(type) {
+		case bool:
+			return query.Value{Kind: query.KindBool, Bool: x}, nil
+		case string:
+			if b, err := strconv.ParseBool(x); err == nil {
+				return query.Value{Kind: query.KindBool, Bool: b}, nil
+			}
+		}
+		return bad("true or false")
+	case "time":
+		if s, ok := x.(string); ok {
+			t, err := parseTime("value", s)
+			if err != nil {
+				return query.Value{}, err
+			}
+			return query.Value{Kind: query.KindTime, Time: t}, nil
+		}
+		return bad(`a string holding a date "2027-01-01" or an RFC 3339 time "2027-01-01T10:00:00Z"`)
+	case "ref":
+		if s, ok := x.(string); ok {
+			r, err := parseRef(s)
+			if err != nil {
+				return query.Value{}, err
+			}
+			return query.Value{Kind: query.KindRef, Ref: r}, nil
+		}
+		return bad(`a string naming a subject, claim or artifact, e.g. "Brimsole"`)
+	}
+	return query.Value{}, fmt.Errorf("value_type %q: invalid input: use string, number, bool, time or ref", typ)
+}
+
+// parseTime reads a date (midnight UTC) or an RFC 3339 time, as the language does.
+func parseTime(field, s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	if t, err := time.Parse("2006-01-02 15:04:05Z07:00", s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%s %q: invalid input: give a date 2027-01-01 or an RFC 3339 time 2027-01-01T10:00:00Z", field, s)
+}
