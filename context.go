@@ -120,27 +120,29 @@ func contextLine(v *graphstore.View, subject string) (string, []string) {
 	var b strings.Builder
 	var refs []string
 	for _, k := range v.KeysOfSubject(subject) {
-		e := v.LiveClaim(k)
-		if e == nil {
-			continue
+		for _, e := range v.LiveClaims(k) {
+			writeContextClaim(&b, v, subject, k, e, len(refs) == 0)
+			refs = append(refs, e.ID.String())
 		}
-		if len(refs) == 0 {
-			b.WriteString(subject)
-			b.WriteString(": ")
-		} else {
-			b.WriteString(", ")
-		}
-		b.WriteString(k.Predicate)
-		b.WriteByte('=')
-		b.WriteString(e.Value.String())
-		b.WriteString(" @")
-		b.WriteString(strconv.Itoa(e.ID.Version))
-		if c := v.EffectiveConfidence(e); c < 1 {
-			b.WriteString(" (")
-			b.WriteString(strconv.FormatFloat(c, 'f', 2, 64))
-			b.WriteByte(')')
-		}
-		refs = append(refs, e.ID.String())
 	}
 	return b.String(), refs
+}
+
+func writeContextClaim(b *strings.Builder, v *graphstore.View, subject string, k graphstore.Key, e *graphstore.ClaimEntry, first bool) {
+	if first {
+		b.WriteString(subject)
+		b.WriteString(": ")
+	} else {
+		b.WriteString(", ")
+	}
+	b.WriteString(k.Predicate)
+	b.WriteByte('=')
+	b.WriteString(e.Value.String())
+	b.WriteString(" @")
+	b.WriteString(strconv.Itoa(e.ID.Version))
+	if c := v.EffectiveConfidence(e); c < 1 {
+		b.WriteString(" (")
+		b.WriteString(strconv.FormatFloat(c, 'f', 2, 64))
+		b.WriteByte(')')
+	}
 }

@@ -11,7 +11,8 @@ import (
 
 // Export writes the store as N-Quads, in the vocabulary of docs/VOCABULARY.md, as of the
 // reader's view and limited to what the reader may see. The owner's export of the newest state
-// holds every transaction and can be imported into a new store.
+// holds every transaction and can be imported into a new store; another reader's export leaves
+// out the transactions that recorded nothing it may see, and is for reading, not importing.
 func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.Reader().Export(ctx, w) }
 
 // Export writes what the reader may see as N-Quads.
@@ -22,7 +23,11 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 		for id := graphstore.TxID(1); id <= v.AsOf(); id++ {
 			tx := v.Tx(id)
 			if !v.IsOwnerView() {
-				tx = visibleTx(v, tx, cited)
+				// A transaction that recorded nothing the reader may see is left out whole:
+				// even its time and author would say that something happened.
+				if tx = visibleTx(v, tx, cited); tx == nil {
+					continue
+				}
 			}
 			txs = append(txs, tx)
 		}
@@ -85,6 +90,10 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 		if v.Artifact(r.Artifact) != nil {
 			out.Reviews = append(out.Reviews, r)
 		}
+	}
+	if out.Meta == nil && len(out.Principals)+len(out.Grants)+len(out.Decays)+len(out.Sources)+len(out.Claims)+
+		len(out.Revocations)+len(out.Confirmations)+len(out.Artifacts)+len(out.Reviews) == 0 {
+		return nil
 	}
 	return out
 }

@@ -263,15 +263,10 @@ func (f *finder) candidates(c Cond, vals map[string]Value) []*graphstore.ClaimEn
 	}
 	var out []*graphstore.ClaimEntry
 	if subj != "" {
-		if e := f.v.LiveClaim(graphstore.Key{Subject: subj, Predicate: c.Predicate}); e != nil {
-			out = append(out, e)
-		}
-		return out
+		return f.v.LiveClaims(graphstore.Key{Subject: subj, Predicate: c.Predicate})
 	}
 	for _, k := range f.v.KeysOfPredicate(c.Predicate) {
-		if e := f.v.LiveClaim(k); e != nil {
-			out = append(out, e)
-		}
+		out = append(out, f.v.LiveClaims(k)...)
 	}
 	return out
 }

@@ -79,11 +79,11 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 	out := []Claim{}
 	err = r.view(ctx, func(v *graphstore.View) error {
 		for _, k := range p.keys(v) {
-			e := v.LiveClaim(k)
-			if e == nil || !matches(e.Value, where) {
-				continue
+			for _, e := range v.LiveClaims(k) {
+				if matches(e.Value, where) {
+					out = append(out, claimOf(v, e))
+				}
 			}
-			out = append(out, claimOf(v, e))
 		}
 		return nil
 	})
@@ -414,21 +414,28 @@ func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, 
 			keys = append(keys, v.KeysOfSubject(s)...)
 		}
 		for _, k := range keys {
-			var cf Conflict
+			// Contested claims dispute the live claim of their own audience.
+			byAudience := map[string]*Conflict{}
+			var order []string
 			for _, e := range v.Versions(k) {
-				if st, _ := v.State(e); st == Contested {
-					cf.Contested = append(cf.Contested, claimOf(v, e))
+				if st, _ := v.State(e); st != Contested {
+					continue
 				}
+				cf := byAudience[e.Audience()]
+				if cf == nil {
+					cf = &Conflict{Key: k.String()}
+					if l := v.LiveIn(k, e.Audience()); l != nil && v.Claim(l.ID) != nil {
+						c := claimOf(v, l)
+						cf.Live = &c
+					}
+					byAudience[e.Audience()] = cf
+					order = append(order, e.Audience())
+				}
+				cf.Contested = append(cf.Contested, claimOf(v, e))
 			}
-			if len(cf.Contested) == 0 {
-				continue
+			for _, a := range order {
+				out = append(out, *byAudience[a])
 			}
-			cf.Key = k.String()
-			if l := v.LiveClaim(k); l != nil {
-				c := claimOf(v, l)
-				cf.Live = &c
-			}
-			out = append(out, cf)
 		}
 		return nil
 	})
@@ -463,14 +470,15 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 	err = r.view(ctx, func(v *graphstore.View) error {
 		total := 0.0
 		for _, k := range p.keys(v) {
-			e := v.LiveClaim(k)
-			if e == nil || (e.Value.Type == graphstore.Bool && !e.Value.Bool) {
-				continue
+			for _, e := range v.LiveClaims(k) {
+				if e.Value.Type == graphstore.Bool && !e.Value.Bool {
+					continue
+				}
+				b := Belief{Subject: k.Subject, Claim: claimOf(v, e)}
+				b.Weight = b.Claim.Effective
+				total += b.Weight
+				out.Candidates = append(out.Candidates, b)
 			}
-			b := Belief{Subject: k.Subject, Claim: claimOf(v, e)}
-			b.Weight = b.Claim.Effective
-			total += b.Weight
-			out.Candidates = append(out.Candidates, b)
 		}
 		// With nothing to believe there is no distribution: the gate declines, and the entropy
 		// is reported as 0 rather than an infinity that JSON cannot carry.

@@ -282,7 +282,7 @@ const (
 // BeliefsResult is a distribution over candidates, its entropy and the gate's decision.
 type BeliefsResult struct {
 	Pattern    string     `json:"pattern"`
-	Candidates []Belief   `json:"candidates"` // most probable first
+	Candidates []Belief   `json:"candidates"`   // most probable first
 	Entropy    float64    `json:"entropy_bits"` // 0 when there are no candidates
 	Gate       [2]float64 `json:"gate"`
 	Decision   string     `json:"decision"` // act, retrieve or decline

@@ -241,9 +241,14 @@ func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
 type pending struct {
 	v        *graphstore.View
 	versions map[graphstore.Key]int
-	live     map[graphstore.Key]liveClaim
+	live     map[audKey]liveClaim
 	types    map[string]graphstore.ValueType
 	sources  map[string]*graphstore.Source
+}
+
+type audKey struct {
+	key      graphstore.Key
+	audience string
 }
 
 type liveClaim struct {
@@ -254,7 +259,7 @@ type liveClaim struct {
 }
 
 func newPending(v *graphstore.View) *pending {
-	return &pending{v: v, versions: map[graphstore.Key]int{}, live: map[graphstore.Key]liveClaim{},
+	return &pending{v: v, versions: map[graphstore.Key]int{}, live: map[audKey]liveClaim{},
 		types: map[string]graphstore.ValueType{}, sources: map[string]*graphstore.Source{}}
 }
 
@@ -265,11 +270,11 @@ func (p *pending) versionCount(k graphstore.Key) int {
 	return p.v.VersionCount(k)
 }
 
-func (p *pending) liveOf(k graphstore.Key) liveClaim {
-	if l, ok := p.live[k]; ok {
+func (p *pending) liveOf(k graphstore.Key, audience string) liveClaim {
+	if l, ok := p.live[audKey{k, audience}]; ok {
 		return l
 	}
-	if e := p.v.HasLive(k); e != nil {
+	if e := p.v.LiveIn(k, audience); e != nil {
 		return liveClaim{id: e.ID, kind: p.v.EffectiveKind(e), value: e.Value, ok: true}
 	}
 	return liveClaim{}
@@ -369,7 +374,8 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		Grant:      grant,
 		Tx:         tx.ID,
 	}
-	live := p.liveOf(key)
+	aud := graphstore.Audience(seen)
+	live := p.liveOf(key, aud)
 	switch {
 	case !live.ok:
 	case authority.Rank(kind) >= authority.Rank(live.kind):
@@ -386,7 +392,7 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	p.versions[key] = c.ID.Version
 	p.types[s.Predicate] = c.Value.Type
 	if c.Contests == nil && c.Corroborates == nil {
-		p.live[key] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
+		p.live[audKey{key, aud}] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
 	}
 	return c, nil
 }
@@ -559,11 +565,14 @@ func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
 			if err != nil {
 				return err
 			}
+			if re.Audience() != e.Audience() {
+				return fmt.Errorf("replaced by %s: %w: it is seen by %q and %s by %q; a replacement must have the same audience", rid, ErrConflict, re.Audience(), id, e.Audience())
+			}
 			if v.Revocation(re) != nil {
 				return fmt.Errorf("replaced by %s: %w: it is revoked", rid, ErrConflict)
 			}
 			st, _ := v.State(re)
-			if live := v.HasLive(id.Key); st != Live && live != nil && live != e {
+			if live := v.LiveIn(id.Key, e.Audience()); st != Live && live != nil && live != e {
 				return fmt.Errorf("replaced by %s: %w: %s is live; revoke or supersede it instead", rid, ErrConflict, live.ID)
 			}
 			if st == Expired {
@@ -693,7 +702,9 @@ func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
 			if slices.ContainsFunc(inputs, func(o graphstore.NodeRef) bool { return o.String() == n.String() }) {
 				continue
 			}
-			if n.Artifact != nil && dependsOn(v, n, s.Artifact) {
+			// Deriving a version from the artifact's own earlier version folds it forward; any
+			// other input that rests on the artifact would close a cycle.
+			if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(v, n, s.Artifact) {
 				return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
 			}
 			if seen := seenByOf(v, n); len(seen) > 0 {

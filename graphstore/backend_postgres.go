@@ -11,7 +11,6 @@ import (
 	"github.com/cayleygraph/cayley/graph"
 	_ "github.com/cayleygraph/cayley/graph/sql/postgres" // registers the "postgres" quad store
 	"github.com/cayleygraph/quad"
-	"github.com/lib/pq"
 )
 
 // pgLockKey is the advisory lock that serialises mql writers on one PostgreSQL database
@@ -19,8 +18,8 @@ import (
 const pgLockKey = 0x6d716c5f77726974 // "mql_writ"
 
 // pgBackend is Cayley's SQL quad store on PostgreSQL, shared by any number of processes.
-// Writers serialise on a session-level advisory lock held on a connection of our own; the
-// Cayley write itself runs in one SQL transaction on Cayley's connection pool.
+// Writers serialise on an advisory lock held on a connection of our own; the Cayley write
+// itself runs in one SQL transaction on Cayley's connection pool.
 type pgBackend struct {
 	dsn string
 	qs  graph.QuadStore
@@ -127,39 +126,37 @@ func (b *pgBackend) reopen(context.Context) error {
 	return b.open()
 }
 
-// lockWriters takes the session-level advisory lock on a connection of its own. It waits in
-// slices of lock_timeout so that it can give up when ctx ends without ever cancelling a
-// statement that might have taken the lock; a connection whose unlock fails is discarded,
-// which ends its session and with it the lock.
+// lockWriters takes a transaction-level advisory lock in a transaction of its own, on a
+// connection of its own, and releases it by rolling that transaction back. Whatever happens —
+// a cancelled wait, a failed statement, a lost connection, a crashed process — the lock ends
+// with the transaction, so it can never outlive its writer. (A session-level lock can: one
+// granted by a statement that then fails stays held by the pooled connection, and every other
+// writer waits for ever.) Waiters queue in PostgreSQL, first come first served.
 func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 	conn, err := b.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("graphstore: cannot take the writer lock on %s: %w: %w", redactDSN(b.dsn), ErrStorage, err)
 	}
-	// One simple-protocol query: an implicit transaction, so SET LOCAL ends with it while the
-	// advisory lock, being session-level, stays.
-	take := fmt.Sprintf(`SET LOCAL lock_timeout = '200ms'; SELECT pg_advisory_lock(%d)`, int64(pgLockKey))
-	for {
-		if err := ctx.Err(); err != nil {
-			conn.Close()
-			return nil, err
+	// Not ctx: database/sql rolls a transaction back when its context ends, which would drop
+	// the lock in the middle of a write.
+	tx, err := conn.BeginTx(context.Background(), nil)
+	if err == nil {
+		// ctx here only bounds the wait: if it ends, lib/pq cancels the statement.
+		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgLockKey))
+		if err != nil {
+			tx.Rollback()
 		}
-		_, err := conn.ExecContext(context.Background(), take)
-		if err == nil {
-			break
-		}
-		var pe *pq.Error
-		if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available: lock_timeout passed
-			continue
-		}
+	}
+	if err != nil {
 		discard(conn)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
 		return nil, fmt.Errorf("graphstore: cannot take the writer lock on %s: %w: %w", redactDSN(b.dsn), ErrStorage, err)
 	}
 	return func() {
-		var ok bool
-		err := conn.QueryRowContext(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(pgLockKey)).Scan(&ok)
-		if err != nil || !ok {
-			discard(conn)
+		if err := tx.Rollback(); err != nil {
+			discard(conn) // ending the session ends the transaction and its lock
 			return
 		}
 		conn.Close()

@@ -2,6 +2,7 @@ package graphstore
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -21,6 +22,7 @@ type Index struct {
 	grants     map[string][]*Grant // by grantee
 	sources    map[string]*Source
 	keys       map[Key]*KeyEntry
+	audiences  map[Key][]string // the audiences each key has claims in, in order of first claim
 	keyOrder   []Key
 	subjects   map[string][]Key
 	subjOrder  []string
@@ -48,6 +50,7 @@ type KeyEntry struct {
 // ClaimEntry is a claim with every later event that touched it, each list in transaction order.
 type ClaimEntry struct {
 	*Claim
+	audience      string          // Audience(SeenBy)
 	RevisedBy     []*Claim        // claims whose Supersedes names this one
 	Revocations   []*Revocation   // the first one counts; later ones are refused by writers
 	Promotions    []*Revocation   // revocations of another version that named this one as replacement
@@ -73,6 +76,7 @@ func NewIndex() *Index {
 		grants:     map[string][]*Grant{},
 		sources:    map[string]*Source{},
 		keys:       map[Key]*KeyEntry{},
+		audiences:  map[Key][]string{},
 		subjects:   map[string][]Key{},
 		preds:      map[string][]Key{},
 		claims:     map[ClaimID]*ClaimEntry{},
@@ -175,7 +179,10 @@ func (ix *Index) addClaim(c *Claim) {
 	if c.ID.Version != len(ke.Versions)+1 {
 		panic(fmt.Sprintf("graphstore: %s recorded after version %d", c.ID, len(ke.Versions)))
 	}
-	e := &ClaimEntry{Claim: c}
+	e := &ClaimEntry{Claim: c, audience: Audience(c.SeenBy)}
+	if !slices.Contains(ix.audiences[c.ID.Key], e.audience) {
+		ix.audiences[c.ID.Key] = append(ix.audiences[c.ID.Key], e.audience)
+	}
 	ke.Versions = append(ke.Versions, e)
 	ix.claims[c.ID] = e
 	if c.Supersedes != nil {
@@ -205,3 +212,6 @@ func (ix *Index) addArtifact(a *Artifact) {
 		ix.dependents[k] = append(ix.dependents[k], n)
 	}
 }
+
+// Audience is who may perceive the claim: Audience(SeenBy).
+func (e *ClaimEntry) Audience() string { return e.audience }

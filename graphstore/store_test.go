@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -557,17 +558,21 @@ func TestPostgresMultiProcess(t *testing.T) {
 	dsn := newPGDatabase(t)
 	const procs, writes = 4, 25
 	var cmds []*exec.Cmd
-	var outs []*bytes.Buffer
+	var outs []string // files, so that no goroutine copies output while we read it
 	for p := 0; p < procs; p++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "MQL_HELPER=pg-writer", "MQL_HELPER_DSN="+dsn,
 			"MQL_HELPER_WRITES="+strconv.Itoa(writes), "MQL_HELPER_SUBJECT="+fmt.Sprintf("proc%d", p))
-		out := &bytes.Buffer{}
+		out, err := os.Create(filepath.Join(t.TempDir(), "writer.out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		cmds, outs = append(cmds, cmd), append(outs, out)
+		cmds, outs = append(cmds, cmd), append(outs, out.Name())
 	}
 	// This process writes at the same time, through its own Store.
 	s := mustOpen(t, dsn, Options{})
@@ -577,9 +582,28 @@ func TestPostgresMultiProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("writer %d: %v\n%s", i, err, outs[i])
+	done := make(chan error, procs)
+	for _, cmd := range cmds {
+		go func(cmd *exec.Cmd) { done <- cmd.Wait() }(cmd)
+	}
+	deadline := time.After(90 * time.Second)
+	for range cmds {
+		select {
+		case err := <-done:
+			if err != nil {
+				for i := range cmds {
+					cmds[i].Process.Kill()
+				}
+				t.Fatalf("a writer failed: %v\n%s", err, joinOutputs(outs))
+			}
+		case <-deadline:
+			// Diagnose a hang: what the database is doing, and every writer's goroutines.
+			t.Logf("database activity:\n%s", pgActivity(dsn))
+			for _, cmd := range cmds {
+				cmd.Process.Signal(syscall.SIGQUIT)
+			}
+			time.Sleep(2 * time.Second)
+			t.Fatalf("writers did not finish in time\n%s", joinOutputs(outs))
 		}
 	}
 	if err := s.Refresh(context.Background()); err != nil {
@@ -602,6 +626,36 @@ func TestPostgresMultiProcess(t *testing.T) {
 	s2 := mustOpen(t, dsn, Options{})
 	defer s2.Close()
 	sameTxs(t, txsOf(s2), txs)
+}
+
+func joinOutputs(outs []string) string {
+	var b strings.Builder
+	for i, name := range outs {
+		out, _ := os.ReadFile(name)
+		fmt.Fprintf(&b, "--- writer %d:\n%s\n", i, out)
+	}
+	return b.String()
+}
+
+func pgActivity(dsn string) string {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT pid, coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(left(query, 100), '') FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var pid int
+		var state, wt, we, q string
+		rows.Scan(&pid, &state, &wt, &we, &q)
+		fmt.Fprintf(&b, "%d %s %s/%s %s\n", pid, state, wt, we, q)
+	}
+	return b.String()
 }
 
 func TestPostgresRefresh(t *testing.T) {
@@ -724,4 +778,38 @@ func TestImportBadLine(t *testing.T) {
 			t.Fatal("store changed")
 		}
 	})
+}
+
+// A writer waiting for the PostgreSQL writer lock gives up when its context ends, and leaves
+// nothing behind that would block the next writer.
+func TestPostgresLockWaitCancelled(t *testing.T) {
+	dsn := newPGDatabase(t)
+	a := mustOpen(t, dsn, Options{})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{})
+	defer b.Close()
+	release, err := a.be.lockWriters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = b.Write(ctx, "owner", countingClaim("B", 1))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("write while the lock is held: %v after %s", err, time.Since(start))
+	}
+	release()
+	for i, s := range []*Store{b, a, b} {
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := s.Write(wctx, "owner", countingClaim(fmt.Sprintf("S%d", i), 1))
+		cancel()
+		if err != nil {
+			t.Fatalf("write %d after the lock was released: %v", i, err)
+		}
+	}
+	if err := a.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkCounting(t, txsOf(a), 4)
 }

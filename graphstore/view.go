@@ -3,6 +3,7 @@ package graphstore
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -181,25 +182,59 @@ func (v *View) VersionCount(k Key) int {
 	return n
 }
 
-// LiveClaim returns the live claim of key, or nil (also when it exists but is not visible).
-func (v *View) LiveClaim(k Key) *ClaimEntry {
-	e := v.liveAny(k)
-	if !v.visibleClaim(e) {
-		return nil
+// Audience names who may perceive a claim: its seen-by principals, sorted and joined by ",";
+// "" for everyone. Claims of one key with different audiences are separate memories — the
+// architect's impression of a player and the engine's record of it — so supersession and
+// contest relate only claims of the same key and audience, and each audience has at most one
+// live claim per key. That keeps what one audience cannot see from changing what it can.
+func Audience(seenBy []string) string {
+	if len(seenBy) == 0 {
+		return ""
 	}
-	return e
+	s := slices.Clone(seenBy)
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), ",")
 }
 
-// liveAny finds the live version of a key regardless of visibility: the newest versions are the
-// likeliest, so it walks backwards.
-func (v *View) liveAny(k Key) *ClaimEntry {
+// LiveClaims returns the live claims of key the viewer may see, at most one per audience,
+// oldest first.
+func (v *View) LiveClaims(k Key) []*ClaimEntry {
+	var out []*ClaimEntry
+	for _, aud := range v.ix.audiences[k] {
+		if e := v.liveIn(k, aud); v.visibleClaim(e) {
+			out = append(out, e)
+		}
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b *ClaimEntry) int { return a.ID.Version - b.ID.Version })
+	}
+	return out
+}
+
+// LiveClaim returns the newest live claim of key the viewer may see, or nil. A reader who may
+// see several audiences' claims for one key (the owner, or someone in a shared and a private
+// audience) gets the newest; LiveClaims gives them all.
+func (v *View) LiveClaim(k Key) *ClaimEntry {
+	ls := v.LiveClaims(k)
+	if len(ls) == 0 {
+		return nil
+	}
+	return ls[len(ls)-1]
+}
+
+// LiveIn returns the live claim of key within one audience, visible to the viewer or not.
+// Writers need it to decide supersession, which is a fact of the store, not of one reader.
+func (v *View) LiveIn(k Key, audience string) *ClaimEntry { return v.liveIn(k, audience) }
+
+// liveIn walks backwards: the newest versions are the likeliest to be live.
+func (v *View) liveIn(k Key, audience string) *ClaimEntry {
 	ke := v.ix.keys[k]
 	if ke == nil {
 		return nil
 	}
 	for i := len(ke.Versions) - 1; i >= 0; i-- {
 		e := ke.Versions[i]
-		if !v.in(e.Tx) {
+		if !v.in(e.Tx) || e.audience != audience {
 			continue
 		}
 		if st, _ := v.State(e); st == Live {
@@ -208,10 +243,6 @@ func (v *View) liveAny(k Key) *ClaimEntry {
 	}
 	return nil
 }
-
-// HasLive reports whether key has a live claim, visible or not. Writers need it to decide
-// supersession (which is a fact about the store, not about one reader's perception).
-func (v *View) HasLive(k Key) *ClaimEntry { return v.liveAny(k) }
 
 // Keys lists every key with at least one visible version, in the order first recorded.
 func (v *View) Keys() []Key { return v.filterKeys(v.ix.keyOrder) }

@@ -240,7 +240,7 @@ func TestToolErrors(t *testing.T) {
 		{"revoke", `revoke Nope.p@1 by worker-3`, map[string]any{"claim": "Nope.p@1"}},
 		{"revoke", `revoke Klarveld.price_per_seat@1 by worker-3 replaced by Klarveld.price_per_seat@7`, map[string]any{"claim": "Klarveld.price_per_seat@1", "replaced_by": "Klarveld.price_per_seat@7"}},
 		{"derive", `derive plan:x from Nope.p by worker-3`, map[string]any{"artifact": "plan:x", "from": []any{"Nope.p"}}},
-		{"derive", `derive plan:pick-vendor from plan:pick-vendor by worker-3`, map[string]any{"artifact": "plan:pick-vendor", "from": []any{"plan:pick-vendor"}}},
+		{"derive", `derive plan:pick-vendor from plan:pick-vendor@9 by worker-3`, map[string]any{"artifact": "plan:pick-vendor", "from": []any{"plan:pick-vendor@9"}}},
 		{"review", `review plan:nope by worker-3`, map[string]any{"artifact": "plan:nope"}},
 		{"review", `review plan:pick-vendor@4 by worker-3`, map[string]any{"artifact": "plan:pick-vendor@4"}},
 		{"why", `why Klarveld.price_per_seat@9`, map[string]any{"ref": "Klarveld.price_per_seat@9"}},
