@@ -15,7 +15,16 @@ import (
 // Readers hold RLock for the whole of a read; Add is called under Lock.
 type Index struct {
 	sync.RWMutex
+	// head is the last transaction this Index shows: the committed head for the Store's index;
+	// for the handle a Write's build gets, every transaction before it, pending ones included.
+	head TxID
+	*indexData
+}
 
+// indexData is what an Index holds. Transactions beyond the committed head are pending: built
+// by a group commit and not yet stored. Every lookup through a View filters by transaction, so
+// readers, whose views stop at Head, never see them.
+type indexData struct {
 	txs        []*Tx
 	meta       StoreMeta
 	principals map[string]*Principal
@@ -71,7 +80,11 @@ type ArtifactNode struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{
+	return &Index{indexData: newIndexData()}
+}
+
+func newIndexData() *indexData {
+	return &indexData{
 		principals: map[string]*Principal{},
 		grants:     map[string][]*Grant{},
 		sources:    map[string]*Source{},
@@ -89,18 +102,26 @@ func NewIndex() *Index {
 }
 
 // Head is the id of the last transaction, 0 when the index is empty.
-func (ix *Index) Head() TxID { return TxID(len(ix.txs)) }
+func (ix *Index) Head() TxID { return ix.head }
+
+// top is the id of the last transaction indexed, committed or pending in a group commit.
+func (ix *Index) top() TxID { return TxID(len(ix.txs)) }
 
 // Tx returns transaction id, or nil.
 func (ix *Index) Tx(id TxID) *Tx {
-	if id < 1 || int(id) > len(ix.txs) {
+	if id < 1 || id > ix.head {
 		return nil
 	}
 	return ix.txs[id-1]
 }
 
 // Txs returns every transaction in id order. The slice must not be modified.
-func (ix *Index) Txs() []*Tx { return ix.txs }
+func (ix *Index) Txs() []*Tx { return ix.txs[:ix.head] }
+
+// buildHandle returns an Index over the same data that shows every transaction indexed,
+// pending ones included: what a Write's build sees. Caller holds ix's read lock while the
+// handle is used.
+func (ix *Index) buildHandle() *Index { return &Index{head: ix.top(), indexData: ix.indexData} }
 
 // Meta is what the genesis transaction recorded.
 func (ix *Index) Meta() StoreMeta { return ix.meta }
@@ -109,8 +130,17 @@ func (ix *Index) Meta() StoreMeta { return ix.meta }
 // every reference in them must already resolve: writers validate before committing, so a
 // violation here is a bug and panics rather than corrupting the index.
 func (ix *Index) Add(tx *Tx) {
-	if tx.ID != ix.Head()+1 {
-		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.Head(), tx.ID))
+	ix.addPending(tx)
+	ix.head = tx.ID
+}
+
+// addPending indexes tx without making it visible to readers: a View as of the head (or any
+// committed transaction) filters it out, while a writer's View as of it sees it. Group commit
+// uses it so that each writer in a group builds on the ones before it; commitTo then publishes
+// them, or resetTo drops them.
+func (ix *Index) addPending(tx *Tx) {
+	if tx.ID != ix.top()+1 {
+		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.top(), tx.ID))
 	}
 	ix.txs = append(ix.txs, tx)
 	if tx.Meta != nil {
@@ -215,3 +245,25 @@ func (ix *Index) addArtifact(a *Artifact) {
 
 // Audience is who may perceive the claim: Audience(SeenBy).
 func (e *ClaimEntry) Audience() string { return e.audience }
+
+// commitTo makes the pending transactions up to id visible to readers.
+func (ix *Index) commitTo(id TxID) {
+	if id < ix.head || id > ix.top() {
+		panic(fmt.Sprintf("graphstore: index at tx %d (pending to %d) cannot commit to %d", ix.head, ix.top(), id))
+	}
+	ix.head = id
+}
+
+// dropPending rebuilds the index from its committed transactions, forgetting pending ones
+// (after a failed group apply). Caller holds the write lock. It costs a rebuild from memory,
+// not a store scan, and only runs after a failure.
+func (ix *Index) dropPending() {
+	if ix.top() == ix.head {
+		return
+	}
+	fresh := NewIndex()
+	for _, tx := range ix.txs[:ix.head] {
+		fresh.Add(tx)
+	}
+	*ix.indexData = *fresh.indexData
+}

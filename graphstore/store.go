@@ -31,7 +31,9 @@ type Store struct {
 	life   sync.RWMutex // Close takes it for writing
 	closed bool
 
-	wmu    sync.Mutex // serialises writers in this process
+	wmu    sync.Mutex // serialises writers in this process: the group-commit leader holds it
+	qmu    sync.Mutex // guards queue
+	queue  []*writer  // writers waiting for the next group commit
 	broken bool       // a write failed; reopen the Cayley handle before the next one (trap 1)
 
 	imu   sync.Mutex // serialises extending the index (Refresh and commits)
@@ -158,6 +160,18 @@ func (s *Store) index(tx *Tx) error {
 	return nil
 }
 
+func addPending(ix *Index, tx *Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tx %d cannot be indexed: %v", tx.ID, r)
+		}
+	}()
+	ix.Lock()
+	defer ix.Unlock()
+	ix.addPending(tx)
+	return nil
+}
+
 func addToIndex(ix *Index, tx *Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -209,11 +223,19 @@ func (s *Store) leave() { s.life.RUnlock() }
 // holds its read lock while build runs; build must not call back into the Store). Record Tx
 // fields left zero are set to the transaction's id, and times are stored in UTC.
 //
-// If build returns an error nothing is written and that error is returned unchanged. If the
-// transaction is malformed (see encodeTx) or refers to claims, artifacts or sources that were
-// never recorded, nothing is written and the error says why. Otherwise the transaction is
-// applied as one Cayley transaction and added to the index. If Cayley fails, the error wraps
-// ErrStorage, nothing is indexed, and the Cayley handle is reopened before the next write.
+// Group commit: writers that arrive while another group is being stored queue up, and the next
+// leader builds all of them in arrival order, each as its own transaction with its own id, and
+// stores them with one Cayley transaction (one sync). Each build sees the transactions built
+// before it in the group: they are in the index, pending, and a View as of tx.ID-1 includes
+// them, while readers (whose views stop at the committed head) do not see them until the group
+// is stored. Every writer returns only once its transaction is durable.
+//
+// If build returns an error nothing is written for that writer and that error is returned
+// unchanged; the other writers of its group are unaffected. If the transaction is malformed
+// (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
+// written for it and the error says why. If Cayley fails, every writer of the group gets an
+// error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
+// is reopened before the next write.
 func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -222,23 +244,168 @@ func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *
 		return nil, err
 	}
 	defer s.leave()
+	w := &writer{ctx: ctx, by: by, build: build}
+	s.qmu.Lock()
+	s.queue = append(s.queue, w)
+	s.qmu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if !w.done { // else a leader stored (or failed) it while we waited for wmu
+		s.qmu.Lock()
+		group := s.queue
+		s.queue = nil
+		s.qmu.Unlock()
+		s.commitGroup(context.WithoutCancel(ctx), group)
+	}
+	if w.panicked != nil {
+		panic(w.panicked) // the build panicked: re-raise it in its own writer's goroutine
+	}
+	return w.tx, w.err
+}
+
+// writer is one queued Write.
+type writer struct {
+	ctx      context.Context
+	by       string
+	build    func(ix *Index, tx *Tx) error
+	tx       *Tx
+	err      error
+	panicked any  // what build panicked with, re-raised by Write
+	done     bool // set under wmu
+}
+
+// maxGroup bounds how many writers one group commit takes, so that a group's latency stays
+// bounded under a flood; the rest wait for the next group.
+const maxGroup = 512
+
+// commitGroup stores the queued writers' transactions, as many groups as needed. Caller holds
+// wmu; ctx is not cancelled by any one writer.
+func (s *Store) commitGroup(ctx context.Context, group []*writer) {
+	for len(group) > maxGroup {
+		s.commitGroup(ctx, group[:maxGroup])
+		group = group[maxGroup:]
+	}
+	fail := func(ws []*writer, err error) {
+		for _, w := range ws {
+			if !w.done {
+				w.err, w.done = err, true
+			}
+		}
+	}
 	unlock, err := s.be.lockWriters(ctx)
 	if err != nil {
-		return nil, err
+		fail(group, err)
+		return
 	}
 	defer unlock()
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	if err := s.refreshLocked(ctx); err != nil {
-		return nil, err
+		fail(group, err)
+		return
 	}
-	return s.commit(ctx, by, build)
+	if s.broken {
+		if err := s.be.reopen(ctx); err != nil {
+			fail(group, storageErr("reopening after a failed write", err))
+			return
+		}
+		s.broken = false
+	}
+	var quads []quad.Quad
+	var built []*writer
+	for _, w := range group {
+		tx, q, err := s.buildGuarded(w)
+		if err != nil {
+			w.err, w.done = err, true
+			continue
+		}
+		if err := addPending(s.ix, tx); err != nil {
+			// The index may be half-changed: drop everything pending and fail the group.
+			s.dropPending()
+			fail(group, fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of its group was written: %v: %w", tx.ID, err, ErrStorage))
+			return
+		}
+		s.chain.add(tx)
+		w.tx = tx
+		quads = append(quads, q...)
+		built = append(built, w)
+	}
+	if len(built) == 0 {
+		return
+	}
+	if err := s.be.apply(ctx, quads); err != nil {
+		s.broken = true
+		s.dropPending()
+		first, last := built[0].tx.ID, built[len(built)-1].tx.ID
+		for _, w := range built {
+			w.tx = nil
+		}
+		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", first, last, ErrStorage, err))
+		return
+	}
+	s.ix.Lock()
+	s.ix.commitTo(built[len(built)-1].tx.ID)
+	s.ix.Unlock()
+	for _, w := range built {
+		w.done = true
+	}
 }
 
-// commit builds, checks, applies and indexes one transaction. Caller holds wmu, the writer
-// lock and imu, with the index up to date.
+// dropPending forgets the transactions of a group that was not stored: the index and the
+// chain go back to the committed head. Caller holds imu.
+func (s *Store) dropPending() {
+	s.ix.Lock()
+	s.ix.dropPending()
+	c := newChain()
+	for _, tx := range s.ix.txs {
+		c.add(tx)
+	}
+	s.ix.Unlock()
+	s.chain = c
+}
+
+// buildGuarded runs buildOne for a queued writer, catching a panic in its build so that it
+// fails only that writer (Write re-raises it in the writer's goroutine).
+func (s *Store) buildGuarded(w *writer) (tx *Tx, quads []quad.Quad, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.panicked = r
+			tx, quads, err = nil, nil, fmt.Errorf("graphstore: build panicked: %v", r)
+		}
+	}()
+	return s.buildOne(w.ctx, w.by, w.build)
+}
+
+// buildOne builds, normalises, encodes and checks one transaction on top of everything indexed
+// (committed or pending). Caller holds imu.
+func (s *Store) buildOne(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, []quad.Quad, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	var tx *Tx
+	err := func() error {
+		s.ix.RLock()
+		defer s.ix.RUnlock() // even if build panics
+		h := s.ix.buildHandle()
+		tx = &Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: by}
+		return build(h, tx)
+	}()
+	if err != nil {
+		return nil, nil, err
+	}
+	normalize(tx)
+	quads, err := encodeTx(tx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	if err := s.chain.check(tx); err != nil {
+		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	return tx, quads, nil
+}
+
+// commit builds, checks, applies and indexes one transaction on its own (the genesis). Caller
+// holds the writer lock and imu, with the index up to date and nothing pending.
 func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
 	if s.broken {
 		if err := s.be.reopen(ctx); err != nil {
@@ -246,25 +413,8 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx 
 		}
 		s.broken = false
 	}
-	var tx *Tx
-	err := func() error {
-		s.ix.RLock()
-		defer s.ix.RUnlock() // even if build panics
-		tx = &Tx{ID: s.ix.Head() + 1, Time: s.clock().UTC(), By: by}
-		return build(s.ix, tx)
-	}()
+	tx, quads, err := s.buildOne(ctx, by, build)
 	if err != nil {
-		return nil, err
-	}
-	normalize(tx)
-	quads, err := encodeTx(tx)
-	if err != nil {
-		return nil, fmt.Errorf("graphstore: refusing to write: %w", err)
-	}
-	if err := s.chain.check(tx); err != nil {
-		return nil, fmt.Errorf("graphstore: refusing to write: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := s.be.apply(ctx, quads); err != nil {

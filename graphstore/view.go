@@ -45,7 +45,7 @@ func (ix *Index) View(asOf TxID, now time.Time, viewer string) *View {
 
 // TxAt returns the last transaction recorded at or before t (0 if none).
 func (ix *Index) TxAt(t time.Time) TxID {
-	i, _ := slices.BinarySearchFunc(ix.txs, t, func(tx *Tx, t time.Time) int {
+	i, _ := slices.BinarySearchFunc(ix.Txs(), t, func(tx *Tx, t time.Time) int {
 		if tx.Time.After(t) {
 			return 1
 		}

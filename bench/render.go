@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+func fmtVal(v float64, unit string) string {
+	switch unit {
+	case "s":
+		switch {
+		case v >= 1:
+			return fmt.Sprintf("%.2f s", v)
+		case v >= 1e-3:
+			return fmt.Sprintf("%.2f ms", v*1e3)
+		default:
+			return fmt.Sprintf("%.1f µs", v*1e6)
+		}
+	case "bytes":
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
+	case "claims/s":
+		return fmt.Sprintf("%.0f", v)
+	case "ratio":
+		return fmt.Sprintf("%.2f×", v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func fmtStat(s *stat) string {
+	if s == nil {
+		return "—"
+	}
+	if s.N <= 1 || s.Min == s.Max {
+		return fmtVal(s.Median, s.Unit)
+	}
+	return fmt.Sprintf("%s (%s–%s)", fmtVal(s.Median, s.Unit), fmtVal(s.Min, s.Unit), fmtVal(s.Max, s.Unit))
+}
+
+func renderSize(sr *sizeResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %d claims\n\n", sr.Claims)
+	b.WriteString("| operation | mql memory | mql bbolt | SQLite | bbolt ÷ SQLite |\n|---|---|---|---|---|\n")
+	for _, r := range sr.Rows {
+		ratio := "—"
+		if r.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2f×", r.Ratio)
+		}
+		op := r.Op
+		if r.Note != "" {
+			op += " (" + r.Note + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", op, fmtStat(r.Memory), fmtStat(r.BBolt), fmtStat(r.SQLite), ratio)
+	}
+	return b.String()
+}
+
+func renderWriters(w *writerResult) string {
+	return fmt.Sprintf("\n### %d concurrent writers, target %d assertions/s, bbolt\n\n"+
+		"| acknowledged | errors | seconds | throughput | p50 | p99 | max | all acknowledged claims found after reopen |\n|---|---|---|---|---|---|---|---|\n"+
+		"| %d | %d | %.1f | %.0f /s | %s | %s | %s | %t |\n",
+		w.Writers, w.TargetRate, w.Acknowledged, w.Errors, w.Seconds, w.Throughput,
+		fmtVal(w.P50, "s"), fmtVal(w.P99, "s"), fmtVal(w.Max, "s"), w.Durable)
+}
+
+// writeDoc puts the results between the markers of section "sizes" or "writers" in path,
+// keeping the rest of the file (the analysis) as it is. A missing file is created.
+func writeDoc(path string, rep *report) error {
+	var body strings.Builder
+	fmt.Fprintf(&body, "Machine: %s  \nCommand: `%s`\n", rep.Machine, rep.Command)
+	section := "sizes"
+	if rep.Writers != nil {
+		section = "writers"
+		body.WriteString(renderWriters(rep.Writers))
+	}
+	for i := range rep.Sizes {
+		body.WriteString(renderSize(&rep.Sizes[i]))
+	}
+	begin, end := "<!-- bench:"+section+":begin -->", "<!-- bench:"+section+":end -->"
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(old)
+	block := begin + "\n" + body.String() + end
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i >= 0 && j > i {
+		text = text[:i] + block + text[j+len(end):]
+	} else {
+		if text == "" {
+			text = "# Benchmarks\n"
+		}
+		text += "\n" + block + "\n"
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}

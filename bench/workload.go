@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The workload: one deterministic, seeded sequence of writes that every engine replays.
+//
+//   - n claims on vendors V0…: four predicates (price_per_seat, region, soc2, seats); three
+//     quarters of them are first versions, one quarter revisions of random keys, asserted by
+//     three agents, each with its own source; every 97th claim expires (valid until a past
+//     time), and after the load 20 live claims are revoked by the owner;
+//   - V0.price_per_seat gets 5 more versions (why: 5 superseded), V1.seats 19 more (history of
+//     20 versions), as single-claim transactions;
+//   - for each hub size h, a claim H<h>.score and h artifacts resting on it: a tree of fan-out
+//     4 (chains of depth ~log4 h) where every third artifact also rests on a second, earlier
+//     artifact of the level above (diamonds, fan-in).
+
+var predicates = []string{"price_per_seat", "region", "soc2", "seats"}
+var agents = []string{"a1", "a2", "a3"}
+var regions = []string{"EU", "US", "APAC"}
+
+type claimOp struct {
+	Subject, Predicate string
+	Num                float64
+	Str                string
+	Bool               bool
+	By, Source         string
+	ValidUntil         time.Time
+}
+
+type deriveOp struct {
+	Name   string
+	Inputs []string // "Subject.predicate@1" or an artifact name (version 1)
+}
+
+type workload struct {
+	batches   [][]claimOp // bulk, 1,000 a batch
+	revoke    []string    // Subject.predicate of keys whose live claim is revoked
+	singles   []claimOp   // why and history keys
+	hubs      []int
+	levels    map[int][][]deriveOp // per hub: derivations level by level
+	subjects  int
+	whyKey    string
+	histKey   string
+	liveKey   string
+	ctxSubjs  []string
+	pastTime  time.Time
+	hubClaims []claimOp
+}
+
+func value(p string, r *rand.Rand, c *claimOp) {
+	switch p {
+	case "region":
+		c.Str = regions[r.IntN(len(regions))]
+	case "soc2":
+		c.Bool = r.IntN(2) == 0
+	case "price_per_seat":
+		c.Num = float64(20 + r.IntN(180))
+	default:
+		c.Num = float64(1 + r.IntN(500))
+	}
+}
+
+func genWorkload(n int, hubs []int, seed uint64) *workload {
+	r := rand.New(rand.NewPCG(seed, 0x6d716c))
+	w := &workload{hubs: hubs, levels: map[int][][]deriveOp{}, pastTime: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
+	first := n * 3 / 4
+	w.subjects = max(first/len(predicates), 12)
+	var all []claimOp
+	k := 0
+	mk := func(s, p string) claimOp {
+		k++
+		c := claimOp{Subject: s, Predicate: p, By: agents[k%len(agents)], Source: fmt.Sprintf("src:%d", k)}
+		value(p, r, &c)
+		if k%97 == 0 && s != "V0" && s != "V1" && s != "V2" {
+			c.ValidUntil = w.pastTime
+		}
+		return c
+	}
+	for i := 0; len(all) < first || i < w.subjects; i++ {
+		s := fmt.Sprintf("V%d", i%w.subjects)
+		if i >= w.subjects {
+			break
+		}
+		for _, p := range predicates {
+			all = append(all, mk(s, p))
+		}
+	}
+	for len(all) < n {
+		s := fmt.Sprintf("V%d", 10+r.IntN(w.subjects-10))
+		all = append(all, mk(s, predicates[r.IntN(len(predicates))]))
+	}
+	all = all[:n]
+	for len(all) > 0 {
+		m := min(1000, len(all))
+		w.batches = append(w.batches, all[:m])
+		all = all[m:]
+	}
+	for i := range 20 {
+		w.revoke = append(w.revoke, fmt.Sprintf("V%d.seats", 3+i))
+	}
+	for range 5 {
+		w.singles = append(w.singles, mk("V0", "price_per_seat"))
+	}
+	for range 19 {
+		w.singles = append(w.singles, mk("V1", "seats"))
+	}
+	w.whyKey, w.histKey, w.liveKey = "V0.price_per_seat", "V1.seats", fmt.Sprintf("V%d.region", w.subjects/2)
+	for i := range 12 {
+		w.ctxSubjs = append(w.ctxSubjs, fmt.Sprintf("V%d", (i*w.subjects)/12+2))
+	}
+	for _, h := range hubs {
+		hc := claimOp{Subject: fmt.Sprintf("H%d", h), Predicate: "score", Num: 1, By: "a1", Source: fmt.Sprintf("src:hub%d", h)}
+		w.hubClaims = append(w.hubClaims, hc)
+		root := hc.Subject + ".score@1"
+		var levels [][]deriveOp
+		made := 0
+		var prev []string
+		for made < h {
+			size := 4
+			if len(prev) > 0 {
+				size = 4 * len(prev)
+			}
+			size = min(size, h-made)
+			var lvl []deriveOp
+			var names []string
+			for j := range size {
+				name := fmt.Sprintf("h%d:a%d", h, made+j)
+				d := deriveOp{Name: name}
+				if len(prev) == 0 {
+					d.Inputs = []string{root}
+				} else {
+					d.Inputs = []string{prev[j/4]}
+					if j%3 == 0 && len(prev) > 1 {
+						if o := prev[r.IntN(len(prev))]; o != prev[j/4] {
+							d.Inputs = append(d.Inputs, o)
+						}
+					}
+				}
+				lvl = append(lvl, d)
+				names = append(names, name)
+			}
+			made += size
+			levels = append(levels, lvl)
+			prev = names
+		}
+		w.levels[h] = levels
+	}
+	return w
+}
