@@ -129,3 +129,46 @@ func BenchmarkImpact(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkFind(b *testing.B) {
+	forEachStore(b, func(b *testing.B, db *mql.DB) {
+		ctx := context.Background()
+		q := mql.FindQuery{
+			Select: []string{"?v", "?p"},
+			Where: []mql.Cond{
+				{Subject: mql.Var("v"), Predicate: "soc2", Op: "=", Object: mql.Const(mql.Bool(true))},
+				{Subject: mql.Var("v"), Predicate: "region", Op: "=", Object: mql.Const(mql.String("EU"))},
+				{Subject: mql.Var("v"), Predicate: "price_per_seat", Op: "=", Object: mql.Var("p")},
+			},
+			OrderBy: []mql.Order{{Var: "?p"}},
+			Limit:   1,
+		}
+		for b.Loop() {
+			if r, err := db.Find(ctx, q); err != nil || len(r.Rows) != 1 {
+				b.Fatal(r, err)
+			}
+		}
+	})
+}
+
+// BenchmarkImpactHub measures impact of a claim with 1,000 direct dependents.
+func BenchmarkImpactHub(b *testing.B) {
+	ctx := context.Background()
+	db, err := mql.Open(ctx, "memory:", mql.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.Assert(ctx, mql.AssertSpec{Subject: "Hub", Predicate: "price", Value: mql.Number(1), By: "owner"})
+	for i := range 1000 {
+		if _, err := db.Derive(ctx, mql.DeriveSpec{Artifact: fmt.Sprintf("plan:%d", i), From: []string{"Hub.price"}, By: "owner"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err := db.Impact(ctx, "Hub.price@1", 0); err != nil || len(r.Dependents) != 1000 {
+			b.Fatal(len(r.Dependents), err)
+		}
+	}
+}

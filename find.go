@@ -61,15 +61,19 @@ func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 		return out, err
 	}
 	err := r.view(ctx, func(v *graphstore.View) error {
-		f := finder{v: v, q: q, ctx: ctx}
-		if err := f.solve(0, map[string]Value{}, nil); err != nil {
+		f := newFinder(ctx, v, q)
+		if err := f.solve(0); err != nil {
 			return err
 		}
 		rows := f.rows
 		if len(q.OrderBy) > 0 {
+			slots := make([]int, len(q.OrderBy))
+			for i, o := range q.OrderBy {
+				slots[i] = f.slot[o.Var]
+			}
 			slices.SortStableFunc(rows, func(a, b binding) int {
-				for _, o := range q.OrderBy {
-					c := cmpValues(a.vals[o.Var], b.vals[o.Var])
+				for i, o := range q.OrderBy {
+					c := cmpValues(a.vals[slots[i]], b.vals[slots[i]])
 					if o.Desc {
 						c = -c
 					}
@@ -83,10 +87,14 @@ func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 		if q.Limit > 0 && len(rows) > q.Limit {
 			rows = rows[:q.Limit]
 		}
+		// References are spelled out only for the rows returned.
 		for _, b := range rows {
-			row := Row{Claims: b.claims}
+			row := Row{Claims: make([]string, len(b.claims))}
+			for i, e := range b.claims {
+				row.Claims[i] = e.ID.String()
+			}
 			for _, s := range q.Select {
-				row.Values = append(row.Values, b.vals[s])
+				row.Values = append(row.Values, b.vals[f.slot[s]])
 			}
 			out.Rows = append(out.Rows, row)
 		}
@@ -147,76 +155,106 @@ func checkFind(q FindQuery) error {
 }
 
 type binding struct {
-	vals   map[string]Value
-	claims []string
+	vals   []Value // by variable slot
+	claims []*graphstore.ClaimEntry
 }
 
+// finder solves a conjunctive query by backtracking. Variables live in numbered slots so that
+// binding and unbinding cost nothing; a row is copied only when every condition holds.
 type finder struct {
-	ctx  context.Context
-	v    *graphstore.View
-	q    FindQuery
-	rows []binding
-	done []bool
+	ctx    context.Context
+	v      *graphstore.View
+	q      FindQuery
+	slot   map[string]int
+	vals   []Value
+	bound  []bool
+	claims []*graphstore.ClaimEntry
+	rows   []binding
+	done   []bool
+	steps  int
 }
+
+func newFinder(ctx context.Context, v *graphstore.View, q FindQuery) *finder {
+	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, done: make([]bool, len(q.Where))}
+	for _, c := range q.Where {
+		for _, t := range []Term{c.Subject, c.Object} {
+			if _, ok := f.slot[t.Var]; t.Var != "" && !ok {
+				f.slot[t.Var] = len(f.slot)
+			}
+		}
+	}
+	f.vals = make([]Value, len(f.slot))
+	f.bound = make([]bool, len(f.slot))
+	return f
+}
+
+func (f *finder) has(name string) bool { return f.bound[f.slot[name]] }
 
 // solve picks the next condition that can run with the current bindings — a comparison whose
 // sides are bound first, then the pattern with a bound subject, then any pattern — and recurses.
-func (f *finder) solve(n int, vals map[string]Value, claims []string) error {
-	if f.done == nil {
-		f.done = make([]bool, len(f.q.Where))
-	}
+func (f *finder) solve(n int) error {
 	if n == len(f.q.Where) {
 		if len(f.rows) >= MaxFindRows {
 			return fmt.Errorf("find: %w: more than %d rows before limit; narrow the conditions", ErrInvalid, MaxFindRows)
 		}
-		f.rows = append(f.rows, binding{vals: clone(vals), claims: slices.Clone(claims)})
+		f.rows = append(f.rows, binding{vals: slices.Clone(f.vals), claims: slices.Clone(f.claims)})
 		return nil
 	}
-	if err := f.ctx.Err(); err != nil {
-		return err
+	if f.steps++; f.steps%1024 == 0 {
+		if err := f.ctx.Err(); err != nil {
+			return err
+		}
 	}
-	i := f.next(vals)
+	i := f.next()
 	f.done[i] = true
 	defer func() { f.done[i] = false }()
 	c := f.q.Where[i]
 	if c.Predicate == "" {
-		if compare(vals[c.Subject.Var], c.Op, f.term(c.Object, vals)) {
-			return f.solve(n+1, vals, claims)
+		if compare(f.vals[f.slot[c.Subject.Var]], c.Op, f.term(c.Object)) {
+			return f.solve(n + 1)
 		}
 		return nil
 	}
-	for _, e := range f.candidates(c, vals) {
-		added := []string{}
-		if c.Subject.Var != "" {
-			if _, ok := vals[c.Subject.Var]; !ok {
-				vals[c.Subject.Var] = Ref(e.ID.Subject)
-				added = append(added, c.Subject.Var)
-			}
-		}
-		ok := true
-		if c.Object.Var != "" {
-			if bv, bound := vals[c.Object.Var]; bound {
-				ok = compare(e.Value, c.Op, bv)
-			} else {
-				vals[c.Object.Var] = e.Value
-				added = append(added, c.Object.Var)
-			}
-		} else {
-			ok = compare(e.Value, c.Op, c.Object.Value)
-		}
-		if ok {
-			if err := f.solve(n+1, vals, append(claims, e.ID.String())); err != nil {
-				return err
-			}
-		}
-		for _, a := range added {
-			delete(vals, a)
-		}
+	subjSlot, objSlot := -1, -1
+	if c.Subject.Var != "" && !f.has(c.Subject.Var) {
+		subjSlot = f.slot[c.Subject.Var]
 	}
-	return nil
+	if c.Object.Var != "" && !f.has(c.Object.Var) {
+		objSlot = f.slot[c.Object.Var]
+	}
+	var err error
+	f.candidates(c, func(e *graphstore.ClaimEntry) bool {
+		switch {
+		case c.Object.Var == "":
+			if !compare(e.Value, c.Op, c.Object.Value) {
+				return true
+			}
+		case objSlot < 0:
+			if !compare(e.Value, c.Op, f.vals[f.slot[c.Object.Var]]) {
+				return true
+			}
+		}
+		if subjSlot >= 0 {
+			f.vals[subjSlot], f.bound[subjSlot] = Ref(e.ID.Subject), true
+		}
+		if objSlot >= 0 {
+			f.vals[objSlot], f.bound[objSlot] = e.Value, true
+		}
+		f.claims = append(f.claims, e)
+		err = f.solve(n + 1)
+		f.claims = f.claims[:len(f.claims)-1]
+		if subjSlot >= 0 {
+			f.bound[subjSlot] = false
+		}
+		if objSlot >= 0 {
+			f.bound[objSlot] = false
+		}
+		return err == nil
+	})
+	return err
 }
 
-func (f *finder) next(vals map[string]Value) int {
+func (f *finder) next() int {
 	best, bestScore := -1, -1
 	for i, c := range f.q.Where {
 		if f.done[i] {
@@ -225,12 +263,14 @@ func (f *finder) next(vals map[string]Value) int {
 		score := 0
 		switch {
 		case c.Predicate == "":
-			if _, ok := vals[c.Subject.Var]; ok && (c.Object.Var == "" || has(vals, c.Object.Var)) {
-				score = 3
+			if f.has(c.Subject.Var) && (c.Object.Var == "" || f.has(c.Object.Var)) {
+				score = 4
 			}
-		case c.Subject.Var == "" || has(vals, c.Subject.Var):
-			score = 2
-		case c.Object.Var == "" || has(vals, c.Object.Var) || c.Op == "=":
+		case c.Subject.Var == "" || f.has(c.Subject.Var):
+			score = 3
+		case c.Object.Var == "" && c.Op == "=":
+			score = 2 // a constant narrows the most among unbound patterns
+		case c.Object.Var == "" || f.has(c.Object.Var) || c.Op == "=":
 			score = 1
 		}
 		if score > bestScore {
@@ -240,41 +280,38 @@ func (f *finder) next(vals map[string]Value) int {
 	return best
 }
 
-func has(m map[string]Value, k string) bool { _, ok := m[k]; return ok }
-
-func (f *finder) term(t Term, vals map[string]Value) Value {
+func (f *finder) term(t Term) Value {
 	if t.Var != "" {
-		return vals[t.Var]
+		return f.vals[f.slot[t.Var]]
 	}
 	return t.Value
 }
 
-// candidates returns the live claims a pattern may match: one key if the subject is known,
-// else every key of the predicate.
-func (f *finder) candidates(c Cond, vals map[string]Value) []*graphstore.ClaimEntry {
+// candidates calls each with the live claims a pattern may match — one key's if the subject
+// is known, else every key's of the predicate — until each returns false.
+func (f *finder) candidates(c Cond, each func(*graphstore.ClaimEntry) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
 		subj = c.Subject.Value.Str
-	} else if b, ok := vals[c.Subject.Var]; ok {
+	} else if f.has(c.Subject.Var) {
+		b := f.vals[f.slot[c.Subject.Var]]
 		if b.Type != graphstore.Ref && b.Type != graphstore.String {
-			return nil
+			return
 		}
 		subj = b.Str
 	}
-	var out []*graphstore.ClaimEntry
 	if subj != "" {
-		return f.v.LiveClaims(graphstore.Key{Subject: subj, Predicate: c.Predicate})
+		f.v.EachLive(graphstore.Key{Subject: subj, Predicate: c.Predicate}, each)
+		return
 	}
+	stop := false
 	for _, k := range f.v.KeysOfPredicate(c.Predicate) {
-		out = append(out, f.v.LiveClaims(k)...)
+		f.v.EachLive(k, func(e *graphstore.ClaimEntry) bool {
+			stop = !each(e)
+			return !stop
+		})
+		if stop {
+			return
+		}
 	}
-	return out
-}
-
-func clone(m map[string]Value) map[string]Value {
-	out := make(map[string]Value, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -763,7 +763,7 @@ func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
 		if n.Artifact.Name == name {
 			return true
 		}
-		if a := v.Index().View(v.AsOf(), v.Now(), "").Artifact(*n.Artifact); a != nil {
+		if a := v.All().Artifact(*n.Artifact); a != nil {
 			stack = append(stack, a.DerivedFrom...)
 		}
 	}

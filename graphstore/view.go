@@ -29,6 +29,7 @@ type View struct {
 	asOf   TxID
 	now    time.Time
 	viewer string
+	all    *View // the same view without the perception filter, made on first use
 }
 
 // View returns a view as of transaction asOf (0 or beyond the head: the head), judged at now,
@@ -61,6 +62,19 @@ func (v *View) Meta() StoreMeta   { return v.ix.meta }
 func (v *View) in(tx TxID) bool   { return tx <= v.asOf }
 func (v *View) Index() *Index     { return v.ix }
 func (v *View) IsOwnerView() bool { return v.viewer == "" }
+
+// All is the same view without the perception filter: what the store holds as of the view.
+// Rules that are facts of the store (review state, the confidence cap, cycles) are judged on
+// it; what is shown to the reader must still go through v.
+func (v *View) All() *View {
+	if v.viewer == "" {
+		return v
+	}
+	if v.all == nil {
+		v.all = &View{ix: v.ix, asOf: v.asOf, now: v.now}
+	}
+	return v.all
+}
 
 // Tx returns a transaction within the view, or nil.
 func (v *View) Tx(id TxID) *Tx {
@@ -196,6 +210,16 @@ func Audience(seenBy []string) string {
 	return strings.Join(slices.Compact(s), ",")
 }
 
+// EachLive calls fn with each live claim of key the viewer may see (at most one per audience,
+// in no particular order) until fn returns false. It allocates nothing.
+func (v *View) EachLive(k Key, fn func(*ClaimEntry) bool) {
+	for _, aud := range v.ix.audiences[k] {
+		if e := v.liveIn(k, aud); v.visibleClaim(e) && !fn(e) {
+			return
+		}
+	}
+}
+
 // LiveClaims returns the live claims of key the viewer may see, at most one per audience,
 // oldest first.
 func (v *View) LiveClaims(k Key) []*ClaimEntry {
@@ -265,13 +289,30 @@ func (v *View) Subjects() []string {
 }
 
 func (v *View) filterKeys(keys []Key) []Key {
-	var out []Key
+	out := make([]Key, 0, len(keys))
 	for _, k := range keys {
-		if len(v.Versions(k)) > 0 {
+		if v.hasVisible(k) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// hasVisible reports whether key has a version in the view the viewer may see.
+func (v *View) hasVisible(k Key) bool {
+	ke := v.ix.keys[k]
+	if ke == nil {
+		return false
+	}
+	for _, e := range ke.Versions {
+		if !v.in(e.Tx) {
+			return false
+		}
+		if v.CanSee(e.SeenBy) {
+			return true
+		}
+	}
+	return false
 }
 
 // Revocation returns the revocation of a claim within the view, or nil.

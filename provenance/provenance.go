@@ -14,9 +14,8 @@ import (
 // NodeLive reports whether a claim or artifact version is live in v, and when it stopped being
 // live if it is not.
 func NodeLive(v *graphstore.View, n graphstore.NodeRef) (bool, time.Time) {
-	idx := v.Index()
 	if n.Claim != nil {
-		e := idx.View(v.AsOf(), v.Now(), "").Claim(*n.Claim)
+		e := v.All().Claim(*n.Claim)
 		if e == nil {
 			return false, time.Time{}
 		}
@@ -24,7 +23,7 @@ func NodeLive(v *graphstore.View, n graphstore.NodeRef) (bool, time.Time) {
 		return st == graphstore.Live, since
 	}
 	if n.Artifact != nil {
-		a := idx.View(v.AsOf(), v.Now(), "").Artifact(*n.Artifact)
+		a := v.All().Artifact(*n.Artifact)
 		if a == nil {
 			return false, time.Time{}
 		}
@@ -38,7 +37,7 @@ func NodeLive(v *graphstore.View, n graphstore.NodeRef) (bool, time.Time) {
 // breadth-first order. Derivation edges point at versions that existed before, so the walk
 // always ends; the visited set also guards stores written by other tools.
 func Inputs(v *graphstore.View, a *graphstore.ArtifactNode) []graphstore.NodeRef {
-	all := v.Index().View(v.AsOf(), v.Now(), "")
+	all := v.All()
 	seen := map[string]bool{}
 	var out []graphstore.NodeRef
 	queue := append([]graphstore.NodeRef(nil), a.DerivedFrom...)
@@ -101,7 +100,7 @@ func confidence(v *graphstore.View, a *graphstore.ArtifactNode, memo map[graphst
 		return c
 	}
 	memo[a.ID] = a.Confidence // a cycle, impossible by construction, ends here
-	all := v.Index().View(v.AsOf(), v.Now(), "")
+	all := v.All()
 	c := a.Confidence
 	for _, in := range a.DerivedFrom {
 		switch {
