@@ -32,6 +32,7 @@ type indexData struct {
 	sources    map[string]*Source
 	keys       map[Key]*KeyEntry
 	audiences  map[Key][]string // the audiences each key has claims in, in order of first claim
+	liveAt     map[liveKey]*liveSlot
 	keyOrder   []Key
 	subjects   map[string][]Key
 	subjOrder  []string
@@ -90,6 +91,7 @@ func newIndexData() *indexData {
 		sources:    map[string]*Source{},
 		keys:       map[Key]*KeyEntry{},
 		audiences:  map[Key][]string{},
+		liveAt:     map[liveKey]*liveSlot{},
 		subjects:   map[string][]Key{},
 		preds:      map[string][]Key{},
 		claims:     map[ClaimID]*ClaimEntry{},
@@ -164,10 +166,16 @@ func (ix *Index) addPending(tx *Tx) {
 		ix.addClaim(c)
 	}
 	for _, r := range tx.Revocations {
-		ix.mustClaim(r.Claim).Revocations = append(ix.mustClaim(r.Claim).Revocations, r)
+		revoked := ix.mustClaim(r.Claim)
+		revoked.Revocations = append(revoked.Revocations, r)
+		slot := ix.slot(revoked, tx.ID)
+		if slot.e == revoked {
+			slot.e = nil
+		}
 		if r.ReplacedBy != nil {
 			e := ix.mustClaim(*r.ReplacedBy)
 			e.Promotions = append(e.Promotions, r)
+			ix.slot(e, tx.ID).e = e
 		}
 	}
 	for _, c := range tx.Confirmations {
@@ -219,6 +227,10 @@ func (ix *Index) addClaim(c *Claim) {
 		old := ix.mustClaim(*c.Supersedes)
 		old.RevisedBy = append(old.RevisedBy, c)
 	}
+	slot := ix.slot(e, c.Tx)
+	if c.Contests == nil && c.Corroborates == nil {
+		slot.e = e
+	}
 	if _, ok := ix.valueTypes[c.ID.Predicate]; !ok {
 		ix.valueTypes[c.ID.Predicate] = &typeDecl{typ: c.Value.Type, tx: c.Tx}
 	}
@@ -266,4 +278,29 @@ func (ix *Index) dropPending() {
 		fresh.Add(tx)
 	}
 	*ix.indexData = *fresh.indexData
+}
+
+type liveKey struct {
+	key      Key
+	audience string
+}
+
+// liveSlot remembers the live claim of one key and audience after every transaction indexed
+// (nil: none), and the last transaction that could have changed it. A view whose transaction
+// is at or after that one can take the claim from here instead of folding the key's history;
+// it still applies valid time, which passes without transactions.
+type liveSlot struct {
+	e  *ClaimEntry
+	tx TxID
+}
+
+func (ix *Index) slot(e *ClaimEntry, tx TxID) *liveSlot {
+	k := liveKey{e.ID.Key, e.audience}
+	s := ix.liveAt[k]
+	if s == nil {
+		s = &liveSlot{}
+		ix.liveAt[k] = s
+	}
+	s.tx = tx
+	return s
 }

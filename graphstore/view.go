@@ -250,8 +250,18 @@ func (v *View) LiveClaim(k Key) *ClaimEntry {
 // Writers need it to decide supersession, which is a fact of the store, not of one reader.
 func (v *View) LiveIn(k Key, audience string) *ClaimEntry { return v.liveIn(k, audience) }
 
-// liveIn walks backwards: the newest versions are the likeliest to be live.
+// liveIn takes the live claim from the index's slot when nothing changed it after the view's
+// transaction; otherwise it walks backwards, the newest versions being the likeliest live.
 func (v *View) liveIn(k Key, audience string) *ClaimEntry {
+	if s := v.ix.liveAt[liveKey{k, audience}]; s != nil && s.tx <= v.asOf {
+		if s.e == nil {
+			return nil
+		}
+		if st, _ := v.State(s.e); st == Live {
+			return s.e
+		}
+		return nil
+	}
 	ke := v.ix.keys[k]
 	if ke == nil {
 		return nil
