@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cayleygraph/quad"
@@ -292,12 +293,21 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			}
 		}
 	}
-	unlock, err := s.be.lockWriters(ctx)
+	// The wait for the writer lock ends when every writer of the group has given up; the
+	// store's work after it runs to the end whatever any one writer's context does.
+	waitCtx, stopWait := waitAll(group)
+	unlock, err := s.be.lockWriters(waitCtx)
+	stopWait()
 	if err != nil {
 		fail(group, err)
 		return
 	}
 	defer unlock()
+	for _, w := range group {
+		if err := w.ctx.Err(); err != nil {
+			w.err, w.done = err, true // gave up while waiting: nothing of it is written
+		}
+	}
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	if err := s.refreshLocked(ctx); err != nil {
@@ -314,6 +324,9 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	var quads []quad.Quad
 	var built []*writer
 	for _, w := range group {
+		if w.done {
+			continue
+		}
 		tx, q, err := s.buildGuarded(w)
 		if err != nil {
 			w.err, w.done = err, true
@@ -646,4 +659,28 @@ func isPlainGenesis(g *Tx) bool {
 		g.Principals[0].Name == g.Meta.Owner && g.Principals[0].Type == User &&
 		len(g.Grants)+len(g.Sources)+len(g.Claims)+len(g.Revocations)+len(g.Confirmations)+
 			len(g.Artifacts)+len(g.Reviews)+len(g.Decays) == 0
+}
+
+// waitAll returns a context that is done when every writer's context is done.
+func waitAll(group []*writer) (context.Context, func()) {
+	if len(group) == 1 {
+		return group[0].ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var left atomic.Int64
+	left.Store(int64(len(group)))
+	stops := make([]func() bool, len(group))
+	for i, w := range group {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }
