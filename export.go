@@ -106,6 +106,11 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// A file that decodes may still describe an unsound store (two live claims of a key, a
+	// standing that never held): refuse it as Check would flag it.
+	if err := checkImport(txs, db.clock()); err != nil {
+		return err
+	}
 	return db.store.Import(ctx, txs)
 }
 

@@ -91,6 +91,7 @@ type Reader struct {
 	as       string
 	asOfTx   int64
 	asOfTime time.Time
+	asOfSet  bool // asOfTime is set (the zero time is a time too: before every store)
 }
 
 // Reader returns a reader of the newest state, as the owner.
@@ -109,10 +110,13 @@ func (db *DB) AsOfTx(id int64) Reader { return db.Reader().AsOfTx(id) }
 func (r Reader) As(principal string) Reader { r.as = principal; return r }
 
 // AsOf reads the store as it was at time t.
-func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfTx = t, 0; return r }
+func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0; return r }
 
 // AsOfTx reads the store as it was right after transaction id.
-func (r Reader) AsOfTx(id int64) Reader { r.asOfTx, r.asOfTime = id, time.Time{}; return r }
+func (r Reader) AsOfTx(id int64) Reader {
+	r.asOfTx, r.asOfTime, r.asOfSet = id, time.Time{}, false
+	return r
+}
 
 // view runs fn on a consistent view under the index's read lock.
 func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) error {
@@ -134,7 +138,7 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 		}
 		asOf = graphstore.TxID(r.asOfTx)
 		now = ix.Tx(asOf).Time
-	case !r.asOfTime.IsZero():
+	case r.asOfSet:
 		asOf = ix.TxAt(r.asOfTime)
 		if asOf == 0 {
 			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.Tx(1).Time.Format(time.RFC3339))

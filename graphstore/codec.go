@@ -119,6 +119,7 @@ var (
 	mqlSourceOrder      = quad.IRI(nsMQL + "sourceOrder")
 	mqlDerivedFromOrder = quad.IRI(nsMQL + "derivedFromOrder")
 	mqlContests         = quad.IRI(nsMQL + "contests")
+	mqlCorroborates     = quad.IRI(nsMQL + "corroborates")
 	mqlGrantPred        = quad.IRI(nsMQL + "grant")
 	mqlBecause          = quad.IRI(nsMQL + "because")
 	mqlStanding         = quad.IRI(nsMQL + "standing")
@@ -585,6 +586,9 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		}
 		if c.Contests != nil {
 			e.add(n, mqlContests, claimIRI(*c.Contests))
+		}
+		if c.Corroborates != nil {
+			e.add(n, mqlCorroborates, claimIRI(*c.Corroborates))
 		}
 		if c.Grant != "" {
 			e.add(n, mqlGrantPred, grantIRI(c.Grant))
@@ -1365,6 +1369,9 @@ func (d *txDecoder) claim(n *node) (*Claim, error) {
 	if c.Contests, err = d.claimRef(n, mqlContests, false); err != nil {
 		return nil, err
 	}
+	if c.Corroborates, err = d.claimRef(n, mqlCorroborates, false); err != nil {
+		return nil, err
+	}
 	g, err := d.opt(n, mqlGrantPred)
 	if err != nil {
 		return nil, err
@@ -1470,7 +1477,7 @@ func (c *chain) check(tx *Tx) error {
 		if cl.ID.Version != v+1 {
 			return fail("claim %s recorded after version %d of its key", cl.ID, v)
 		}
-		for _, ref := range []*ClaimID{cl.Supersedes, cl.Contests} {
+		for _, ref := range []*ClaimID{cl.Supersedes, cl.Contests, cl.Corroborates} {
 			if ref == nil {
 				continue
 			}

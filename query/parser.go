@@ -141,6 +141,11 @@ func parseScript(name, src string, maxErrs int) (r scriptResult) {
 				cur, long, last = cur[:0], true, t
 				continue
 			}
+			if len(cur) >= MaxStmtTokens {
+				r.errs.add(posOf(cur[0].Pos), tooManyTokens)
+				cur, long, last = cur[:0], true, t
+				continue
+			}
 			cur = append(cur, t)
 		}
 	}

@@ -33,6 +33,7 @@ const usageText = `Usage:
                                or run -c / -f / piped stdin as a script
   mql import [--db DB] FILE.nq load an N-Quads export into a new store, all or nothing
   mql export [--db DB] [FILE]  write the store as N-Quads (stdout if no FILE)
+  mql check [DB]               verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]   run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]     serve DB to MCP clients over stdio (docs/MCP.md)
   mql version                  print the version
@@ -106,6 +107,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runImport(ctx, args[1:], stdin, stdout, stderr)
 		case "export":
 			return runExport(ctx, args[1:], stdout, stderr)
+		case "check":
+			return runCheck(ctx, args[1:], stdout, stderr)
 		case "version":
 			return runVersion(args[1:], stdout, stderr)
 		case "demo":

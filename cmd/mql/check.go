@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mql-dev/mql"
+)
+
+// maxCheckLines bounds the problems `mql check` prints as text; the JSON report lists all that
+// the check kept.
+const maxCheckLines = 1000
+
+// runCheck is `mql check [--format text|json] [DB]`: it verifies the store's integrity from its
+// quads, without opening it as a memory (so it works on a store that mql refuses to open, and
+// never creates one), prints what is wrong, and exits 1 if anything is.
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("mql check", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	format := flags.String("format", "text", "output `FORMAT`: text or json")
+	flags.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mql check [--format text|json] [DB]")
+		fmt.Fprintln(stderr, "Verifies the store's integrity; exits 0 if it is sound, 1 with the list of problems if not, 4 if it cannot be read.")
+		flags.PrintDefaults()
+	}
+	pos, err := parseInterleaved(flags, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) > 1 || (*format != "text" && *format != "json") {
+		flags.Usage()
+		return exitUsage
+	}
+	dsn := ""
+	if len(pos) == 1 {
+		dsn = pos[0]
+	} else if dsn, err = defaultDB(); err != nil {
+		fmt.Fprintf(stderr, "mql check: %v\n", err)
+		return exitOpen
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := mql.CheckStore(ctx, dsn, mql.Options{})
+	if err != nil {
+		switch {
+		case errors.Is(err, mql.ErrInUse):
+			fmt.Fprintf(stderr, "mql check: %s is in use by another process: %v\n", dsn, err)
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(stderr, "mql check: there is no store at %s: %v\n", dsn, err)
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "mql check: interrupted")
+			return exitInterrupted
+		default:
+			fmt.Fprintf(stderr, "mql check: cannot read %s: %v\n", dsn, err)
+		}
+		return exitOpen
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		out := struct {
+			Store string `json:"store"`
+			OK    bool   `json:"ok"`
+			mql.CheckReport
+		}{dsn, rep.OK(), rep}
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "mql check: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s: %d quads, %d transactions (head %d), %d principals, %d claims of %d keys, %d revocations, %d artifact versions\n",
+			dsn, rep.Quads, rep.Transactions, rep.Head, rep.Principals, rep.Claims, rep.Keys, rep.Revocations, rep.Artifacts)
+		for i, p := range rep.Problems {
+			if i == maxCheckLines {
+				fmt.Fprintf(stdout, "… and %d more (use --format json for all of them)\n", len(rep.Problems)-i)
+				break
+			}
+			fmt.Fprintf(stdout, "%s: %s\n", p.Kind, p)
+		}
+		n := len(rep.Problems) + rep.Omitted
+		switch n {
+		case 0:
+			fmt.Fprintln(stdout, "ok: no problems found")
+		case 1:
+			fmt.Fprintln(stdout, "1 problem found")
+		default:
+			fmt.Fprintf(stdout, "%d problems found\n", n)
+		}
+	}
+	if !rep.OK() {
+		return exitFailed
+	}
+	return exitOK
+}
