@@ -2,10 +2,8 @@ package mql_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
+	"github.com/mql-dev/mql/internal/pgtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,37 +16,8 @@ import (
 	"github.com/mql-dev/mql"
 )
 
-// postgresDSN creates a database of its own on the server named by MQL_TEST_POSTGRES and
-// returns its DSN, or skips.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	server := os.Getenv("MQL_TEST_POSTGRES")
-	if server == "" {
-		t.Skip("set MQL_TEST_POSTGRES=postgres://user@host:port/db?sslmode=disable to run the PostgreSQL tests; .ci/run starts a server and sets it")
-	}
-	admin, err := sql.Open("postgres", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("mqlroot_%d", rand.Uint64())
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a, err := sql.Open("postgres", server)
-		if err == nil {
-			a.Exec("DROP DATABASE " + name + " WITH (FORCE)")
-			a.Close()
-		}
-	})
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// postgresDSN gives one test a PostgreSQL database of its own, or skips.
+func postgresDSN(t *testing.T) string { return pgtest.Database(t) }
 
 // The rules hold on every backend, and a reopened store answers as before.
 func TestBackends(t *testing.T) {

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/mql-dev/mql/internal/pgtest"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,46 +49,8 @@ func eachBackend(t *testing.T, f func(t *testing.T, bc backendCase)) {
 	}
 }
 
-func pgServer(t testing.TB) string {
-	dsn := os.Getenv("MQL_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set MQL_TEST_POSTGRES=postgres://… to run PostgreSQL tests; .ci/run does")
-	}
-	return dsn
-}
-
-// newPGDatabase creates a database of its own for one test and drops it afterwards.
-func newPGDatabase(t *testing.T) string {
-	server := pgServer(t)
-	db, err := sql.Open("postgres", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	name := "mqltest_" + hex.EncodeToString(rnd[:])
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("postgres", server)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer db.Close()
-		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// newPGDatabase gives one test a PostgreSQL database of its own, or skips.
+func newPGDatabase(t *testing.T) string { return pgtest.Database(t) }
 
 func mustOpen(t testing.TB, dsn string, opts Options) *Store {
 	t.Helper()
