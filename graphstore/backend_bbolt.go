@@ -2,8 +2,10 @@ package graphstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cayleygraph/cayley/graph"
@@ -24,6 +26,7 @@ type bboltBackend struct {
 	path    string
 	timeout time.Duration
 	qs      graph.QuadStore
+	db      *bolt.DB // the file under qs, for the snapshot bucket
 }
 
 func openBBolt(path string, timeout time.Duration) (*bboltBackend, error) {
@@ -53,7 +56,7 @@ func (b *bboltBackend) open() error {
 		kv.Close()
 		return fmt.Errorf("graphstore: %s is not a Cayley store: %w: %w", b.path, ErrStorage, err)
 	}
-	b.qs = qs
+	b.qs, b.db = qs, db
 	return nil
 }
 
@@ -115,6 +118,71 @@ func (b *bboltBackend) close() error {
 		return nil
 	}
 	err := b.qs.Close()
-	b.qs = nil
+	b.qs, b.db = nil, nil
 	return err
+}
+
+// snapshotBucket holds the snapshot's chunks keyed by their first transaction id (8 bytes,
+// big-endian, so that bbolt's key order is id order). Cayley's own buckets have other names
+// and Cayley never scans the file's root.
+var snapshotBucket = []byte("mql.snapshot")
+
+func (b *bboltBackend) eachSnapshotChunk(ctx context.Context, fn func([]byte) error) error {
+	if b.db == nil {
+		return nil
+	}
+	return b.db.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(snapshotBucket)
+		if bk == nil {
+			return nil
+		}
+		return bk.ForEach(func(_, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(v)
+		})
+	})
+}
+
+func (b *bboltBackend) appendSnapshot(_ context.Context, chunks []snapshotChunk) error {
+	if b.db == nil {
+		return fmt.Errorf("graphstore: %s is not open: %w", b.path, ErrStorage)
+	}
+	return b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(snapshotBucket)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if err := bk.Put(binary.BigEndian.AppendUint64(nil, uint64(c.first)), c.data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (b *bboltBackend) resetSnapshot(context.Context) error {
+	if b.db == nil {
+		return fmt.Errorf("graphstore: %s is not open: %w", b.path, ErrStorage)
+	}
+	return b.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(snapshotBucket) == nil {
+			return nil
+		}
+		return tx.DeleteBucket(snapshotBucket)
+	})
+}
+
+func (b *bboltBackend) txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
+	qs, err := b.handle()
+	if err != nil {
+		return nil, err
+	}
+	own, err := subjectQuads(ctx, qs, txIRI(id))
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(own, func(q quad.Quad) bool { return q.Label != txIRI(id) }), nil
 }

@@ -18,6 +18,7 @@ package graphstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -42,6 +43,7 @@ const (
 	ProblemEncoding   = "encoding"    // a transaction that is not in canonical form
 	ProblemLive       = "live"        // more than one live claim of a key and audience
 	ProblemStanding   = "standing"    // a recorded standing that does not hold (checked by package mql)
+	ProblemSnapshot   = "snapshot"    // the snapshot (a cache of decoded transactions) differs from the quads
 )
 
 // MaxProblems bounds the problems a Report lists; the rest are only counted.
@@ -119,7 +121,70 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, storageErr("reading the store", err)
 	}
-	return CheckQuads(quads, s.clock()), nil
+	r := CheckQuads(quads, s.clock())
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if checkSnapshot(ctx, s.be, r, "reopen the store to rebuild its index from the quads") {
+		s.snapBroken = true // the index may hold what the snapshot said: never write it back
+	}
+	return r, nil
+}
+
+// checkSnapshot compares every transaction of the backend's snapshot with the quads as r
+// decoded them. A snapshot that differs is removed (it is only a cache; the quads are the
+// truth) and reported with what to do next. It reports whether it found a difference.
+func checkSnapshot(ctx context.Context, be backend, r *Report, then string) bool {
+	sn, ok := be.(snapshotter)
+	if !ok {
+		return false
+	}
+	var chunks [][]byte
+	if err := sn.eachSnapshotChunk(ctx, func(c []byte) error {
+		chunks = append(chunks, slices.Clone(c))
+		return nil
+	}); err != nil || len(chunks) == 0 {
+		return false
+	}
+	bad := func(tx TxID, msg string) bool {
+		if err := sn.resetSnapshot(ctx); err != nil {
+			msg += fmt.Sprintf("; removing it failed (%v)", err)
+		} else {
+			msg += "; it was removed: " + then
+		}
+		r.Add(Problem{Kind: ProblemSnapshot, Tx: tx, Msg: msg})
+		return true
+	}
+	if r.Index == nil || !r.OK() {
+		// Open trusts a snapshot whose ends match the transaction nodes; with quads that have
+		// problems it must scan them instead, and judge them as it did before there was one.
+		return bad(0, "the quads have the problems above, so the snapshot cannot stand in for them")
+	}
+	next := TxID(1)
+	for _, c := range chunks {
+		txs, err := decodeChunk(c)
+		if errors.Is(err, errStaleSnapshot) {
+			return false // Open ignores and rewrites it
+		}
+		if err != nil {
+			return bad(next, fmt.Sprintf("the snapshot cannot be read: %v", err))
+		}
+		for _, tx := range txs {
+			if tx.ID != next {
+				return bad(next, fmt.Sprintf("the snapshot holds tx %d where tx %d should be", tx.ID, next))
+			}
+			stored := r.Index.Tx(tx.ID)
+			if stored == nil {
+				return bad(tx.ID, "the snapshot holds a transaction that the quads do not")
+			}
+			a, errA := encodeTx(tx)
+			b, _ := encodeTx(stored)
+			if errA != nil || !sameQuadSet(a, b) {
+				return bad(tx.ID, "the snapshot's copy of this transaction differs from its quads")
+			}
+			next++
+		}
+	}
+	return false
 }
 
 // CheckDSN checks the store named by dsn (see Open) without opening it as a Store: it reads the
@@ -163,7 +228,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, storageErr("reading the store", err)
 	}
-	return CheckQuads(quads, opts.Clock()), nil
+	r := CheckQuads(quads, opts.Clock())
+	checkSnapshot(ctx, be, r, "the next open rebuilds it from the quads")
+	return r, nil
 }
 
 // bboltPath returns the file a bbolt DSN names.
@@ -874,8 +941,8 @@ func CheckTxs(txs []*Tx, now time.Time) *Report {
 
 // replay chains and indexes the decoded transactions, reporting where that fails.
 func (c *checker) replay(txs []*Tx) *Index {
-	ch := newChain()
 	ix := NewIndex()
+	ch := indexChain(ix)
 	for _, tx := range txs {
 		if err := ch.check(tx); err != nil {
 			c.add(ProblemReference, tx.ID, "", "%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", tx.ID)))

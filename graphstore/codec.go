@@ -1431,7 +1431,31 @@ func (d *txDecoder) artifact(n *node) (*Artifact, error) {
 // checked before it is committed or indexed: ids follow on, versions follow on, and every
 // claim, artifact and source it refers to exists. Index.Add panics on a broken reference;
 // nothing that fails check is ever handed to it or written.
-type chain struct {
+type chain struct{ rec recorded }
+
+// recorded answers what a chain checks. A Store's chain asks its index, which already knows
+// every record (pending ones included); decoding and import, which have no index, keep sets.
+type recorded interface {
+	top() TxID
+	hasClaim(ClaimID) bool
+	keyVersion(Key) int
+	hasArtifact(ArtifactID) bool
+	artifactVersion(name string) int
+	hasSource(id string) bool
+	add(tx *Tx)
+}
+
+func newChain() *chain { return &chain{rec: newRecordSets()} }
+
+// indexChain checks against ix, which the caller extends after each check (add does nothing).
+// Whoever changes ix holds the lock that serialises that (the Store's imu), so the lookups need
+// no index lock.
+func indexChain(ix *Index) *chain { return &chain{rec: indexRecords{ix}} }
+
+func (c *chain) head() TxID { return c.rec.top() }
+func (c *chain) add(tx *Tx) { c.rec.add(tx) }
+
+type recordSets struct {
 	head    TxID
 	claims  map[ClaimID]bool
 	keyVer  map[Key]int
@@ -1440,12 +1464,60 @@ type chain struct {
 	sources map[string]bool
 }
 
-func newChain() *chain {
-	return &chain{
+func newRecordSets() *recordSets {
+	return &recordSets{
 		claims: map[ClaimID]bool{}, keyVer: map[Key]int{},
 		arts: map[ArtifactID]bool{}, artVer: map[string]int{},
 		sources: map[string]bool{},
 	}
+}
+
+func (r *recordSets) top() TxID                       { return r.head }
+func (r *recordSets) hasClaim(id ClaimID) bool        { return r.claims[id] }
+func (r *recordSets) keyVersion(k Key) int            { return r.keyVer[k] }
+func (r *recordSets) hasArtifact(id ArtifactID) bool  { return r.arts[id] }
+func (r *recordSets) artifactVersion(name string) int { return r.artVer[name] }
+func (r *recordSets) hasSource(id string) bool        { return r.sources[id] }
+
+func (r *recordSets) add(tx *Tx) {
+	r.head = tx.ID
+	for _, s := range tx.Sources {
+		r.sources[s.ID] = true
+	}
+	for _, cl := range tx.Claims {
+		r.claims[cl.ID] = true
+		r.keyVer[cl.ID.Key] = cl.ID.Version
+	}
+	for _, a := range tx.Artifacts {
+		r.arts[a.ID] = true
+		r.artVer[a.ID.Name] = a.ID.Version
+	}
+}
+
+type indexRecords struct{ ix *Index }
+
+func (r indexRecords) top() TxID                      { return r.ix.top() }
+func (r indexRecords) hasClaim(id ClaimID) bool       { return r.ix.claims[id] != nil }
+func (r indexRecords) hasArtifact(id ArtifactID) bool { return r.ix.arts[id] != nil }
+func (r indexRecords) add(*Tx)                        {}
+
+func (r indexRecords) hasSource(id string) bool {
+	_, ok := r.ix.sources[id]
+	return ok
+}
+
+func (r indexRecords) keyVersion(k Key) int {
+	if ke := r.ix.keys[k]; ke != nil {
+		return len(ke.Versions)
+	}
+	return 0
+}
+
+func (r indexRecords) artifactVersion(name string) int {
+	if ae := r.ix.artifacts[name]; ae != nil {
+		return len(ae.Versions)
+	}
+	return 0
 }
 
 // check reports the first problem with appending tx; it changes nothing.
@@ -1453,8 +1525,8 @@ func (c *chain) check(tx *Tx) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("tx %d: %s", tx.ID, fmt.Sprintf(format, args...))
 	}
-	if tx.ID != c.head+1 {
-		return fmt.Errorf("tx %d follows tx %d: transaction ids must be contiguous", tx.ID, c.head)
+	if head := c.rec.top(); tx.ID != head+1 {
+		return fmt.Errorf("tx %d follows tx %d: transaction ids must be contiguous", tx.ID, head)
 	}
 	if tx.ID == 1 && tx.Meta == nil {
 		return fail("the genesis transaction records no store meta (owner, strict)")
@@ -1468,9 +1540,9 @@ func (c *chain) check(tx *Tx) error {
 	}
 	newClaims := map[ClaimID]bool{}
 	newVer := map[Key]int{}
-	hasClaim := func(id ClaimID) bool { return c.claims[id] || newClaims[id] }
+	hasClaim := func(id ClaimID) bool { return c.rec.hasClaim(id) || newClaims[id] }
 	for _, cl := range tx.Claims {
-		v := c.keyVer[cl.ID.Key]
+		v := c.rec.keyVersion(cl.ID.Key)
 		if nv, ok := newVer[cl.ID.Key]; ok {
 			v = nv
 		}
@@ -1489,7 +1561,7 @@ func (c *chain) check(tx *Tx) error {
 			}
 		}
 		for _, s := range cl.Sources {
-			if !c.sources[s] && !newSources[s] {
+			if !c.rec.hasSource(s) && !newSources[s] {
 				return fail("claim %s names source %q, which was never recorded", cl.ID, s)
 			}
 		}
@@ -1511,9 +1583,9 @@ func (c *chain) check(tx *Tx) error {
 	}
 	newArts := map[ArtifactID]bool{}
 	newArtVer := map[string]int{}
-	hasArt := func(id ArtifactID) bool { return c.arts[id] || newArts[id] }
+	hasArt := func(id ArtifactID) bool { return c.rec.hasArtifact(id) || newArts[id] }
 	for _, a := range tx.Artifacts {
-		v := c.artVer[a.ID.Name]
+		v := c.rec.artifactVersion(a.ID.Name)
 		if nv, ok := newArtVer[a.ID.Name]; ok {
 			v = nv
 		}
@@ -1537,20 +1609,4 @@ func (c *chain) check(tx *Tx) error {
 		}
 	}
 	return nil
-}
-
-// add records tx, which must have passed check.
-func (c *chain) add(tx *Tx) {
-	c.head = tx.ID
-	for _, s := range tx.Sources {
-		c.sources[s.ID] = true
-	}
-	for _, cl := range tx.Claims {
-		c.claims[cl.ID] = true
-		c.keyVer[cl.ID.Key] = cl.ID.Version
-	}
-	for _, a := range tx.Artifacts {
-		c.arts[a.ID] = true
-		c.artVer[a.ID.Name] = a.ID.Version
-	}
 }

@@ -40,6 +40,13 @@ type Store struct {
 	imu   sync.Mutex // serialises extending the index (Refresh and commits)
 	ix    *Index
 	chain *chain
+
+	// The snapshot (see snapshot.go) holds transactions 1..snapHead; snapClaims claims were
+	// committed after it. Guarded by imu.
+	snapHead     TxID
+	snapClaims   int
+	fromSnapshot bool // the index was loaded from the snapshot at open (tests check it)
+	snapBroken   bool // Check found the snapshot wrong: write no more of it until reopened
 }
 
 // Open opens or creates the store named by dsn:
@@ -68,7 +75,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{be: be, clock: opts.Clock, ix: NewIndex(), chain: newChain()}
+	ix := NewIndex()
+	s := &Store{be: be, clock: opts.Clock, ix: ix, chain: indexChain(ix)}
 	if err := s.load(ctx, opts); err != nil {
 		be.close()
 		return nil, err
@@ -110,35 +118,57 @@ func hasScheme(dsn string) bool {
 }
 
 // load reads every stored transaction into the index and writes the genesis of a new store.
-// The scan needs no lock: writers commit in id order, one at a time, so any snapshot holds a
-// prefix of the history. Deciding that the store is new does: processes opening one new
-// PostgreSQL database at once must agree on one genesis.
+// A bbolt store's snapshot, when it checks out, replaces the scan of every quad: only the
+// transactions after it are read from the quads. Deciding that the store is new needs the
+// writer lock: processes opening one new PostgreSQL database at once must agree on one
+// genesis. (imu before the writer lock inverts Write's order, harmlessly: nobody else has s.)
 func (s *Store) load(ctx context.Context, opts Options) error {
-	quads, err := s.be.all(ctx)
-	if err != nil {
-		return storageErr("reading the store", err)
-	}
-	txs, err := decodeTxs(quads)
-	if err != nil {
-		return fmt.Errorf("graphstore: the store does not hold a valid mql memory: %w: %v", ErrStorage, err)
-	}
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	for _, tx := range txs {
-		if err := s.index(tx); err != nil {
-			return fmt.Errorf("graphstore: the store does not hold a valid mql memory: %w: %v", ErrStorage, err)
+	invalid := func(err error) error {
+		return fmt.Errorf("graphstore: the store does not hold a valid mql memory: %w: %v", ErrStorage, err)
+	}
+	fromSnapshot := false
+	if sn, ok := s.be.(snapshotter); ok {
+		var err error
+		if fromSnapshot, err = s.loadSnapshot(ctx, sn); err != nil {
+			return err
 		}
 	}
-	if s.chain.head > 0 {
+	s.fromSnapshot = fromSnapshot
+	if fromSnapshot {
+		if err := s.loadNewer(ctx); err != nil {
+			return err
+		}
+		s.saveSnapshot(ctx, true)
+	} else {
+		quads, err := s.be.all(ctx)
+		if err != nil {
+			return storageErr("reading the store", err)
+		}
+		txs, err := decodeTxs(quads)
+		if err != nil {
+			return invalid(err)
+		}
+		quads = nil // the decoded transactions are all that is kept
+		for _, tx := range txs {
+			if err := s.index(tx); err != nil {
+				return invalid(err)
+			}
+		}
+		if s.chain.head() > 0 {
+			s.rewriteSnapshot(ctx)
+		}
+	}
+	if s.chain.head() > 0 {
 		return nil
 	}
-	// (imu before the writer lock inverts Write's order, harmlessly: nobody else has s yet.)
 	unlock, err := s.be.lockWriters(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := s.refreshLocked(ctx); err != nil || s.chain.head > 0 {
+	if err := s.refreshLocked(ctx); err != nil || s.chain.head() > 0 {
 		return err
 	}
 	_, err = s.commit(ctx, opts.Owner, func(_ *Index, tx *Tx) error {
@@ -146,6 +176,9 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 		tx.Principals = []*Principal{{Name: opts.Owner, Type: User, Tx: tx.ID}}
 		return nil
 	})
+	if err == nil {
+		s.saveSnapshot(ctx, true)
+	}
 	return err
 }
 
@@ -193,6 +226,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.imu.Lock()
+	s.saveSnapshot(context.Background(), true)
+	s.imu.Unlock()
 	if err := s.be.close(); err != nil {
 		return storageErr("closing", err)
 	}
@@ -361,20 +397,17 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	s.ix.Unlock()
 	for _, w := range built {
 		w.done = true
+		s.snapClaims += len(w.tx.Claims)
 	}
+	s.saveSnapshot(ctx, false)
 }
 
-// dropPending forgets the transactions of a group that was not stored: the index and the
-// chain go back to the committed head. Caller holds imu.
+// dropPending forgets the transactions of a group that was not stored: the index (and with it
+// the chain, which asks the index) goes back to the committed head. Caller holds imu.
 func (s *Store) dropPending() {
 	s.ix.Lock()
 	s.ix.dropPending()
-	c := newChain()
-	for _, tx := range s.ix.txs {
-		c.add(tx)
-	}
 	s.ix.Unlock()
-	s.chain = c
 }
 
 // buildGuarded runs buildOne for a queued writer, catching a panic in its build so that it
@@ -522,13 +555,19 @@ func (s *Store) Refresh(ctx context.Context) error {
 	return s.refreshLocked(ctx)
 }
 
-// refreshLocked probes for transaction head+1 until there is none. Caller holds imu.
+// refreshLocked loads what other processes committed. Caller holds imu.
 func (s *Store) refreshLocked(ctx context.Context) error {
 	if !s.be.shared() {
 		return nil
 	}
+	return s.loadNewer(ctx)
+}
+
+// loadNewer probes for transaction head+1 until there is none, reading each one's quads
+// through its transaction node. Caller holds imu.
+func (s *Store) loadNewer(ctx context.Context) error {
 	for {
-		id := s.chain.head + 1
+		id := s.chain.head() + 1
 		quads, err := s.be.txQuads(ctx, id)
 		if err != nil {
 			return storageErr(fmt.Sprintf("loading tx %d", id), err)
@@ -589,7 +628,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	if err := s.refreshLocked(ctx); err != nil {
 		return err
 	}
-	if head := s.chain.head; head != 1 {
+	if head := s.chain.head(); head != 1 {
 		return fmt.Errorf("graphstore: import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
 	}
 	g := txs[0]
@@ -649,7 +688,9 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 		if err := s.index(tx); err != nil {
 			return fmt.Errorf("graphstore: import: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
 		}
+		s.snapClaims += len(tx.Claims)
 	}
+	s.saveSnapshot(ctx, false)
 	return nil
 }
 
