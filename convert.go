@@ -59,7 +59,7 @@ func sourceOf(v *graphstore.View, id string) Source {
 	return Source{ID: s.ID, Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
 }
 
-func artifactOf(v *graphstore.View, a *graphstore.ArtifactNode) Artifact {
+func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode) Artifact {
 	out := Artifact{
 		Ref:         a.ID.String(),
 		Name:        a.ID.Name,
@@ -67,7 +67,7 @@ func artifactOf(v *graphstore.View, a *graphstore.ArtifactNode) Artifact {
 		State:       Live,
 		By:          a.By,
 		Confidence:  a.Confidence,
-		Effective:   provenance.Confidence(v, a),
+		Effective:   pc.Confidence(a),
 		Tx:          int64(a.Tx),
 		RecordedAt:  v.TxTime(a.Tx),
 		SeenBy:      slices.Clone(a.SeenBy),
@@ -81,7 +81,7 @@ func artifactOf(v *graphstore.View, a *graphstore.ArtifactNode) Artifact {
 	if !v.ArtifactSupersededAt(a).IsZero() {
 		out.State = Superseded
 	}
-	rs := provenance.ReviewState(v, a)
+	rs := pc.ReviewState(a)
 	switch {
 	case out.State == Superseded:
 		out.Review = ReviewStale

@@ -169,7 +169,7 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 		if n.Claim != nil {
 			out = whyClaim(v, v.Claim(*n.Claim), true, 0)
 		} else {
-			out = whyArtifact(v, v.Artifact(*n.Artifact), map[string]bool{})
+			out = whyArtifact(v, provenance.NewCache(v), v.Artifact(*n.Artifact), map[graphstore.ArtifactID]bool{})
 		}
 		return nil
 	})
@@ -221,10 +221,10 @@ func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth 
 	return n
 }
 
-func whyArtifact(v *graphstore.View, a *graphstore.ArtifactNode, seen map[string]bool) *Node {
-	art := artifactOf(v, a)
+func whyArtifact(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode, seen map[graphstore.ArtifactID]bool) *Node {
+	art := artifactOf(v, pc, a)
 	n := &Node{Kind: NodeArtifact, Artifact: &art}
-	seen[a.ID.String()] = true
+	seen[a.ID] = true
 	for _, in := range a.DerivedFrom {
 		var child *Node
 		switch {
@@ -233,8 +233,8 @@ func whyArtifact(v *graphstore.View, a *graphstore.ArtifactNode, seen map[string
 				child = whyClaim(v, e, false, 0)
 			}
 		case in.Artifact != nil:
-			if an := v.Artifact(*in.Artifact); an != nil && !seen[in.String()] {
-				child = whyArtifact(v, an, seen)
+			if an := v.Artifact(*in.Artifact); an != nil && !seen[an.ID] {
+				child = whyArtifact(v, pc, an, seen)
 			}
 		}
 		if child != nil {
@@ -279,7 +279,8 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 
 // Impact lists every artifact that depends, transitively, on a claim or artifact, each with the
 // path that links them and its review state. A reference without @N means every version of the
-// key or artifact. depth bounds the hops (0: no bound).
+// key or artifact. depth bounds the hops (0: no bound). Paths share storage with each other:
+// read them, do not write to them.
 func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
 	return db.Reader().Impact(ctx, ref, depth)
 }
@@ -301,16 +302,46 @@ func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult
 		}
 		reached, truncated := provenance.Impact(v, start, depth, MaxImpactResults)
 		out.Truncated = truncated
-		for _, d := range reached {
-			dep := Dependent{Artifact: artifactOf(v, d.Artifact), Depth: d.Depth}
-			for _, p := range d.Path {
-				dep.Path = append(dep.Path, p.String())
+		pc := provenance.NewCache(v)
+		// The paths of the start nodes, then those of the dependents.
+		paths := make([]impactPath, len(start)+len(reached))
+		for i, s := range start {
+			paths[i].path = []string{s.String()}
+		}
+		out.Dependents = make([]Dependent, 0, len(reached))
+		for i, d := range reached {
+			dep := Dependent{Artifact: artifactOf(v, pc, d.Artifact), Depth: d.Depth}
+			from := d.From
+			if d.Depth > 1 {
+				from += len(start)
 			}
+			p := paths[from].extend(dep.Artifact.Ref)
+			paths[len(start)+i] = p
+			dep.Path = slices.Clip(p.path)
 			out.Dependents = append(out.Dependents, dep)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// impactPath is a path of an impact answer while the answer is spelled out. A dependent's path
+// is the path of the node it was reached from plus itself: the first extension of a path
+// appends to its array in place, later ones copy it, so a chain of n artifacts costs n strings
+// rather than n²/2. The paths handed out share arrays but are clipped to their length, so an
+// append by the caller copies rather than overwriting another path.
+type impactPath struct {
+	path     []string
+	extended bool // the array slot after path is taken by the path that extended it
+}
+
+func (p *impactPath) extend(ref string) impactPath {
+	path := p.path
+	if p.extended {
+		path = slices.Clip(path)
+	}
+	p.extended = true
+	return impactPath{path: append(path, ref)}
 }
 
 func startNodes(v *graphstore.View, ref string) ([]graphstore.NodeRef, error) {
@@ -380,8 +411,9 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 		if err != nil {
 			return err
 		}
+		pc := provenance.NewCache(v)
 		for _, a := range v.ArtifactVersions(id.Name) {
-			out.Artifacts = append(out.Artifacts, artifactOf(v, a))
+			out.Artifacts = append(out.Artifacts, artifactOf(v, pc, a))
 		}
 		if len(out.Artifacts) == 0 {
 			return fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
@@ -534,13 +566,14 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 		}
 		out.Sources = len(srcs)
 		out.Contested = out.ByState[Contested]
+		pc := provenance.NewCache(v)
 		for _, name := range v.ArtifactNames() {
 			a := v.LatestArtifact(name)
 			if a == nil || v.Artifact(a.ID) == nil {
 				continue
 			}
 			out.Artifacts++
-			if provenance.ReviewState(v, a).Needs {
+			if pc.ReviewState(a).Needs {
 				out.NeedsReview++
 			}
 		}

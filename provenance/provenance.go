@@ -5,7 +5,9 @@
 package provenance
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mql-dev/mql/graphstore"
@@ -70,100 +72,228 @@ type Review struct {
 // ReviewState applies rule 4: an artifact needs review when anything it was derived from,
 // transitively, is no longer live, unless it was reviewed after that input stopped being live.
 func ReviewState(v *graphstore.View, a *graphstore.ArtifactNode) Review {
+	return NewCache(v).ReviewState(a)
+}
+
+// Confidence applies rule 6: an artifact's effective confidence is its own, capped by the
+// lowest effective confidence among its inputs (claims after decay, artifacts recursively).
+func Confidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
+	return NewCache(v).Confidence(a)
+}
+
+// Cache holds review state and confidence of the artifacts one read has met, so that a read
+// rendering many artifacts that share inputs (an impact over a hub, a why down a chain) works
+// out each artifact once, from the facts of its direct inputs: the read then costs time linear
+// in what it reaches, where walking every artifact's inputs afresh was quadratic on a chain.
+// A Cache belongs to one view and one goroutine.
+type Cache struct {
+	v, all *graphstore.View
+	arts   map[graphstore.ArtifactID]*facts
+}
+
+// NewCache returns an empty cache over v.
+func NewCache(v *graphstore.View) *Cache {
+	return &Cache{v: v, all: v.All(), arts: map[graphstore.ArtifactID]*facts{}}
+}
+
+type facts struct {
+	done       bool
+	confidence float64
+	// notLive are the transitive inputs that are not live, in the breadth-first order of
+	// Inputs, which is the order Review.Stale reports them in.
+	notLive []input
+}
+
+type input struct {
+	node  graphstore.NodeRef
+	since time.Time // when it stopped being live
+	depth int       // hops from the artifact: 1 for a direct input
+}
+
+// nodeKey identifies a claim or artifact version without spelling out its reference.
+type nodeKey struct {
+	claim    graphstore.ClaimID
+	artifact graphstore.ArtifactID
+}
+
+func keyOf(n graphstore.NodeRef) nodeKey {
+	var k nodeKey
+	if n.Claim != nil {
+		k.claim = *n.Claim
+	}
+	if n.Artifact != nil {
+		k.artifact = *n.Artifact
+	}
+	return k
+}
+
+// ReviewState is ReviewState(v, a) for the cache's view.
+func (c *Cache) ReviewState(a *graphstore.ArtifactNode) Review {
 	var r Review
 	reviewed := time.Time{}
-	if rs := v.Reviews(a); len(rs) > 0 {
+	if rs := c.v.Reviews(a); len(rs) > 0 {
 		r.Last = rs[len(rs)-1]
-		reviewed = v.TxTime(r.Last.Tx)
+		reviewed = c.v.TxTime(r.Last.Tx)
 	}
-	for _, in := range Inputs(v, a) {
-		live, since := NodeLive(v, in)
-		if live {
-			continue
-		}
-		if r.Last == nil || since.After(reviewed) {
-			r.Stale = append(r.Stale, in)
+	for _, in := range c.facts(a).notLive {
+		if r.Last == nil || in.since.After(reviewed) {
+			r.Stale = append(r.Stale, in.node)
 		}
 	}
 	r.Needs = len(r.Stale) > 0
 	return r
 }
 
-// Confidence applies rule 6: an artifact's effective confidence is its own, capped by the
-// lowest effective confidence among its inputs (claims after decay, artifacts recursively).
-func Confidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
-	return confidence(v, a, map[graphstore.ArtifactID]float64{})
+// Confidence is Confidence(v, a) for the cache's view.
+func (c *Cache) Confidence(a *graphstore.ArtifactNode) float64 {
+	return c.facts(a).confidence
 }
 
-func confidence(v *graphstore.View, a *graphstore.ArtifactNode, memo map[graphstore.ArtifactID]float64) float64 {
-	if c, ok := memo[a.ID]; ok {
-		return c
+// facts works out a and every input artifact not yet in the cache, inputs first. The walk keeps
+// its own stack, so a chain of any length does not deepen the goroutine's.
+func (c *Cache) facts(a *graphstore.ArtifactNode) *facts {
+	if f := c.arts[a.ID]; f != nil && f.done {
+		return f
 	}
-	memo[a.ID] = a.Confidence // a cycle, impossible by construction, ends here
-	all := v.All()
-	c := a.Confidence
-	for _, in := range a.DerivedFrom {
+	stack := []*graphstore.ArtifactNode{a}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		f := c.arts[top.ID]
+		if f == nil {
+			// Its inputs go above it, to be done first. An input already in the cache is done,
+			// or still open because it lies on a cycle (impossible by construction): then its
+			// own confidence and no stale inputs stand in for it, which ends the walk.
+			c.arts[top.ID] = &facts{confidence: top.Confidence}
+			for _, in := range top.DerivedFrom {
+				if in.Artifact == nil || c.arts[*in.Artifact] != nil {
+					continue
+				}
+				if an := c.all.Artifact(*in.Artifact); an != nil {
+					stack = append(stack, an)
+				}
+			}
+			continue
+		}
+		stack = stack[:len(stack)-1]
+		if !f.done {
+			c.fill(top, f)
+			f.done = true
+		}
+	}
+	return c.arts[a.ID]
+}
+
+// fill works out a's facts from those of its direct inputs. A node reached through several
+// inputs counts at its shortest depth, through the first input that gives it; ordering by
+// depth, that input, and the node's place among that input's own not-live inputs reproduces
+// the breadth-first order of Inputs.
+func (c *Cache) fill(a *graphstore.ArtifactNode, f *facts) {
+	type cand struct {
+		input
+		from, pos int
+	}
+	var cands []cand
+	var best map[nodeKey]int // index in cands; only needed when two inputs can meet
+	add := func(x cand) {
+		if len(a.DerivedFrom) == 1 {
+			cands = append(cands, x)
+			return
+		}
+		if best == nil {
+			best = map[nodeKey]int{}
+		}
+		k := keyOf(x.node)
+		if i, ok := best[k]; ok {
+			if x.depth < cands[i].depth {
+				cands[i] = x
+			}
+			return
+		}
+		best[k] = len(cands)
+		cands = append(cands, x)
+	}
+	for i, in := range a.DerivedFrom {
+		if live, since := NodeLive(c.all, in); !live {
+			add(cand{input{in, since, 1}, i, -1})
+		}
 		switch {
 		case in.Claim != nil:
-			if e := all.Claim(*in.Claim); e != nil {
-				c = math.Min(c, v.EffectiveConfidence(e))
+			if e := c.all.Claim(*in.Claim); e != nil {
+				f.confidence = math.Min(f.confidence, c.v.EffectiveConfidence(e))
 			}
 		case in.Artifact != nil:
-			if an := all.Artifact(*in.Artifact); an != nil {
-				c = math.Min(c, confidence(v, an, memo))
+			g := c.arts[*in.Artifact]
+			if g == nil {
+				continue // not in the view
+			}
+			f.confidence = math.Min(f.confidence, g.confidence)
+			for pos, x := range g.notLive {
+				x.depth++
+				add(cand{x, i, pos})
 			}
 		}
 	}
-	memo[a.ID] = c
-	return c
+	if len(a.DerivedFrom) > 1 {
+		slices.SortFunc(cands, func(x, y cand) int {
+			return cmp.Or(cmp.Compare(x.depth, y.depth), cmp.Compare(x.from, y.from), cmp.Compare(x.pos, y.pos))
+		})
+	}
+	if len(cands) > 0 {
+		f.notLive = make([]input, len(cands))
+		for i, x := range cands {
+			f.notLive[i] = x.input
+		}
+	}
 }
 
 // Reached is an artifact version found by an impact walk.
 type Reached struct {
 	Artifact *graphstore.ArtifactNode
-	Path     []graphstore.NodeRef // from the start node to the artifact, both included
 	Depth    int
+	// From is the index, in the walk's answer, of the artifact this one was reached from; at
+	// depth 1, the index of the start node. Following From back spells out the shortest path;
+	// the walk does not copy the path for every artifact, which on a chain would be quadratic.
+	From int
 }
 
 // Impact walks breadth-first from the start nodes to every artifact version the viewer can see
 // that was derived from them, transitively, up to maxDepth hops (0: unbounded). Each artifact is
-// reported once, with its shortest path. truncated reports that the depth limit cut the walk.
-// limit bounds the number of results (0: unbounded).
+// reported once, reached along a shortest path. truncated reports that the depth limit cut the
+// walk. limit bounds the number of results (0: unbounded).
 func Impact(v *graphstore.View, start []graphstore.NodeRef, maxDepth, limit int) (out []Reached, truncated bool) {
-	type item struct {
+	type step struct {
 		node graphstore.NodeRef
-		path []graphstore.NodeRef
+		at   int // the From of its dependents
 	}
-	seen := map[string]bool{}
-	var frontier []item
-	for _, s := range start {
-		seen[s.String()] = true
-		frontier = append(frontier, item{s, []graphstore.NodeRef{s}})
+	seen := map[graphstore.ArtifactID]bool{}
+	frontier := make([]step, len(start))
+	for i, s := range start {
+		if s.Artifact != nil {
+			seen[*s.Artifact] = true
+		}
+		frontier[i] = step{s, i}
 	}
 	for depth := 1; len(frontier) > 0; depth++ {
 		if maxDepth > 0 && depth > maxDepth {
-			for _, it := range frontier {
-				if len(v.Dependents(it.node)) > 0 {
-					truncated = true
-					break
+			for _, st := range frontier {
+				if len(v.Dependents(st.node)) > 0 {
+					return out, true
 				}
 			}
-			return out, truncated
+			return out, false
 		}
-		var next []item
-		for _, it := range frontier {
-			for _, d := range v.Dependents(it.node) {
-				ref := graphstore.NodeRef{Artifact: &d.ID}
-				if seen[ref.String()] {
+		var next []step
+		for _, st := range frontier {
+			for _, d := range v.Dependents(st.node) {
+				if seen[d.ID] {
 					continue
 				}
-				seen[ref.String()] = true
-				path := append(append([]graphstore.NodeRef(nil), it.path...), ref)
-				out = append(out, Reached{Artifact: d, Path: path, Depth: depth})
+				seen[d.ID] = true
+				out = append(out, Reached{Artifact: d, Depth: depth, From: st.at})
 				if limit > 0 && len(out) >= limit {
 					return out, true
 				}
-				next = append(next, item{ref, path})
+				next = append(next, step{graphstore.NodeRef{Artifact: &d.ID}, len(out) - 1})
 			}
 		}
 		frontier = next
