@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/mql-dev/mql/internal/pgtest"
 )
 
 // TestEndToEnd runs the whole program at a tiny size, once: every operation on every engine,
@@ -57,11 +61,117 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
-// TestMain lets the test binary stand in for the program when it measures opening in a child
-// process.
+// TestBackends leaves columns out: by -backends, and the memory column above
+// -max-memory-claims, with a note saying why.
+func TestBackends(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-runs", "1", "-json", "-dir", dir,
+		"-backends", "memory,bbolt", "-max-memory-claims", "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sizes) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	sr := rep.Sizes[0]
+	if !strings.Contains(sr.NotMeasured["mql_memory"], "GiB") || !strings.Contains(sr.NotMeasured["sqlite"], "-backends") {
+		t.Errorf("not measured: %v", sr.NotMeasured)
+	}
+	for _, r := range sr.Rows {
+		if r.Memory != nil || r.SQLite != nil {
+			t.Errorf("%s: a figure for a column left out: %+v", r.Op, r)
+		}
+	}
+	if !strings.Contains(renderSize(&sr), "mql memory: not measured") {
+		t.Errorf("table without the note:\n%s", renderSize(&sr))
+	}
+	if _, err := parseFlags([]string{"-backends", "memory,duckdb"}); err == nil {
+		t.Error("an unknown backend was accepted")
+	}
+}
+
+// TestPostgres runs the PostgreSQL comparison at a tiny size against the server in
+// MQL_TEST_POSTGRES, with 2 writer processes of each kind, and checks no claim was lost.
+func TestPostgres(t *testing.T) {
+	server := pgtest.Server(t)
+	before := benchDatabases(t, server)
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "BENCHMARKS.md")
+	var out bytes.Buffer
+	cfg, err := parseFlags([]string{"-postgres", server, "-sizes", "300", "-hubs", "3,12", "-runs", "1",
+		"-pg-processes", "2", "-pg-assertions", "20", "-json", "-write-doc", doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Postgres
+	if p == nil || p.Claims != 300 || len(p.Rows) < 10 || len(p.Writers) != 2 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, r := range p.Rows {
+		if r.MQL == nil || r.SQL == nil || r.Ratio == 0 {
+			t.Errorf("%s: missing figure: %+v", r.Op, r)
+		}
+	}
+	for _, w := range p.Writers {
+		if w.Acknowledged != 2*20 || w.Errors != 0 || w.Lost != 0 || !w.OneLivePerKey {
+			t.Errorf("writers: %+v", w)
+		}
+	}
+	if b, err := os.ReadFile(doc); err != nil || !bytes.Contains(b, []byte("<!-- bench:postgres:begin -->")) || !bytes.Contains(b, []byte("| lost claims")) {
+		t.Fatalf("doc: %v\n%s", err, b)
+	}
+	if after := benchDatabases(t, server); after > before {
+		t.Errorf("the run left %d databases on the server", after-before)
+	}
+}
+
+func benchDatabases(t *testing.T, server string) int {
+	t.Helper()
+	db, err := sql.Open("postgres", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_database WHERE datname LIKE 'mqlbench\_%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRedactDSN(t *testing.T) {
+	got := command([]string{"-postgres", "postgres://u:secret@h:5432/db?sslmode=disable", "-runs", "1"})
+	if strings.Contains(got, "secret") || !strings.Contains(got, "-runs 1") {
+		t.Errorf("command: %s", got)
+	}
+}
+
+// TestMain lets the test binary stand in for the program when it measures opening, or writes,
+// in child processes.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "-child-open" {
 		childOpen(os.Args[2], os.Args[3])
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
+		childWrite(os.Args[2:])
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

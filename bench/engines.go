@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	_ "github.com/lib/pq"
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/mql-dev/mql"
@@ -168,7 +169,7 @@ func (e *mqlEngine) history(key string) (int, error) {
 
 func (e *mqlEngine) close() error { return e.db.Close() }
 
-// ---- SQLite: the relational peer --------------------------------------------------------------
+// ---- SQL: the relational peer, on SQLite or PostgreSQL -----------------------------------------
 
 const sqliteSchema = `
 CREATE TABLE txs(id INTEGER PRIMARY KEY, at INTEGER NOT NULL, by TEXT NOT NULL);
@@ -191,53 +192,157 @@ CREATE TABLE artifacts(id INTEGER PRIMARY KEY, name TEXT NOT NULL, version INTEG
 CREATE TABLE inputs(ref TEXT NOT NULL, artifact INTEGER NOT NULL, PRIMARY KEY(ref, artifact)) WITHOUT ROWID;
 `
 
-type sqliteEngine struct {
+// postgresSchema is sqliteSchema in PostgreSQL's types ("by" is a reserved word there, so the
+// queries quote it).
+const postgresSchema = `
+CREATE TABLE txs(id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, "by" TEXT NOT NULL);
+CREATE TABLE principals(name TEXT PRIMARY KEY, type TEXT NOT NULL, tx BIGINT NOT NULL);
+CREATE TABLE sources(id TEXT PRIMARY KEY, tx BIGINT NOT NULL);
+CREATE TABLE claims(
+	id BIGSERIAL PRIMARY KEY,
+	subject TEXT NOT NULL, predicate TEXT NOT NULL, version BIGINT NOT NULL,
+	vtype TEXT NOT NULL, vtext TEXT, vnum DOUBLE PRECISION,
+	"by" TEXT NOT NULL, kind TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL,
+	valid_until BIGINT, tx BIGINT NOT NULL, supersedes BIGINT,
+	live INTEGER NOT NULL,
+	UNIQUE(subject, predicate, version));
+CREATE INDEX claims_live ON claims(subject, predicate) WHERE live = 1;
+CREATE INDEX claims_live_value ON claims(predicate, vtext, vnum) WHERE live = 1;
+CREATE TABLE claim_sources(claim BIGINT NOT NULL, source TEXT NOT NULL, PRIMARY KEY(claim, source));
+CREATE TABLE revocations(claim BIGINT PRIMARY KEY, "by" TEXT NOT NULL, because TEXT, tx BIGINT NOT NULL);
+CREATE TABLE artifacts(id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, version BIGINT NOT NULL, "by" TEXT NOT NULL,
+	confidence DOUBLE PRECISION NOT NULL, tx BIGINT NOT NULL, UNIQUE(name, version));
+CREATE TABLE inputs(ref TEXT NOT NULL, artifact BIGINT NOT NULL, PRIMARY KEY(ref, artifact));
+`
+
+// sqlEngine is the model as plain SQL tables. Queries are written with ? placeholders;
+// q rewrites them for PostgreSQL.
+type sqlEngine struct {
 	db  *sql.DB
 	now int64
+	pg  bool
 }
 
 func sqliteDSN(path string) string {
 	return "file:" + path + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=off"
 }
 
-func openSQLite(path string, create bool) (*sqliteEngine, error) {
+func openSQLite(path string, create bool) (*sqlEngine, error) {
 	db, err := sql.Open("sqlite3", sqliteDSN(path))
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one writer connection; reads are sequential in the benchmark
-	e := &sqliteEngine{db: db, now: time.Now().Unix()}
+	e := &sqlEngine{db: db, now: time.Now().Unix()}
 	if create {
-		if _, err := db.Exec(sqliteSchema); err != nil {
-			return nil, err
-		}
-		err := e.inTx("owner", func(tx *sql.Tx, id int64) error {
-			for _, p := range append([]string{"owner"}, agents...) {
-				if _, err := tx.Exec(`INSERT INTO principals(name, type, tx) VALUES (?, 'agent', ?)`, p, id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := e.create(sqliteSchema); err != nil {
+			db.Close()
 			return nil, err
 		}
 	}
 	return e, nil
 }
 
+// openPostgresSQL opens the model in the PostgreSQL database dsn, creating its tables if
+// create is set.
+func openPostgresSQL(dsn string, create bool) (*sqlEngine, error) {
+	db, err := sql.Open("postgres", dsn)
+	if err == nil {
+		err = db.Ping()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", redactDSN(dsn), err)
+	}
+	e := &sqlEngine{db: db, now: time.Now().Unix(), pg: true}
+	if create {
+		if err := e.create(postgresSchema); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *sqlEngine) create(schema string) error {
+	if _, err := e.db.Exec(schema); err != nil {
+		return fmt.Errorf("creating the tables: %w", err)
+	}
+	return e.inTx("owner", func(tx *sql.Tx, id int64) error {
+		for _, p := range append([]string{"owner"}, agents...) {
+			if _, err := tx.Exec(e.q(`INSERT INTO principals(name, type, tx) VALUES (?, 'agent', ?)`), p, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// q rewrites the ? placeholders of query as $1, $2, … for PostgreSQL. (No query here has a ?
+// inside a string literal.)
+func (e *sqlEngine) q(query string) string {
+	if !e.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// PostgreSQL's driver has no LastInsertId: there an INSERT returns the new row's id instead.
+// insertQuery and stmtID run a prepared INSERT; execID runs one directly.
+
+func (e *sqlEngine) insertQuery(query string) string {
+	if e.pg {
+		return e.q(query) + " RETURNING id"
+	}
+	return query
+}
+
+func (e *sqlEngine) stmtID(stmt *sql.Stmt, args ...any) (int64, error) {
+	if e.pg {
+		var id int64
+		err := stmt.QueryRow(args...).Scan(&id)
+		return id, err
+	}
+	res, err := stmt.Exec(args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func (e *sqlEngine) execID(tx *sql.Tx, query string, args ...any) (int64, error) {
+	if e.pg {
+		var id int64
+		err := tx.QueryRow(e.insertQuery(query), args...).Scan(&id)
+		return id, err
+	}
+	res, err := tx.Exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // inTx runs fn in one SQL transaction, recorded in txs like an mql transaction.
-func (e *sqliteEngine) inTx(by string, fn func(tx *sql.Tx, id int64) error) error {
+func (e *sqlEngine) inTx(by string, fn func(tx *sql.Tx, id int64) error) error {
 	tx, err := e.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.Exec(`INSERT INTO txs(at, by) VALUES (?, ?)`, time.Now().UnixNano(), by)
+	id, err := e.execID(tx, `INSERT INTO txs(at, "by") VALUES (?, ?)`, time.Now().UnixNano(), by)
 	if err != nil {
 		return err
 	}
-	id, _ := res.LastInsertId()
 	if err := fn(tx, id); err != nil {
 		return err
 	}
@@ -246,29 +351,29 @@ func (e *sqliteEngine) inTx(by string, fn func(tx *sql.Tx, id int64) error) erro
 
 // insertClaims asserts claims in order: each supersedes the key's live claim (the same rule as
 // mql for equal ranks), keeping `live` current in the same transaction.
-func (e *sqliteEngine) insertClaims(tx *sql.Tx, txID int64, ops []claimOp) error {
-	sel, err := tx.Prepare(`SELECT coalesce(max(version), 0), max(CASE WHEN live = 1 THEN id END) FROM claims WHERE subject = ? AND predicate = ?`)
+func (e *sqlEngine) insertClaims(tx *sql.Tx, txID int64, ops []claimOp) error {
+	sel, err := tx.Prepare(e.q(`SELECT coalesce(max(version), 0), max(CASE WHEN live = 1 THEN id END) FROM claims WHERE subject = ? AND predicate = ?`))
 	if err != nil {
 		return err
 	}
 	defer sel.Close()
-	unlive, err := tx.Prepare(`UPDATE claims SET live = 0 WHERE id = ?`)
+	unlive, err := tx.Prepare(e.q(`UPDATE claims SET live = 0 WHERE id = ?`))
 	if err != nil {
 		return err
 	}
 	defer unlive.Close()
-	ins, err := tx.Prepare(`INSERT INTO claims(subject, predicate, version, vtype, vtext, vnum, by, kind, confidence, valid_until, tx, supersedes, live)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'observed', 1, ?, ?, ?, 1)`)
+	ins, err := tx.Prepare(e.insertQuery(`INSERT INTO claims(subject, predicate, version, vtype, vtext, vnum, "by", kind, confidence, valid_until, tx, supersedes, live)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'observed', 1, ?, ?, ?, 1)`))
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	src, err := tx.Prepare(`INSERT OR IGNORE INTO sources(id, tx) VALUES (?, ?)`)
+	src, err := tx.Prepare(e.q(`INSERT INTO sources(id, tx) VALUES (?, ?) ON CONFLICT DO NOTHING`))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	cs, err := tx.Prepare(`INSERT INTO claim_sources(claim, source) VALUES (?, ?)`)
+	cs, err := tx.Prepare(e.q(`INSERT INTO claim_sources(claim, source) VALUES (?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -303,11 +408,10 @@ func (e *sqliteEngine) insertClaims(tx *sql.Tx, txID int64, ops []claimOp) error
 		if liveID.Valid {
 			sup = liveID.Int64
 		}
-		res, err := ins.Exec(c.Subject, c.Predicate, ver+1, vtype, vtext, vnum, c.By, until, txID, sup)
+		id, err := e.stmtID(ins, c.Subject, c.Predicate, ver+1, vtype, vtext, vnum, c.By, until, txID, sup)
 		if err != nil {
 			return err
 		}
-		id, _ := res.LastInsertId()
 		if c.Source != "" {
 			if _, err := src.Exec(c.Source, txID); err != nil {
 				return err
@@ -320,11 +424,11 @@ func (e *sqliteEngine) insertClaims(tx *sql.Tx, txID int64, ops []claimOp) error
 	return nil
 }
 
-func (e *sqliteEngine) batch(ops []claimOp) error {
+func (e *sqlEngine) batch(ops []claimOp) error {
 	return e.inTx("a1", func(tx *sql.Tx, id int64) error { return e.insertClaims(tx, id, ops) })
 }
 
-func (e *sqliteEngine) single(op claimOp) error {
+func (e *sqlEngine) single(op claimOp) error {
 	return e.inTx(op.By, func(tx *sql.Tx, id int64) error { return e.insertClaims(tx, id, []claimOp{op}) })
 }
 
@@ -333,55 +437,54 @@ func splitKey(key string) (string, string) {
 	return s, p
 }
 
-func (e *sqliteEngine) revoke(key string) error {
+func (e *sqlEngine) revoke(key string) error {
 	s, p := splitKey(key)
 	return e.inTx("owner", func(tx *sql.Tx, txID int64) error {
 		var id int64
-		if err := tx.QueryRow(`SELECT id FROM claims WHERE subject = ? AND predicate = ? AND live = 1`, s, p).Scan(&id); err != nil {
+		if err := tx.QueryRow(e.q(`SELECT id FROM claims WHERE subject = ? AND predicate = ? AND live = 1`), s, p).Scan(&id); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`INSERT INTO revocations(claim, by, because, tx) VALUES (?, 'owner', 'benchmark', ?)`, id, txID); err != nil {
+		if _, err := tx.Exec(e.q(`INSERT INTO revocations(claim, "by", because, tx) VALUES (?, 'owner', 'benchmark', ?)`), id, txID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(`UPDATE claims SET live = 0 WHERE id = ?`, id)
+		_, err := tx.Exec(e.q(`UPDATE claims SET live = 0 WHERE id = ?`), id)
 		return err
 	})
 }
 
 // ref resolves an input reference to the key of the inputs table: c:ID for a claim version
 // (Subject.predicate@N), a:ID for an artifact's newest version.
-func (e *sqliteEngine) ref(q interface {
+func (e *sqlEngine) ref(q interface {
 	QueryRow(string, ...any) *sql.Row
 }, in string) (string, error) {
 	var id int64
 	if key, ver, ok := strings.Cut(in, "@"); ok {
 		s, p := splitKey(key)
-		if err := q.QueryRow(`SELECT id FROM claims WHERE subject = ? AND predicate = ? AND version = ?`, s, p, ver).Scan(&id); err != nil {
+		if err := q.QueryRow(e.q(`SELECT id FROM claims WHERE subject = ? AND predicate = ? AND version = ?`), s, p, ver).Scan(&id); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("c:%d", id), nil
 	}
-	if err := q.QueryRow(`SELECT id FROM artifacts WHERE name = ? ORDER BY version DESC LIMIT 1`, in).Scan(&id); err != nil {
+	if err := q.QueryRow(e.q(`SELECT id FROM artifacts WHERE name = ? ORDER BY version DESC LIMIT 1`), in).Scan(&id); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("a:%d", id), nil
 }
 
 // deriveLevel writes each derivation as its own transaction, like mql (one writer connection).
-func (e *sqliteEngine) deriveLevel(ds []deriveOp) error {
+func (e *sqlEngine) deriveLevel(ds []deriveOp) error {
 	for _, d := range ds {
 		err := e.inTx("a1", func(tx *sql.Tx, txID int64) error {
-			res, err := tx.Exec(`INSERT INTO artifacts(name, version, by, confidence, tx) VALUES (?, 1, 'a1', 1, ?)`, d.Name, txID)
+			id, err := e.execID(tx, `INSERT INTO artifacts(name, version, "by", confidence, tx) VALUES (?, 1, 'a1', 1, ?)`, d.Name, txID)
 			if err != nil {
 				return err
 			}
-			id, _ := res.LastInsertId()
 			for _, in := range d.Inputs {
 				r, err := e.ref(tx, in)
 				if err != nil {
 					return fmt.Errorf("input %s: %w", in, err)
 				}
-				if _, err := tx.Exec(`INSERT INTO inputs(ref, artifact) VALUES (?, ?)`, r, id); err != nil {
+				if _, err := tx.Exec(e.q(`INSERT INTO inputs(ref, artifact) VALUES (?, ?)`), r, id); err != nil {
 					return err
 				}
 			}
@@ -407,10 +510,10 @@ type sqlClaim struct {
 	at                 int64
 }
 
-func (e *sqliteEngine) live(key string) (int, error) {
+func (e *sqlEngine) live(key string) (int, error) {
 	s, p := splitKey(key)
-	rows, err := e.db.Query(`SELECT id, version, vtype, vtext, vnum, by, kind, confidence, tx FROM claims
-		WHERE subject = ? AND predicate = ? AND live = 1 AND (valid_until IS NULL OR valid_until > ?)`, s, p, e.now)
+	rows, err := e.db.Query(e.q(`SELECT id, version, vtype, vtext, vnum, "by", kind, confidence, tx FROM claims
+		WHERE subject = ? AND predicate = ? AND live = 1 AND (valid_until IS NULL OR valid_until > ?)`), s, p, e.now)
 	if err != nil {
 		return 0, err
 	}
@@ -426,12 +529,12 @@ func (e *sqliteEngine) live(key string) (int, error) {
 	return n, rows.Err()
 }
 
-func (e *sqliteEngine) find() (int, error) {
-	rows, err := e.db.Query(`SELECT s.subject, p.vnum FROM claims s
-		JOIN claims r ON r.subject = s.subject AND r.predicate = 'region' AND r.live = 1 AND r.vtext = 'EU' AND (r.valid_until IS NULL OR r.valid_until > ?1)
-		JOIN claims p ON p.subject = s.subject AND p.predicate = 'price_per_seat' AND p.live = 1 AND (p.valid_until IS NULL OR p.valid_until > ?1)
-		WHERE s.predicate = 'soc2' AND s.live = 1 AND s.vnum = 1 AND (s.valid_until IS NULL OR s.valid_until > ?1)
-		ORDER BY p.vnum LIMIT 10`, e.now)
+func (e *sqlEngine) find() (int, error) {
+	rows, err := e.db.Query(e.q(`SELECT s.subject, p.vnum FROM claims s
+		JOIN claims r ON r.subject = s.subject AND r.predicate = 'region' AND r.live = 1 AND r.vtext = 'EU' AND (r.valid_until IS NULL OR r.valid_until > ?)
+		JOIN claims p ON p.subject = s.subject AND p.predicate = 'price_per_seat' AND p.live = 1 AND (p.valid_until IS NULL OR p.valid_until > ?)
+		WHERE s.predicate = 'soc2' AND s.live = 1 AND s.vnum = 1 AND (s.valid_until IS NULL OR s.valid_until > ?)
+		ORDER BY p.vnum LIMIT 10`), e.now, e.now, e.now)
 	if err != nil {
 		return 0, err
 	}
@@ -450,14 +553,14 @@ func (e *sqliteEngine) find() (int, error) {
 
 // versions reads every version of a key with its transaction, revocation and sources: what
 // why (the live claim, the versions it superseded, their evidence) and history need.
-func (e *sqliteEngine) versions(key string) (int, error) {
+func (e *sqlEngine) versions(key string) (int, error) {
 	s, p := splitKey(key)
-	rows, err := e.db.Query(`SELECT c.id, c.version, c.vtype, c.vtext, c.vnum, c.by, c.kind, c.confidence, c.valid_until, c.tx, c.supersedes, c.live,
+	rows, err := e.db.Query(e.q(`SELECT c.id, c.version, c.vtype, c.vtext, c.vnum, c.by, c.kind, c.confidence, c.valid_until, c.tx, c.supersedes, c.live,
 			t.at, r.by, r.because, cs.source
 		FROM claims c JOIN txs t ON t.id = c.tx
 		LEFT JOIN revocations r ON r.claim = c.id
 		LEFT JOIN claim_sources cs ON cs.claim = c.id
-		WHERE c.subject = ? AND c.predicate = ? ORDER BY c.version DESC`, s, p)
+		WHERE c.subject = ? AND c.predicate = ? ORDER BY c.version DESC`), s, p)
 	if err != nil {
 		return 0, err
 	}
@@ -474,21 +577,21 @@ func (e *sqliteEngine) versions(key string) (int, error) {
 	return n, rows.Err()
 }
 
-func (e *sqliteEngine) why(key string) (int, error)     { return e.versions(key) }
-func (e *sqliteEngine) history(key string) (int, error) { return e.versions(key) }
+func (e *sqlEngine) why(key string) (int, error)     { return e.versions(key) }
+func (e *sqlEngine) history(key string) (int, error) { return e.versions(key) }
 
 // impact walks dependents with a recursive CTE, keeping each artifact's shortest depth.
-func (e *sqliteEngine) impact(ref string) (int, error) {
+func (e *sqlEngine) impact(ref string) (int, error) {
 	r, err := e.ref(e.db, ref)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := e.db.Query(`WITH RECURSIVE dep(id, depth) AS (
+	rows, err := e.db.Query(e.q(`WITH RECURSIVE dep(id, depth) AS (
 			SELECT artifact, 1 FROM inputs WHERE ref = ?
 			UNION
 			SELECT i.artifact, dep.depth + 1 FROM dep JOIN inputs i ON i.ref = 'a:' || dep.id
 		)
-		SELECT a.name, a.version, min(dep.depth) FROM dep JOIN artifacts a ON a.id = dep.id GROUP BY dep.id ORDER BY 3, 1`, r)
+		SELECT a.name, a.version, min(dep.depth) FROM dep JOIN artifacts a ON a.id = dep.id GROUP BY a.id ORDER BY 3, 1`), r)
 	if err != nil {
 		return 0, err
 	}
@@ -505,7 +608,7 @@ func (e *sqliteEngine) impact(ref string) (int, error) {
 	return n, rows.Err()
 }
 
-func (e *sqliteEngine) context(subjects []string) (int, error) {
+func (e *sqlEngine) context(subjects []string) (int, error) {
 	q := `SELECT subject, predicate, version, vtype, vtext, vnum FROM claims
 		WHERE live = 1 AND (valid_until IS NULL OR valid_until > ?) AND subject IN (?` + strings.Repeat(",?", len(subjects)-1) + `)
 		ORDER BY subject, predicate`
@@ -513,7 +616,7 @@ func (e *sqliteEngine) context(subjects []string) (int, error) {
 	for _, s := range subjects {
 		args = append(args, s)
 	}
-	rows, err := e.db.Query(q, args...)
+	rows, err := e.db.Query(e.q(q), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -542,4 +645,4 @@ func (e *sqliteEngine) context(subjects []string) (int, error) {
 	return len(lines), rows.Err()
 }
 
-func (e *sqliteEngine) close() error { return e.db.Close() }
+func (e *sqlEngine) close() error { return e.db.Close() }

@@ -3,7 +3,9 @@
 // docs/BENCHMARKS.md. See docs/BENCHMARKS.md for what it measures and how to read it.
 //
 //	go run ./bench -sizes 10000,100000 -runs 5 -write-doc
+//	go run ./bench -sizes 1000000 -backends bbolt,sqlite
 //	go run ./bench -writers 12 -rate 1200 -duration 30s
+//	go run ./bench -postgres postgres://user@host:port/postgres
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,11 +42,36 @@ type config struct {
 	rate     int
 	duration time.Duration
 	out      io.Writer
+
+	backends        [3]bool // memory, bbolt, sqlite: the columns of the sizes table
+	maxMemoryClaims int
+
+	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
+	pgProcesses  int
+	pgAssertions int
 }
 
+// Column order of the sizes table; engines, names and figures are indexed by it.
+const (
+	colMemory = iota
+	colBBolt
+	colSQLite
+)
+
+var backendNames = [3]string{"memory", "bbolt", "sqlite"}
+
+// memoryBytesPerClaim is what the whole benchmark process grew by per claim with the Cayley
+// memstore loaded (5.5 GiB at 100k claims, all three stores): enough to say why the memory
+// column is skipped at large sizes.
+const memoryBytesPerClaim = 5.5 * (1 << 30) / 100_000
+
 func main() {
-	if len(os.Args) > 2 && os.Args[1] == "-child-open" {
+	if len(os.Args) > 3 && os.Args[1] == "-child-open" {
 		childOpen(os.Args[2], os.Args[3])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
+		childWrite(os.Args[2:])
 		return
 	}
 	cfg, err := parseFlags(os.Args[1:])
@@ -69,17 +97,43 @@ func parseFlags(args []string) (*config, error) {
 	writers := fs.Int("writers", 0, "run only the concurrent-writers test with this many writers (bbolt)")
 	rate := fs.Int("rate", 1200, "concurrent writers: total assertions per second")
 	dur := fs.Duration("duration", 30*time.Second, "concurrent writers: how long")
+	backends := fs.String("backends", "memory,bbolt,sqlite", "columns of the sizes table, comma-separated")
+	maxMem := fs.Int("max-memory-claims", 200_000, "skip the memory column above this many claims (the memstore would not fit); 0: never skip")
+	pg := fs.String("postgres", "", "PostgreSQL server DSN: compare mql on PostgreSQL with plain SQL on the same server instead of the sizes (default size 10000 claims)")
+	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
+	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &config{runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
-		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout}
+		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts}
+	if cfg.postgres != "" && cfg.writers > 0 {
+		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
+	}
+	if cfg.postgres != "" && (cfg.pgProcesses <= 0 || cfg.pgAssertions <= 0) {
+		return nil, fmt.Errorf("-pg-processes and -pg-assertions must be positive")
+	}
+	sizesSet := false
+	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	if cfg.postgres != "" && !sizesSet {
+		// Cayley's PostgreSQL store loads ~4,500 quads/s, ~20 quads a claim: 10k claims take
+		// minutes, 100k most of an hour.
+		*sizes = "10000"
+	}
 	var err error
 	if cfg.sizes, err = ints(*sizes); err != nil {
 		return nil, err
 	}
 	if cfg.hubs, err = ints(*hubs); err != nil {
 		return nil, err
+	}
+	for _, b := range strings.Split(*backends, ",") {
+		i := slices.Index(backendNames[:], strings.TrimSpace(b))
+		if i < 0 {
+			return nil, fmt.Errorf("bad backend %q in -backends: want memory, bbolt or sqlite", b)
+		}
+		cfg.backends[i] = true
 	}
 	return cfg, nil
 }
@@ -132,13 +186,16 @@ type row struct {
 type sizeResult struct {
 	Claims int   `json:"claims"`
 	Rows   []row `json:"rows"`
+	// NotMeasured says why a column is empty, by its JSON name (mql_memory, mql_bbolt, sqlite).
+	NotMeasured map[string]string `json:"not_measured,omitempty"`
 }
 
 type report struct {
-	Machine string        `json:"machine"`
-	Command string        `json:"command"`
-	Sizes   []sizeResult  `json:"sizes,omitempty"`
-	Writers *writerResult `json:"writers,omitempty"`
+	Machine  string        `json:"machine"`
+	Command  string        `json:"command"`
+	Sizes    []sizeResult  `json:"sizes,omitempty"`
+	Writers  *writerResult `json:"writers,omitempty"`
+	Postgres *pgResult     `json:"postgres,omitempty"`
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -151,14 +208,21 @@ func run(ctx context.Context, cfg *config) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	rep := &report{Machine: machine(), Command: "go run ./bench " + strings.Join(os.Args[1:], " ")}
-	if cfg.writers > 0 {
+	rep := &report{Machine: machine(), Command: command(os.Args[1:])}
+	switch {
+	case cfg.writers > 0:
 		wr, err := runWriters(ctx, cfg, dir)
 		if err != nil {
 			return err
 		}
 		rep.Writers = wr
-	} else {
+	case cfg.postgres != "":
+		pr, err := runPostgres(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		rep.Postgres = pr
+	default:
 		for _, n := range cfg.sizes {
 			sr, err := runSize(ctx, cfg, dir, n)
 			if err != nil {
@@ -178,11 +242,22 @@ func run(ctx context.Context, cfg *config) error {
 		}
 	} else if rep.Writers != nil {
 		fmt.Fprintln(cfg.out, renderWriters(rep.Writers))
+	} else if rep.Postgres != nil {
+		fmt.Fprintln(cfg.out, renderPostgres(rep.Postgres))
 	}
 	if cfg.writeDoc != "" {
 		return writeDoc(cfg.writeDoc, rep)
 	}
 	return nil
+}
+
+// command is the command line for the report, with any password in a DSN hidden.
+func command(args []string) string {
+	out := []string{"go run ./bench"}
+	for _, a := range args {
+		out = append(out, redactDSN(a))
+	}
+	return strings.Join(out, " ")
 }
 
 func machine() string {
@@ -211,33 +286,60 @@ func timeOp(k int, op func() error) (float64, error) {
 }
 
 func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, error) {
+	res := &sizeResult{Claims: n}
+	on := cfg.backends
+	if on[colMemory] && cfg.maxMemoryClaims > 0 && n > cfg.maxMemoryClaims {
+		on[colMemory] = false
+		res.NotMeasured = map[string]string{"mql_memory": fmt.Sprintf(
+			"not measured: the Cayley memstore needs ~%.0f GiB at this size (the process reached 5.5 GiB at 100k claims); -max-memory-claims raises the limit",
+			float64(n)*memoryBytesPerClaim/(1<<30))}
+	}
+	for i, name := range []string{"mql_memory", "mql_bbolt", "sqlite"} {
+		if !on[i] && res.NotMeasured[name] == "" {
+			if res.NotMeasured == nil {
+				res.NotMeasured = map[string]string{}
+			}
+			res.NotMeasured[name] = "not measured: left out by -backends"
+		}
+	}
 	w := genWorkload(n, cfg.hubs, cfg.seed)
 	sub := filepath.Join(dir, fmt.Sprintf("n%d", n))
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return nil, err
 	}
 	boltPath, sqlPath := filepath.Join(sub, "mql.db"), filepath.Join(sub, "peer.sqlite")
-	mem, err := openMQL(ctx, "memory:")
-	if err != nil {
-		return nil, err
+	// A disabled engine stays a nil interface: the loops below skip it and its figures stay
+	// empty, which the table shows as "—".
+	engines := make([]engine, 3)
+	var mem, bolt *mqlEngine
+	if on[colMemory] {
+		e, err := openMQL(ctx, "memory:")
+		if err != nil {
+			return nil, err
+		}
+		if err := e.setup(); err != nil {
+			return nil, err
+		}
+		mem, engines[colMemory] = e, e
 	}
-	bolt, err := openMQL(ctx, boltPath)
-	if err != nil {
-		return nil, err
+	if on[colBBolt] {
+		e, err := openMQL(ctx, boltPath)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.setup(); err != nil {
+			return nil, err
+		}
+		bolt, engines[colBBolt] = e, e
 	}
-	peer, err := openSQLite(sqlPath, true)
-	if err != nil {
-		return nil, err
+	if on[colSQLite] {
+		e, err := openSQLite(sqlPath, true)
+		if err != nil {
+			return nil, err
+		}
+		engines[colSQLite] = e
 	}
-	if err := mem.setup(); err != nil {
-		return nil, err
-	}
-	if err := bolt.setup(); err != nil {
-		return nil, err
-	}
-	names := []string{"memory", "bbolt", "sqlite"}
-	engines := []engine{mem, bolt, peer}
-	res := &sizeResult{Claims: n}
+	names := backendNames[:]
 	logf := func(format string, args ...any) {
 		if !cfg.jsonOut {
 			fmt.Fprintf(os.Stderr, "[%d] "+format+"\n", append([]any{n}, args...)...)
@@ -246,84 +348,53 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 
 	// Bulk ingest, interleaved batch by batch. Each batch is one run.
 	logf("bulk ingest: %d batches", len(w.batches))
-	ingest := make([][]float64, 3)
-	boltHead0, _ := bolt.db.Head(ctx)
-	for _, b := range w.batches {
-		for i, e := range engines {
-			start := time.Now()
-			if err := e.batch(b); err != nil {
-				return nil, fmt.Errorf("%s batch: %w", names[i], err)
-			}
-			ingest[i] = append(ingest[i], float64(len(b))/time.Since(start).Seconds())
-		}
+	// The ceiling replays the quads of one mql store: bbolt's, or memory's without it.
+	src := bolt
+	if src == nil {
+		src = mem
 	}
-	boltHead1, _ := bolt.db.Head(ctx)
-	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
-
-	// The engine's ceiling: the same quads, tx by tx, straight into Cayley.
-	logf("Cayley ceiling")
-	var export bytes.Buffer
-	if err := bolt.db.Export(ctx, &export); err != nil {
-		return nil, err
+	var head0, head1 int64
+	if src != nil {
+		head0, _ = src.db.Head(ctx)
 	}
-	txq, err := graphstore.TxQuadsForBenchmark(&export)
+	ingest, err := ingestBatches(w, engines, names)
 	if err != nil {
 		return nil, err
 	}
-	batchQuads := txq[boltHead0:boltHead1]
-	ceiling := make([][]float64, 3)
-	for i, dsn := range []string{"memory:", filepath.Join(sub, "raw.db")} {
-		raw, err := graphstore.OpenRawForBenchmark(ctx, dsn, graphstore.Options{})
+	if src != nil {
+		head1, _ = src.db.Head(ctx)
+	}
+	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
+
+	if src != nil {
+		logf("Cayley ceiling")
+		var dsns [3]string
+		if on[colMemory] {
+			dsns[colMemory] = "memory:"
+		}
+		if on[colBBolt] {
+			dsns[colBBolt] = filepath.Join(sub, "raw.db")
+		}
+		ceiling, err := measureCeiling(ctx, src, w, head0, head1, dsns)
 		if err != nil {
 			return nil, err
 		}
-		if err := raw.Apply(ctx, slices.Concat(txq[:boltHead0]...)); err != nil {
-			return nil, err
+		cr := rateRow("Cayley ceiling: the same quads written directly (claims/s)", ceiling)
+		cr.Note = "no SQLite equivalent"
+		res.Rows = append(res.Rows, cr)
+		over := row{Op: "mql ingest ÷ Cayley ceiling (target ≥ 0.8)", Note: "ratio of medians"}
+		if on[colMemory] {
+			over.Memory = &stat{Median: median(ingest[colMemory]) / median(ceiling[colMemory]), Unit: "ratio"}
 		}
-		for j, q := range batchQuads {
-			start := time.Now()
-			if err := raw.Apply(ctx, q); err != nil {
-				return nil, err
-			}
-			ceiling[i] = append(ceiling[i], float64(len(w.batches[j]))/time.Since(start).Seconds())
+		if on[colBBolt] {
+			over.BBolt = &stat{Median: median(ingest[colBBolt]) / median(ceiling[colBBolt]), Unit: "ratio"}
 		}
-		raw.Close()
-		os.Remove(filepath.Join(sub, "raw.db"))
+		res.Rows = append(res.Rows, over)
 	}
-	cr := rateRow("Cayley ceiling: the same quads written directly (claims/s)", ceiling)
-	cr.Note = "no SQLite equivalent"
-	res.Rows = append(res.Rows, cr)
-	over := row{Op: "mql ingest ÷ Cayley ceiling (target ≥ 0.8)", Note: "ratio of medians"}
-	over.Memory = &stat{Median: median(ingest[0]) / median(ceiling[0]), Unit: "ratio"}
-	over.BBolt = &stat{Median: median(ingest[1]) / median(ceiling[1]), Unit: "ratio"}
-	res.Rows = append(res.Rows, over)
-	export = bytes.Buffer{}
-	txq, batchQuads = nil, nil
 
-	// The rest of the workload: revocations, revisions, the derivation DAG.
 	logf("revocations, revisions, DAG")
-	for _, k := range w.revoke {
-		for i, e := range engines {
-			if err := e.revoke(k); err != nil {
-				return nil, fmt.Errorf("%s: %w", names[i], err)
-			}
-		}
-	}
-	for _, c := range append(slices.Clone(w.singles), w.hubClaims...) {
-		for i, e := range engines {
-			if err := e.single(c); err != nil {
-				return nil, fmt.Errorf("%s: %w", names[i], err)
-			}
-		}
-	}
-	for _, h := range w.hubs {
-		for _, lvl := range w.levels[h] {
-			for i, e := range engines {
-				if err := e.deriveLevel(lvl); err != nil {
-					return nil, fmt.Errorf("%s derive: %w", names[i], err)
-				}
-			}
-		}
+	if err := loadRest(w, engines, names); err != nil {
+		return nil, err
 	}
 
 	// Single-claim transactions: runs of 50, interleaved.
@@ -332,6 +403,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	seq := 0
 	for range cfg.runs {
 		for i, e := range engines {
+			if e == nil {
+				continue
+			}
 			const k = 50
 			start := time.Now()
 			for j := range k {
@@ -346,47 +420,11 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	}
 	res.Rows = append(res.Rows, rateRow("single-claim transactions (claims/s)", singles))
 
-	// Reads, interleaved run by run, engine by engine.
 	logf("reads")
-	type readOp struct {
-		name string
-		k    int
-		want int // expected result size, -1: not checked
-		fn   func(e engine) (int, error)
-	}
-	reads := []readOp{
-		{"live lookup (one Subject.predicate)", 2000, 1, func(e engine) (int, error) { return e.live(w.liveKey) }},
-		{"find: soc2 and EU, cheapest 10", 5, -1, func(e engine) (int, error) { return e.find() }},
-		{"why (5 superseded versions)", 500, -1, func(e engine) (int, error) { return e.why(w.whyKey) }},
-		{"context for 12 subjects", 500, 12, func(e engine) (int, error) { return e.context(w.ctxSubjs) }},
-		{"history (20 versions)", 500, 20, func(e engine) (int, error) { return e.history(w.histKey) }},
-	}
-	for _, h := range w.hubs {
-		k := max(2, 20000/h)
-		reads = append(reads, readOp{fmt.Sprintf("impact (%d dependents)", h), k, h, func(e engine) (int, error) { return e.impact(fmt.Sprintf("H%d.score@1", h)) }})
-	}
-	times := make([][][]float64, len(reads))
-	for i := range times {
-		times[i] = make([][]float64, 3)
-	}
-	for range cfg.runs {
-		for oi, op := range reads {
-			for ei, e := range engines {
-				var got int
-				t, err := timeOp(op.k, func() error {
-					var err error
-					got, err = op.fn(e)
-					return err
-				})
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", names[ei], op.name, err)
-				}
-				if op.want >= 0 && got != op.want {
-					return nil, fmt.Errorf("%s %s: %d results, want %d", names[ei], op.name, got, op.want)
-				}
-				times[oi][ei] = append(times[oi][ei], t)
-			}
-		}
+	reads := readOps(w)
+	times, err := timeReads(cfg.runs, reads, engines, names)
+	if err != nil {
+		return nil, err
 	}
 	for oi, op := range reads {
 		res.Rows = append(res.Rows, timeRow(op.name, times[oi]))
@@ -395,6 +433,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	// Open time, file size, RSS: in child processes, on the closed stores.
 	logf("open, size, RSS")
 	for _, e := range engines {
+		if e == nil {
+			continue
+		}
 		if err := e.close(); err != nil {
 			return nil, err
 		}
@@ -406,11 +447,14 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		runtime.ReadMemStats(&ms)
 		mqlRSS = peakRSS()
 	}
+	// The children below each load a whole store; at 1M claims this process's freed heap
+	// and theirs would not fit in memory together.
+	debug.FreeOSMemory()
 	opens := make([][]float64, 3)
 	rss := make([][]float64, 3)
 	for range cfg.runs {
 		for i, kind := range []string{"", "bbolt", "sqlite"} {
-			if kind == "" {
+			if kind == "" || !on[i] {
 				continue
 			}
 			path := boltPath
@@ -427,17 +471,187 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	}
 	res.Rows = append(res.Rows, timeRow("open an existing store (+ first live lookup)", opens))
 	rr := timeRow("peak RSS of a process that opens it and reads", rss)
-	rr.Memory = &stat{Median: float64(mqlRSS), Min: float64(mqlRSS), Max: float64(mqlRSS), N: 1, Unit: "bytes"}
-	rr.Note = "memory column: the whole benchmark process (all three stores loaded)"
+	if on[colMemory] {
+		rr.Memory = &stat{Median: float64(mqlRSS), Min: float64(mqlRSS), Max: float64(mqlRSS), N: 1, Unit: "bytes"}
+		rr.Note = "memory column: the whole benchmark process (all three stores loaded)"
+		if !on[colBBolt] || !on[colSQLite] {
+			rr.Note = "memory column: the whole benchmark process (all measured stores loaded)"
+		}
+	}
 	for _, s := range []*stat{rr.BBolt, rr.SQLite} {
-		s.Unit = "bytes"
+		if s != nil {
+			s.Unit = "bytes"
+		}
 	}
 	res.Rows = append(res.Rows, rr)
-	fb, fs := fileSize(boltPath), fileSize(sqlPath)+fileSize(sqlPath+"-wal")
-	res.Rows = append(res.Rows, row{Op: "file size", BBolt: &stat{Median: fb, Min: fb, Max: fb, N: 1, Unit: "bytes"},
-		SQLite: &stat{Median: fs, Min: fs, Max: fs, N: 1, Unit: "bytes"}, Ratio: fb / fs})
+	size := row{Op: "file size"}
+	if on[colBBolt] {
+		fb := fileSize(boltPath)
+		size.BBolt = &stat{Median: fb, Min: fb, Max: fb, N: 1, Unit: "bytes"}
+	}
+	if on[colSQLite] {
+		fs := fileSize(sqlPath) + fileSize(sqlPath+"-wal")
+		size.SQLite = &stat{Median: fs, Min: fs, Max: fs, N: 1, Unit: "bytes"}
+	}
+	if size.BBolt != nil && size.SQLite != nil {
+		size.Ratio = size.BBolt.Median / size.SQLite.Median
+	}
+	res.Rows = append(res.Rows, size)
 	os.RemoveAll(sub)
 	return res, nil
+}
+
+// ingestBatches writes the workload's bulk batches into every engine, interleaved batch by
+// batch, and returns each engine's rate per batch (claims/s).
+func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, error) {
+	rates := make([][]float64, len(engines))
+	for _, b := range w.batches {
+		for i, e := range engines {
+			if e == nil {
+				continue
+			}
+			start := time.Now()
+			if err := e.batch(b); err != nil {
+				return nil, fmt.Errorf("%s batch: %w", names[i], err)
+			}
+			rates[i] = append(rates[i], float64(len(b))/time.Since(start).Seconds())
+		}
+	}
+	return rates, nil
+}
+
+// measureCeiling replays the quads src stored for the bulk batches (transactions head0+1 …
+// head1) straight into a fresh Cayley store for each column with a dsn, and returns the rates
+// per batch (claims/s).
+func measureCeiling(ctx context.Context, src *mqlEngine, w *workload, head0, head1 int64, dsns [3]string) ([][]float64, error) {
+	var export bytes.Buffer
+	if err := src.db.Export(ctx, &export); err != nil {
+		return nil, err
+	}
+	txq, err := graphstore.TxQuadsForBenchmark(&export)
+	if err != nil {
+		return nil, err
+	}
+	export = bytes.Buffer{}
+	batchQuads := txq[head0:head1]
+	ceiling := make([][]float64, 3)
+	for i, dsn := range dsns {
+		if dsn == "" {
+			continue
+		}
+		raw, err := graphstore.OpenRawForBenchmark(ctx, dsn, graphstore.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if err := raw.Apply(ctx, slices.Concat(txq[:head0]...)); err != nil {
+			return nil, err
+		}
+		for j, q := range batchQuads {
+			start := time.Now()
+			if err := raw.Apply(ctx, q); err != nil {
+				return nil, err
+			}
+			ceiling[i] = append(ceiling[i], float64(len(w.batches[j]))/time.Since(start).Seconds())
+		}
+		raw.Close()
+		if dsn != "memory:" {
+			os.Remove(dsn)
+		}
+	}
+	return ceiling, nil
+}
+
+// loadRest writes the rest of the workload into every engine: revocations, revisions, the
+// derivation DAG.
+func loadRest(w *workload, engines []engine, names []string) error {
+	for _, k := range w.revoke {
+		for i, e := range engines {
+			if e == nil {
+				continue
+			}
+			if err := e.revoke(k); err != nil {
+				return fmt.Errorf("%s: %w", names[i], err)
+			}
+		}
+	}
+	for _, c := range append(slices.Clone(w.singles), w.hubClaims...) {
+		for i, e := range engines {
+			if e == nil {
+				continue
+			}
+			if err := e.single(c); err != nil {
+				return fmt.Errorf("%s: %w", names[i], err)
+			}
+		}
+	}
+	for _, h := range w.hubs {
+		for _, lvl := range w.levels[h] {
+			for i, e := range engines {
+				if e == nil {
+					continue
+				}
+				if err := e.deriveLevel(lvl); err != nil {
+					return fmt.Errorf("%s derive: %w", names[i], err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type readOp struct {
+	name string
+	k    int // calls per run
+	want int // expected result size, -1: not checked
+	fn   func(e engine) (int, error)
+}
+
+// readOps is the read set every comparison times.
+func readOps(w *workload) []readOp {
+	reads := []readOp{
+		{"live lookup (one Subject.predicate)", 2000, 1, func(e engine) (int, error) { return e.live(w.liveKey) }},
+		{"find: soc2 and EU, cheapest 10", 5, -1, func(e engine) (int, error) { return e.find() }},
+		{"why (5 superseded versions)", 500, -1, func(e engine) (int, error) { return e.why(w.whyKey) }},
+		{"context for 12 subjects", 500, 12, func(e engine) (int, error) { return e.context(w.ctxSubjs) }},
+		{"history (20 versions)", 500, 20, func(e engine) (int, error) { return e.history(w.histKey) }},
+	}
+	for _, h := range w.hubs {
+		k := max(2, 20000/h)
+		reads = append(reads, readOp{fmt.Sprintf("impact (%d dependents)", h), k, h, func(e engine) (int, error) { return e.impact(fmt.Sprintf("H%d.score@1", h)) }})
+	}
+	return reads
+}
+
+// timeReads times every read on every engine, interleaved run by run, engine by engine, and
+// returns seconds per call: [read][engine][run].
+func timeReads(runs int, reads []readOp, engines []engine, names []string) ([][][]float64, error) {
+	times := make([][][]float64, len(reads))
+	for i := range times {
+		times[i] = make([][]float64, len(engines))
+	}
+	for range runs {
+		for oi, op := range reads {
+			for ei, e := range engines {
+				if e == nil {
+					continue
+				}
+				var got int
+				t, err := timeOp(op.k, func() error {
+					var err error
+					got, err = op.fn(e)
+					return err
+				})
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: %w", names[ei], op.name, err)
+				}
+				if op.want >= 0 && got != op.want {
+					return nil, fmt.Errorf("%s %s: %d results, want %d", names[ei], op.name, got, op.want)
+				}
+				times[oi][ei] = append(times[oi][ei], t)
+			}
+		}
+	}
+	return times, nil
 }
 
 func median(xs []float64) float64 {
@@ -494,8 +708,8 @@ type childResult struct {
 	PeakRSS     uint64  `json:"peak_rss"`
 }
 
-// spawnOpen runs this program again to open the store at path, so that open time and RSS are
-// those of a fresh process.
+// spawnOpen runs this program again to open the store at path (a file, or a PostgreSQL DSN
+// for kinds postgres and postgres-sql), so that open time and RSS are those of a fresh process.
 func spawnOpen(kind, path string) (float64, float64, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -505,7 +719,7 @@ func spawnOpen(kind, path string) (float64, float64, error) {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, fmt.Errorf("opening %s in a child process: %w", path, err)
+		return 0, 0, fmt.Errorf("opening %s in a child process: %w", redactDSN(path), err)
 	}
 	var r childResult
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -519,18 +733,25 @@ func childOpen(kind, path string) {
 	start := time.Now()
 	var err error
 	switch kind {
-	case "bbolt":
+	case "bbolt", "postgres":
 		var e *mqlEngine
 		if e, err = openMQL(ctx, path); err == nil {
 			_, err = e.live("V2.region")
 			defer e.close()
 		}
-	case "sqlite":
-		var e *sqliteEngine
-		if e, err = openSQLite(path, false); err == nil {
+	case "sqlite", "postgres-sql":
+		var e *sqlEngine
+		if kind == "sqlite" {
+			e, err = openSQLite(path, false)
+		} else {
+			e, err = openPostgresSQL(path, false)
+		}
+		if err == nil {
 			_, err = e.live("V2.region")
 			defer e.close()
 		}
+	default:
+		err = fmt.Errorf("unknown store kind %q", kind)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -40,6 +40,14 @@ func fmtStat(s *stat) string {
 func renderSize(sr *sizeResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### %d claims\n\n", sr.Claims)
+	for _, col := range []struct{ key, name string }{{"mql_memory", "mql memory"}, {"mql_bbolt", "mql bbolt"}, {"sqlite", "SQLite"}} {
+		if note := sr.NotMeasured[col.key]; note != "" {
+			fmt.Fprintf(&b, "%s: %s.  \n", col.name, note)
+		}
+	}
+	if len(sr.NotMeasured) > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString("| operation | mql memory | mql bbolt | SQLite | bbolt ÷ SQLite |\n|---|---|---|---|---|\n")
 	for _, r := range sr.Rows {
 		ratio := "—"
@@ -63,7 +71,45 @@ func renderWriters(w *writerResult) string {
 		fmtVal(w.P50, "s"), fmtVal(w.P99, "s"), fmtVal(w.Max, "s"), w.Durable)
 }
 
-// writeDoc puts the results between the markers of section "sizes" or "writers" in path,
+func renderPostgres(p *pgResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %d claims: mql on PostgreSQL and the same model as plain SQL, on one server\n\n", p.Claims)
+	b.WriteString("| operation | mql postgres | SQL postgres | mql ÷ SQL |\n|---|---|---|---|\n")
+	for _, r := range p.Rows {
+		ratio := "—"
+		if r.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2f×", r.Ratio)
+		}
+		op := r.Op
+		if r.Note != "" {
+			op += " (" + r.Note + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", op, fmtStat(r.MQL), fmtStat(r.SQL), ratio)
+	}
+	if len(p.Writers) == 0 {
+		return b.String()
+	}
+	w0 := p.Writers[0]
+	fmt.Fprintf(&b, "\n### Concurrent writers: %d processes × %d single-claim assertions, one after another\n\n", w0.Processes, w0.PerProcess)
+	b.WriteString("| store | acknowledged | errors | seconds | throughput | p50 | p99 | max | lost claims | one live claim per key |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range p.Writers {
+		name := map[string]string{"postgres": "mql postgres", "postgres-sql": "SQL postgres"}[w.Store]
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f /s | %s | %s | %s | %d | %t |\n", name, w.Acknowledged, w.Errors, w.Seconds,
+			w.Throughput, fmtVal(w.P50, "s"), fmtVal(w.P99, "s"), fmtVal(w.Max, "s"), w.Lost, w.OneLivePerKey)
+	}
+	if len(p.Writers) == 2 && p.Writers[1].Throughput > 0 && p.Writers[1].P50 > 0 && p.Writers[1].P99 > 0 {
+		m, s := p.Writers[0], p.Writers[1]
+		fmt.Fprintf(&b, "| mql ÷ SQL | | | | %.2f× | %.2f× | %.2f× | | | |\n", m.Throughput/s.Throughput, m.P50/s.P50, m.P99/s.P99)
+	}
+	for _, w := range p.Writers {
+		if w.FirstError != "" {
+			fmt.Fprintf(&b, "\nFirst error (%s): %s\n", w.Store, w.FirstError)
+		}
+	}
+	return b.String()
+}
+
+// writeDoc puts the results between the markers of section "sizes", "writers" or "postgres" in path,
 // keeping the rest of the file (the analysis) as it is. A missing file is created.
 func writeDoc(path string, rep *report) error {
 	var body strings.Builder
@@ -72,6 +118,10 @@ func writeDoc(path string, rep *report) error {
 	if rep.Writers != nil {
 		section = "writers"
 		body.WriteString(renderWriters(rep.Writers))
+	}
+	if rep.Postgres != nil {
+		section = "postgres"
+		body.WriteString(renderPostgres(rep.Postgres))
 	}
 	for i := range rep.Sizes {
 		body.WriteString(renderSize(&rep.Sizes[i]))
