@@ -65,28 +65,7 @@ func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 		if err := f.solve(0); err != nil {
 			return err
 		}
-		rows := f.rows
-		if len(q.OrderBy) > 0 {
-			slots := make([]int, len(q.OrderBy))
-			for i, o := range q.OrderBy {
-				slots[i] = f.slot[o.Var]
-			}
-			slices.SortStableFunc(rows, func(a, b binding) int {
-				for i, o := range q.OrderBy {
-					c := cmpValues(a.vals[slots[i]], b.vals[slots[i]])
-					if o.Desc {
-						c = -c
-					}
-					if c != 0 {
-						return c
-					}
-				}
-				return 0
-			})
-		}
-		if q.Limit > 0 && len(rows) > q.Limit {
-			rows = rows[:q.Limit]
-		}
+		rows := f.best()
 		// References are spelled out only for the rows returned.
 		for _, b := range rows {
 			row := Row{Claims: make([]string, len(b.claims))}
@@ -155,8 +134,8 @@ func checkFind(q FindQuery) error {
 }
 
 type binding struct {
-	vals   []Value // by variable slot
-	claims []*graphstore.ClaimEntry
+	vals   []Value                  // by variable slot
+	claims []*graphstore.ClaimEntry // by pattern, in f.listed order
 }
 
 // finder solves a conjunctive query by backtracking. Variables live in numbered slots so that
@@ -168,14 +147,17 @@ type finder struct {
 	slot   map[string]int
 	vals   []Value
 	bound  []bool
-	claims []*graphstore.ClaimEntry
+	plan   []int                    // conditions in the order they run
+	listed []int                    // the patterns in the order a row lists their claims
+	claims []*graphstore.ClaimEntry // by condition
 	rows   []binding
-	done   []bool
+	found  int   // rows found, including those cut
+	order  []int // the variable slot of each OrderBy
 	steps  int
 }
 
 func newFinder(ctx context.Context, v *graphstore.View, q FindQuery) *finder {
-	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, done: make([]bool, len(q.Where))}
+	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]*graphstore.ClaimEntry, len(q.Where))}
 	for _, c := range q.Where {
 		for _, t := range []Term{c.Subject, c.Object} {
 			if _, ok := f.slot[t.Var]; t.Var != "" && !ok {
@@ -185,19 +167,80 @@ func newFinder(ctx context.Context, v *graphstore.View, q FindQuery) *finder {
 	}
 	f.vals = make([]Value, len(f.slot))
 	f.bound = make([]bool, len(f.slot))
+	for _, o := range q.OrderBy {
+		f.order = append(f.order, f.slot[o.Var])
+	}
+	// Rows list their claims in the order the conditions would run if ties were not broken
+	// by size, which is the order Find has always used.
+	for _, i := range planFind(q, nil) {
+		if q.Where[i].Predicate != "" {
+			f.listed = append(f.listed, i)
+		}
+	}
+	f.plan = planFind(q, func(c Cond) int { return v.CountLiveWithValue(c.Predicate, c.Object.Value) })
 	return f
 }
 
 func (f *finder) has(name string) bool { return f.bound[f.slot[name]] }
 
-// solve picks the next condition that can run with the current bindings — a comparison whose
-// sides are bound first, then the pattern with a bound subject, then any pattern — and recurses.
+// planFind orders the conditions: at each step a comparison whose sides are bound first, then
+// a pattern with a bound subject, then one with a constant =, then one whose object is known;
+// ties go to the constant = with the fewest candidates (by size, when given), then to the
+// condition written first. Which variables are bound depends only on which conditions ran, so
+// the order can be fixed before any claim is read.
+func planFind(q FindQuery, size func(Cond) int) []int {
+	bound := map[string]bool{}
+	has := func(t Term) bool { return bound[t.Var] }
+	done := make([]bool, len(q.Where))
+	plan := make([]int, 0, len(q.Where))
+	for range q.Where {
+		best, bestScore, bestSize := -1, -1, 0
+		for i, c := range q.Where {
+			if done[i] {
+				continue
+			}
+			score, n := 0, 0
+			switch {
+			case c.Predicate == "":
+				if has(c.Subject) && (c.Object.Var == "" || has(c.Object)) {
+					score = 4
+				}
+			case c.Subject.Var == "" || has(c.Subject):
+				score = 3
+			case c.Object.Var == "" && c.Op == "=":
+				score = 2 // a constant narrows the most among unbound patterns
+				if size != nil {
+					n = size(c)
+				}
+			case c.Object.Var == "" || has(c.Object) || c.Op == "=":
+				score = 1
+			}
+			if score > bestScore || score == bestScore && n < bestSize {
+				best, bestScore, bestSize = i, score, n
+			}
+		}
+		done[best] = true
+		plan = append(plan, best)
+		if c := q.Where[best]; c.Predicate != "" {
+			for _, t := range []Term{c.Subject, c.Object} {
+				if t.Var != "" {
+					bound[t.Var] = true
+				}
+			}
+		}
+	}
+	return plan
+}
+
+// solve runs condition f.plan[n] for each binding the earlier ones made, and records a row
+// when every condition holds.
 func (f *finder) solve(n int) error {
-	if n == len(f.q.Where) {
-		if len(f.rows) >= MaxFindRows {
+	if n == len(f.plan) {
+		if f.found >= MaxFindRows {
 			return fmt.Errorf("find: %w: more than %d rows before limit; narrow the conditions", ErrInvalid, MaxFindRows)
 		}
-		f.rows = append(f.rows, binding{vals: slices.Clone(f.vals), claims: slices.Clone(f.claims)})
+		f.found++
+		f.addRow()
 		return nil
 	}
 	if f.steps++; f.steps%1024 == 0 {
@@ -205,9 +248,7 @@ func (f *finder) solve(n int) error {
 			return err
 		}
 	}
-	i := f.next()
-	f.done[i] = true
-	defer func() { f.done[i] = false }()
+	i := f.plan[n]
 	c := f.q.Where[i]
 	if c.Predicate == "" {
 		if compare(f.vals[f.slot[c.Subject.Var]], c.Op, f.term(c.Object)) {
@@ -240,9 +281,8 @@ func (f *finder) solve(n int) error {
 		if objSlot >= 0 {
 			f.vals[objSlot], f.bound[objSlot] = e.Value, true
 		}
-		f.claims = append(f.claims, e)
+		f.claims[i] = e
 		err = f.solve(n + 1)
-		f.claims = f.claims[:len(f.claims)-1]
 		if subjSlot >= 0 {
 			f.bound[subjSlot] = false
 		}
@@ -254,30 +294,59 @@ func (f *finder) solve(n int) error {
 	return err
 }
 
-func (f *finder) next() int {
-	best, bestScore := -1, -1
-	for i, c := range f.q.Where {
-		if f.done[i] {
-			continue
+// addRow records the current binding. Under a limit, the rows are cut back to the best
+// whenever they reach twice the limit, so a find holds at most that many and, from then on,
+// copies each row into the storage of one it cut instead of allocating.
+func (f *finder) addRow() {
+	if limit := f.q.Limit; limit > 0 && len(f.rows) == 2*limit {
+		slices.SortFunc(f.rows, f.compareRows)
+		f.rows = f.rows[:limit]
+	}
+	n := len(f.rows)
+	if n < cap(f.rows) {
+		f.rows = f.rows[:n+1]
+	} else {
+		f.rows = append(f.rows, binding{})
+	}
+	b := &f.rows[n]
+	if b.vals == nil {
+		b.vals = make([]Value, len(f.vals))
+		b.claims = make([]*graphstore.ClaimEntry, len(f.listed))
+	}
+	copy(b.vals, f.vals)
+	for j, i := range f.listed {
+		b.claims[j] = f.claims[i]
+	}
+}
+
+// best returns the rows in the order asked, cut to the limit.
+func (f *finder) best() []binding {
+	slices.SortFunc(f.rows, f.compareRows)
+	if f.q.Limit > 0 && len(f.rows) > f.q.Limit {
+		return f.rows[:f.q.Limit]
+	}
+	return f.rows
+}
+
+// compareRows orders rows by the variables asked for, then as a nested scan in the query's
+// own order would have found them (f.listed): candidates come in whatever order was cheapest,
+// and rows that tie on the order asked for must still come out the same every time.
+func (f *finder) compareRows(a, b binding) int {
+	for i, o := range f.q.OrderBy {
+		c := cmpValues(a.vals[f.order[i]], b.vals[f.order[i]])
+		if o.Desc {
+			c = -c
 		}
-		score := 0
-		switch {
-		case c.Predicate == "":
-			if f.has(c.Subject.Var) && (c.Object.Var == "" || f.has(c.Object.Var)) {
-				score = 4
-			}
-		case c.Subject.Var == "" || f.has(c.Subject.Var):
-			score = 3
-		case c.Object.Var == "" && c.Op == "=":
-			score = 2 // a constant narrows the most among unbound patterns
-		case c.Object.Var == "" || f.has(c.Object.Var) || c.Op == "=":
-			score = 1
-		}
-		if score > bestScore {
-			best, bestScore = i, score
+		if c != 0 {
+			return c
 		}
 	}
-	return best
+	for i := range a.claims {
+		if c := graphstore.CompareListing(a.claims[i], b.claims[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 func (f *finder) term(t Term) Value {
@@ -288,7 +357,8 @@ func (f *finder) term(t Term) Value {
 }
 
 // candidates calls each with the live claims a pattern may match — one key's if the subject
-// is known, else every key's of the predicate — until each returns false.
+// is known, those with the value if an = compares with a known one, else every key's of the
+// predicate — until each returns false.
 func (f *finder) candidates(c Cond, each func(*graphstore.ClaimEntry) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
@@ -300,18 +370,12 @@ func (f *finder) candidates(c Cond, each func(*graphstore.ClaimEntry) bool) {
 		}
 		subj = b.Str
 	}
-	if subj != "" {
+	switch {
+	case subj != "":
 		f.v.EachLive(graphstore.Key{Subject: subj, Predicate: c.Predicate}, each)
-		return
-	}
-	stop := false
-	for _, k := range f.v.KeysOfPredicate(c.Predicate) {
-		f.v.EachLive(k, func(e *graphstore.ClaimEntry) bool {
-			stop = !each(e)
-			return !stop
-		})
-		if stop {
-			return
-		}
+	case c.Op == "=" && (c.Object.Var == "" || f.has(c.Object.Var)):
+		f.v.EachLiveWithValue(c.Predicate, f.term(c.Object), each)
+	default:
+		f.v.EachLiveOf(c.Predicate, each)
 	}
 }

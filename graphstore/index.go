@@ -1,8 +1,8 @@
 package graphstore
 
 import (
+	"cmp"
 	"fmt"
-	"slices"
 	"sync"
 )
 
@@ -31,12 +31,11 @@ type indexData struct {
 	grants     map[string][]*Grant // by grantee
 	sources    map[string]*Source
 	keys       map[Key]*KeyEntry
-	audiences  map[Key][]string // the audiences each key has claims in, in order of first claim
-	liveAt     map[liveKey]*liveSlot
+	byValue    map[valueKey]*valueSet // live claims by predicate and value, pending ones included
 	keyOrder   []Key
 	subjects   map[string][]Key
 	subjOrder  []string
-	preds      map[string][]Key
+	preds      map[string][]*KeyEntry
 	claims     map[ClaimID]*ClaimEntry
 	artifacts  map[string]*ArtifactEntry
 	artOrder   []string
@@ -55,12 +54,15 @@ type typeDecl struct {
 type KeyEntry struct {
 	Key      Key
 	Versions []*ClaimEntry
+	pos      int         // among the keys of its predicate: the order a find lists them in
+	slots    []*liveSlot // one per audience, in the order of each audience's first claim
 }
 
 // ClaimEntry is a claim with every later event that touched it, each list in transaction order.
 type ClaimEntry struct {
 	*Claim
 	audience      string          // Audience(SeenBy)
+	slot          *liveSlot       // of its key and audience
 	RevisedBy     []*Claim        // claims whose Supersedes names this one
 	Revocations   []*Revocation   // the first one counts; later ones are refused by writers
 	Promotions    []*Revocation   // revocations of another version that named this one as replacement
@@ -90,10 +92,9 @@ func newIndexData() *indexData {
 		grants:     map[string][]*Grant{},
 		sources:    map[string]*Source{},
 		keys:       map[Key]*KeyEntry{},
-		audiences:  map[Key][]string{},
-		liveAt:     map[liveKey]*liveSlot{},
+		byValue:    map[valueKey]*valueSet{},
 		subjects:   map[string][]Key{},
-		preds:      map[string][]Key{},
+		preds:      map[string][]*KeyEntry{},
 		claims:     map[ClaimID]*ClaimEntry{},
 		artifacts:  map[string]*ArtifactEntry{},
 		arts:       map[ArtifactID]*ArtifactNode{},
@@ -168,14 +169,15 @@ func (ix *Index) addPending(tx *Tx) {
 	for _, r := range tx.Revocations {
 		revoked := ix.mustClaim(r.Claim)
 		revoked.Revocations = append(revoked.Revocations, r)
-		slot := ix.slot(revoked, tx.ID)
-		if slot.e == revoked {
-			slot.e = nil
+		revoked.slot.tx = tx.ID
+		if revoked.slot.e == revoked {
+			ix.setLive(revoked.slot, nil)
 		}
 		if r.ReplacedBy != nil {
 			e := ix.mustClaim(*r.ReplacedBy)
 			e.Promotions = append(e.Promotions, r)
-			ix.slot(e, tx.ID).e = e
+			e.slot.tx = tx.ID
+			ix.setLive(e.slot, e)
 		}
 	}
 	for _, c := range tx.Confirmations {
@@ -205,31 +207,33 @@ func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {
 func (ix *Index) addClaim(c *Claim) {
 	ke := ix.keys[c.ID.Key]
 	if ke == nil {
-		ke = &KeyEntry{Key: c.ID.Key}
+		ke = &KeyEntry{Key: c.ID.Key, pos: len(ix.preds[c.ID.Predicate])}
 		ix.keys[c.ID.Key] = ke
 		ix.keyOrder = append(ix.keyOrder, c.ID.Key)
 		if _, ok := ix.subjects[c.ID.Subject]; !ok {
 			ix.subjOrder = append(ix.subjOrder, c.ID.Subject)
 		}
 		ix.subjects[c.ID.Subject] = append(ix.subjects[c.ID.Subject], c.ID.Key)
-		ix.preds[c.ID.Predicate] = append(ix.preds[c.ID.Predicate], c.ID.Key)
+		ix.preds[c.ID.Predicate] = append(ix.preds[c.ID.Predicate], ke)
 	}
 	if c.ID.Version != len(ke.Versions)+1 {
 		panic(fmt.Sprintf("graphstore: %s recorded after version %d", c.ID, len(ke.Versions)))
 	}
 	e := &ClaimEntry{Claim: c, audience: Audience(c.SeenBy)}
-	if !slices.Contains(ix.audiences[c.ID.Key], e.audience) {
-		ix.audiences[c.ID.Key] = append(ix.audiences[c.ID.Key], e.audience)
+	e.slot = ke.slotOf(e.audience)
+	if e.slot == nil {
+		e.slot = &liveSlot{key: ke, audience: e.audience, pos: len(ke.slots)}
+		ke.slots = append(ke.slots, e.slot)
 	}
+	e.slot.tx = c.Tx
 	ke.Versions = append(ke.Versions, e)
 	ix.claims[c.ID] = e
 	if c.Supersedes != nil {
 		old := ix.mustClaim(*c.Supersedes)
 		old.RevisedBy = append(old.RevisedBy, c)
 	}
-	slot := ix.slot(e, c.Tx)
 	if c.Contests == nil && c.Corroborates == nil {
-		slot.e = e
+		ix.setLive(e.slot, e)
 	}
 	if _, ok := ix.valueTypes[c.ID.Predicate]; !ok {
 		ix.valueTypes[c.ID.Predicate] = &typeDecl{typ: c.Value.Type, tx: c.Tx}
@@ -280,27 +284,99 @@ func (ix *Index) dropPending() {
 	*ix.indexData = *fresh.indexData
 }
 
-type liveKey struct {
-	key      Key
-	audience string
-}
-
 // liveSlot remembers the live claim of one key and audience after every transaction indexed
 // (nil: none), and the last transaction that could have changed it. A view whose transaction
 // is at or after that one can take the claim from here instead of folding the key's history;
 // it still applies valid time, which passes without transactions.
 type liveSlot struct {
-	e  *ClaimEntry
-	tx TxID
+	key      *KeyEntry
+	audience string
+	pos      int // among the key's slots
+	e        *ClaimEntry
+	tx       TxID
+	set      *valueSet // where e is filed in byValue
+	at       int       // e's place in set
 }
 
-func (ix *Index) slot(e *ClaimEntry, tx TxID) *liveSlot {
-	k := liveKey{e.ID.Key, e.audience}
-	s := ix.liveAt[k]
-	if s == nil {
-		s = &liveSlot{}
-		ix.liveAt[k] = s
+func (ke *KeyEntry) slotOf(audience string) *liveSlot {
+	for _, s := range ke.slots {
+		if s.audience == audience {
+			return s
+		}
 	}
-	s.tx = tx
-	return s
+	return nil
+}
+
+// valueKey is a predicate and a value, equal exactly when the values compare equal: a Time by
+// its instant, whatever its location.
+type valueKey struct {
+	predicate string
+	typ       ValueType
+	str       string
+	num       float64
+	b         bool
+	sec       int64
+	nsec      int
+}
+
+func keyOfValue(predicate string, v Value) valueKey {
+	k := valueKey{predicate: predicate, typ: v.Type}
+	switch v.Type {
+	case Number:
+		k.num = v.Num
+	case Bool:
+		k.b = v.Bool
+	case Time:
+		k.sec, k.nsec = v.Time.Unix(), v.Time.Nanosecond()
+	default:
+		k.str = v.Str
+	}
+	return k
+}
+
+// valueSet holds the slots whose live claim, as of the newest transaction indexed (pending ones
+// included), has one predicate and value. It is what lets a find start from the claims with
+// the value it asks for instead of every key of the predicate; views before that transaction
+// correct it with the slots changed since (View.changedSince).
+type valueSet struct {
+	slots []*liveSlot
+}
+
+// setLive makes e (nil: none) the live claim of slot s and files s under e's value.
+func (ix *Index) setLive(s *liveSlot, e *ClaimEntry) {
+	if s.e == e {
+		return
+	}
+	if s.e != nil {
+		set := s.set
+		last := set.slots[len(set.slots)-1]
+		set.slots[s.at], last.at = last, s.at
+		set.slots[len(set.slots)-1] = nil
+		set.slots = set.slots[:len(set.slots)-1]
+		if len(set.slots) == 0 {
+			delete(ix.byValue, keyOfValue(s.key.Key.Predicate, s.e.Value))
+		}
+		s.set = nil
+	}
+	s.e = e
+	if e != nil {
+		k := keyOfValue(e.ID.Predicate, e.Value)
+		set := ix.byValue[k]
+		if set == nil {
+			set = &valueSet{}
+			ix.byValue[k] = set
+		}
+		s.set, s.at = set, len(set.slots)
+		set.slots = append(set.slots, s)
+	}
+}
+
+// CompareListing orders claims of one predicate as a find lists its candidates: by key, in the
+// order the keys were first recorded, then by audience, in the order of each audience's first
+// claim.
+func CompareListing(a, b *ClaimEntry) int {
+	if c := cmp.Compare(a.slot.key.pos, b.slot.key.pos); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.slot.pos, b.slot.pos)
 }

@@ -211,24 +211,112 @@ func Audience(seenBy []string) string {
 }
 
 // EachLive calls fn with each live claim of key the viewer may see (at most one per audience,
-// in no particular order) until fn returns false. It allocates nothing.
+// in the order each audience first claimed it) until fn returns false. It allocates nothing.
 func (v *View) EachLive(k Key, fn func(*ClaimEntry) bool) {
-	for _, aud := range v.ix.audiences[k] {
-		if e := v.liveIn(k, aud); v.visibleClaim(e) && !fn(e) {
+	if ke := v.ix.keys[k]; ke != nil {
+		v.eachLiveOfKey(ke, fn)
+	}
+}
+
+func (v *View) eachLiveOfKey(ke *KeyEntry, fn func(*ClaimEntry) bool) bool {
+	for _, s := range ke.slots {
+		if e := v.liveInSlot(s); v.visibleClaim(e) && !fn(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// EachLiveOf calls fn with each live claim of predicate the viewer may see, in CompareListing
+// order, until fn returns false.
+func (v *View) EachLiveOf(predicate string, fn func(*ClaimEntry) bool) {
+	for _, ke := range v.ix.preds[predicate] {
+		if !v.eachLiveOfKey(ke, fn) {
 			return
 		}
 	}
+}
+
+// EachLiveWithValue calls fn with each live claim of predicate whose value equals val (as
+// Value.Equal, with a Time equal by instant) that the viewer may see, in no particular order,
+// until fn returns false. It starts from the claims live with that value at the newest
+// transaction indexed, skips those whose key and audience changed after the view, and judges
+// those from history instead; when that would cost more than a scan of the predicate, it scans.
+func (v *View) EachLiveWithValue(predicate string, val Value, fn func(*ClaimEntry) bool) {
+	want := keyOfValue(predicate, val)
+	changed, ok := v.changedSince(predicate)
+	if !ok {
+		v.EachLiveOf(predicate, func(e *ClaimEntry) bool {
+			return keyOfValue(predicate, e.Value) != want || fn(e)
+		})
+		return
+	}
+	if set := v.ix.byValue[want]; set != nil {
+		for _, s := range set.slots {
+			if s.tx <= v.asOf && v.visibleClaim(s.e) && v.isLive(s.e) && !fn(s.e) {
+				return
+			}
+		}
+	}
+	for _, s := range changed {
+		if e := v.liveInSlot(s); v.visibleClaim(e) && keyOfValue(predicate, e.Value) == want && !fn(e) {
+			return
+		}
+	}
+}
+
+// CountLiveWithValue is how many claims of predicate are live with value val at the newest
+// transaction indexed, whoever may see them and before valid time: an estimate of what
+// EachLiveWithValue yields, for choosing where a find starts.
+func (v *View) CountLiveWithValue(predicate string, val Value) int {
+	if set := v.ix.byValue[keyOfValue(predicate, val)]; set != nil {
+		return len(set.slots)
+	}
+	return 0
+}
+
+// changedSince lists the slots of predicate changed by transactions after the view (later
+// ones for an as-of view; a group commit's pending ones for any view), whose live claim the
+// index's byValue may not show as the view sees it. ok is false when finding them would cost
+// more than scanning every key of the predicate.
+func (v *View) changedSince(predicate string) (slots []*liveSlot, ok bool) {
+	budget := len(v.ix.preds[predicate])
+	var seen map[*liveSlot]bool
+	add := func(id ClaimID) {
+		if id.Predicate != predicate {
+			return
+		}
+		s := v.ix.claims[id].slot
+		if seen == nil {
+			seen = map[*liveSlot]bool{}
+		}
+		if !seen[s] {
+			seen[s] = true
+			slots = append(slots, s)
+		}
+	}
+	for _, tx := range v.ix.txs[v.asOf:] {
+		if budget -= len(tx.Claims) + len(tx.Revocations); budget < 0 {
+			return nil, false
+		}
+		for _, c := range tx.Claims {
+			add(c.ID)
+		}
+		for _, r := range tx.Revocations {
+			add(r.Claim)
+		}
+	}
+	return slots, true
 }
 
 // LiveClaims returns the live claims of key the viewer may see, at most one per audience,
 // oldest first.
 func (v *View) LiveClaims(k Key) []*ClaimEntry {
 	var out []*ClaimEntry
-	for _, aud := range v.ix.audiences[k] {
-		if e := v.liveIn(k, aud); v.visibleClaim(e) {
-			out = append(out, e)
-		}
-	}
+	v.EachLive(k, func(e *ClaimEntry) bool {
+		out = append(out, e)
+		return true
+	})
 	if len(out) > 1 {
 		slices.SortFunc(out, func(a, b *ClaimEntry) int { return a.ID.Version - b.ID.Version })
 	}
@@ -248,30 +336,27 @@ func (v *View) LiveClaim(k Key) *ClaimEntry {
 
 // LiveIn returns the live claim of key within one audience, visible to the viewer or not.
 // Writers need it to decide supersession, which is a fact of the store, not of one reader.
-func (v *View) LiveIn(k Key, audience string) *ClaimEntry { return v.liveIn(k, audience) }
-
-// liveIn takes the live claim from the index's slot when nothing changed it after the view's
-// transaction; otherwise it walks backwards, the newest versions being the likeliest live.
-func (v *View) liveIn(k Key, audience string) *ClaimEntry {
-	if s := v.ix.liveAt[liveKey{k, audience}]; s != nil && s.tx <= v.asOf {
-		if s.e == nil {
-			return nil
+func (v *View) LiveIn(k Key, audience string) *ClaimEntry {
+	if ke := v.ix.keys[k]; ke != nil {
+		if s := ke.slotOf(audience); s != nil {
+			return v.liveInSlot(s)
 		}
-		if st, _ := v.State(s.e); st == Live {
+	}
+	return nil
+}
+
+// liveInSlot takes the live claim from the slot when nothing changed it after the view's
+// transaction; otherwise it walks backwards, the newest versions being the likeliest live.
+func (v *View) liveInSlot(s *liveSlot) *ClaimEntry {
+	if s.tx <= v.asOf {
+		if s.e != nil && v.isLive(s.e) {
 			return s.e
 		}
 		return nil
 	}
-	ke := v.ix.keys[k]
-	if ke == nil {
-		return nil
-	}
-	for i := len(ke.Versions) - 1; i >= 0; i-- {
-		e := ke.Versions[i]
-		if !v.in(e.Tx) || e.audience != audience {
-			continue
-		}
-		if st, _ := v.State(e); st == Live {
+	vs := s.key.Versions
+	for i := len(vs) - 1; i >= 0; i-- {
+		if e := vs[i]; e.slot == s && v.in(e.Tx) && v.isLive(e) {
 			return e
 		}
 	}
@@ -285,7 +370,16 @@ func (v *View) Keys() []Key { return v.filterKeys(v.ix.keyOrder) }
 func (v *View) KeysOfSubject(subject string) []Key { return v.filterKeys(v.ix.subjects[subject]) }
 
 // KeysOfPredicate lists the keys of a predicate with at least one visible version.
-func (v *View) KeysOfPredicate(predicate string) []Key { return v.filterKeys(v.ix.preds[predicate]) }
+func (v *View) KeysOfPredicate(predicate string) []Key {
+	kes := v.ix.preds[predicate]
+	out := make([]Key, 0, len(kes))
+	for _, ke := range kes {
+		if v.hasVisible(ke.Key) {
+			out = append(out, ke.Key)
+		}
+	}
+	return out
+}
 
 // Subjects lists the subjects with at least one visible claim, in the order first recorded.
 func (v *View) Subjects() []string {
@@ -353,13 +447,33 @@ func (v *View) EffectiveKind(e *ClaimEntry) Kind {
 // the view's Now. It returns the state and the time the claim entered it (for expiry, its
 // valid-until).
 func (v *View) State(e *ClaimEntry) (State, time.Time) {
+	st, tx := v.fold(e)
+	if v.expired(e, st) {
+		return Expired, e.ValidUntil
+	}
+	return st, v.ix.Tx(tx).Time
+}
+
+func (v *View) isLive(e *ClaimEntry) bool {
+	st, _ := v.fold(e)
+	return st == Live && !v.expired(e, st)
+}
+
+func (v *View) expired(e *ClaimEntry, st State) bool {
+	return (st == Live || st == Contested) && !e.ValidUntil.IsZero() && !v.now.Before(e.ValidUntil)
+}
+
+// fold is the state of a claim from the events up to the view's transaction, before valid
+// time, and the transaction that put it there. It reads no transaction record, which keeps
+// the live test of a find's candidates to the claim's own entry.
+func (v *View) fold(e *ClaimEntry) (State, TxID) {
 	st := Live
 	if e.Contests != nil {
 		st = Contested
 	} else if e.Corroborates != nil {
 		st = Superseded
 	}
-	since := v.ix.Tx(e.Tx).Time
+	since := e.Tx
 	// Events come from three lists, each in tx order; merge them by tx.
 	ri, pi := 0, 0
 	rev := v.Revocation(e)
@@ -376,26 +490,21 @@ func (v *View) State(e *ClaimEntry) (State, time.Time) {
 			next, kind = rev.Tx, 3
 		}
 		if kind == 0 {
-			break
+			return st, since
 		}
-		at := v.ix.Tx(next).Time
 		switch kind {
 		case 1:
 			ri++
 			if st == Live {
-				st, since = Superseded, at
+				st, since = Superseded, next
 			}
 		case 2:
 			pi++
-			st, since = Live, at
+			st, since = Live, next
 		case 3:
-			return Revoked, at
+			return Revoked, next
 		}
 	}
-	if (st == Live || st == Contested) && !e.ValidUntil.IsZero() && !v.now.Before(e.ValidUntil) {
-		return Expired, e.ValidUntil
-	}
-	return st, since
 }
 
 // SupersededBy returns the visible claim that superseded e within the view, if any.
