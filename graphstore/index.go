@@ -104,6 +104,22 @@ func newIndexData() *indexData {
 	}
 }
 
+// reserve sizes an empty index for the transactions about to be added, so that loading a
+// large store does not grow (and copy) its biggest maps many times over.
+func (ix *Index) reserve(txs []*Tx) {
+	if len(ix.txs) > 0 {
+		return
+	}
+	claims, arts := 0, 0
+	for _, tx := range txs {
+		claims += len(tx.Claims)
+		arts += len(tx.Artifacts)
+	}
+	ix.txs = make([]*Tx, 0, len(txs))
+	ix.claims = make(map[ClaimID]*ClaimEntry, claims)
+	ix.arts = make(map[ArtifactID]*ArtifactNode, arts)
+}
+
 // Head is the id of the last transaction, 0 when the index is empty.
 func (ix *Index) Head() TxID { return ix.head }
 

@@ -228,6 +228,7 @@ func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) 
 		s.ix = NewIndex()
 		s.chain = indexChain(s.ix)
 	}
+	s.ix.reserve(txs)
 	for _, tx := range txs {
 		if err := s.index(tx); err != nil {
 			distrust()

@@ -151,6 +151,7 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 			return invalid(err)
 		}
 		quads = nil // the decoded transactions are all that is kept
+		s.ix.reserve(txs)
 		for _, tx := range txs {
 			if err := s.index(tx); err != nil {
 				return invalid(err)
