@@ -229,8 +229,11 @@ type RevokedByResult struct {
 // Dependent is an artifact reached by an impact walk, with the path from the starting node.
 type Dependent struct {
 	Artifact Artifact `json:"artifact"`
-	Path     []string `json:"path"` // references from the changed node to the artifact
-	Depth    int      `json:"depth"`
+	// Path holds the references from the changed node to the artifact. Paths of one result
+	// share their common prefixes (a chain of n artifacts costs n strings, not n²/2): read
+	// them, copy one before changing it (appending is safe: each is cut to its length).
+	Path  []string `json:"path"`
+	Depth int      `json:"depth"`
 }
 
 // Change is the state of a node an impact walk started from, and what replaced it.
