@@ -9,7 +9,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cayleygraph/quad"
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
 )
@@ -375,7 +376,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		if on[colBBolt] {
 			dsns[colBBolt] = filepath.Join(sub, "raw.db")
 		}
-		ceiling, err := measureCeiling(ctx, src, w, head0, head1, dsns)
+		ceiling, err := measureCeiling(ctx, src, w, head0, head1, dsns, sub)
 		if err != nil {
 			return nil, err
 		}
@@ -522,40 +523,58 @@ func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, 
 
 // measureCeiling replays the quads src stored for the bulk batches (transactions head0+1 …
 // head1) straight into a fresh Cayley store for each column with a dsn, and returns the rates
-// per batch (claims/s).
-func measureCeiling(ctx context.Context, src *mqlEngine, w *workload, head0, head1 int64, dsns [3]string) ([][]float64, error) {
-	var export bytes.Buffer
-	if err := src.db.Export(ctx, &export); err != nil {
-		return nil, err
-	}
-	txq, err := graphstore.TxQuadsForBenchmark(&export)
+// per batch (claims/s). The export goes through a file and each transaction is encoded only
+// when it is replayed: at a million claims the quads of every transaction at once (~20 per
+// claim) would not fit in memory.
+func measureCeiling(ctx context.Context, src *mqlEngine, w *workload, head0, head1 int64, dsns [3]string, dir string) ([][]float64, error) {
+	f, err := os.CreateTemp(dir, "export-*.nq")
 	if err != nil {
 		return nil, err
 	}
-	export = bytes.Buffer{}
-	batchQuads := txq[head0:head1]
+	defer os.Remove(f.Name())
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	if err := src.db.Export(ctx, bw); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
 	ceiling := make([][]float64, 3)
 	for i, dsn := range dsns {
 		if dsn == "" {
 			continue
 		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
 		raw, err := graphstore.OpenRawForBenchmark(ctx, dsn, graphstore.Options{})
 		if err != nil {
 			return nil, err
 		}
-		if err := raw.Apply(ctx, slices.Concat(txq[:head0]...)); err != nil {
-			return nil, err
-		}
-		for j, q := range batchQuads {
-			start := time.Now()
-			if err := raw.Apply(ctx, q); err != nil {
-				return nil, err
+		var prefix []quad.Quad
+		err = graphstore.EachTxQuadsForBenchmark(bufio.NewReader(f), func(id graphstore.TxID, q []quad.Quad) error {
+			switch n := int64(id); {
+			case n <= head0:
+				prefix = append(prefix, q...)
+				if n == head0 {
+					return raw.Apply(ctx, prefix)
+				}
+			case n <= head1:
+				start := time.Now()
+				if err := raw.Apply(ctx, q); err != nil {
+					return err
+				}
+				ceiling[i] = append(ceiling[i], float64(len(w.batches[n-head0-1]))/time.Since(start).Seconds())
 			}
-			ceiling[i] = append(ceiling[i], float64(len(w.batches[j]))/time.Since(start).Seconds())
-		}
+			return nil
+		})
 		raw.Close()
 		if dsn != "memory:" {
 			os.Remove(dsn)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return ceiling, nil

@@ -1,8 +1,12 @@
 package graphstore
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cayleygraph/quad"
 )
@@ -32,21 +36,47 @@ func (r *RawStore) Apply(ctx context.Context, quads []quad.Quad) error { return 
 // Close closes the quad store.
 func (r *RawStore) Close() error { return r.be.close() }
 
-// TxQuadsForBenchmark reads an N-Quads export (WriteNQuads) and returns the quads each
-// transaction is stored as, in transaction order: what Store.Write hands to Cayley. For
-// benchmarks only.
-func TxQuadsForBenchmark(r io.Reader) ([][]quad.Quad, error) {
-	txs, err := ReadNQuads(r)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]quad.Quad, 0, len(txs))
-	for _, tx := range txs {
-		q, err := encodeTx(tx)
-		if err != nil {
-			return nil, err
+// EachTxQuadsForBenchmark reads an N-Quads export (WriteNQuads, which writes each
+// transaction's quads together, in id order) and calls fn with each transaction's id and
+// quads, one transaction at a time, so that a store of any size can be replayed without
+// holding it in memory. It checks nothing beyond the syntax and the labels. For benchmarks
+// only.
+func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) error) error {
+	br := bufio.NewReader(r)
+	var cur TxID
+	var group []quad.Quad
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
 		}
-		out = append(out, q)
+		err := fn(cur, group)
+		group = nil
+		return err
 	}
-	return out, nil
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if s := strings.TrimSpace(line); s != "" && s[0] != '#' {
+			q, perr := parseLine(s)
+			if perr != nil {
+				return fmt.Errorf("line %d: %v", lineNo, perr)
+			}
+			id, ok := parseTxIRI(q.Label)
+			if !ok {
+				return fmt.Errorf("line %d: not in a transaction graph", lineNo)
+			}
+			if id != cur {
+				if err := flush(); err != nil {
+					return err
+				}
+				cur = id
+			}
+			group = append(group, q)
+		}
+		if err != nil {
+			return flush()
+		}
+	}
 }
