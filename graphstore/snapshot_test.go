@@ -83,7 +83,10 @@ func scanned(t *testing.T, path string) []*Tx {
 	return txs
 }
 
-func TestSnapshotOpen(t *testing.T) {
+// closedSample writes the sample history into a new bbolt file, closes it (writing the
+// snapshot) and returns the file and its transactions.
+func closedSample(t *testing.T) (string, []*Tx) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := mustOpen(t, path, Options{})
 	writeSample(t, s)
@@ -91,6 +94,11 @@ func TestSnapshotOpen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path, want
+}
+
+func TestSnapshotOpen(t *testing.T) {
+	path, want := closedSample(t)
 	if got := snapshotChunks(t, path); len(got) == 0 || got[0] != 1 {
 		t.Fatalf("snapshot chunks start at %v, want a snapshot from tx 1", got)
 	}
@@ -184,13 +192,7 @@ func TestSnapshotDistrusted(t *testing.T) {
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "s.db")
-			s := mustOpen(t, path, Options{})
-			writeSample(t, s)
-			want := txsOf(s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			path, want := closedSample(t)
 			editSnapshot(t, path, func(b *bolt.Bucket) error { return edit(t, b, want) })
 			fromSnapshot, got := loadedBy(t, path)
 			if fromSnapshot {
@@ -286,13 +288,7 @@ var benchOpenSizes = []int{10_000, 100_000}
 func TestCheckFindsForgedSnapshot(t *testing.T) {
 	for _, viaDSN := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dsn=%t", viaDSN), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "s.db")
-			s := mustOpen(t, path, Options{})
-			writeSample(t, s)
-			want := txsOf(s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			path, want := closedSample(t)
 			editSnapshot(t, path, func(b *bolt.Bucket) error {
 				forged := *want[2]
 				c := *forged.Claims[0]
