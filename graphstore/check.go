@@ -647,6 +647,20 @@ func (c *checker) checkGrant(n *rawNode) {
 	c.str(n, mqlScope, "scope", true)
 }
 
+// version returns a claim's or artifact's mql:version, 0 (and a problem) when it is missing or
+// not a positive integer.
+func (c *checker) version(n *rawNode) int {
+	v, ok := c.one(n, mqlVersion, "version")
+	if !ok {
+		return 0
+	}
+	if i, isInt := v.(quad.Int); isInt && i >= 1 && int64(i) <= 1<<31 {
+		return int(i)
+	}
+	c.add(ProblemRecord, n.classTx, n.iri, "its version %s is not a positive xsd:integer", showVal(v))
+	return 0
+}
+
 // checkClaim checks a claim record and returns its id as its own fields give it.
 func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 	id, err := parseClaimIRI(n.iri)
@@ -655,14 +669,7 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 	}
 	subj, okS := c.str(n, mqlSubject, "subject", true)
 	pred, okP := c.str(n, mqlPredicate, "predicate", true)
-	ver := 0
-	if v, ok := c.one(n, mqlVersion, "version"); ok {
-		if i, isInt := v.(quad.Int); isInt && i >= 1 && int64(i) <= 1<<31 {
-			ver = int(i)
-		} else {
-			c.add(ProblemRecord, n.classTx, n.iri, "its version %s is not a positive xsd:integer", showVal(v))
-		}
-	}
+	ver := c.version(n)
 	if err == nil {
 		if okS && subj != id.Subject {
 			c.add(ProblemRecord, n.classTx, n.iri, "its subject %q differs from its IRI's %q", subj, id.Subject)
@@ -815,14 +822,7 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 		c.add(ProblemRecord, n.classTx, n.iri, "%v", err)
 	}
 	name, okN := c.str(n, mqlName, "name", true)
-	ver := 0
-	if v, ok := c.one(n, mqlVersion, "version"); ok {
-		if i, isInt := v.(quad.Int); isInt && i >= 1 && int64(i) <= 1<<31 {
-			ver = int(i)
-		} else {
-			c.add(ProblemRecord, n.classTx, n.iri, "its version %s is not a positive xsd:integer", showVal(v))
-		}
-	}
+	ver := c.version(n)
 	if err == nil && okN && name != id.Name {
 		c.add(ProblemRecord, n.classTx, n.iri, "its name %q differs from its IRI's %q", name, id.Name)
 	}
