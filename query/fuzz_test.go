@@ -35,8 +35,11 @@ func FuzzParse(f *testing.F) {
 				if e.Pos.Line < 1 || e.Pos.Column < 1 || e.Pos.Offset < 0 || e.Pos.Offset > len(src) {
 					t.Fatalf("error with a bad position: %v (%+v)", e, e.Pos)
 				}
-				if jargon.MatchString(quoted.ReplaceAllString(e.Msg, `""`)) {
-					t.Fatalf("error in participle's words: %v", e)
+				// A name the input itself holds (a subject "AG") is an echo, not jargon.
+				for _, w := range jargon.FindAllString(quoted.ReplaceAllString(e.Msg, `""`), -1) {
+					if !strings.Contains(src, w) {
+						t.Fatalf("error in participle's words: %v", e)
+					}
 				}
 			}
 		}
