@@ -47,6 +47,8 @@ type Store struct {
 	snapClaims   int
 	fromSnapshot bool // the index was loaded from the snapshot at open (tests check it)
 	snapBroken   bool // Check found the snapshot wrong: write no more of it until reopened
+
+	commits notifier // tells subscribers that the head moved
 }
 
 // Open opens or creates the store named by dsn:
@@ -401,6 +403,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		s.snapClaims += len(w.tx.Claims)
 	}
 	s.saveSnapshot(ctx, false)
+	s.commits.notify()
 }
 
 // dropPending forgets the transactions of a group that was not stored: the index (and with it
@@ -567,6 +570,12 @@ func (s *Store) refreshLocked(ctx context.Context) error {
 // loadNewer probes for transaction head+1 until there is none, reading each one's quads
 // through its transaction node. Caller holds imu.
 func (s *Store) loadNewer(ctx context.Context) error {
+	loaded := false
+	defer func() {
+		if loaded {
+			s.commits.notify()
+		}
+	}()
 	for {
 		id := s.chain.head() + 1
 		quads, err := s.be.txQuads(ctx, id)
@@ -576,6 +585,7 @@ func (s *Store) loadNewer(ctx context.Context) error {
 		if len(quads) == 0 {
 			return nil
 		}
+		loaded = true
 		txs, err := decodeTxs(quads)
 		if err == nil && (len(txs) != 1 || txs[0].ID != id) {
 			err = fmt.Errorf("tx %d decoded as %d transactions", id, len(txs))
@@ -692,6 +702,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 		s.snapClaims += len(tx.Claims)
 	}
 	s.saveSnapshot(ctx, false)
+	s.commits.notify()
 	return nil
 }
 

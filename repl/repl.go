@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -24,14 +25,39 @@ const (
 	PromptContinue = "  -> "
 )
 
-// Session evaluates statements; *query.Session implements it.
+// Session evaluates statements: Local wraps a *query.Session on an open store, and a client
+// attached to `mql serve` implements it over the server's local socket.
 type Session interface {
-	// Exec evaluates the statements of src in order, calling emit after each, and stops at
-	// the first error (see query.Session.Exec).
-	Exec(ctx context.Context, name, src string, emit func(*query.Result) error) error
+	// Exec evaluates the statements of src in order, calling emit with each result rendered
+	// in format f, and stops at the first error (see query.Session.Exec).
+	Exec(ctx context.Context, name, src string, f output.Format, emit func(Rendered) error) error
 	// Names returns completion candidates from the store.
 	Names(ctx context.Context) ([]string, error)
 }
+
+// Rendered is one statement's result, rendered in an output format.
+type Rendered struct {
+	Statement string // canonical source of the statement
+	Text      string
+	Write     bool // the result is a write's receipt
+}
+
+// Local is a Session evaluating statements with a *query.Session.
+func Local(sess *query.Session) Session { return local{sess} }
+
+type local struct{ sess *query.Session }
+
+func (l local) Exec(ctx context.Context, name, src string, f output.Format, emit func(Rendered) error) error {
+	return l.sess.Exec(ctx, name, src, func(r *query.Result) error {
+		text, err := output.Render(r, f)
+		if err != nil {
+			return err
+		}
+		return emit(Rendered{Statement: r.Statement, Text: text, Write: r.Receipt != nil})
+	})
+}
+
+func (l local) Names(ctx context.Context) ([]string, error) { return l.sess.Names(ctx) }
 
 // Store is what \import and \export use; *mql.DB implements it.
 type Store interface {
@@ -55,9 +81,9 @@ type Config struct {
 	Session Session
 	// Store serves \import and \export; nil makes them fail.
 	Store  Store
-	Stdout io.Writer // results, help
-	Stderr io.Writer // errors, notices, timing
-	Format Format    // FormatTable if empty
+	Stdout io.Writer     // results, help
+	Stderr io.Writer     // errors, notices, timing
+	Format output.Format // FormatTable if empty
 	// Echo prints each statement before its result, as in a transcript (mql demo).
 	Echo bool
 	// Interrupt, if set, delivers Ctrl-C (SIGINT) while a statement runs; it cancels the
@@ -68,7 +94,7 @@ type Config struct {
 // Shell runs statements and meta commands, interactively (Run) or as a script (RunScript).
 type Shell struct {
 	cfg    Config
-	out    *Printer
+	out    *output.Printer
 	timing bool
 
 	ctx   context.Context // of the running loop, for completion
@@ -85,8 +111,10 @@ func New(cfg Config) *Shell {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &Shell{cfg: cfg, out: NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
-	s.out.SetEcho(cfg.Echo)
+	s := &Shell{cfg: cfg, out: output.NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
+	if cfg.Echo {
+		s.out.SetEcho(Prompt)
+	}
 	return s
 }
 
@@ -94,10 +122,10 @@ func New(cfg Config) *Shell {
 func (s *Shell) Comment(text string) error { return s.out.Comment(text) }
 
 // Format is the current output format.
-func (s *Shell) Format() Format { return s.out.Format() }
+func (s *Shell) Format() output.Format { return s.out.Format() }
 
 // SetFormat changes the output format.
-func (s *Shell) SetFormat(f Format) { s.out.SetFormat(f) }
+func (s *Shell) SetFormat(f output.Format) { s.out.SetFormat(f) }
 
 // SetTiming turns printing the time each statement took on or off.
 func (s *Shell) SetTiming(on bool) { s.timing = on }
@@ -166,9 +194,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			continue // only comments
 		}
 		lr.AddHistory(entry)
-		s.out.startInput()
+		s.out.StartInput()
 		err = s.exec(ctx, "<stdin>", src)
-		s.out.endInput()
+		s.out.EndInput()
 		if err != nil {
 			s.reportError(src, err)
 		}
@@ -238,13 +266,13 @@ func (s *Shell) exec(ctx context.Context, name, src string) error {
 		}()
 	}
 	last := time.Now()
-	err := s.cfg.Session.Exec(ctx, name, src, func(r *query.Result) error {
-		if isWrite(r) {
+	err := s.cfg.Session.Exec(ctx, name, src, s.out.Format(), func(r Rendered) error {
+		if r.Write {
 			s.mu.Lock()
 			s.stale = true
 			s.mu.Unlock()
 		}
-		if err := s.out.Print(r); err != nil {
+		if err := s.out.PrintRendered(r.Statement, r.Text); err != nil {
 			return err
 		}
 		if s.timing {
@@ -322,7 +350,7 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 			fmt.Fprintf(w, "format is %s\n", s.Format())
 			break
 		}
-		f, err := ParseFormat(args[0])
+		f, err := output.ParseFormat(args[0])
 		if err != nil {
 			return fmt.Errorf("%w: \\format: %v", ErrMeta, err)
 		}
@@ -365,7 +393,7 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 	default:
 		return fmt.Errorf("%w: unknown meta command %q: \\help lists them", ErrMeta, line)
 	}
-	s.out.note()
+	s.out.Note()
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
 )
@@ -144,12 +145,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	stdinTTY, stdoutTTY := isTerminal(stdin), isTerminal(stdout)
-	format := repl.FormatJSON
+	format := output.FormatJSON
 	if stdoutTTY {
-		format = repl.FormatTable
+		format = output.FormatTable
 	}
 	if *formatName != "" {
-		if format, err = repl.ParseFormat(*formatName); err != nil {
+		if format, err = output.ParseFormat(*formatName); err != nil {
 			fmt.Fprintf(stderr, "mql: --format: %v\n", err)
 			return exitUsage
 		}
@@ -195,7 +196,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sh := repl.New(repl.Config{Session: sess, Store: db, Stdout: stdout, Stderr: stderr, Format: format})
+	sh := repl.New(repl.Config{Session: repl.Local(sess), Store: db, Stdout: stdout, Stderr: stderr, Format: format})
 	for _, s := range todo {
 		if err := sh.RunScript(ctx, s.name, s.src); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -230,13 +231,13 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-func runREPL(ctx context.Context, sess *query.Session, db *mql.DB, dsn string, format repl.Format, stdin io.Reader, stdout, stderr io.Writer) int {
+func runREPL(ctx context.Context, sess *query.Session, db *mql.DB, dsn string, format output.Format, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
 	intr := make(chan os.Signal, 1)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
-	sh := repl.New(repl.Config{Session: sess, Store: db, Stdout: stdout, Stderr: stderr, Format: format, Interrupt: intr})
+	sh := repl.New(repl.Config{Session: repl.Local(sess), Store: db, Stdout: stdout, Stderr: stderr, Format: format, Interrupt: intr})
 	histFile, err := repl.HistoryPath(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: no history: %v\n", err)

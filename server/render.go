@@ -1,0 +1,20 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/query"
+)
+
+// resultJSON is a result in the JSON of docs/OUTPUT.md.
+func resultJSON(r *query.Result) (json.RawMessage, error) { return output.JSON(r) }
+
+// renderer renders results in a named format, for the command line attached to a server.
+func renderer(format string) (func(*query.Result) (string, error), error) {
+	f, err := output.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *query.Result) (string, error) { return output.Render(r, f) }, nil
+}
