@@ -38,7 +38,7 @@ func FormatQuad(q quad.Quad) string {
 
 // FormatTerm renders v in mql's canonical N-Quads form, the one its exports are written in:
 // datatypes as full IRIs, literals with \\ \" \n \r \t escaped and every other control
-// character (and DEL) as \u00XX, everything else as itself. Go values that quad stores
+// character (and DEL) as \u00XX, everything else as itself; language tags in lower case. Go values that quad stores
 // natively are written as the typed literals they stand for: quad.Int as xsd:integer,
 // quad.Float as xsd:double (NaN, INF, -INF), quad.Bool as xsd:boolean, quad.Time as an
 // xsd:dateTime in UTC with nanoseconds.
@@ -57,7 +57,7 @@ func FormatTerm(v quad.Value) string {
 	case quad.TypedString:
 		return quoteLit(string(x.Value)) + "^^" + formatIRI(string(x.Type))
 	case quad.LangString:
-		return quoteLit(string(x.Value)) + "@" + x.Lang
+		return quoteLit(string(x.Value)) + "@" + strings.ToLower(x.Lang)
 	case quad.Int:
 		return quoteLit(strconv.FormatInt(int64(x), 10)) + "^^<" + xsdInteger + ">"
 	case quad.Float:

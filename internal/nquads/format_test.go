@@ -23,6 +23,7 @@ func TestFormatTerm(t *testing.T) {
 		{quad.String("a\\b\"c\nd\re\tf\bg\fh\x00i\x1fj\x7fk é 😀 ' #"), `"a\\b\"c\nd\re\tf\u0008g\u000Ch\u0000i\u001Fj\u007Fk é 😀 ' #"`},
 		{quad.TypedString{Value: "PT600S", Type: "http://www.w3.org/2001/XMLSchema#duration"}, `"PT600S"^^<http://www.w3.org/2001/XMLSchema#duration>`},
 		{quad.LangString{Value: "chat", Lang: "fr"}, `"chat"@fr`},
+		{quad.LangString{Value: "colour", Lang: "EN-GB"}, `"colour"@en-gb`},
 		{quad.Int(-42), `"-42"^^<http://www.w3.org/2001/XMLSchema#integer>`},
 		{quad.Float(0.9), `"0.9"^^<http://www.w3.org/2001/XMLSchema#double>`},
 		{quad.Float(1e21), `"1e+21"^^<http://www.w3.org/2001/XMLSchema#double>`},
@@ -56,7 +57,7 @@ func TestFormatReadsBack(t *testing.T) {
 	for _, o := range []quad.Value{
 		quad.IRI("urn:é😀\x7f"), quad.BNode("a.b"),
 		quad.String(""), quad.String("a\\b\"c\nd\re\tf\bg\fh\x00i\x1fj\x7fk é 😀 ' # \ufffd"),
-		quad.TypedString{Value: "x", Type: "urn:dt"}, quad.LangString{Value: "x", Lang: "en-GB"},
+		quad.TypedString{Value: "x", Type: "urn:dt"}, quad.LangString{Value: "x", Lang: "en-gb"},
 	} {
 		qs = append(qs, quad.Quad{Subject: s, Predicate: p, Object: o, Label: g}, quad.Quad{Subject: s, Predicate: p, Object: o})
 	}

@@ -60,7 +60,7 @@ func NewReader(r io.Reader) *Reader {
 // Next returns the next quad, or io.EOF after the last. A syntax error is a *SyntaxError.
 // Terms are quad.IRI (escapes decoded), quad.BNode, quad.String (a plain literal, or one
 // typed xsd:string: RDF 1.1 makes them the same term), quad.TypedString{Value, Type} with
-// the full datatype IRI, and quad.LangString{Value, Lang} with the tag as written.
+// the full datatype IRI, and quad.LangString{Value, Lang} with the tag in lower case.
 // Label is nil for a triple in the default graph. After an error, Next returns it again.
 func (r *Reader) Next() (quad.Quad, error) {
 	if r.err != nil {
@@ -664,7 +664,8 @@ func (p *parser) escapeText(at int) string {
 	return string(p.b[at : at+1+n])
 }
 
-// langTag parses LANGTAG: '@' [a-zA-Z]+ ('-' [a-zA-Z0-9]+)*.
+// langTag parses LANGTAG: '@' [a-zA-Z]+ ('-' [a-zA-Z0-9]+)*, in lower case: RDF 1.1
+// compares language tags without case, so "chat"@EN and "chat"@en are one term.
 func (p *parser) langTag() (string, error) {
 	from := p.pos + 1
 	p.pos++
@@ -677,7 +678,7 @@ func (p *parser) langTag() (string, error) {
 			return "", p.errHere("a language subtag after '-' is letters or digits, found %s", p.found())
 		}
 	}
-	return string(p.b[from:p.pos]), nil
+	return strings.ToLower(string(p.b[from:p.pos])), nil
 }
 
 func (p *parser) letters(digits bool) int {

@@ -83,12 +83,14 @@ func TestReadTerms(t *testing.T) {
 		{"language tags", `<http://example/s> <http://example/p> "chat"@fr .
 <http://example/s> <http://example/p> "x"@en-US <http://example/g> .
 <http://example/s> <http://example/p> "x"@zh-Hant-TW .
-<http://example/s> <http://example/p> "x"@de-1996 .`,
+<http://example/s> <http://example/p> "x"@de-1996 .
+<http://example/s> <http://example/p> "x"@EN .`,
 			[]lq{
 				{1, q4(exS, exP, quad.LangString{Value: "chat", Lang: "fr"}, nil)},
-				{2, q4(exS, exP, quad.LangString{Value: "x", Lang: "en-US"}, exG)},
-				{3, q4(exS, exP, quad.LangString{Value: "x", Lang: "zh-Hant-TW"}, nil)},
+				{2, q4(exS, exP, quad.LangString{Value: "x", Lang: "en-us"}, exG)},
+				{3, q4(exS, exP, quad.LangString{Value: "x", Lang: "zh-hant-tw"}, nil)},
 				{4, q4(exS, exP, quad.LangString{Value: "x", Lang: "de-1996"}, nil)},
+				{5, q4(exS, exP, quad.LangString{Value: "x", Lang: "en"}, nil)}, // one term with "x"@en
 			}},
 		{"datatypes", `<http://example/s> <http://example/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .
 <http://example/s> <http://example/p> "x"^^<http://example/dt> <http://example/g> .
