@@ -142,7 +142,8 @@ func (s *Store) Rehearse(ctx context.Context, opts mql.Options, run func(*mql.DB
 	}
 	defer cp.Close()
 	if err := cp.Import(ctx, &export); err != nil {
-		return fmt.Errorf("copying %s into memory to rehearse the run: %w", Redact(s.DSN), err)
+		// The store does not check out as a whole (Import checks as mql check does).
+		return exflag.Usagef("copying the store into memory to rehearse the run failed, and nothing was written: %w", err)
 	}
 	if err := run(cp); err != nil {
 		return exflag.Usagef("the run would fail on what the store holds (rehearsed on an in-memory copy; nothing was written): %w", err)
