@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
@@ -201,7 +202,12 @@ func jsonOf(r *query.Result) *resultJSON {
 }
 
 func writeJSON(w io.Writer, r *query.Result) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(jsonOf(r))
+	if err := enc.Encode(jsonOf(r)); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(buf.Bytes()))
+	return err
 }
