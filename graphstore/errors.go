@@ -52,7 +52,7 @@ type noStoreError struct {
 	cause error
 }
 
-func (e *noStoreError) Error() string   { return ErrNoStore.Error() + ": " + e.what }
+func (e *noStoreError) Error() string { return ErrNoStore.Error() + ": " + e.what }
 func (e *noStoreError) Unwrap() []error {
 	if e.cause == nil {
 		return []error{ErrNoStore}
