@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -207,5 +208,27 @@ func TestEscape(t *testing.T) {
 	var back string
 	if err := json.Unmarshal(esc, &back); err != nil || back != in {
 		t.Errorf("escapeJSON changed the data: %q (%v)", back, err)
+	}
+}
+
+// BenchmarkPrintLive measures rendering a live result of 1,000 claims in each format, the
+// escaping included (docs/OUTPUT.md).
+func BenchmarkPrintLive(b *testing.B) {
+	claims := make([]mql.Claim, 1000)
+	for i := range claims {
+		claims[i] = mql.Claim{Ref: fmt.Sprintf("Vendor%d.price_per_seat@1", i), Subject: fmt.Sprintf("Vendor%d", i), Predicate: "price_per_seat",
+			Version: 1, Value: mql.String("44 per seat, billed yearly"), State: mql.Live, Kind: mql.Observed, Confidence: 0.9, Effective: 0.9,
+			By: "worker-3", Sources: []mql.Source{{ID: fmt.Sprintf("src:Vendor%d:rev0", i), URI: "https://example.com/pricing"}}}
+	}
+	r := &query.Result{Kind: "live", Statement: "live *", Claims: claims}
+	for _, f := range Formats {
+		b.Run(string(f), func(b *testing.B) {
+			p := NewPrinter(io.Discard, f)
+			for b.Loop() {
+				if err := p.Print(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -194,22 +194,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	// A script that only reads opens the store without creating it: a misspelt name is an
-	// error, not a new empty store. A write, or the REPL, creates it and says so.
-	// A script acting as another principal than the owner creates nothing either: in a new
-	// store only the owner exists, so all it could do is fail.
-	writes := interactive
-	for _, s := range todo {
-		writes = writes || repl.ScriptWrites(s.src)
+	// error, not a new empty store. A write, or the REPL, creates it and says so. The script is
+	// parsed for writes only when the store is missing (parsing a long script costs seconds).
+	req := openReq{
+		cmd: "mql", dsn: dsn, stdout: stdout, announce: true,
+		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: !interactive},
 	}
-	hint := "a script that only reads never creates a store: run a write, or start the REPL, to create it"
-	if a := *as; writes && !interactive && a != "" && a != *owner && (*owner != "" || a != "owner") {
-		writes = false
-		hint = "a script acting as " + a + " never creates a store: a new store holds only its owner"
+	if !interactive {
+		req.mayCreate = func() (bool, string) {
+			writes := false
+			for _, s := range todo {
+				writes = writes || repl.ScriptWrites(s.src)
+			}
+			if !writes {
+				return false, "a script that only reads never creates a store: run a write, or start the REPL, to create it"
+			}
+			// In a new store only the owner exists: a script acting as another could only fail.
+			if a := *as; a != "" && a != *owner && (*owner != "" || a != "owner") {
+				return false, "a script acting as " + a + " never creates a store: a new store holds only its owner"
+			}
+			return true, ""
+		}
 	}
-	db, dsn, code := openStore(ctx, openReq{
-		cmd: "mql", dsn: dsn, stdout: stdout, announce: true, hint: hint,
-		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: !writes},
-	}, stderr)
+	db, dsn, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}

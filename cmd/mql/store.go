@@ -47,8 +47,9 @@ type openReq struct {
 	announce bool
 	// failCode is the exit code for a refused stdout (exitOpen if zero).
 	failCode int
-	// hint follows "no such store" (noStoreHint if empty).
-	hint string
+	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
+	// to create it after all, and if not, what to say after "no such store".
+	mayCreate func() (create bool, hint string)
 }
 
 // openStore opens the store of req. On failure it reports on stderr and returns a nil DB and
@@ -78,15 +79,25 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 	}
 	req.opts.Clock = clock
 	db, err = mql.Open(ctx, dsn, req.opts)
+	hint := noStoreHint(req.cmd)
+	if errors.Is(err, mql.ErrNoStore) && req.mayCreate != nil {
+		var create bool
+		if create, hint = req.mayCreate(); create {
+			if req.dsn == "" {
+				if dsn, err = defaultDB(true); err != nil {
+					fmt.Fprintf(stderr, "%s: %v\n", req.cmd, err)
+					return nil, "", exitOpen
+				}
+			}
+			req.opts.MustExist = false
+			db, err = mql.Open(ctx, dsn, req.opts)
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "%s: %s is in use by another process: %v\n", req.cmd, dsn, err)
 		case errors.Is(err, mql.ErrNoStore):
-			hint := req.hint
-			if hint == "" {
-				hint = noStoreHint(req.cmd)
-			}
 			fmt.Fprintf(stderr, "%s: %v; %s\n", req.cmd, err, hint)
 		default:
 			fmt.Fprintf(stderr, "%s: cannot open %s: %v\n", req.cmd, dsn, err)
