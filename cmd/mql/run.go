@@ -145,9 +145,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return exitUsage
 	}
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "mql: one DB at most, got %q\n", pos)
+		usage(stderr)
+		return exitUsage
+	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
-		fmt.Fprintf(stderr, "mql: %v: one DB at most\n", err)
+		fmt.Fprintf(stderr, "mql: %v\n", err)
 		usage(stderr)
 		return exitUsage
 	}
