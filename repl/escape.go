@@ -88,12 +88,12 @@ func escapeRunes(s, keep string) string {
 	return b.String()
 }
 
-// escapeJSON makes encoded JSON safe to show: encoding/json escapes C0 controls, U+2028 and
+// EscapeJSON makes encoded JSON safe to show: encoding/json escapes C0 controls, U+2028 and
 // U+2029 but writes DEL, C1 controls (0x9b is CSI) and the bidi overrides raw. Outside strings
 // JSON holds only ASCII punctuation, letters, digits and spaces, so every other unprintable rune
 // is inside a string, where \uXXXX means the same rune: the decoded data is unchanged. The final
 // newline of a JSON line is kept.
-func escapeJSON(b []byte) []byte {
+func EscapeJSON(b []byte) []byte {
 	clean := true
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])

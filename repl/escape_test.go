@@ -201,13 +201,13 @@ func TestEscape(t *testing.T) {
 	// JSON: the runes encoding/json leaves raw are escaped, and the text decodes the same.
 	in := "a\x7fb\u0085c\u202ed\U000e0001e\x1b"
 	b, _ := json.Marshal(in)
-	esc := escapeJSON(append(b, '\n'))
+	esc := EscapeJSON(append(b, '\n'))
 	if _, bad := unsafeIn(string(esc)); bad {
-		t.Errorf("escapeJSON left %q", esc)
+		t.Errorf("EscapeJSON left %q", esc)
 	}
 	var back string
 	if err := json.Unmarshal(esc, &back); err != nil || back != in {
-		t.Errorf("escapeJSON changed the data: %q (%v)", back, err)
+		t.Errorf("EscapeJSON changed the data: %q (%v)", back, err)
 	}
 }
 

@@ -208,6 +208,6 @@ func writeJSON(w io.Writer, r *query.Result) error {
 	if err := enc.Encode(jsonOf(r)); err != nil {
 		return err
 	}
-	_, err := w.Write(escapeJSON(buf.Bytes()))
+	_, err := w.Write(EscapeJSON(buf.Bytes()))
 	return err
 }

@@ -74,13 +74,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOpen
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
 		out := struct {
 			Store string `json:"store"`
 			OK    bool   `json:"ok"`
 			mql.CheckReport
 		}{dsn, rep.OK(), rep}
-		if err := enc.Encode(out); err != nil {
+		b, err := json.Marshal(out)
+		if err == nil {
+			_, err = stdout.Write(repl.EscapeJSON(append(b, '\n')))
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "mql check: %v\n", err)
 			return exitFailed
 		}
