@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/repl"
 )
 
 // runImport is `mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]`: it loads an
@@ -63,7 +64,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer db.Close()
 	if err := db.Import(ctx, r); err != nil {
-		fmt.Fprintf(stderr, "mql import: %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "mql import: %s: %s\n", name, repl.EscapeText(err.Error()))
 		return exitTransfer
 	}
 	fmt.Fprintf(stderr, "imported %s into %s\n", name, dsnUsed)
