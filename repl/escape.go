@@ -22,21 +22,29 @@ func unsafeRune(r rune, size int) bool {
 	return (r == utf8.RuneError && size <= 1) || !strconv.IsPrint(r)
 }
 
-// needsQuote reports whether s must be shown quoted: it holds a rune that is not printable,
-// or it starts with a quote and so could pass for a quoted string.
-func needsQuote(s string) bool {
-	if strings.HasPrefix(s, `"`) {
-		return true
-	}
+// firstUnsafe is the index of the first rune of s that must not reach a terminal raw and is not
+// in keep, or -1. Printable ASCII, most of any output, is passed over a byte at a time.
+func firstUnsafe(s, keep string) int {
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != 0x7f || strings.IndexByte(keep, c) >= 0 {
+				i++
+				continue
+			}
+			return i
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if unsafeRune(r, size) {
-			return true
+			return i
 		}
 		i += size
 	}
-	return false
+	return -1
 }
+
+// needsQuote reports whether s must be shown quoted: it holds a rune that is not printable,
+// or it starts with a quote and so could pass for a quoted string.
+func needsQuote(s string) bool { return strings.HasPrefix(s, `"`) || firstUnsafe(s, "") >= 0 }
 
 // Escape returns a field for a person to read: s itself when every rune is printable, and
 // otherwise s as a quoted Go string literal (strconv.Quote, as values are printed), so that
@@ -59,25 +67,18 @@ func EscapeText(s string) string { return escapeRunes(s, "\n\t") }
 // terminal, a line of mql check's report).
 func EscapeLine(s string) string { return escapeRunes(s, "") }
 
-// escapeRunes replaces each rune of s that is not printable, except those in keep, by its
-// escape as strconv.Quote writes it.
+// escapeRunes replaces each rune of s that is not printable, except the ASCII ones in keep, by
+// its escape as strconv.Quote writes it.
 func escapeRunes(s, keep string) string {
-	clean := true
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if unsafeRune(r, size) && !strings.ContainsRune(keep, r) {
-			clean = false
-			break
-		}
-		i += size
-	}
-	if clean {
+	i := firstUnsafe(s, keep)
+	if i < 0 {
 		return s
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); {
+	b.WriteString(s[:i])
+	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unsafeRune(r, size) || strings.ContainsRune(keep, r) {
+		if !unsafeRune(r, size) || r < utf8.RuneSelf && strings.ContainsRune(keep, r) {
 			b.WriteString(s[i : i+size])
 		} else {
 			q := strconv.Quote(s[i : i+size])
@@ -91,37 +92,34 @@ func escapeRunes(s, keep string) string {
 // EscapeJSON makes encoded JSON safe to show: encoding/json escapes C0 controls, U+2028 and
 // U+2029 but writes DEL, C1 controls (0x9b is CSI) and the bidi overrides raw. Outside strings
 // JSON holds only ASCII punctuation, letters, digits and spaces, so every other unprintable rune
-// is inside a string, where \uXXXX means the same rune: the decoded data is unchanged. The final
-// newline of a JSON line is kept.
-func EscapeJSON(b []byte) []byte {
-	clean := true
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r != '\n' && unsafeRune(r, size) {
-			clean = false
-			break
+// is inside a string, where \uXXXX means the same rune: the decoded data is unchanged. The
+// newline that ends a JSON line is kept.
+func EscapeJSON(s string) string {
+	i := firstUnsafe(s, "\n")
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 32)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n' || !unsafeRune(r, size):
+			b.WriteString(s[i : i+size])
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			writeU(&b, r1)
+			writeU(&b, r2)
+		default:
+			writeU(&b, r) // invalid UTF-8 (which encoding/json never writes) becomes \ufffd
 		}
 		i += size
 	}
-	if clean {
-		return b
-	}
-	out := make([]byte, 0, len(b)+32)
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == '\n' || !unsafeRune(r, size) {
-			out = append(out, b[i:i+size]...)
-		} else if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
-			out = appendU(appendU(out, r1), r2)
-		} else {
-			out = appendU(out, r) // encoding/json never writes invalid UTF-8; be safe anyway
-		}
-		i += size
-	}
-	return out
+	return b.String()
 }
 
-func appendU(b []byte, r rune) []byte {
+func writeU(b *strings.Builder, r rune) {
 	const hex = "0123456789abcdef"
-	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+	b.Write([]byte{'\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf]})
 }

@@ -201,12 +201,12 @@ func TestEscape(t *testing.T) {
 	// JSON: the runes encoding/json leaves raw are escaped, and the text decodes the same.
 	in := "a\x7fb\u0085c\u202ed\U000e0001e\x1b"
 	b, _ := json.Marshal(in)
-	esc := EscapeJSON(append(b, '\n'))
-	if _, bad := unsafeIn(string(esc)); bad {
+	esc := EscapeJSON(string(b) + "\n")
+	if _, bad := unsafeIn(esc); bad {
 		t.Errorf("EscapeJSON left %q", esc)
 	}
 	var back string
-	if err := json.Unmarshal(esc, &back); err != nil || back != in {
+	if err := json.Unmarshal([]byte(esc), &back); err != nil || back != in {
 		t.Errorf("EscapeJSON changed the data: %q (%v)", back, err)
 	}
 }

@@ -117,6 +117,9 @@ func (p *Printer) Print(r *query.Result) error {
 		return err
 	}
 	out := b.String()
+	if p.format == FormatJSON {
+		out = EscapeJSON(out) // encoding/json leaves DEL, C1 and bidi controls raw
+	}
 	multi := strings.Count(out, "\n") > 1
 	if p.echo && p.format != FormatJSON && p.format != FormatCSV {
 		out = Prompt + r.Statement + "\n" + out

@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
@@ -202,12 +201,7 @@ func jsonOf(r *query.Result) *resultJSON {
 }
 
 func writeJSON(w io.Writer, r *query.Result) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jsonOf(r)); err != nil {
-		return err
-	}
-	_, err := w.Write(EscapeJSON(buf.Bytes()))
-	return err
+	return enc.Encode(jsonOf(r))
 }

@@ -81,7 +81,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}{dsn, rep.OK(), rep}
 		b, err := json.Marshal(out)
 		if err == nil {
-			_, err = stdout.Write(repl.EscapeJSON(append(b, '\n')))
+			_, err = io.WriteString(stdout, repl.EscapeJSON(string(b)+"\n"))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "mql check: %v\n", err)
