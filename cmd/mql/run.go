@@ -42,8 +42,9 @@ a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, 
 $XDG_DATA_HOME/mql/default.db (~/.local/share/mql/default.db).
 
 A store that does not exist is created only by a write: the REPL, a script with a write
-statement or \import, mql import, mql mcp and mql demo create it (and say so on stderr). A
-script that only reads, mql export and mql check fail on it with exit 4 ("no such store").
+statement or \import, mql mcp and mql demo create it and say so on stderr; mql import creates
+the store it fills. A script that only reads, mql export and mql check fail on it with exit 4
+("no such store").
 mql export never writes over an mql store, nor over any other existing file without --force.
 
 Flags:
