@@ -50,6 +50,7 @@ type Printer struct {
 	n      int  // results printed
 	multi  bool // the last result printed more than one line
 	echo   bool // print each statement before its result
+	term   bool // w is a terminal: CSV cells are escaped too
 }
 
 // NewPrinter returns a printer writing to w in format f.
@@ -63,6 +64,10 @@ func NewPrinter(w io.Writer, f Format) *Printer {
 // SetEcho makes the printer write each statement, after the prompt, before its result, as in
 // a session transcript (table and tree formats only).
 func (p *Printer) SetEcho(on bool) { p.echo = on }
+
+// SetTerminal says whether the printer writes to a terminal. Table and tree output is always
+// escaped for a person; CSV keeps the exact text for programs unless it goes to a terminal.
+func (p *Printer) SetTerminal(on bool) { p.term = on }
 
 // Comment writes a line of narration, set off from the previous result by a blank line, with
 // the next result following it directly.
@@ -95,7 +100,7 @@ func (p *Printer) Print(r *query.Result) error {
 	case FormatJSON:
 		err = writeJSON(&b, r)
 	case FormatCSV:
-		err = writeCSV(&b, r)
+		err = writeCSV(&b, r, p.term)
 	case FormatTree:
 		switch {
 		case r.Why != nil:
@@ -112,6 +117,9 @@ func (p *Printer) Print(r *query.Result) error {
 		return err
 	}
 	out := b.String()
+	if p.format == FormatJSON {
+		out = EscapeJSON(out) // encoding/json leaves DEL, C1 and bidi controls raw
+	}
 	multi := strings.Count(out, "\n") > 1
 	if p.echo && p.format != FormatJSON && p.format != FormatCSV {
 		out = Prompt + r.Statement + "\n" + out
@@ -179,13 +187,31 @@ func rawValue(v mql.Value) string {
 	return v.String()
 }
 
-// sourceIDs joins the ids of sources.
+// sourceIDs joins the ids of sources, each escaped, for a person.
 func sourceIDs(ss []mql.Source) string {
 	ids := make([]string, len(ss))
 	for i, s := range ss {
-		ids[i] = s.ID
+		ids[i] = Escape(s.ID)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// escapeJoin joins list with sep, each element escaped, for a person.
+func escapeJoin(list []string, sep string) string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = Escape(s)
+	}
+	return strings.Join(out, sep)
+}
+
+// valueText is a value for a person: as the language writes it (strings quoted), with a
+// reference escaped like any other name.
+func valueText(v mql.Value) string {
+	if v.Type == mql.TypeRef {
+		return Escape(v.Str)
+	}
+	return v.String()
 }
 
 // keyOf is the part of a reference before "@".

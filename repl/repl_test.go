@@ -79,7 +79,7 @@ type shellOut struct{ out, err bytes.Buffer }
 func newShell(t *testing.T, f Format) (*Shell, *shellOut, *mql.DB) {
 	db := newDB(t)
 	o := &shellOut{}
-	sh := New(Config{Session: query.NewSession(db, ""), Store: db, Stdout: &o.out, Stderr: &o.err, Format: f})
+	sh := New(Config{Session: query.NewSession(db, ""), Stdout: &o.out, Stderr: &o.err, Format: f})
 	return sh, o, db
 }
 
@@ -258,6 +258,8 @@ func (s *slowSession) Exec(ctx context.Context, name, src string, emit func(*que
 	return ctx.Err()
 }
 func (s *slowSession) Names(context.Context) ([]string, error) { return nil, nil }
+func (s *slowSession) Export(context.Context, io.Writer) error { return nil }
+func (s *slowSession) Import(context.Context, io.Reader) error { return nil }
 
 func TestInterruptCancelsStatement(t *testing.T) {
 	intr := make(chan os.Signal, 1)
