@@ -51,7 +51,8 @@ func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 
 // CheckStore checks the store named by dsn as Check does, without opening it: it reads the
 // quads straight from the storage engine, so it works on a store that Open refuses, and it
-// never creates a store (a missing bbolt file is an error wrapping fs.ErrNotExist). A bbolt
+// never creates or initialises a store (a missing bbolt file is an error wrapping ErrNoStore
+// and fs.ErrNotExist; an empty file, or a database without mql's tables, wraps ErrNoStore). A bbolt
 // file held by another process fails with ErrInUse after opts.OpenTimeout.
 func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, error) {
 	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout})

@@ -35,6 +35,11 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrInUse is returned by Open when another process holds the store file.
 	ErrInUse = graphstore.ErrInUse
+	// ErrNoStore is returned by Open with Options.MustExist, and by CheckStore, when there is
+	// no mql store at the DSN: a bbolt path that does not exist, an empty file or a bbolt file
+	// that is not an mql store, a PostgreSQL database without mql's tables. Nothing was
+	// created; a write (Open without MustExist) creates the store.
+	ErrNoStore = graphstore.ErrNoStore
 	// ErrBadDSN is returned by Open for a data source name it does not understand.
 	ErrBadDSN = graphstore.ErrBadDSN
 	// ErrStorage is returned when the storage engine failed to apply a write; nothing of that

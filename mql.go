@@ -28,6 +28,11 @@ type Options struct {
 	Clock func() time.Time
 	// OpenTimeout bounds the wait for a bbolt file that another process holds (1s if zero).
 	OpenTimeout time.Duration
+	// MustExist makes Open fail with ErrNoStore instead of creating a store, for a caller that
+	// only reads: a bbolt path that does not exist, an empty file, a bbolt file that is not an
+	// mql store, or a PostgreSQL database without mql's tables. Nothing is created. A memory:
+	// store always exists.
+	MustExist bool
 }
 
 // DB is an open mql store. It is safe for concurrent use.
@@ -39,7 +44,15 @@ type DB struct {
 // Open opens or creates the store named by dsn: "memory:" for a scratch store, a file path or
 // "bbolt:PATH" for the embedded default, or "postgres://…" for a memory shared by many
 // processes.
+//
+// A non-empty Owner must be a valid principal name (see CheckName); otherwise Open returns
+// ErrBadReference and opens nothing.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if opts.Owner != "" {
+		if err := CheckName("owner", opts.Owner); err != nil {
+			return nil, err
+		}
+	}
 	clock := opts.Clock
 	if clock == nil {
 		clock = time.Now
@@ -49,6 +62,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Strict:      opts.Strict,
 		Clock:       clock,
 		OpenTimeout: opts.OpenTimeout,
+		MustExist:   opts.MustExist,
 	})
 	if err != nil {
 		return nil, err
@@ -61,6 +75,17 @@ func (db *DB) Close() error { return db.store.Close() }
 
 // Backend names the storage backend: "memory", "bbolt" or "postgres".
 func (db *DB) Backend() string { return db.store.Backend() }
+
+// Created reports whether Open created the store (it did not exist, or held nothing, and Open
+// wrote its genesis). A memory: store is always created.
+func (db *DB) Created() bool { return db.store.Created() }
+
+// FilePath is the file that a bbolt DSN (a plain path or bbolt:PATH) names, and "" for the
+// other backends. Callers use it to recognise the store's file, e.g. not to write over it.
+func FilePath(dsn string) string {
+	p, _ := graphstore.FilePath(dsn)
+	return p
+}
 
 // Owner is the name of the store's owner principal.
 func (db *DB) Owner() string {

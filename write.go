@@ -17,6 +17,11 @@ import (
 // It is the language's identifier, so anything written through the API can be named in mql.
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$`)
 
+// CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
+// letters, digits, _ : / and single - between them, starting with a letter or _, at most 256
+// bytes. The error wraps ErrBadReference and names s as what ("owner", "principal", …).
+func CheckName(what, s string) error { return checkName(what, s) }
+
 func checkName(what, s string) error {
 	if len(s) > 256 {
 		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"time"
 
@@ -23,14 +25,35 @@ import (
 // the file itself and with bbolt's own lock timeout, so a file held by another process is
 // reported as ErrInUse instead of hanging.
 type bboltBackend struct {
-	path    string
-	timeout time.Duration
-	qs      graph.QuadStore
-	db      *bolt.DB // the file under qs, for the snapshot bucket
+	path      string
+	timeout   time.Duration
+	mustExist bool // never create the file nor initialise it (Options.MustExist)
+	qs        graph.QuadStore
+	db        *bolt.DB // the file under qs, for the snapshot bucket
 }
 
 func openBBolt(path string, timeout time.Duration) (*bboltBackend, error) {
-	b := &bboltBackend{path: path, timeout: timeout}
+	return openBBoltFile(path, timeout, false)
+}
+
+// openBBoltFile opens the file at path; with mustExist it neither creates nor initialises it,
+// and a file that is missing, empty or not a Cayley store is ErrNoStore.
+func openBBoltFile(path string, timeout time.Duration, mustExist bool) (*bboltBackend, error) {
+	if mustExist {
+		// bolt.Open creates a missing file and initialises an empty one: look first.
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, errNoStore(err, "%s does not exist", path)
+		case err != nil:
+			return nil, fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", path, ErrStorage, err)
+		case fi.IsDir():
+			return nil, errNoStore(nil, "%s is a directory, not an mql store", path)
+		case fi.Size() == 0:
+			return nil, errNoStore(nil, "%s is an empty file, not an mql store", path)
+		}
+	}
+	b := &bboltBackend{path: path, timeout: timeout, mustExist: mustExist}
 	if err := b.open(); err != nil {
 		return nil, err
 	}
@@ -47,11 +70,18 @@ func (b *bboltBackend) open() error {
 	}
 	kv := hbolt.New(db)
 	// Init creates the buckets of a new file and reports ErrDatabaseExists for an existing one.
-	if err := ckv.Init(kv, nil); err != nil && !errors.Is(err, graph.ErrDatabaseExists) {
-		kv.Close()
-		return fmt.Errorf("graphstore: cannot initialise %s as a Cayley store: %w: %w", b.path, ErrStorage, err)
+	// A file that must exist is not initialised: it may be another program's bbolt file.
+	if !b.mustExist {
+		if err := ckv.Init(kv, nil); err != nil && !errors.Is(err, graph.ErrDatabaseExists) {
+			kv.Close()
+			return fmt.Errorf("graphstore: cannot initialise %s as a Cayley store: %w: %w", b.path, ErrStorage, err)
+		}
 	}
 	qs, err := ckv.New(kv, graph.Options{ckv.OptNoBloom: true})
+	if errors.Is(err, graph.ErrNotInitialized) {
+		kv.Close()
+		return errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
+	}
 	if err != nil {
 		kv.Close()
 		return fmt.Errorf("graphstore: %s is not a Cayley store: %w: %w", b.path, ErrStorage, err)
@@ -61,6 +91,7 @@ func (b *bboltBackend) open() error {
 }
 
 func (b *bboltBackend) kind() string { return "bbolt" }
+func (b *bboltBackend) name() string { return b.path }
 func (b *bboltBackend) shared() bool { return false }
 
 // handle returns the open quad store; it is nil after a failed reopen.

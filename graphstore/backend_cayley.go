@@ -13,6 +13,8 @@ import (
 // access where Cayley needs it (memstore); the Store serialises writers.
 type backend interface {
 	kind() string
+	// name is the store as a message names it: the file, the redacted DSN, "memory:".
+	name() string
 	// shared reports whether other processes may write to the same store (PostgreSQL).
 	shared() bool
 	// all returns every quad in the store.

@@ -18,6 +18,7 @@ type memoryBackend struct {
 func openMemory() *memoryBackend { return &memoryBackend{qs: memstore.New()} }
 
 func (b *memoryBackend) kind() string { return "memory" }
+func (b *memoryBackend) name() string { return "memory:" }
 func (b *memoryBackend) shared() bool { return false }
 
 func (b *memoryBackend) all(ctx context.Context) ([]quad.Quad, error) {

@@ -26,7 +26,9 @@ type pgBackend struct {
 	db  *sql.DB // ours: the writer lock and exact counts
 }
 
-func openPostgres(ctx context.Context, dsn string) (*pgBackend, error) {
+// openPostgres connects to dsn and creates Cayley's schema there if it is missing, unless
+// mustExist: then a database without it is ErrNoStore.
+func openPostgres(ctx context.Context, dsn string, mustExist bool) (*pgBackend, error) {
 	db, err := sql.Open("postgres", dsn)
 	if err == nil {
 		err = db.PingContext(ctx)
@@ -46,6 +48,11 @@ func openPostgres(ctx context.Context, dsn string) (*pgBackend, error) {
 	}
 	var exists bool
 	err = db.QueryRowContext(ctx, `SELECT to_regclass('quads') IS NOT NULL AND to_regclass('nodes') IS NOT NULL`).Scan(&exists)
+	if err == nil && !exists && mustExist {
+		unlock()
+		db.Close()
+		return nil, errNoStore(nil, "the database %s holds no mql store (no Cayley tables)", redactDSN(dsn))
+	}
 	if err == nil && !exists {
 		// (Cayley logs an error when its schema exists already, so only ask it when it does not.)
 		err = graph.InitQuadStore("postgres", dsn, nil)
@@ -79,6 +86,7 @@ func (b *pgBackend) handle() (graph.QuadStore, error) {
 }
 
 func (b *pgBackend) kind() string { return "postgres" }
+func (b *pgBackend) name() string { return redactDSN(b.dsn) }
 func (b *pgBackend) shared() bool { return true }
 
 func (b *pgBackend) all(ctx context.Context) ([]quad.Quad, error) {

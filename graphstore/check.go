@@ -189,8 +189,10 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, then string) bool
 
 // CheckDSN checks the store named by dsn (see Open) without opening it as a Store: it reads the
 // quads straight from Cayley, so it also works on a store that Open refuses. It never creates a
-// store or writes a genesis: a bbolt file that does not exist is an error wrapping
-// fs.ErrNotExist, and so is "memory:", which has nothing to check. A bbolt file held by another
+// store, initialises a file or a schema, or writes a genesis: a bbolt file that does not exist
+// is an error wrapping both ErrNoStore and fs.ErrNotExist, an empty file or a database without
+// Cayley's tables wraps ErrNoStore, and "memory:", which has nothing to check, wraps
+// fs.ErrNotExist. A bbolt file held by another
 // process fails with ErrInUse after opts.OpenTimeout.
 func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 	if err := ctx.Err(); err != nil {
@@ -207,6 +209,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 	}
 	if path, ok := bboltPath(dsn); ok {
 		st, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoStore(err, "%s does not exist", path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("graphstore: check: %w", err)
 		}
@@ -214,6 +219,8 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("graphstore: check %s: %w: it is a directory, not a bbolt file", path, ErrBadDSN)
 		}
 	}
+	// A check never creates nor initialises anything: not a file, not a schema.
+	opts.MustExist = true
 	be, err := openBackend(ctx, dsn, opts)
 	if err != nil {
 		return nil, err

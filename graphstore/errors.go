@@ -1,6 +1,9 @@
 package graphstore
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Every error the store returns for one of these conditions wraps the
 // sentinel, so callers test with errors.Is; the message around it says which file, database,
@@ -33,6 +36,31 @@ var (
 	// genesis. Import only into a newly created store.
 	ErrNotEmpty = errors.New("store is not empty")
 
+	// ErrNoStore is returned by Open with Options.MustExist, and by CheckDSN, when there is no
+	// mql store at the DSN: the file does not exist or is empty, or the database holds no mql
+	// memory. Nothing was created.
+	ErrNoStore = errors.New("no such store")
+
 	// ErrClosed is returned by every method of a Store after Close.
 	ErrClosed = errors.New("store is closed")
 )
+
+// noStoreError is ErrNoStore with what was found instead of a store; it also matches its cause
+// (fs.ErrNotExist for a missing file).
+type noStoreError struct {
+	what  string
+	cause error
+}
+
+func (e *noStoreError) Error() string { return ErrNoStore.Error() + ": " + e.what }
+func (e *noStoreError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrNoStore}
+	}
+	return []error{ErrNoStore, e.cause}
+}
+
+// errNoStore returns ErrNoStore saying what is at the DSN instead ("x.db does not exist").
+func errNoStore(cause error, format string, args ...any) error {
+	return &noStoreError{what: fmt.Sprintf(format, args...), cause: cause}
+}

@@ -17,6 +17,11 @@ type Options struct {
 	Strict      bool             // recorded at genesis
 	Clock       func() time.Time // transaction time source; default time.Now; the Store stores UTC
 	OpenTimeout time.Duration    // bbolt: how long to wait for a file held by another process; default 1s
+	// MustExist makes Open fail with ErrNoStore instead of creating a store: a bbolt path that
+	// does not exist, an empty file, a bbolt file without Cayley's buckets, a PostgreSQL
+	// database without Cayley's tables, or any store without a genesis transaction. Nothing is
+	// created or initialised. A memory: store always exists.
+	MustExist bool
 }
 
 // Store is an mql memory persisted in a Cayley quad store, with the in-memory Index of every
@@ -47,6 +52,8 @@ type Store struct {
 	snapClaims   int
 	fromSnapshot bool // the index was loaded from the snapshot at open (tests check it)
 	snapBroken   bool // Check found the snapshot wrong: write no more of it until reopened
+
+	created bool // this Open wrote the genesis
 
 	commits notifier // tells subscribers that the head moved
 }
@@ -91,18 +98,22 @@ func openBackend(ctx context.Context, dsn string, opts Options) (backend, error)
 	case dsn == "memory:" || dsn == "memory":
 		return openMemory(), nil
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, opts.MustExist)
 	case strings.HasPrefix(dsn, "bbolt:"):
 		path := strings.TrimPrefix(dsn, "bbolt:")
 		if path == "" {
 			break
 		}
-		return openBBolt(path, opts.OpenTimeout)
+		return openBBoltFile(path, opts.OpenTimeout, opts.MustExist)
 	case dsn != "" && !strings.Contains(dsn, "://") && !hasScheme(dsn):
-		return openBBolt(dsn, opts.OpenTimeout)
+		return openBBoltFile(dsn, opts.OpenTimeout, opts.MustExist)
 	}
 	return nil, fmt.Errorf("graphstore: cannot open %q: %w; use memory:, bbolt:PATH, a file path, or postgres://user@host:port/db", dsn, ErrBadDSN)
 }
+
+// FilePath is the file a bbolt DSN names (a plain path or bbolt:PATH); ok is false for the
+// other backends.
+func FilePath(dsn string) (path string, ok bool) { return bboltPath(dsn) }
 
 // hasScheme reports whether dsn starts with an unknown "word:" scheme (a Windows drive letter
 // like C: is a path, not a scheme).
@@ -174,12 +185,16 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 	if err := s.refreshLocked(ctx); err != nil || s.chain.head() > 0 {
 		return err
 	}
+	if opts.MustExist && s.be.kind() != "memory" {
+		return errNoStore(nil, "%s holds no mql memory (no genesis transaction)", s.be.name())
+	}
 	_, err = s.commit(ctx, opts.Owner, func(_ *Index, tx *Tx) error {
 		tx.Meta = &StoreMeta{Owner: opts.Owner, Strict: opts.Strict}
 		tx.Principals = []*Principal{{Name: opts.Owner, Type: User, Tx: tx.ID}}
 		return nil
 	})
 	if err == nil {
+		s.created = true
 		s.saveSnapshot(ctx, true)
 	}
 	return err
@@ -240,6 +255,10 @@ func (s *Store) Close() error {
 
 // Backend names the kind of store: "memory", "bbolt" or "postgres".
 func (s *Store) Backend() string { return s.be.kind() }
+
+// Created reports whether this Open created the store: it held no transaction, and Open wrote
+// its genesis.
+func (s *Store) Created() bool { return s.created }
 
 // Index is the live index. Lock it (RLock) for the whole of a read; call Refresh first, not
 // while holding it.

@@ -138,8 +138,18 @@ func csvOf(r *query.Result) (header []string, rows [][]string) {
 	return csvClaimHeader, rows
 }
 
-func writeCSV(w io.Writer, r *query.Result) error {
+// writeCSV writes r as CSV. For a program (terminal false) the cells hold the exact text; on a
+// terminal every unprintable rune, newlines included, is written as its escape (\x1b, \n), so
+// that a cell can neither drive the terminal nor break a row.
+func writeCSV(w io.Writer, r *query.Result, terminal bool) error {
 	header, rows := csvOf(r)
+	if terminal {
+		for _, row := range rows {
+			for i := range row {
+				row[i] = EscapeLine(row[i])
+			}
+		}
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err

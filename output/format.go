@@ -54,6 +54,7 @@ type Printer struct {
 	n      int    // results printed
 	multi  bool   // the last result printed more than one line
 	prompt string // print each statement after this prompt before its result ("": don't)
+	term   bool   // w is a terminal: CSV cells are escaped too
 }
 
 // NewPrinter returns a printer writing to w in format f.
@@ -67,6 +68,10 @@ func NewPrinter(w io.Writer, f Format) *Printer {
 // SetEcho makes the printer write each statement, after prompt, before its result, as in a
 // session transcript (table and tree formats only); "" turns it off.
 func (p *Printer) SetEcho(prompt string) { p.prompt = prompt }
+
+// SetTerminal says whether the printer writes to a terminal. Table and tree output is always
+// escaped for a person; CSV keeps the exact text for programs unless it goes to a terminal.
+func (p *Printer) SetTerminal(on bool) { p.term = on }
 
 // Comment writes a line of narration, set off from the previous result by a blank line, with
 // the next result following it directly.
@@ -88,16 +93,29 @@ func (p *Printer) Format() Format { return p.format }
 // SetFormat changes the format of the results printed from now on.
 func (p *Printer) SetFormat(f Format) { p.format = f }
 
-// Render renders one statement result in format f, on its own: without the separation from
+// Style is how results are rendered: the format, and whether the output goes to a terminal.
+type Style struct {
+	Format Format
+	// Terminal escapes CSV cells as table cells are. Agent-written text is always escaped in
+	// table and tree output, which are for people; CSV keeps the exact text for programs
+	// unless it goes to a terminal (docs/OUTPUT.md).
+	Terminal bool
+}
+
+// Style is the printer's style.
+func (p *Printer) Style() Style { return Style{Format: p.format, Terminal: p.term} }
+
+// Render renders one statement result in a style, on its own: without the separation from
 // other results that a Printer adds.
-func Render(r *query.Result, f Format) (string, error) {
+func Render(r *query.Result, st Style) (string, error) {
 	var b strings.Builder
 	var err error
+	f := st.Format
 	switch f {
 	case FormatJSON:
 		err = writeJSON(&b, r)
 	case FormatCSV:
-		err = writeCSV(&b, r)
+		err = writeCSV(&b, r, st.Terminal)
 	case FormatTree:
 		switch {
 		case r.Why != nil:
@@ -110,7 +128,11 @@ func Render(r *query.Result, f Format) (string, error) {
 	default:
 		writeTable(&b, r)
 	}
-	return b.String(), err
+	out := b.String()
+	if f == FormatJSON {
+		out = EscapeJSON(out) // encoding/json leaves DEL, C1 and bidi controls raw
+	}
+	return out, err
 }
 
 // Print renders one statement result.
@@ -118,7 +140,7 @@ func (p *Printer) Print(r *query.Result) error {
 	if r == nil {
 		return nil
 	}
-	out, err := Render(r, p.format)
+	out, err := Render(r, p.Style())
 	if err != nil {
 		return err
 	}
@@ -194,13 +216,31 @@ func rawValue(v mql.Value) string {
 	return v.String()
 }
 
-// sourceIDs joins the ids of sources.
+// sourceIDs joins the ids of sources, each escaped, for a person.
 func sourceIDs(ss []mql.Source) string {
 	ids := make([]string, len(ss))
 	for i, s := range ss {
-		ids[i] = s.ID
+		ids[i] = Escape(s.ID)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// escapeJoin joins list with sep, each element escaped, for a person.
+func escapeJoin(list []string, sep string) string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = Escape(s)
+	}
+	return strings.Join(out, sep)
+}
+
+// valueText is a value for a person: as the language writes it (strings quoted), with a
+// reference escaped like any other name.
+func valueText(v mql.Value) string {
+	if v.Type == mql.TypeRef {
+		return Escape(v.Str)
+	}
+	return v.String()
 }
 
 // keyOf is the part of a reference before "@".

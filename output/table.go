@@ -85,34 +85,35 @@ func writeLine(r *query.Result) string {
 	rc := r.Receipt
 	var notes []string
 	if rc.Supersedes != "" {
-		notes = append(notes, "supersedes "+shortRef(rc.Supersedes, rc.Ref))
+		notes = append(notes, "supersedes "+Escape(shortRef(rc.Supersedes, rc.Ref)))
 	}
 	if rc.Contests != "" {
-		notes = append(notes, "contests "+shortRef(rc.Contests, rc.Ref))
+		notes = append(notes, "contests "+Escape(shortRef(rc.Contests, rc.Ref)))
 	}
 	if rc.Corroborates != "" {
-		notes = append(notes, "corroborates "+shortRef(rc.Corroborates, rc.Ref))
+		notes = append(notes, "corroborates "+Escape(shortRef(rc.Corroborates, rc.Ref)))
 	}
 	notes = append(notes, "tx "+strconv.FormatInt(rc.Tx, 10))
 	var head, verb string
+	ref := Escape(rc.Ref)
 	switch r.Kind {
 	case "principal":
-		head, verb = "principal "+rc.Ref, "recorded"
+		head, verb = "principal "+ref, "recorded"
 	case "grant":
-		head, verb = "grant "+rc.Ref, "granted"
+		head, verb = "grant "+ref, "granted"
 	case "decay":
-		head, verb = "decay "+rc.Ref, "half-life set"
+		head, verb = "decay "+ref, "half-life set"
 	case "revoke":
-		head, verb = rc.Ref, "revoked"
+		head, verb = ref, "revoked"
 	case "confirm":
-		head, verb = rc.Ref, "confirmed"
+		head, verb = ref, "confirmed"
 	case "review":
-		head, verb = rc.Ref, "reviewed"
+		head, verb = ref, "reviewed"
 		if rc.State != "" && rc.State != mql.Live {
 			verb += ", " + string(rc.State)
 		}
 	default:
-		head, verb = rc.Ref, string(rc.State)
+		head, verb = ref, string(rc.State)
 	}
 	if head == "" {
 		head = r.Kind
@@ -127,7 +128,7 @@ func writeLine(r *query.Result) string {
 func claimGrid(claims []mql.Claim) *grid {
 	g := &grid{header: []string{"ref", "value", "state", "confidence", "kind", "asserted by", "sources"}}
 	for _, c := range claims {
-		g.add(c.Ref, c.Value.String(), string(c.State), fmtConf(c.Effective), string(c.Kind), c.By, sourceIDs(c.Sources))
+		g.add(Escape(c.Ref), valueText(c.Value), string(c.State), fmtConf(c.Effective), string(c.Kind), Escape(c.By), sourceIDs(c.Sources))
 	}
 	return g
 }
@@ -135,7 +136,7 @@ func claimGrid(claims []mql.Claim) *grid {
 func artifactGrid(arts []mql.Artifact) *grid {
 	g := &grid{header: []string{"ref", "state", "review", "confidence", "derived by", "recorded", "derived from"}}
 	for _, a := range arts {
-		g.add(a.Ref, string(a.State), string(a.Review), fmtConf(a.Effective), a.By, fmtTime(a.RecordedAt), strings.Join(a.DerivedFrom, ", "))
+		g.add(Escape(a.Ref), string(a.State), string(a.Review), fmtConf(a.Effective), Escape(a.By), fmtTime(a.RecordedAt), escapeJoin(a.DerivedFrom, ", "))
 	}
 	return g
 }
@@ -156,9 +157,9 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		for _, row := range r.Find.Rows {
 			var cells []string
 			for _, v := range row.Values {
-				cells = append(cells, v.String())
+				cells = append(cells, valueText(v))
 			}
-			g.add(append(cells, strings.Join(row.Claims, ", "))...)
+			g.add(append(cells, escapeJoin(row.Claims, ", "))...)
 		}
 		g.render(b)
 	case r.Why != nil:
@@ -176,22 +177,22 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		g.render(b)
 	case r.RevokedBy != nil:
 		c, rv := r.RevokedBy.Claim, r.RevokedBy.Revocation
-		pairs := [][2]string{{"claim", c.Ref + " = " + c.Value.String()}, {"state", string(c.State)}}
+		pairs := [][2]string{{"claim", Escape(c.Ref) + " = " + valueText(c.Value)}, {"state", string(c.State)}}
 		if rv == nil {
 			pairs = append(pairs, [2]string{"revoked", "no"})
 		} else {
 			pairs = append(pairs,
-				[2]string{"revoked by", rv.By},
+				[2]string{"revoked by", Escape(rv.By)},
 				[2]string{"at", fmtTime(rv.At) + " (tx " + strconv.FormatInt(rv.Tx, 10) + ")"},
-				[2]string{"because", rv.Because},
-				[2]string{"standing", rv.Standing},
-				[2]string{"replaced by", orDash(rv.ReplacedBy)})
+				[2]string{"because", Escape(rv.Because)},
+				[2]string{"standing", Escape(rv.Standing)},
+				[2]string{"replaced by", orDash(Escape(rv.ReplacedBy))})
 		}
 		vertical(b, pairs)
 	case r.Impact != nil:
 		g := &grid{header: []string{"artifact", "review", "state", "depth", "path"}}
 		for _, d := range r.Impact.Dependents {
-			g.add(d.Artifact.Ref, string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), strings.Join(d.Path, " → "))
+			g.add(Escape(d.Artifact.Ref), string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), escapeJoin(d.Path, " → "))
 		}
 		g.render(b)
 		if r.Impact.Truncated {
@@ -204,19 +205,20 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		}
 		g := &grid{header: []string{"ref", "value", "state", "since", "confidence", "kind", "asserted by", "recorded", "sources"}}
 		for _, c := range r.History.Claims {
-			g.add(c.Ref, c.Value.String(), string(c.State), fmtTime(c.Since), fmtConf(c.Effective), string(c.Kind), c.By, fmtTime(c.RecordedAt), sourceIDs(c.Sources))
+			g.add(Escape(c.Ref), valueText(c.Value), string(c.State), fmtTime(c.Since), fmtConf(c.Effective), string(c.Kind), Escape(c.By), fmtTime(c.RecordedAt), sourceIDs(c.Sources))
 		}
 		g.render(b)
 	case r.Kind == "conflicts":
 		g := &grid{header: []string{"key", "role", "ref", "value", "confidence", "kind", "asserted by"}}
 		for _, cf := range r.Conflicts {
+			key := Escape(cf.Key)
 			if cf.Live != nil {
-				g.add(cf.Key, "live", cf.Live.Ref, cf.Live.Value.String(), fmtConf(cf.Live.Effective), string(cf.Live.Kind), cf.Live.By)
+				g.add(key, "live", Escape(cf.Live.Ref), valueText(cf.Live.Value), fmtConf(cf.Live.Effective), string(cf.Live.Kind), Escape(cf.Live.By))
 			} else {
-				g.add(cf.Key, "live", "-", "", "", "", "")
+				g.add(key, "live", "-", "", "", "", "")
 			}
 			for _, c := range cf.Contested {
-				g.add(cf.Key, "contested", c.Ref, c.Value.String(), fmtConf(c.Effective), string(c.Kind), c.By)
+				g.add(key, "contested", Escape(c.Ref), valueText(c.Value), fmtConf(c.Effective), string(c.Kind), Escape(c.By))
 			}
 		}
 		g.render(b)
@@ -224,18 +226,19 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		be := r.Beliefs
 		g := &grid{header: []string{"subject", "value", "ref", "weight", "probability"}}
 		for _, c := range be.Candidates {
-			g.add(c.Subject, c.Claim.Value.String(), c.Claim.Ref, fmtConf(c.Weight), fmtNum(c.Probability))
+			g.add(Escape(c.Subject), valueText(c.Claim.Value), Escape(c.Claim.Ref), fmtConf(c.Weight), fmtNum(c.Probability))
 		}
 		g.render(b)
 		fmt.Fprintf(b, "entropy %s bits, gate [%s, %s]: %s", fmtNum(be.Entropy), fmtNum(be.Gate[0]), fmtNum(be.Gate[1]), be.Decision)
 		if be.Top != "" && be.Decision == mql.Act {
-			fmt.Fprintf(b, " on %s", be.Top)
+			fmt.Fprintf(b, " on %s", Escape(be.Top))
 		}
 		b.WriteString("\n")
 	case r.Context != nil:
 		cx := r.Context
-		b.WriteString(cx.Text)
-		if cx.Text != "" && !strings.HasSuffix(cx.Text, "\n") {
+		text := EscapeText(cx.Text)
+		b.WriteString(text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(b, "(~%d tokens, budget %d)\n", cx.Tokens, cx.Budget)

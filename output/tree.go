@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mql-dev/mql"
@@ -22,7 +23,7 @@ func nodeRef(n *mql.Node) string {
 // claimDetail is "live, observed by worker-7, confidence 1.0" and the claim's other
 // particulars.
 func claimDetail(c *mql.Claim) string {
-	parts := []string{string(c.State), fmt.Sprintf("%s by %s", c.Kind, c.By), "confidence " + fmtConf(c.Effective)}
+	parts := []string{string(c.State), fmt.Sprintf("%s by %s", c.Kind, Escape(c.By)), "confidence " + fmtConf(c.Effective)}
 	if !c.ValidFrom.IsZero() {
 		parts = append(parts, "valid from "+fmtTime(c.ValidFrom))
 	}
@@ -30,7 +31,7 @@ func claimDetail(c *mql.Claim) string {
 		parts = append(parts, "valid until "+fmtTime(c.ValidUntil))
 	}
 	if len(c.SeenBy) > 0 {
-		parts = append(parts, "seen by "+strings.Join(c.SeenBy, ", "))
+		parts = append(parts, "seen by "+escapeJoin(c.SeenBy, ", "))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -43,9 +44,9 @@ func artifactDetail(a *mql.Artifact) string {
 	case mql.NeedsReview:
 		parts = append(parts, string(a.Review))
 	}
-	parts = append(parts, "derived by "+a.By, "confidence "+fmtConf(a.Effective))
+	parts = append(parts, "derived by "+Escape(a.By), "confidence "+fmtConf(a.Effective))
 	if len(a.SeenBy) > 0 {
-		parts = append(parts, "seen by "+strings.Join(a.SeenBy, ", "))
+		parts = append(parts, "seen by "+escapeJoin(a.SeenBy, ", "))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -53,56 +54,57 @@ func artifactDetail(a *mql.Artifact) string {
 func sourceDetail(s *mql.Source) string {
 	var parts []string
 	if s.Excerpt != "" {
-		parts = append(parts, fmt.Sprintf("%q", s.Excerpt))
+		parts = append(parts, strconv.Quote(s.Excerpt))
 	}
 	if s.URI != "" {
-		parts = append(parts, "<"+s.URI+">")
+		parts = append(parts, "<"+Escape(s.URI)+">")
 	}
 	if s.Revision != "" {
-		parts = append(parts, "revision "+s.Revision)
+		parts = append(parts, "revision "+Escape(s.Revision))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// nodeCells describes a node as a name and a detail. parent is the reference of the node's
-// parent, used to write other versions of the same key as "@N".
+// nodeCells describes a node as a name and a detail, for a person: every string from the store
+// is escaped (reasons and excerpts are quoted as values are). parent is the reference of the
+// node's parent, used to write other versions of the same key as "@N".
 func nodeCells(n *mql.Node, parent string) (name, detail string) {
 	switch {
 	case n.Claim != nil:
-		return shortRef(n.Claim.Ref, parent) + " = " + n.Claim.Value.String(), claimDetail(n.Claim)
+		return Escape(shortRef(n.Claim.Ref, parent)) + " = " + valueText(n.Claim.Value), claimDetail(n.Claim)
 	case n.Artifact != nil:
-		return shortRef(n.Artifact.Ref, parent), artifactDetail(n.Artifact)
+		return Escape(shortRef(n.Artifact.Ref, parent)), artifactDetail(n.Artifact)
 	case n.Source != nil:
-		return n.Source.ID, sourceDetail(n.Source)
+		return Escape(n.Source.ID), sourceDetail(n.Source)
 	case n.Grant != nil:
 		g := n.Grant
-		return g.ID, fmt.Sprintf("%s may %s on %s, granted by %s", g.Grantee, g.Right, g.Scope, g.By)
+		return Escape(g.ID), fmt.Sprintf("%s may %s on %s, granted by %s", Escape(g.Grantee), Escape(string(g.Right)), Escape(g.Scope), Escape(g.By))
 	case n.Revocation != nil:
 		rv := n.Revocation
 		parts := []string{"at " + fmtTime(rv.At)}
 		if rv.Because != "" {
-			parts = append(parts, fmt.Sprintf("because %q", rv.Because))
+			parts = append(parts, "because "+strconv.Quote(rv.Because))
 		}
-		parts = append(parts, "standing "+rv.Standing)
+		parts = append(parts, "standing "+Escape(rv.Standing))
 		if rv.ReplacedBy != "" {
-			parts = append(parts, "replaced by "+shortRef(rv.ReplacedBy, parent))
+			parts = append(parts, "replaced by "+Escape(shortRef(rv.ReplacedBy, parent)))
 		}
-		return "by " + rv.By, strings.Join(parts, ", ")
+		return "by " + Escape(rv.By), strings.Join(parts, ", ")
 	case n.Review != nil:
 		rv := n.Review
 		d := "at " + fmtTime(rv.At)
 		if rv.Because != "" {
-			d += fmt.Sprintf(", because %q", rv.Because)
+			d += ", because " + strconv.Quote(rv.Because)
 		}
-		return "by " + rv.By, d
+		return "by " + Escape(rv.By), d
 	case n.Kind == mql.NodeConfirmation:
 		d := "at " + fmtTime(n.At)
 		if n.Standing != "" {
-			d += ", standing " + n.Standing
+			d += ", standing " + Escape(n.Standing)
 		}
-		return "by " + n.By, d
+		return "by " + Escape(n.By), d
 	case n.Standing != "":
-		return n.Standing, ""
+		return Escape(n.Standing), ""
 	}
 	return string(n.Kind), ""
 }
@@ -156,7 +158,7 @@ func writeChildren(b *strings.Builder, n *mql.Node, indent string) {
 		if inline {
 			var ids []string
 			for _, s := range c.Children {
-				ids = append(ids, s.Source.ID)
+				ids = append(ids, Escape(s.Source.ID))
 			}
 			line += ", from " + strings.Join(ids, ", ")
 		}
@@ -190,7 +192,7 @@ func writeImpactTree(b *strings.Builder, im *mql.ImpactResult) {
 		}
 	}
 	if len(roots) == 0 {
-		b.WriteString(strings.Join(im.Of, ", "))
+		b.WriteString(escapeJoin(im.Of, ", "))
 		b.WriteString("  (nothing depends on it)\n")
 		return
 	}
@@ -209,20 +211,20 @@ func writeImpactTree(b *strings.Builder, im *mql.ImpactResult) {
 				branch, next = "└─ ", "   "
 			}
 			a := d.Artifact
-			note := "derived from " + ref
+			note := "derived from " + Escape(ref)
 			if ch, ok := changes[ref]; ok && ch.State != mql.Live {
 				switch {
 				case ch.State == mql.Superseded && ch.ReplacedBy != "":
-					note += ", superseded by " + shortRef(ch.ReplacedBy, ref)
+					note += ", superseded by " + Escape(shortRef(ch.ReplacedBy, ref))
 				case ch.ReplacedBy != "":
-					note += ", " + string(ch.State) + ", replaced by " + shortRef(ch.ReplacedBy, ref)
+					note += ", " + string(ch.State) + ", replaced by " + Escape(shortRef(ch.ReplacedBy, ref))
 				default:
 					note += ", " + string(ch.State)
 				}
 			} else if slices.Contains(a.Stale, ref) {
 				note += ", no longer live"
 			}
-			fmt.Fprintf(b, "%s%s%s  %s  (%s)\n", indent, branch, a.Ref, a.Review, note)
+			fmt.Fprintf(b, "%s%s%s  %s  (%s)\n", indent, branch, Escape(a.Ref), a.Review, note)
 			if !seen[a.Ref] {
 				seen[a.Ref] = true
 				walk(a.Ref, indent+next)
@@ -230,7 +232,7 @@ func writeImpactTree(b *strings.Builder, im *mql.ImpactResult) {
 		}
 	}
 	for _, r := range roots {
-		b.WriteString(r + "\n")
+		b.WriteString(Escape(r) + "\n")
 		walk(r, "")
 	}
 	if im.Truncated {

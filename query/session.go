@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -31,6 +32,26 @@ func (s *Session) As() string { return s.as }
 
 // DB is the store the session evaluates against.
 func (s *Session) DB() *mql.DB { return s.db }
+
+// Export writes, as N-Quads, what the session's principal may see: the whole store for the
+// owner (importable), only what it may see for another (see mql.Reader.Export). Every export of the REPL and
+// the command line goes through it, so that --as holds for \export too.
+func (s *Session) Export(ctx context.Context, w io.Writer) error {
+	if s.as == "" || s.as == s.db.Owner() {
+		// The owner's export holds every transaction, so that it can be imported.
+		return s.db.Export(ctx, w)
+	}
+	return s.db.As(s.as).Export(ctx, w)
+}
+
+// Import loads an N-Quads export into the store (see mql.DB.Import). Only the owner imports: a
+// session acting as another principal is refused with ErrActAs, and nothing is read from r.
+func (s *Session) Import(ctx context.Context, r io.Reader) error {
+	if s.as != "" && s.as != s.db.Owner() {
+		return fmt.Errorf("%w: this session acts as %s; only the owner (%s) may import", ErrActAs, s.as, s.db.Owner())
+	}
+	return s.db.Import(ctx, r)
+}
 
 // Exec parses src (name is used in error positions: name:line:col) and evaluates its
 // statements in order, calling emit after each; it stops at the first error, having applied

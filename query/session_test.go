@@ -121,3 +121,47 @@ func TestSessionActsAsOnePrincipal(t *testing.T) {
 		t.Errorf("w3 sees %+v", live)
 	}
 }
+
+// TestSessionTransfer: the session's principal decides what an export holds (issue 11, item 2:
+// \export under --as wrote the owner's export), and only the owner imports.
+func TestSessionTransfer(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	if err := query.NewSession(db, "").Exec(ctx, "setup", "principal w1 agent\nprincipal w2 agent\nassert K.h = 1 by w2 seen by w2\nassert K.g = 2 by w1", nil); err != nil {
+		t.Fatal(err)
+	}
+	export := func(as string) string {
+		var b strings.Builder
+		if err := query.NewSession(db, as).Export(ctx, &b); err != nil {
+			t.Fatalf("export as %q: %v", as, err)
+		}
+		return b.String()
+	}
+	var want strings.Builder
+	if err := db.As("w1").Export(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := export("w1"); got != want.String() || strings.Contains(got, "claim:K.h@") {
+		t.Errorf("w1's export is not what w1 may see:\n%s", got)
+	}
+	var all strings.Builder
+	db.Export(ctx, &all)
+	for _, as := range []string{"", "owner"} {
+		if got := export(as); got != all.String() {
+			t.Errorf("the owner's export (as %q) differs from the store's", as)
+		}
+	}
+	if !strings.Contains(all.String(), "claim:K.h@") {
+		t.Fatal("the test's claim is not in the owner's export")
+	}
+
+	dst, err := mql.Open(ctx, "memory:", mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	query.NewSession(dst, "").Exec(ctx, "setup", "principal w1 agent", nil)
+	if err := query.NewSession(dst, "w1").Import(ctx, strings.NewReader(all.String())); !errors.Is(err, query.ErrActAs) || !strings.Contains(err.Error(), "only the owner") {
+		t.Errorf("import as w1: %v", err)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +28,15 @@ const (
 // attached to `mql serve` implements it over the server's local socket.
 type Session interface {
 	// Exec evaluates the statements of src in order, calling emit with each result rendered
-	// in format f, and stops at the first error (see query.Session.Exec).
-	Exec(ctx context.Context, name, src string, f output.Format, emit func(Rendered) error) error
+	// in style st, and stops at the first error (see query.Session.Exec).
+	Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error
 	// Names returns completion candidates from the store.
 	Names(ctx context.Context) ([]string, error)
+	// Export writes what the acting principal may see as N-Quads (\export).
+	Export(ctx context.Context, w io.Writer) error
+	// Import loads an N-Quads export into the store, all or nothing (\import); a session that
+	// may not import (one acting as a principal other than the owner) refuses.
+	Import(ctx context.Context, r io.Reader) error
 }
 
 // Rendered is one statement's result, rendered in an output format.
@@ -42,14 +46,14 @@ type Rendered struct {
 	Write     bool // the result is a write's receipt
 }
 
-// Local is a Session evaluating statements with a *query.Session.
+// Local is a Session evaluating statements with a *query.Session on an open store.
 func Local(sess *query.Session) Session { return local{sess} }
 
-type local struct{ sess *query.Session }
+type local struct{ *query.Session }
 
-func (l local) Exec(ctx context.Context, name, src string, f output.Format, emit func(Rendered) error) error {
-	return l.sess.Exec(ctx, name, src, func(r *query.Result) error {
-		text, err := output.Render(r, f)
+func (l local) Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error {
+	return l.Session.Exec(ctx, name, src, func(r *query.Result) error {
+		text, err := output.Render(r, st)
 		if err != nil {
 			return err
 		}
@@ -57,20 +61,12 @@ func (l local) Exec(ctx context.Context, name, src string, f output.Format, emit
 	})
 }
 
-func (l local) Names(ctx context.Context) ([]string, error) { return l.sess.Names(ctx) }
-
-// Store is what \import and \export use; *mql.DB implements it.
-type Store interface {
-	Import(ctx context.Context, r io.Reader) error
-	Export(ctx context.Context, w io.Writer) error
-}
-
 // Errors of meta commands, matched with errors.Is.
 var (
 	// ErrMeta is returned for a meta command that does not exist or has a bad argument.
 	ErrMeta = errors.New("bad meta command")
-	// ErrTransfer is returned when \import or \export failed; an import that fails imports
-	// nothing.
+	// ErrTransfer is returned when \import or \export failed or was refused; an import that
+	// fails imports nothing, and a refused export writes nothing.
 	ErrTransfer = errors.New("import/export failed")
 	// errQuit is returned by \quit.
 	errQuit = errors.New("quit")
@@ -78,12 +74,15 @@ var (
 
 // Config configures a Shell.
 type Config struct {
-	Session Session
-	// Store serves \import and \export; nil makes them fail.
-	Store  Store
-	Stdout io.Writer     // results, help
-	Stderr io.Writer     // errors, notices, timing
-	Format output.Format // FormatTable if empty
+	Session Session // evaluates statements, and serves \import and \export
+	// StoreFile is the file of the open store ("" for memory: and PostgreSQL): \export never
+	// writes over it, whatever name it is given by (a symbolic or hard link).
+	StoreFile string
+	Stdout    io.Writer     // results, help
+	Stderr    io.Writer     // errors, notices, timing
+	Format    output.Format // FormatTable if empty
+	// Terminal says that Stdout is a terminal: CSV cells are escaped as table cells are.
+	Terminal bool
 	// Echo prints each statement before its result, as in a transcript (mql demo).
 	Echo bool
 	// Interrupt, if set, delivers Ctrl-C (SIGINT) while a statement runs; it cancels the
@@ -98,6 +97,7 @@ type Shell struct {
 	timing bool
 
 	ctx   context.Context // of the running loop, for completion
+	lr    LineReader      // of the running interactive loop, to ask before overwriting; nil in a script
 	mu    sync.Mutex
 	names []string // cached Session.Names
 	stale bool     // names must be fetched again (after a write)
@@ -115,6 +115,7 @@ func New(cfg Config) *Shell {
 	if cfg.Echo {
 		s.out.SetEcho(Prompt)
 	}
+	s.out.SetTerminal(cfg.Terminal)
 	return s
 }
 
@@ -137,6 +138,8 @@ func (s *Shell) SetTiming(on bool) { s.timing = on }
 // goes on; Run returns an error only when reading fails.
 func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 	s.ctx = ctx
+	s.lr = lr
+	defer func() { s.lr = nil }()
 	var buf strings.Builder
 	interrupted := false // the last input was Ctrl-C on an empty line
 	for ctx.Err() == nil {
@@ -177,7 +180,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 					return nil
 				}
 				if err != nil {
-					fmt.Fprintln(s.cfg.Stderr, err)
+					fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
 				}
 				continue
 			}
@@ -210,36 +213,78 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 // meta command; \quit ends the script without error.
 func (s *Shell) RunScript(ctx context.Context, name, src string) error {
 	s.ctx = ctx
-	lines := strings.SplitAfter(src, "\n")
-	var chunk strings.Builder
-	chunkLine := 1 // line at which chunk starts
-	flush := func() error {
-		text := chunk.String()
-		chunk.Reset()
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		// Pad with newlines so that positions are those of the whole script.
-		return s.exec(ctx, name, strings.Repeat("\n", chunkLine-1)+text)
-	}
-	for i, line := range lines {
-		if t := strings.TrimSpace(line); isMeta(t) && query.Complete(chunk.String()) {
-			if err := flush(); err != nil {
+	for _, p := range splitScript(src) {
+		if !p.meta {
+			// Pad with newlines so that positions are those of the whole script.
+			if err := s.exec(ctx, name, strings.Repeat("\n", p.line-1)+p.text); err != nil {
 				return err
 			}
-			err := s.meta(ctx, t)
-			if errors.Is(err, errQuit) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s:%d:%d: %w", name, i+1, strings.Index(line, t)+1, err)
-			}
+			continue
+		}
+		err := s.meta(ctx, p.text)
+		if errors.Is(err, errQuit) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d:%d: %w", name, p.line, p.col, err)
+		}
+	}
+	return nil
+}
+
+// scriptPart is a run of statements or one meta command line of a script.
+type scriptPart struct {
+	meta      bool
+	text      string // the statements, or the trimmed meta command line
+	line, col int    // where it starts (col only for a meta command)
+}
+
+// splitScript cuts a script into statements and meta commands, as RunScript runs them: a line
+// that starts with \ or . where a statement could start is a meta command.
+func splitScript(src string) []scriptPart {
+	var parts []scriptPart
+	var chunk strings.Builder
+	chunkLine := 1 // line at which chunk starts
+	flush := func() {
+		if text := chunk.String(); strings.TrimSpace(text) != "" {
+			parts = append(parts, scriptPart{text: text, line: chunkLine})
+		}
+		chunk.Reset()
+	}
+	for i, line := range strings.SplitAfter(src, "\n") {
+		if t := strings.TrimSpace(line); isMeta(t) && query.Complete(chunk.String()) {
+			flush()
+			parts = append(parts, scriptPart{meta: true, text: t, line: i + 1, col: strings.Index(line, t) + 1})
 			chunkLine = i + 2
 			continue
 		}
 		chunk.WriteString(line)
 	}
-	return flush()
+	flush()
+	return parts
+}
+
+// ScriptWrites reports whether running src as a script could change the store: it holds a
+// write statement (principal, grant, assert, revoke, confirm, derive, review, decay) or an
+// \import. A script that does not parse counts the statements that did, as RunScript runs
+// those before the error. The command line opens the store for a script that only reads
+// without creating it.
+func ScriptWrites(src string) bool {
+	for _, p := range splitScript(src) {
+		if p.meta {
+			if name := strings.ToLower(strings.Fields(p.text[1:])[0]); name == "import" || name == "i" || name == "read" {
+				return true
+			}
+			continue
+		}
+		script, _ := query.Parse("", p.text)
+		for _, st := range script.Stmts {
+			if _, read := st.(query.ReadStmt); !read {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // exec evaluates src, printing results; Ctrl-C (on cfg.Interrupt) cancels it.
@@ -266,7 +311,7 @@ func (s *Shell) exec(ctx context.Context, name, src string) error {
 		}()
 	}
 	last := time.Now()
-	err := s.cfg.Session.Exec(ctx, name, src, s.out.Format(), func(r Rendered) error {
+	err := s.cfg.Session.Exec(ctx, name, src, s.out.Style(), func(r Rendered) error {
 		if r.Write {
 			s.mu.Lock()
 			s.stale = true
@@ -298,7 +343,7 @@ func (s *Shell) reportError(src string, err error) {
 			fmt.Fprint(s.cfg.Stderr, caretLines(lines[qe.Pos.Line-1], qe.Pos.Column))
 		}
 	}
-	fmt.Fprintln(s.cfg.Stderr, err)
+	fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
 }
 
 // caretLines is line and, under it, a caret at column (1-based, in code points); tabs before
@@ -381,13 +426,21 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 		}
 		fmt.Fprintf(s.cfg.Stderr, "imported %s\n", arg)
 	case "export", "e", "o":
-		if arg == "" {
-			return fmt.Errorf("%w: \\export needs a file name", ErrMeta)
+		path, force := strings.CutPrefix(arg, "--force")
+		if force && path != "" && path[0] != ' ' && path[0] != '\t' {
+			path, force = arg, false // a file whose name starts with --force
 		}
-		if err := s.exportFile(ctx, arg); err != nil {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return fmt.Errorf("%w: \\export needs a file name: \\export FILE, or \\export --force FILE to write over an existing file", ErrMeta)
+		}
+		done, err := s.exportFile(ctx, path, force)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(s.cfg.Stderr, "exported to %s\n", arg)
+		if done {
+			fmt.Fprintf(s.cfg.Stderr, "exported to %s\n", path)
+		}
 	case "quit", "q", "exit":
 		return errQuit
 	default:
@@ -395,56 +448,6 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 	}
 	s.out.Note()
 	return nil
-}
-
-func (s *Shell) importFile(ctx context.Context, path string) error {
-	if s.cfg.Store == nil {
-		return fmt.Errorf("%w: no store to import into", ErrTransfer)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrTransfer, err)
-	}
-	defer f.Close()
-	if err := s.cfg.Store.Import(ctx, f); err != nil {
-		return fmt.Errorf("%w: import %s: %v", ErrTransfer, path, err)
-	}
-	s.mu.Lock()
-	s.stale = true
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *Shell) exportFile(ctx context.Context, path string) error {
-	if s.cfg.Store == nil {
-		return fmt.Errorf("%w: no store to export", ErrTransfer)
-	}
-	if err := WriteFileAtomic(path, func(w io.Writer) error { return s.cfg.Store.Export(ctx, w) }); err != nil {
-		return fmt.Errorf("%w: export %s: %v", ErrTransfer, path, err)
-	}
-	return nil
-}
-
-// WriteFileAtomic writes a file through write, to a temporary file in the same directory
-// renamed into place when write succeeds: the file is either complete or untouched.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // historyEntry is the history line for a statement: its lines joined by spaces, without

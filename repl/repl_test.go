@@ -80,7 +80,7 @@ type shellOut struct{ out, err bytes.Buffer }
 func newShell(t *testing.T, f output.Format) (*Shell, *shellOut, *mql.DB) {
 	db := newDB(t)
 	o := &shellOut{}
-	sh := New(Config{Session: Local(query.NewSession(db, "")), Store: db, Stdout: &o.out, Stderr: &o.err, Format: f})
+	sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &o.out, Stderr: &o.err, Format: f})
 	return sh, o, db
 }
 
@@ -253,12 +253,14 @@ func TestHelpExamplesParse(t *testing.T) {
 // slowSession blocks in Exec until its context ends.
 type slowSession struct{ started chan struct{} }
 
-func (s *slowSession) Exec(ctx context.Context, name, src string, _ output.Format, emit func(Rendered) error) error {
+func (s *slowSession) Exec(ctx context.Context, name, src string, _ output.Style, emit func(Rendered) error) error {
 	close(s.started)
 	<-ctx.Done()
 	return ctx.Err()
 }
 func (s *slowSession) Names(context.Context) ([]string, error) { return nil, nil }
+func (s *slowSession) Export(context.Context, io.Writer) error { return nil }
+func (s *slowSession) Import(context.Context, io.Reader) error { return nil }
 
 func TestInterruptCancelsStatement(t *testing.T) {
 	intr := make(chan os.Signal, 1)

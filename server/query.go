@@ -33,7 +33,7 @@ type QueryResponse struct {
 type Error struct {
 	Class    string `json:"class"` // syntax, evaluation, usage, timeout, interrupted
 	ExitCode int    `json:"exit_code"`
-	Message  string `json:"message"`
+	Message  string `json:"message"` // as the command line prints it: name:line:col: message
 	Line     int    `json:"line,omitempty"`
 	Column   int    `json:"column,omitempty"`
 }
@@ -41,10 +41,11 @@ type Error struct {
 // Frame is one line of a streamed /v1/query answer (?stream=FORMAT, used by the command line
 // attached to a server): a rendered result, or the error that ended the script, or the end.
 type Frame struct {
-	Output string `json:"output,omitempty"` // a result, rendered in the requested format
-	Write  bool   `json:"write,omitempty"`  // the result is a write's receipt
-	Error  *Error `json:"error,omitempty"`
-	Done   bool   `json:"done,omitempty"`
+	Output    string `json:"output,omitempty"`    // a result, rendered in the requested format
+	Statement string `json:"statement,omitempty"` // the canonical statement it answers
+	Write     bool   `json:"write,omitempty"`     // the result is a write's receipt
+	Error     *Error `json:"error,omitempty"`
+	Done      bool   `json:"done,omitempty"`
 }
 
 // The exit codes of the command line (docs/CLI.md), which API errors carry.
@@ -129,7 +130,11 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, stream != "", perr, status)
 		return
 	}
-	if st, err := query.Parse("<http>", src); err == nil && len(st.Stmts) > s.opts.MaxStatements {
+	name := r.URL.Query().Get("name")
+	if name == "" || len(name) > 256 || strings.ContainsAny(name, "\x00\r\n") {
+		name = "<http>"
+	}
+	if st, err := query.Parse(name, src); err == nil && len(st.Stmts) > s.opts.MaxStatements {
 		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the script has %d statements; at most %d run in one request", len(st.Stmts), s.opts.MaxStatements)}, http.StatusRequestEntityTooLarge)
 		return
 	} else if st != nil {
@@ -145,11 +150,11 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
 	if stream != "" {
-		s.queryStream(ctx, w, r, sess, src, stream)
+		s.queryStream(ctx, w, r, sess, name, src, stream)
 		return
 	}
 	resp := QueryResponse{Results: []json.RawMessage{}}
-	err := sess.Exec(ctx, "<http>", src, func(res *query.Result) error {
+	err := sess.Exec(ctx, name, src, func(res *query.Result) error {
 		b, err := resultJSON(res)
 		if err != nil {
 			return err
@@ -167,8 +172,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 }
 
 // queryStream answers with one Frame per line as the statements run.
-func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, sess *query.Session, src, format string) {
-	render, err := renderer(format)
+func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, sess *query.Session, name, src, format string) {
+	render, err := renderer(format, r.URL.Query().Get("terminal") == "1")
 	if err != nil {
 		s.fail(w, r, true, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
 		return
@@ -180,12 +185,12 @@ func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http
 			f.Flush()
 		}
 	}
-	err = sess.Exec(ctx, "<http>", src, func(res *query.Result) error {
+	err = sess.Exec(ctx, name, src, func(res *query.Result) error {
 		out, err := render(res)
 		if err != nil {
 			return err
 		}
-		if err := enc.Encode(Frame{Output: out, Write: res.Receipt != nil}); err != nil {
+		if err := enc.Encode(Frame{Output: out, Statement: res.Statement, Write: res.Receipt != nil}); err != nil {
 			return err
 		}
 		flush()

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 )
 
 // maxCheckLines bounds the problems `mql check` prints as text; the JSON report lists all that
@@ -26,8 +27,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	flags := flag.NewFlagSet("mql check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	format := flags.String("format", "text", "output `FORMAT`: text or json")
+	dbFlag := addDBFlag(flags)
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql check [--format text|json] [DB]")
+		fmt.Fprintln(stderr, "usage: mql check [--format text|json] [DB | --db DB]")
 		fmt.Fprintln(stderr, "Verifies the store's integrity; exits 0 if it is sound, 1 with the list of problems if not, 4 if it cannot be read.")
 		flags.PrintDefaults()
 	}
@@ -38,16 +40,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return exitUsage
 	}
-	if len(pos) > 1 || (*format != "text" && *format != "json") {
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "mql check: %v\n", err)
 		flags.Usage()
 		return exitUsage
 	}
-	dsn := ""
-	if len(pos) == 1 {
-		dsn = pos[0]
-	} else if dsn, err = defaultDB(); err != nil {
-		fmt.Fprintf(stderr, "mql check: %v\n", err)
-		return exitOpen
+	if *format != "text" && *format != "json" {
+		flags.Usage()
+		return exitUsage
+	}
+	if dsn == "" {
+		if dsn, err = defaultDB(false); err != nil {
+			fmt.Fprintf(stderr, "mql check: %v\n", err)
+			return exitOpen
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -56,8 +63,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		switch {
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "mql check: %s is in use by another process: %v\n", dsn, err)
-		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(stderr, "mql check: there is no store at %s: %v\n", dsn, err)
+		case errors.Is(err, mql.ErrNoStore), errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(stderr, "mql check: %v; %s\n", err, noStoreHint("mql check"))
 		case errors.Is(err, context.Canceled):
 			fmt.Fprintln(stderr, "mql check: interrupted")
 			return exitInterrupted
@@ -67,13 +74,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOpen
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
 		out := struct {
 			Store string `json:"store"`
 			OK    bool   `json:"ok"`
 			mql.CheckReport
 		}{dsn, rep.OK(), rep}
-		if err := enc.Encode(out); err != nil {
+		b, err := json.Marshal(out)
+		if err == nil {
+			_, err = io.WriteString(stdout, output.EscapeJSON(string(b)+"\n"))
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "mql check: %v\n", err)
 			return exitFailed
 		}
@@ -85,7 +95,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				fmt.Fprintf(stdout, "… and %d more (use --format json for all of them)\n", len(rep.Problems)-i)
 				break
 			}
-			fmt.Fprintf(stdout, "%s: %s\n", p.Kind, p)
+			fmt.Fprintf(stdout, "%s: %s\n", p.Kind, output.EscapeLine(p.String()))
 		}
 		n := len(rep.Problems) + rep.Omitted
 		switch n {

@@ -54,7 +54,7 @@ func TestCheckCommand(t *testing.T) {
 	// No store there: exit 4, and none is created.
 	missing := filepath.Join(dir, "missing.db")
 	_, errOut, code = mqlRun(t, "", "check", missing)
-	if code != exitOpen || !strings.Contains(errOut, "there is no store") {
+	if code != exitOpen || !strings.Contains(errOut, "no such store: "+missing+" does not exist") {
 		t.Fatalf("missing store: exit %d %s", code, errOut)
 	}
 	if _, _, code := mqlRun(t, "", "check", missing); code != exitOpen {

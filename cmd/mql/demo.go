@@ -31,8 +31,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mql demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	formatName := fs.String("format", "tree", "output `FORMAT`: tree, table, json or csv")
+	dbFlag := addDBFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql demo [--format FORMAT] [DB]")
+		fmt.Fprintln(stderr, "usage: mql demo [--format FORMAT] [DB | --db DB]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -42,7 +43,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
-	if len(pos) > 1 {
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "mql demo: %v\n", err)
 		fs.Usage()
 		return exitUsage
 	}
@@ -51,10 +54,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mql demo: --format: %v\n", err)
 		return exitUsage
 	}
-	dsn := ""
-	if len(pos) == 1 {
-		dsn = pos[0]
-	} else {
+	given := dsn != ""
+	if !given {
 		dir, err := os.MkdirTemp("", "mql-demo-")
 		if err != nil {
 			fmt.Fprintf(stderr, "mql demo: %v\n", err)
@@ -65,12 +66,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, _, code := openDB(ctx, dsn, mql.Options{}, stderr)
+	db, dsn, code := openStore(ctx, openReq{cmd: "mql demo", dsn: dsn, stdout: stdout, announce: given}, stderr)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
-	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, "")), Store: db, Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
+	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, "")), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
 	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitCode(err)

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/mcpserver"
 )
 
@@ -19,19 +18,21 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs := flag.NewFlagSet("mql mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	as := fs.String("as", "", "act as `PRINCIPAL` (default: the owner)")
+	dbFlag := addDBFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	if err != nil || len(pos) > 1 {
-		fmt.Fprintln(stderr, "usage: mql mcp [--as PRINCIPAL] [DB]")
+	dsn := ""
+	if err == nil {
+		dsn, _, err = takeDB(*dbFlag, pos, 0)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mql mcp: %v\nusage: mql mcp [--as PRINCIPAL] [DB | --db DB]\n", err)
 		return exitUsage
 	}
-	dsn := ""
-	if len(pos) == 1 {
-		dsn = pos[0]
-	}
-	db, _, code := openDB(ctx, dsn, mql.Options{}, stderr)
+	// The server writes for its client, so it creates a missing store, and says so.
+	db, _, code := openStore(ctx, openReq{cmd: "mql mcp", dsn: dsn, stdout: stdout, announce: true}, stderr)
 	if db == nil {
 		return code
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -30,33 +29,41 @@ const (
 )
 
 const usageText = `Usage:
-  mql [flags] [DB]             open DB (default: the embedded store) and start the REPL,
-                               or run -c / -f / piped stdin as a script
-  mql import [--db DB] FILE.nq load an N-Quads export into a new store, all or nothing
-  mql export [--db DB] [FILE]  write the store as N-Quads (stdout if no FILE)
-  mql check [DB]               verify the store's integrity; list the problems and exit 1 if any
-  mql demo [--format F] [DB]   run the bundled demo on a fresh store and print a transcript
-  mql mcp [--as NAME] [DB]     serve DB to MCP clients over stdio (docs/MCP.md)
-  mql version                  print the version
+  mql [flags] [DB]              open DB and start the REPL, or run -c / -f / piped stdin as a script
+  mql export [--as P] [-o FILE [--force]] [DB]
+                                write DB as N-Quads to stdout, or to FILE (atomically)
+  mql import FILE.nq [DB]       load an N-Quads export (FILE - is stdin) into a new store, all or nothing
+  mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
+  mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
+  mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
+  mql version                   print the version
 
-DB is a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
+Every command takes its store the same way: as the DB argument or as --db DB (not both). DB is
+a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
 $XDG_DATA_HOME/mql/default.db (~/.local/share/mql/default.db).
+
+A store that does not exist is created only by a write: the REPL, a script with a write
+statement or \import, mql mcp and mql demo create it and say so on stderr; mql import creates
+the store it fills. A script that only reads, mql export and mql check fail on it with exit 4
+("no such store").
+mql export never writes over an mql store, nor over any other existing file without --force.
 
 Flags:
   -c STATEMENTS      run statements (repeatable; separate several with ; or newlines)
   -f FILE            run a script file (- for stdin; repeatable, in order with -c)
+  --db DB            the store, as the DB argument
   --format FORMAT    table, tree, json or csv (default: table on a terminal, json otherwise)
-  --as PRINCIPAL     act as PRINCIPAL: read what it may see, write only as it
-  --owner NAME       owner principal of a store being created (default owner)
+  --as PRINCIPAL     act as PRINCIPAL: read what it may see, write only as it, export only what it sees
+  --owner NAME       owner principal of a store being created (default owner); a principal name
   --strict           a store being created requires the assert right to assert
 
 Exit codes:
   0    ok
   1    a statement failed to evaluate
-  2    usage error (bad flag or argument, unreadable script file)
+  2    usage error (bad flag or argument, the store named twice, unreadable script file)
   3    syntax error in a statement or meta command
-  4    the store could not be opened (e.g. in use by another process)
-  5    import or export failed
+  4    the store could not be opened (no such store, in use by another process, …)
+  5    import or export failed or was refused (an existing file, an mql store)
   130  interrupted
 Errors are printed to stderr as name:line:col: message, name being -c, the file or <stdin>.
 `
@@ -132,6 +139,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	as := fs.String("as", "", "act as `PRINCIPAL`")
 	owner := fs.String("owner", "", "owner `NAME` of a new store")
 	strict := fs.Bool("strict", false, "a new store requires the assert right")
+	dbFlag := addDBFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -143,6 +151,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "mql: one DB at most, got %q\n", pos)
 		usage(stderr)
 		return exitUsage
+	}
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "mql: %v\n", err)
+		usage(stderr)
+		return exitUsage
+	}
+	if *owner != "" {
+		if err := mql.CheckName("--owner", *owner); err != nil {
+			fmt.Fprintf(stderr, "mql: %v\n", err)
+			return exitUsage
+		}
 	}
 	stdinTTY, stdoutTTY := isTerminal(stdin), isTerminal(stdout)
 	format := output.FormatJSON
@@ -180,26 +200,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		todo = append(todo, script{"<stdin>", string(b)})
 	}
 
-	dsn := ""
-	if len(pos) == 1 {
-		dsn = pos[0]
+	// A script that only reads opens the store without creating it: a misspelt name is an
+	// error, not a new empty store. A write, or the REPL, creates it and says so. The script is
+	// parsed for writes only when the store is missing (parsing a long script costs seconds).
+	req := openReq{
+		cmd: "mql", dsn: dsn, stdout: stdout, announce: true,
+		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: !interactive},
 	}
-	db, dsn, code := openDB(ctx, dsn, mql.Options{Owner: *owner, Strict: *strict}, stderr)
+	if !interactive {
+		req.mayCreate = func() (bool, string) {
+			writes := false
+			for _, s := range todo {
+				writes = writes || repl.ScriptWrites(s.src)
+			}
+			if !writes {
+				return false, "a script that only reads never creates a store: run a write, or start the REPL, to create it"
+			}
+			// In a new store only the owner exists: a script acting as another could only fail.
+			if a := *as; a != "" && a != *owner && (*owner != "" || a != "owner") {
+				return false, "a script acting as " + a + " never creates a store: a new store holds only its owner"
+			}
+			return true, ""
+		}
+	}
+	db, dsn, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
 	sess := query.NewSession(db, *as)
+	cfg := repl.Config{Session: repl.Local(sess), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
 
 	if interactive {
-		return runREPL(ctx, sess, db, dsn, format, stdin, stdout, stderr)
+		return runREPL(ctx, cfg, db, dsn, stdin)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sh := repl.New(repl.Config{Session: repl.Local(sess), Store: db, Stdout: stdout, Stderr: stderr, Format: format})
+	sh := repl.New(cfg)
 	for _, s := range todo {
 		if err := sh.RunScript(ctx, s.name, s.src); err != nil {
-			fmt.Fprintln(stderr, err)
+			fmt.Fprintln(stderr, output.EscapeText(err.Error()))
 			return exitCode(err)
 		}
 	}
@@ -231,25 +271,27 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-func runREPL(ctx context.Context, sess *query.Session, db *mql.DB, dsn string, format output.Format, stdin io.Reader, stdout, stderr io.Writer) int {
+func runREPL(ctx context.Context, cfg repl.Config, db *mql.DB, dsn string, stdin io.Reader) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
 	intr := make(chan os.Signal, 1)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
-	sh := repl.New(repl.Config{Session: repl.Local(sess), Store: db, Stdout: stdout, Stderr: stderr, Format: format, Interrupt: intr})
+	cfg.Interrupt = intr
+	stdout, stderr := cfg.Stdout, cfg.Stderr
+	sh := repl.New(cfg)
 	histFile, err := repl.HistoryPath(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: no history: %v\n", err)
 		histFile = ""
 	}
-	cfg := repl.TerminalConfig{Prompt: repl.Prompt, HistoryFile: histFile, Complete: sh.Complete, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	tcfg := repl.TerminalConfig{Prompt: repl.Prompt, HistoryFile: histFile, Complete: sh.Complete, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	var lr repl.LineReader
-	t, err := repl.NewTerminal(cfg)
+	t, err := repl.NewTerminal(tcfg)
 	if err != nil && histFile != "" {
 		fmt.Fprintf(stderr, "mql: no history: %v\n", err)
-		cfg.HistoryFile = ""
-		t, err = repl.NewTerminal(cfg)
+		tcfg.HistoryFile = ""
+		t, err = repl.NewTerminal(tcfg)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: no line editing: %v\n", err)
@@ -264,56 +306,6 @@ func runREPL(ctx context.Context, sess *query.Session, db *mql.DB, dsn string, f
 		return exitFailed
 	}
 	return exitOK
-}
-
-// defaultDB is the embedded store's file: $MQL_DB, else $XDG_DATA_HOME/mql/default.db, else
-// ~/.local/share/mql/default.db. Its directory is created (mode 0700) when it is the default.
-func defaultDB() (string, error) {
-	if p := os.Getenv("MQL_DB"); p != "" {
-		return p, nil
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no home directory for the default store: %w", err)
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	dir = filepath.Join(dir, "mql")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "default.db"), nil
-}
-
-// openDB opens dsn ("" for the default store). On failure it reports on stderr and returns a
-// nil DB and the exit code.
-func openDB(ctx context.Context, dsn string, opts mql.Options, stderr io.Writer) (*mql.DB, string, int) {
-	if dsn == "" {
-		var err error
-		if dsn, err = defaultDB(); err != nil {
-			fmt.Fprintf(stderr, "mql: %v\n", err)
-			return nil, "", exitOpen
-		}
-	}
-	clock, err := testClock()
-	if err != nil {
-		fmt.Fprintf(stderr, "mql: %v\n", err)
-		return nil, "", exitUsage
-	}
-	opts.Clock = clock
-	db, err := mql.Open(ctx, dsn, opts)
-	if err != nil {
-		switch {
-		case errors.Is(err, mql.ErrInUse):
-			fmt.Fprintf(stderr, "mql: %s is in use by another process: %v\n", dsn, err)
-		default:
-			fmt.Fprintf(stderr, "mql: cannot open %s: %v\n", dsn, err)
-		}
-		return nil, "", exitOpen
-	}
-	return db, dsn, exitOK
 }
 
 // isTerminal reports whether f is a terminal.

@@ -199,9 +199,13 @@ func TestDefaultFormatAndDB(t *testing.T) {
 	if !strings.Contains(out, "principals,2") {
 		t.Errorf("default store did not keep alice:\n%s", out)
 	}
-	t.Setenv("MQL_DB", filepath.Join(dir, "other.db"))
+	other := filepath.Join(dir, "other.db")
+	t.Setenv("MQL_DB", other)
+	if _, e, code := mqlRun(t, "", "-c", "principal bob agent"); code != 0 || e != "mql: created a new store at "+other+"\n" {
+		t.Errorf("MQL_DB: exit %d, stderr %q", code, e)
+	}
 	out, _, _ = mqlRun(t, "", "--format", "csv", "-c", "stats")
-	if !strings.Contains(out, "principals,1") {
+	if !strings.Contains(out, "principals,2") {
 		t.Errorf("MQL_DB not used:\n%s", out)
 	}
 	// Flags may follow the DB.
@@ -254,7 +258,11 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	checkGolden(t, "testdata/demo.golden", golden(out, errOut, code))
+	// The demo writes a new store, and says so: the only line on stderr.
+	if want := "mql demo: created a new store at " + filepath.Join(dir, "demo.db") + "\n"; errOut != want {
+		t.Errorf("demo stderr %q, want %q", errOut, want)
+	}
+	checkGolden(t, "testdata/demo.golden", golden(out, "", code))
 	// Without a DB it uses a temporary store, removed afterwards.
 	out2, _, code := mqlRun(t, "", "demo")
 	if code != 0 || out2 != out {
@@ -269,7 +277,7 @@ func TestImportExport(t *testing.T) {
 		t.Fatalf("setup: %s", e)
 	}
 	nq := filepath.Join(dir, "out.nq")
-	if _, e, code := mqlRun(t, "", "export", "--db", src, nq); code != 0 {
+	if _, e, code := mqlRun(t, "", "export", "--db", src, "-o", nq); code != 0 {
 		t.Fatalf("export: %s", e)
 	}
 	toStdout, _, _ := mqlRun(t, "", "export", "--db", src)

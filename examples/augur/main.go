@@ -31,13 +31,12 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/examples/internal/exflag"
+	"github.com/mql-dev/mql/examples/internal/exstore"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "augur:", err)
-		os.Exit(1)
-	}
+	exflag.Exit("augur", run(context.Background(), os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
 }
 
 const (
@@ -118,9 +117,8 @@ type game struct {
 	db    *mql.DB
 	rng   *rand.Rand
 	now   time.Time
-	out   io.Writer
 	met   map[string]int      // encounters per player so far
-	said  map[string][]string // impression keys per player, oldest first
+	said  map[string][]string // references of the impressions of each player, oldest first
 	rows  []encounterRow
 	notes []string
 }
@@ -141,18 +139,20 @@ type encounterRow struct {
 // step advances the simulated clock; every write is a minute apart.
 func (g *game) step() time.Time { g.now = g.now.Add(time.Minute); return g.now }
 
-func newGame(ctx context.Context, dsn string, seed uint64) (*game, error) {
-	g := &game{rng: rand.New(rand.NewPCG(seed, 0xa0605)), now: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
+// newGame is a game of seed, to be played against a store opened with Options{Clock: g.step}.
+func newGame(seed uint64) *game {
+	return &game{rng: rand.New(rand.NewPCG(seed, 0xa0605)), now: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
 		met: map[string]int{}, said: map[string][]string{}}
-	db, err := mql.Open(ctx, dsn, mql.Options{Clock: g.step})
-	if err != nil {
-		return nil, err
-	}
-	g.db = db
+}
+
+// setup records the principals and the engine's world.
+func (g *game) setup(ctx context.Context) error {
+	db := g.db
 	for _, p := range []string{architect, engine} {
-		if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: "owner"}); err != nil {
-			db.Close()
-			return nil, err
+		// A reused store may have them already (from an earlier run): keep them as they are.
+		_, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: db.Owner()})
+		if err != nil && !errors.Is(err, mql.ErrConflict) {
+			return err
 		}
 	}
 	// The engine knows the world's secrets from the start.
@@ -161,11 +161,8 @@ func newGame(ctx context.Context, dsn string, seed uint64) (*game, error) {
 	for i := range specs {
 		specs[i].By, specs[i].Sources, specs[i].SeenBy = engine, src, []string{engine}
 	}
-	if _, err := db.AssertBatch(ctx, engine, specs); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return g, nil
+	_, err := db.AssertBatch(ctx, engine, specs)
+	return err
 }
 
 // memory is what the architect brings into an encounter: its current summary and its most
@@ -280,7 +277,7 @@ func (g *game) encounter(ctx context.Context, n int, p player) error {
 		return err
 	}
 	for _, rc := range rcs {
-		g.said[p.name] = append(g.said[p.name], strings.TrimSuffix(rc.Ref, "@1"))
+		g.said[p.name] = append(g.said[p.name], rc.Ref)
 	}
 	row.impressions = len(rcs)
 
@@ -293,7 +290,7 @@ func (g *game) encounter(ctx context.Context, n int, p player) error {
 		if err != nil {
 			return err
 		}
-		if err := g.revise(ctx, ref+"@1", "they were waiting for the guard to pass, not afraid", &row); err != nil {
+		if err := g.revise(ctx, ref, "they were waiting for the guard to pass, not afraid", &row); err != nil {
 			return err
 		}
 		if _, err := g.db.Review(ctx, mql.ReviewSpec{Artifact: "summary:" + p.name, By: architect, Because: "re-read without the hesitation; the rest holds"}); err != nil {
@@ -303,7 +300,7 @@ func (g *game) encounter(ctx context.Context, n int, p player) error {
 	case p.name == "Player7" && g.met[p.name] == 5:
 		// A second misreading, left in the impact set until the next graduation re-derives
 		// the summary.
-		if err := g.revise(ctx, g.said[p.name][3]+"@1", "misattributed: that was Player12's move", &row); err != nil {
+		if err := g.revise(ctx, g.said[p.name][3], "misattributed: that was Player12's move", &row); err != nil {
 			return err
 		}
 	}
@@ -323,7 +320,8 @@ func (g *game) encounter(ctx context.Context, n int, p player) error {
 	return nil
 }
 
-// findImpression returns the key of the player's impression with the theme's first line.
+// findImpression returns the reference of the player's live impression with the theme's first
+// line.
 func (g *game) findImpression(ctx context.Context, who, theme string) (string, error) {
 	live, err := g.db.As(architect).Live(ctx, who, mql.Filter{Op: "=", Value: mql.String(themes[theme][0])})
 	if err != nil {
@@ -332,7 +330,7 @@ func (g *game) findImpression(ctx context.Context, who, theme string) (string, e
 	if len(live) == 0 {
 		return "", fmt.Errorf("%s has no live %s impression", who, theme)
 	}
-	return strings.TrimSuffix(live[0].Ref, "@1"), nil
+	return live[0].Ref, nil
 }
 
 // revise revokes one of the architect's impressions and notes what it puts up for review.
@@ -405,40 +403,84 @@ func (g *game) graduate(ctx context.Context, who string) error {
 	return err
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+// config is what the command line asked for.
+type config struct {
+	seed  uint64
+	store string
+	reuse bool
+}
+
+func parse(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("augur", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	seed := fs.Uint64("seed", 1, "seed for what happens in each encounter")
-	dsn := fs.String("store", "memory:", `mql store ("memory:", or a bbolt file path to inspect afterwards with mql; it is replaced)`)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *dsn != "memory:" {
-		if err := os.Remove(strings.TrimPrefix(*dsn, "bbolt:")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	g, err := play(ctx, *dsn, *seed)
+	fs.SetOutput(stderr)
+	var c config
+	fs.Uint64Var(&c.seed, "seed", 1, "seed for what happens in each encounter, any 64-bit unsigned integer")
+	fs.StringVar(&c.store, "store", "memory:", "mql store to play in, to inspect afterwards with mql: memory:, a bbolt file path that does not exist yet\n"+
+		"(it is created), or postgres://… naming an empty database. An mql store that holds nothing but its genesis is\n"+
+		"written into too; anything else is refused before anything is written, and nothing is ever deleted")
+	fs.BoolVar(&c.reuse, "reuse", false, "write into a -store that already holds other mql data: the run is rehearsed on an in-memory copy\n"+
+		"first, then added on top (principals already recorded are kept, claims become new versions of their keys)")
+	return c, exflag.Parse(fs, args)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parse(args, stderr)
 	if err != nil {
 		return err
 	}
-	defer g.db.Close()
+	g := newGame(c.seed)
+	st, err := exstore.Open(ctx, c.store, exstore.Policy{Reuse: c.reuse, ReuseFlag: "-reuse"}, mql.Options{Clock: g.step})
+	if err != nil {
+		return fmt.Errorf("-store %s: %w", exstore.Redact(c.store), err)
+	}
+	defer st.Close()
+	r := newGame(c.seed)
+	err = st.Rehearse(ctx, mql.Options{Clock: r.step}, func(db *mql.DB) error {
+		r.db = db
+		if err := r.playAll(ctx); err != nil {
+			return err
+		}
+		return r.print(ctx, io.Discard)
+	})
+	if err != nil {
+		return fmt.Errorf("-store %s: %w", exstore.Redact(c.store), err)
+	}
+	if note := st.Note(); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	g.db = st.DB
+	if err := g.playAll(ctx); err != nil {
+		return err
+	}
 	return g.print(ctx, stdout)
 }
 
-// play replays the whole schedule.
+// play replays the whole schedule on a store of its own at dsn.
 func play(ctx context.Context, dsn string, seed uint64) (*game, error) {
-	g, err := newGame(ctx, dsn, seed)
+	g := newGame(seed)
+	db, err := mql.Open(ctx, dsn, mql.Options{Clock: g.step})
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range schedule {
-		if err := g.encounter(ctx, i+1, players[p]); err != nil {
-			g.db.Close()
-			return nil, fmt.Errorf("encounter %d: %w", i+1, err)
-		}
+	g.db = db
+	if err := g.playAll(ctx); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return g, nil
+}
+
+// playAll sets the store up and plays every encounter of the schedule.
+func (g *game) playAll(ctx context.Context) error {
+	if err := g.setup(ctx); err != nil {
+		return err
+	}
+	for i, p := range schedule {
+		if err := g.encounter(ctx, i+1, players[p]); err != nil {
+			return fmt.Errorf("encounter %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 func (g *game) print(ctx context.Context, w io.Writer) error {

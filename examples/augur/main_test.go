@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/examples/internal/exflag"
+	"github.com/mql-dev/mql/examples/internal/extest"
+	"github.com/mql-dev/mql/internal/pgtest"
 )
 
 // The architect, reading as architect, never sees an engine-only claim through any statement;
@@ -134,14 +140,159 @@ func TestMemoryLoop(t *testing.T) {
 }
 
 func TestRunPrints(t *testing.T) {
-	var out bytes.Buffer
 	store := filepath.Join(t.TempDir(), "augur.db")
-	if err := run(context.Background(), []string{"-store", store}, &out); err != nil {
-		t.Fatal(err)
+	out, errOut, code := runCmd(t, "-store", store)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, w := range []string{"Perception audit", "summary:Player7@2 ok", "Recent impressions:", "export"} {
-		if !strings.Contains(out.String(), w) {
+		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q", w)
 		}
+	}
+}
+
+// runCmd runs the program as main does: its output, its errors and its exit status.
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, &out, &errOut)
+	if err != nil {
+		fmt.Fprintf(&errOut, "augur: %v\n", err)
+	}
+	return out.String(), errOut.String(), exflag.Code(err)
+}
+
+// The defaults are the run the figures in docs/EXAMPLES.md were measured with.
+func TestDefaultFlags(t *testing.T) {
+	c, err := parse(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (config{seed: 1, store: "memory:"}); c != want {
+		t.Errorf("defaults: %+v, want %+v", c, want)
+	}
+}
+
+func TestFlagRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-seed", "-1"}, "invalid value \"-1\" for flag -seed"},
+		{[]string{"-seed", "18446744073709551616"}, "value out of range"},
+		{[]string{"-store", ""}, "-store : cannot open \"\": invalid data source name"},
+		{[]string{"-games", "3"}, "flag provided but not defined: -games"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, code := runCmd(t, tc.args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, errOut, tc.want)
+			}
+			if out != "" {
+				t.Errorf("a refused command line ran:\n%s", out)
+			}
+		})
+	}
+}
+
+// -store writes only into a store the run creates or one that holds nothing but its genesis:
+// anything else is refused with exit status 2 and left as it was. (An empty directory given as
+// -store used to be deleted.)
+func TestStoreRefusals(t *testing.T) {
+	dir := t.TempDir()
+	refusals := extest.BBoltRefusals(t, dir)
+	if os.Getenv("MQL_TEST_POSTGRES") != "" {
+		refusals = append(refusals, extest.PostgresRefusals(t)...)
+	}
+	for _, r := range refusals {
+		t.Run(r.Name, func(t *testing.T) {
+			where := dir
+			if strings.HasPrefix(r.DSN, "postgres") {
+				where = r.DSN
+			}
+			before := extest.Snapshot(t, where)
+			out, errOut, code := runCmd(t, "-store", r.DSN)
+			if code != 2 || !strings.Contains(errOut, r.Want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, errOut, r.Want)
+			}
+			if out != "" {
+				t.Errorf("a refused store ran:\n%s", out)
+			}
+			if after := extest.Snapshot(t, where); after != before {
+				t.Errorf("the run changed what it refused:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// A store that holds nothing but its genesis is written into, whoever owns it.
+func TestStoreGenesisOnly(t *testing.T) {
+	store := extest.Store(t, filepath.Join(t.TempDir(), "alice.db"), mql.Options{Owner: "alice"}, 0)
+	if _, errOut, code := runCmd(t, "-store", store); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	info, err := mql.Inspect(context.Background(), store)
+	if err != nil || info.Owner != "alice" || info.Transactions < 50 {
+		t.Errorf("after the run: %+v, %v", info, err)
+	}
+}
+
+// -reuse plays again on top of an earlier game, after a rehearsal on an in-memory copy, and the
+// perception audit still finds nothing; a store the run could not finish on is refused before
+// anything is written.
+func TestReuse(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "augur.db")
+	if _, errOut, code := runCmd(t, "-store", store); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	first := extest.Transactions(t, store)
+	if _, errOut, code := runCmd(t, "-store", store, "-seed", "2"); code != 2 || !strings.Contains(errOut, "add -reuse") {
+		t.Errorf("second run without -reuse: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCmd(t, "-store", store, "-seed", "2", "-reuse")
+	if code != 0 || !strings.Contains(errOut, "rehearsed on an in-memory copy") || !strings.Contains(out, "Perception audit") {
+		t.Fatalf("second run with -reuse: exit %d: %s\n%s", code, errOut, out)
+	}
+	if got := extest.Transactions(t, store); got <= first {
+		t.Errorf("-reuse wrote nothing: %d transactions before, %d after", first, got)
+	}
+
+	// A store where the architect's first impression would be refused: the predicate holds
+	// numbers.
+	odd := filepath.Join(dir, "odd.db")
+	db, err := mql.Open(context.Background(), odd, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Assert(context.Background(), mql.AssertSpec{Subject: "Someone", Predicate: "impression_e01_1", Value: mql.Number(7), By: "owner"})
+	db.Close()
+	before := extest.Transactions(t, odd)
+	_, errOut, code = runCmd(t, "-store", odd, "-reuse")
+	if code != 2 || !strings.Contains(errOut, "the run would fail on what the store holds") {
+		t.Errorf("-reuse of a store the run cannot write into: exit %d: %s", code, errOut)
+	}
+	if got := extest.Transactions(t, odd); got != before {
+		t.Errorf("the refused run wrote: %d transactions before, %d after", before, got)
+	}
+}
+
+// On PostgreSQL the game is played in an empty database, and a second run is refused
+// (procurement's tests run -reuse on PostgreSQL).
+func TestPostgresStore(t *testing.T) {
+	dsn := pgtest.Database(t)
+	if _, errOut, code := runCmd(t, "-store", dsn); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	before := extest.Snapshot(t, dsn)
+	if _, errOut, code := runCmd(t, "-store", dsn); code != 2 || !strings.Contains(errOut, "already holds") {
+		t.Errorf("second run: exit %d: %s", code, errOut)
+	}
+	if after := extest.Snapshot(t, dsn); after != before {
+		t.Errorf("the refused run wrote:\n%s\n%s", before, after)
+	}
+	if got := extest.Transactions(t, dsn); got < 50 {
+		t.Errorf("the game wrote %d transactions", got)
 	}
 }

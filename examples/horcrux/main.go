@@ -36,13 +36,12 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/examples/internal/exflag"
+	"github.com/mql-dev/mql/examples/internal/exstore"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "horcrux:", err)
-		os.Exit(1)
-	}
+	exflag.Exit("horcrux", run(context.Background(), os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
 }
 
 // locations are the 15 places the target can hide.
@@ -169,7 +168,7 @@ func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
 	n := len(locations)
 	target := rng.IntN(n)
 	decoys := map[int]bool{}
-	for len(decoys) < g.InitialDecoys {
+	for len(decoys) < min(g.InitialDecoys, g.MaxDecoys) {
 		if l := rng.IntN(n); l != target {
 			decoys[l] = true
 		}
@@ -459,7 +458,12 @@ type mqlOpts struct {
 	supersede bool          // reset beliefs when a relocation is sensed
 	gate      bool          // decide with the entropy gate (false: attack when p ≥ 0.5)
 	bounds    [2]float64
-	dir       string // keep each game's store as DIR/mql-game-SEED.db; "": memory:
+	dir       string // keep each game's store as storeFile(dir, seed); "": memory:
+}
+
+// storeFile is where -store-dir keeps the mql seeker's memory of game seed.
+func storeFile(dir string, seed uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("mql-game-%d.db", seed))
 }
 
 type mqlSeeker struct {
@@ -487,10 +491,9 @@ func newMQL(o mqlOpts) func(ctx context.Context, g game, seed uint64) (seeker, e
 		s.now = s.start
 		dsn := "memory:"
 		if o.dir != "" {
-			dsn = filepath.Join(o.dir, fmt.Sprintf("mql-game-%d.db", seed))
-			if err := os.Remove(dsn); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
+			// run checked every game's file before the first game: it is new or holds
+			// nothing but its genesis.
+			dsn = storeFile(o.dir, seed)
 		}
 		db, err := mql.Open(ctx, dsn, mql.Options{Clock: func() time.Time { return s.now }})
 		if err != nil {
@@ -506,12 +509,13 @@ func newMQL(o mqlOpts) func(ctx context.Context, g game, seed uint64) (seeker, e
 }
 
 func (s *mqlSeeker) setup(ctx context.Context) error {
-	if _, err := s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "seeker", Type: mql.Agent, By: "owner"}); err != nil {
+	owner := s.db.Owner()
+	if _, err := s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "seeker", Type: mql.Agent, By: owner}); err != nil {
 		return err
 	}
 	if s.o.halfLife > 0 {
 		// One turn is one simulated minute.
-		if _, err := s.db.SetDecay(ctx, mql.DecaySpec{Predicate: "holds_horcrux", HalfLife: s.o.halfLife, By: "owner"}); err != nil {
+		if _, err := s.db.SetDecay(ctx, mql.DecaySpec{Predicate: "holds_horcrux", HalfLife: s.o.halfLife, By: owner}); err != nil {
 			return err
 		}
 	}
@@ -788,42 +792,114 @@ func (a armResult) share(branch string) float64 {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+// Limits of the flags: what fits the game's 15 locations and 50 turns, and a run that ends within
+// about two hours on two cores (a game takes ~8 ms per arm, and a run plays eight arms).
+const (
+	maxGames    = 100_000
+	maxHalfLife = 100_000 // turns; far beyond a game's 50, so as good as no decay
+	// maxDecoys leaves the target a location to move to that holds no decoy: with a decoy in
+	// each of the other 14, a relocation would look for one for ever.
+	maxDecoys = 13
+	// minFalsePositive keeps the likelihood ratios of a signal finite.
+	minFalsePositive = 0.0001
+)
+
+// maxGateBits bounds the gate: a belief over 15 locations has at most log2(15) ≈ 3.91 bits of
+// entropy (every location equally likely), so a bound of 4 is never crossed.
+const maxGateBits = 4
+
+// config is what the command line asked for.
+type config struct {
+	games    int
+	seed     uint64
+	halfLife int
+	low      float64
+	high     float64
+	ablate   bool
+	storeDir string
+	game     game
+}
+
+// parse reads and checks the command line; a value out of range is refused with its flag, its
+// value and the range.
+func parse(args []string, stderr io.Writer) (config, error) {
 	flags := flag.NewFlagSet("horcrux", flag.ContinueOnError)
-	flags.SetOutput(stdout)
-	games := flags.Int("games", 300, "seeded games per arm")
-	seed := flags.Uint64("seed", 1, "first game seed; the A/A run's second arm starts at seed+1000000")
-	halfLife := flags.Int("half-life", 12, "decay half-life of holds_horcrux, in turns (one turn = one simulated minute)")
-	low := flags.Float64("gate-low", 2.0, "entropy (bits) at or below which the gate says act")
-	high := flags.Float64("gate-high", 3.0, "entropy (bits) at or below which the gate says retrieve; above it, decline")
-	ablate := flags.Bool("ablations", true, "also run the mql design with one part removed at a time")
-	storeDir := flags.String("store-dir", "", "keep each mql game's memory as a bbolt file in this directory (default: memory: stores)")
-	g := defaultGame
-	flags.IntVar(&g.MaxRelocations, "relocations", g.MaxRelocations, "most relocations per game")
-	flags.Float64Var(&g.RelocateProb, "relocate-prob", g.RelocateProb, "chance the adversary relocates when a search finds the target")
-	flags.Float64Var(&g.WanderProb, "wander-prob", g.WanderProb, "chance per turn the adversary relocates anyway")
-	flags.IntVar(&g.Cooldown, "cooldown", g.Cooldown, "turns between relocations")
-	flags.Float64Var(&g.AnnounceProb, "announce-prob", g.AnnounceProb, "chance the seeker senses a relocation")
-	flags.Float64Var(&g.PTarget, "true-positive", g.PTarget, "chance a search of the target's (or a decoy's) location reports positive")
-	flags.Float64Var(&g.PEmpty, "false-positive", g.PEmpty, "chance a search of an empty location reports positive")
-	flags.IntVar(&g.MaxDecoys, "decoys", g.MaxDecoys, "most decoys per game")
-	if err := flags.Parse(args); err != nil {
-		return err
+	flags.SetOutput(stderr)
+	c := config{game: defaultGame}
+	g := &c.game
+	flags.IntVar(&c.games, "games", 300, fmt.Sprintf("seeded games per arm, 1 to %d", maxGames))
+	flags.Uint64Var(&c.seed, "seed", 1, "first game seed, any 64-bit unsigned integer; the A/A run's second arm starts at seed+1000000")
+	flags.IntVar(&c.halfLife, "half-life", 12, fmt.Sprintf("decay half-life of holds_horcrux in turns (one turn = one simulated minute), 0 (no decay) to %d", maxHalfLife))
+	flags.Float64Var(&c.low, "gate-low", 2.0, fmt.Sprintf("entropy (bits) at or below which the gate says act, 0 to %d and at most -gate-high (15 locations have at most 3.91 bits)", maxGateBits))
+	flags.Float64Var(&c.high, "gate-high", 3.0, fmt.Sprintf("entropy (bits) at or below which the gate says retrieve; above it, decline; -gate-low to %d", maxGateBits))
+	flags.BoolVar(&c.ablate, "ablations", true, "also run the mql design with one part removed at a time")
+	flags.StringVar(&c.storeDir, "store-dir", "", "keep each mql game's memory as the bbolt file mql-game-SEED.db in this directory, created if missing;\n"+
+		"every such file must be new or hold nothing but its genesis, and nothing is deleted (default: memory: stores)")
+	flags.IntVar(&g.MaxRelocations, "relocations", g.MaxRelocations, fmt.Sprintf("most relocations per game, 0 to %d (one a turn)", g.Turns))
+	flags.Float64Var(&g.RelocateProb, "relocate-prob", g.RelocateProb, "chance the adversary relocates when a search finds the target, 0 to 1")
+	flags.Float64Var(&g.WanderProb, "wander-prob", g.WanderProb, "chance per turn the adversary relocates anyway, 0 to 1")
+	flags.IntVar(&g.Cooldown, "cooldown", g.Cooldown, fmt.Sprintf("turns between relocations, 0 to %d", g.Turns))
+	flags.Float64Var(&g.AnnounceProb, "announce-prob", g.AnnounceProb, "chance the seeker senses a relocation, 0 to 1")
+	flags.Float64Var(&g.PTarget, "true-positive", g.PTarget, "chance a search of the target's (or a decoy's) location reports positive, 0 to 1")
+	flags.Float64Var(&g.PEmpty, "false-positive", g.PEmpty, fmt.Sprintf("chance a search of an empty location reports positive, %g to %g (0 or 1 would make one signal proof)", minFalsePositive, 1-minFalsePositive))
+	flags.IntVar(&g.MaxDecoys, "decoys", g.MaxDecoys, fmt.Sprintf("most decoys per game, 0 to %d (the target needs a free location to move to)", maxDecoys))
+	if err := exflag.Parse(flags, args); err != nil {
+		return c, err
 	}
 	g.PDecoy = g.PTarget
-	if *games < 1 {
-		return fmt.Errorf("-games %d: give at least 1", *games)
+	var check exflag.Check
+	check.Int("games", c.games, 1, maxGames, "games")
+	check.Int("half-life", c.halfLife, 0, maxHalfLife, "turns")
+	check.Float("gate-low", c.low, 0, maxGateBits, "bits")
+	check.Float("gate-high", c.high, 0, maxGateBits, "bits")
+	if c.low > c.high {
+		check.Failf("-gate-low %g is above -gate-high %g: the gate acts at or below -gate-low and retrieves up to -gate-high", c.low, c.high)
 	}
-	if *halfLife < 0 || !(*low >= 0 && *high >= *low) {
-		return fmt.Errorf("give a half-life ≥ 0 and gate bounds 0 ≤ low ≤ high")
+	check.Int("relocations", g.MaxRelocations, 0, g.Turns, "relocations")
+	check.Prob("relocate-prob", g.RelocateProb)
+	check.Prob("wander-prob", g.WanderProb)
+	check.Int("cooldown", g.Cooldown, 0, g.Turns, "turns")
+	check.Prob("announce-prob", g.AnnounceProb)
+	check.Prob("true-positive", g.PTarget)
+	check.Float("false-positive", g.PEmpty, minFalsePositive, 1-minFalsePositive, "(a probability)")
+	check.Int("decoys", g.MaxDecoys, 0, maxDecoys, "decoys")
+	return c, check.Err()
+}
+
+// prepareStoreDir refuses a -store-dir that is not a directory, or in which a game's file exists
+// and is anything but an mql store holding nothing but its genesis, before any game is played;
+// then it creates the directory if it is missing.
+func prepareStoreDir(ctx context.Context, dir string, seed uint64, games int) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return exflag.Usagef("-store-dir %s: it is not a directory", dir)
 	}
-	opts := mqlOpts{halfLife: time.Duration(*halfLife) * time.Minute, supersede: true, gate: true, bounds: [2]float64{*low, *high}, dir: *storeDir}
-	if *storeDir != "" {
-		if err := os.MkdirAll(*storeDir, 0o755); err != nil {
+	for i := range games {
+		path := storeFile(dir, seed+uint64(i))
+		if _, err := exstore.Check(ctx, path, exstore.Policy{}); err != nil {
+			return fmt.Errorf("-store-dir %s: %s: %w", dir, filepath.Base(path), err)
+		}
+	}
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	opts := mqlOpts{halfLife: time.Duration(c.halfLife) * time.Minute, supersede: true, gate: true, bounds: [2]float64{c.low, c.high}, dir: c.storeDir}
+	if c.storeDir != "" {
+		if err := prepareStoreDir(ctx, c.storeDir, c.seed, c.games); err != nil {
 			return err
 		}
 	}
-	rep, err := measure(ctx, g, *games, *seed, opts, *ablate)
+	rep, err := measure(ctx, c.game, c.games, c.seed, opts, c.ablate)
 	if err != nil {
 		return err
 	}

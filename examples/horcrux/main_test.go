@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/examples/internal/exflag"
 )
 
 func fullOpts() mqlOpts {
@@ -125,17 +132,190 @@ func TestWilson(t *testing.T) {
 }
 
 func TestRunPrintsTables(t *testing.T) {
-	var out bytes.Buffer
-	args := []string{"-games", "2", "-store-dir", t.TempDir()}
-	if err := run(context.Background(), args, &out); err != nil {
-		t.Fatal(err)
+	out, errOut, code := runCmd(t, "-games", "2", "-store-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"win rate (95% CI)", "naive", "mql without decay", "A/A", "act / retrieve / decline", "-- mql ("} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if err := run(context.Background(), []string{"-games", "0"}, &out); err == nil {
-		t.Error("-games 0 accepted")
+}
+
+// runCmd runs the program as main does: its output, its errors and its exit status.
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, &out, &errOut)
+	if err != nil {
+		fmt.Fprintf(&errOut, "horcrux: %v\n", err)
 	}
+	return out.String(), errOut.String(), exflag.Code(err)
+}
+
+// The defaults are the game the figures in docs/EXAMPLES.md were measured with, and pass the
+// checks.
+func TestDefaultFlags(t *testing.T) {
+	c, err := parse(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{games: 300, seed: 1, halfLife: 12, low: 2, high: 3, ablate: true, game: defaultGame}
+	if c != want {
+		t.Errorf("defaults: %+v, want %+v", c, want)
+	}
+}
+
+// Every flag has a range; a value outside it is refused before a game is played, with exit
+// status 2 and a message naming the flag, the value and the range.
+func TestFlagRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-games", "9223372036854775807"}, "-games 9223372036854775807 is out of range: give 1 to 100000 games"},
+		{[]string{"-games", "0"}, "-games 0 is out of range: give 1 to 100000 games"},
+		{[]string{"-games", "-3"}, "-games -3 is out of range"},
+		{[]string{"-games", "99999999999999999999"}, "value out of range"},
+		{[]string{"-games", "many"}, "invalid value \"many\" for flag -games"},
+		{[]string{"-relocate-prob", "5"}, "-relocate-prob 5 is out of range: give a probability from 0 to 1"},
+		{[]string{"-relocate-prob", "NaN"}, "-relocate-prob NaN is out of range"},
+		{[]string{"-wander-prob", "-0.1"}, "-wander-prob -0.1 is out of range"},
+		{[]string{"-announce-prob", "1.5"}, "-announce-prob 1.5 is out of range"},
+		{[]string{"-true-positive", "Inf"}, "-true-positive +Inf is out of range"},
+		{[]string{"-false-positive", "0"}, "-false-positive 0 is out of range: give 0.0001 to 0.9999"},
+		{[]string{"-false-positive", "1"}, "-false-positive 1 is out of range"},
+		{[]string{"-decoys", "-5"}, "-decoys -5 is out of range: give 0 to 13 decoys"},
+		{[]string{"-decoys", "14"}, "-decoys 14 is out of range"}, // it hung: no free location to relocate to
+		{[]string{"-gate-low", "Inf"}, "-gate-low +Inf is out of range: give 0 to 4 bits"},
+		{[]string{"-gate-low", "Inf", "-gate-high", "Inf"}, "-gate-high +Inf is out of range"},
+		{[]string{"-gate-high", "NaN"}, "-gate-high NaN is out of range"},
+		{[]string{"-gate-low", "-1"}, "-gate-low -1 is out of range"},
+		{[]string{"-gate-high", "4.5"}, "-gate-high 4.5 is out of range"},
+		{[]string{"-gate-low", "3", "-gate-high", "2"}, "-gate-low 3 is above -gate-high 2"},
+		{[]string{"-half-life", "-1"}, "-half-life -1 is out of range: give 0 to 100000 turns"},
+		{[]string{"-half-life", "9223372036854775807"}, "-half-life 9223372036854775807 is out of range"},
+		{[]string{"-relocations", "-1"}, "-relocations -1 is out of range: give 0 to 50 relocations"},
+		{[]string{"-cooldown", "51"}, "-cooldown 51 is out of range: give 0 to 50 turns"},
+		{[]string{"-seed", "-1"}, "invalid value \"-1\" for flag -seed"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"-ablations=false"}, tc.args...)
+			out, errOut, code := runCmd(t, args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, errOut, tc.want)
+			}
+			if out != "" {
+				t.Errorf("a refused command line played:\n%s", out)
+			}
+		})
+	}
+	// Every bad flag is named at once.
+	_, errOut, _ := runCmd(t, "-games", "0", "-decoys", "99")
+	if !strings.Contains(errOut, "-games 0") || !strings.Contains(errOut, "-decoys 99") {
+		t.Errorf("two bad flags, one named:\n%s", errOut)
+	}
+	if _, _, code := runCmd(t, "-help"); code != 0 {
+		t.Errorf("-help: exit %d", code)
+	}
+}
+
+// -store-dir writes only files it creates, or mql stores that hold nothing but their genesis,
+// and deletes nothing: anything else at a game's path refuses the run before the first game.
+func TestStoreDirRefusals(t *testing.T) {
+	ctx := context.Background()
+	withData := func(path string) {
+		db, err := mql.Open(ctx, path, mql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "Ledger", Predicate: "balance", Value: mql.Number(1200), By: "owner"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(dir string) string // returns the -store-dir
+		want  string
+	}{
+		{"a file", func(dir string) string {
+			p := filepath.Join(dir, "notes")
+			os.WriteFile(p, []byte("keep me"), 0o600)
+			return p
+		}, "it is not a directory"},
+		{"a game's file holds other data", func(dir string) string {
+			withData(filepath.Join(dir, "mql-game-2.db"))
+			return dir
+		}, "mql-game-2.db: it is an mql store that already holds 1 transactions besides its genesis"},
+		{"a game's file is not a store", func(dir string) string {
+			os.WriteFile(filepath.Join(dir, "mql-game-1.db"), []byte("keep me"), 0o600)
+			return dir
+		}, "mql-game-1.db: it is a file that is not a bbolt database"},
+		{"a game's path is an empty directory", func(dir string) string {
+			os.Mkdir(filepath.Join(dir, "mql-game-1.db"), 0o755)
+			return dir
+		}, "mql-game-1.db: it is a directory, not an mql store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := tc.setup(root)
+			before := snapshot(t, root)
+			out, errOut, code := runCmd(t, "-games", "2", "-ablations=false", "-store-dir", dir)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, errOut, tc.want)
+			}
+			if out != "" {
+				t.Errorf("a refused run played:\n%s", out)
+			}
+			if after := snapshot(t, root); !maps.Equal(before, after) {
+				t.Errorf("the run changed what it refused:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+
+	// A game's file that holds nothing but its genesis is written into; other files are left
+	// alone.
+	dir := t.TempDir()
+	db, err := mql.Open(ctx, filepath.Join(dir, "mql-game-1.db"), mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("keep me"), 0o600)
+	if _, errOut, code := runCmd(t, "-games", "2", "-ablations=false", "-store-dir", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"mql-game-1.db", "mql-game-2.db"} {
+		info, err := mql.Inspect(ctx, filepath.Join(dir, name))
+		if err != nil || !info.MQL || info.Transactions < 10 {
+			t.Errorf("%s after the run: %+v, %v", name, info, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "keep.txt")); string(b) != "keep me" {
+		t.Errorf("keep.txt: %q, %v", b, err)
+	}
+}
+
+// snapshot maps every path under root to its contents ("dir" for a directory).
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			m[path] = "dir"
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		m[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -33,15 +34,15 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/examples/internal/exflag"
+	"github.com/mql-dev/mql/examples/internal/exstore"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "procurement:", err)
-		os.Exit(1)
-	}
+	exflag.Exit("procurement", run(context.Background(), os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
 }
 
 // task is the orchestrator's question, verbatim in both modes.
@@ -256,20 +257,17 @@ func graphAnswer(ctx context.Context, db *mql.DB) (answer, []string, error) {
 
 // team runs n workers, the orchestrator's first answer, the page change, the late re-check and
 // the second answer, against one store.
-func team(ctx context.Context, dsn string, n int) (outcome, error) {
+func team(ctx context.Context, db *mql.DB, n int) (outcome, error) {
 	out := outcome{Workers: n}
-	db, err := mql.Open(ctx, dsn, mql.Options{Clock: clock()})
-	if err != nil {
-		return out, err
-	}
-	defer db.Close()
 	team := vendors[:n]
 	names := make([]string, n)
 	for i, v := range team {
 		names[i] = v.Name
 	}
 	for _, p := range append(workerNames(n), "worker-late", "orchestrator") {
-		if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: "owner"}); err != nil {
+		// A reused store may have them already (from an earlier run): keep them as they are.
+		_, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: db.Owner()})
+		if err != nil && !errors.Is(err, mql.ErrConflict) {
 			return out, err
 		}
 	}
@@ -328,8 +326,19 @@ func team(ctx context.Context, dsn string, n int) (outcome, error) {
 	if err := measure(1, changed); err != nil {
 		return out, err
 	}
+	var err error
 	out.Audit, err = audit(ctx, db, changed[0].Name+".price_per_seat")
 	return out, err
+}
+
+// memTeam runs a team on a store of its own in memory.
+func memTeam(ctx context.Context, n int) (outcome, error) {
+	db, err := mql.Open(ctx, "memory:", mql.Options{Clock: clock()})
+	if err != nil {
+		return outcome{Workers: n}, err
+	}
+	defer db.Close()
+	return team(ctx, db, n)
 }
 
 func workerNames(n int) []string {
@@ -470,21 +479,82 @@ func mark(ok bool) string {
 	return "NO"
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+// config is what the command line asked for.
+type config struct {
+	minN, maxN int
+	store      string
+	reuse      bool
+	llmURL     string
+	llmModel   string
+	llmKey     string
+	llmN       int
+}
+
+// parse reads and checks the command line; a value out of range is refused with its flag, its
+// value and the range.
+func parse(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("procurement", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	minN := fs.Int("min", 2, "smallest team")
-	maxN := fs.Int("max", len(vendors), "largest team")
-	dsn := fs.String("store", "memory:", `mql store for each run ("memory:", or a bbolt file path; it is replaced per team size)`)
-	llmURL := fs.String("llm-url", "", "OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1) to send both contexts to; empty: nothing leaves the process")
-	llmModel := fs.String("llm-model", "local", "model name to send with -llm-url")
-	llmKey := fs.String("llm-key", "", "bearer token for -llm-url, if the server needs one")
-	llmN := fs.Int("llm-workers", 6, "team size whose contexts are sent with -llm-url")
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(stderr)
+	var c config
+	fs.IntVar(&c.minN, "min", 2, fmt.Sprintf("smallest team, 2 to %d", len(vendors)))
+	fs.IntVar(&c.maxN, "max", len(vendors), fmt.Sprintf("largest team, -min to %d (one worker per vendor)", len(vendors)))
+	fs.StringVar(&c.store, "store", "memory:", "mql store for the largest team (smaller ones use memory:): memory:, a bbolt file path that does not exist yet\n"+
+		"(it is created), or postgres://… naming an empty database. An mql store that holds nothing but its genesis is\n"+
+		"written into too; anything else is refused before anything is written, and nothing is ever deleted")
+	fs.BoolVar(&c.reuse, "reuse", false, "write into a -store that already holds other mql data: the run is rehearsed on an in-memory copy\n"+
+		"first, then added on top (principals already recorded are kept, claims become new versions of their keys)")
+	fs.StringVar(&c.llmURL, "llm-url", "", "OpenAI-compatible endpoint, http:// or https:// (e.g. http://127.0.0.1:8080/v1), to send both contexts to;\nempty: nothing leaves the process")
+	fs.StringVar(&c.llmModel, "llm-model", "local", "model name to send with -llm-url, not empty")
+	fs.StringVar(&c.llmKey, "llm-key", "", "bearer token for -llm-url, if the server needs one (no spaces or control characters)")
+	fs.IntVar(&c.llmN, "llm-workers", 6, fmt.Sprintf("team size whose contexts are sent with -llm-url, 2 to %d and within -min..-max", len(vendors)))
+	if err := exflag.Parse(fs, args); err != nil {
+		return c, err
+	}
+	var check exflag.Check
+	check.Int("min", c.minN, 2, len(vendors), "workers")
+	check.Int("max", c.maxN, 2, len(vendors), "workers")
+	if c.minN > c.maxN {
+		check.Failf("-min %d is above -max %d: the sweep runs team sizes -min..-max", c.minN, c.maxN)
+	}
+	check.Int("llm-workers", c.llmN, 2, len(vendors), "workers")
+	if c.llmURL != "" {
+		if u, err := url.Parse(c.llmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			check.Failf("-llm-url %q is not an http:// or https:// URL with a host, such as http://127.0.0.1:8080/v1", c.llmURL)
+		}
+		if c.llmN >= 2 && c.llmN <= len(vendors) && (c.llmN < c.minN || c.llmN > c.maxN) {
+			check.Failf("-llm-workers %d is outside the sweep: give a team size from -min %d to -max %d", c.llmN, c.minN, c.maxN)
+		}
+	}
+	if c.llmModel == "" || strings.ContainsFunc(c.llmModel, unicode.IsControl) {
+		check.Failf("-llm-model %q: give a model name, with no control characters", c.llmModel)
+	}
+	if strings.ContainsFunc(c.llmKey, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) {
+		check.Failf("-llm-key: a bearer token has no spaces or control characters")
+	}
+	return c, check.Err()
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parse(args, stderr)
+	if err != nil {
 		return err
 	}
-	if *minN < 2 || *maxN > len(vendors) || *minN > *maxN {
-		return fmt.Errorf("team sizes must satisfy 2 ≤ -min ≤ -max ≤ %d", len(vendors))
+	// The largest team's store is checked, opened and (when it held other data) rehearsed on
+	// before any team runs: a store it must not write into refuses the run, not its last step.
+	st, err := exstore.Open(ctx, c.store, exstore.Policy{Reuse: c.reuse, ReuseFlag: "-reuse"}, mql.Options{Clock: clock()})
+	if err != nil {
+		return fmt.Errorf("-store %s: %w", exstore.Redact(c.store), err)
+	}
+	defer st.Close()
+	err = st.Rehearse(ctx, mql.Options{Clock: clock()}, func(db *mql.DB) error {
+		_, err := team(ctx, db, c.maxN)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("-store %s: %w", exstore.Redact(c.store), err)
+	}
+	if note := st.Note(); note != "" {
+		fmt.Fprintln(stderr, note)
 	}
 
 	fmt.Fprintln(stdout, task)
@@ -496,14 +566,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "Mid-run %s's page changes from $%d to $%d per seat; a late worker re-checks it and reports in both modes.\n\n", vendors[0].Name, vendors[0].Price, revisedPrice)
 
 	var outs []outcome
-	for n := *minN; n <= *maxN; n++ {
-		store := *dsn
-		if store != "memory:" {
-			if err := os.Remove(strings.TrimPrefix(store, "bbolt:")); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
+	for n := c.minN; n <= c.maxN; n++ {
+		var o outcome
+		var err error
+		if n == c.maxN {
+			o, err = team(ctx, st.DB, n)
+		} else {
+			o, err = memTeam(ctx, n)
 		}
-		o, err := team(ctx, store, n)
 		if err != nil {
 			return fmt.Errorf("team of %d: %w", n, err)
 		}
@@ -538,20 +608,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nGraph-mode context, %d workers, after the re-check:\n%s", last.Workers, indent(last.GraphContext))
 	fmt.Fprintf(stdout, "\nAudit trail of the changed price (why %s.price_per_seat):\n%s", vendors[0].Name, indent(last.Audit))
 
-	if *llmURL == "" {
+	if c.llmURL == "" {
 		return nil
 	}
-	var o *outcome
-	for i := range outs {
-		if outs[i].Workers == *llmN {
-			o = &outs[i]
-		}
-	}
-	if o == nil {
-		return fmt.Errorf("-llm-workers %d is outside the sweep %d..%d", *llmN, *minN, *maxN)
-	}
-	l := llm{url: *llmURL, model: *llmModel, key: *llmKey, client: &http.Client{Timeout: 5 * time.Minute}}
-	fmt.Fprintf(stdout, "\nModel %q at %s, %d workers, after the re-check (correct: %s):\n", *llmModel, endpoint(*llmURL), o.Workers, o.Truth[1])
+	o := &outs[c.llmN-c.minN]
+	l := llm{url: c.llmURL, model: c.llmModel, key: c.llmKey, client: &http.Client{Timeout: 5 * time.Minute}}
+	fmt.Fprintf(stdout, "\nModel %q at %s, %d workers, after the re-check (correct: %s):\n", c.llmModel, endpoint(c.llmURL), o.Workers, o.Truth[1])
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\tcontext chars\tnames\tcorrect\treply")
 	for _, m := range []struct{ mode, text string }{{"transcript", o.TranscriptContext}, {"graph", o.GraphContext}} {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mql-dev/mql"
+	render "github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/query"
+	"github.com/mql-dev/mql/repl"
+)
+
+// runExport is `mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]`: it writes
+// what the principal may see of the store as N-Quads, to stdout or to FILE (atomically:
+// complete or untouched). It never creates a store, never writes over an mql store or the
+// store it exports (not even with --force, nor through stdout), and writes over another
+// existing file only with --force.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mql export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbFlag := addDBFlag(fs)
+	as := fs.String("as", "", "export only what `PRINCIPAL` may see")
+	var output string
+	fs.StringVar(&output, "o", "", "write to `FILE` instead of stdout (- for stdout)")
+	fs.StringVar(&output, "output", "", "same as -o `FILE`")
+	force := fs.Bool("force", false, "write over an existing file that is not an mql store")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]  (stdout without -o)")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "mql export: %v\n", err)
+		fs.Usage()
+		return exitUsage
+	}
+	toStdout := output == "" || output == "-"
+	if dsn == "" {
+		// The output must be checked against the store it exports, so resolve the default now.
+		if dsn, err = defaultDB(false); err != nil {
+			fmt.Fprintf(stderr, "mql export: %v\n", err)
+			return exitOpen
+		}
+	}
+	if !toStdout {
+		// Before the store is opened: a refused export opens nothing.
+		exists, err := repl.CheckOutput(output, mql.FilePath(dsn))
+		if err == nil && exists && !*force {
+			err = fmt.Errorf("%w %s: it exists; add --force to write over it", repl.ErrOverwrite, output)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mql export: %v\n", err)
+			return exitTransfer
+		}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	db, _, code := openStore(ctx, openReq{cmd: "mql export", dsn: dsn, stdout: stdout, opts: mql.Options{MustExist: true}, failCode: exitTransfer}, stderr)
+	if db == nil {
+		return code
+	}
+	defer db.Close()
+	// The same path as \export: the session's principal decides what is exported.
+	sess := query.NewSession(db, *as)
+	if toStdout {
+		err = sess.Export(ctx, stdout)
+	} else {
+		err = repl.WriteFileAtomic(output, func(w io.Writer) error { return sess.Export(ctx, w) })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mql export: %v\n", render.EscapeText(err.Error()))
+		return exitTransfer
+	}
+	return exitOK
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mql-dev/mql"
+)
+
+// Every subcommand names its store the same way: as its DB argument, or as --db DB. Both mean
+// the same, and naming it twice is a usage error. Without either, the default store is used.
+
+// addDBFlag registers --db on fs.
+func addDBFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "the store `DB`, as the DB argument: a file, bbolt:PATH, memory: or postgres://…")
+}
+
+// takeDB returns the store named by --db (flagDB) or by the positional argument that follows
+// the command's own `own` arguments, and those own arguments. More positional arguments than
+// own+1, or a store named both ways, is a usage error.
+func takeDB(flagDB string, pos []string, own int) (dsn string, rest []string, err error) {
+	switch {
+	case len(pos) > own+1:
+		return "", nil, fmt.Errorf("too many arguments: %s", strings.Join(pos, " "))
+	case len(pos) == own+1 && flagDB != "":
+		return "", nil, fmt.Errorf("the store is named twice, as --db %s and as the argument %s: name it once", flagDB, pos[own])
+	case len(pos) == own+1:
+		return pos[own], pos[:own], nil
+	}
+	return flagDB, pos, nil
+}
+
+// openReq says how a subcommand opens its store.
+type openReq struct {
+	cmd  string // the command, for messages: "mql", "mql export", …
+	dsn  string // "" for the default store
+	opts mql.Options
+	// stdout is where the command writes its output: refused if it is the store file itself.
+	stdout io.Writer
+	// announce says on stderr when the store was created.
+	announce bool
+	// failCode is the exit code for a refused stdout (exitOpen if zero).
+	failCode int
+	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
+	// to create it after all, and if not, what to say after "no such store".
+	mayCreate func() (create bool, hint string)
+}
+
+// openStore opens the store of req. On failure it reports on stderr and returns a nil DB and
+// the exit code. dsn is the store opened (the default resolved).
+func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, dsn string, code int) {
+	dsn = req.dsn
+	if dsn == "" {
+		var err error
+		if dsn, err = defaultDB(!req.opts.MustExist); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", req.cmd, err)
+			return nil, "", exitOpen
+		}
+	}
+	if path := mql.FilePath(dsn); path != "" {
+		if msg := stdoutIsStore(req.stdout, path); msg != "" {
+			fmt.Fprintf(stderr, "%s: %s\n", req.cmd, msg)
+			if req.failCode != 0 {
+				return nil, "", req.failCode
+			}
+			return nil, "", exitOpen
+		}
+	}
+	clock, err := testClock()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", req.cmd, err)
+		return nil, "", exitUsage
+	}
+	req.opts.Clock = clock
+	db, err = mql.Open(ctx, dsn, req.opts)
+	hint := noStoreHint(req.cmd)
+	if errors.Is(err, mql.ErrNoStore) && req.mayCreate != nil {
+		var create bool
+		if create, hint = req.mayCreate(); create {
+			if req.dsn == "" {
+				if dsn, err = defaultDB(true); err != nil {
+					fmt.Fprintf(stderr, "%s: %v\n", req.cmd, err)
+					return nil, "", exitOpen
+				}
+			}
+			req.opts.MustExist = false
+			db, err = mql.Open(ctx, dsn, req.opts)
+		}
+	}
+	if err != nil {
+		switch {
+		case errors.Is(err, mql.ErrInUse):
+			fmt.Fprintf(stderr, "%s: %s is in use by another process: %v\n", req.cmd, dsn, err)
+		case errors.Is(err, mql.ErrNoStore):
+			fmt.Fprintf(stderr, "%s: %v; %s\n", req.cmd, err, hint)
+		default:
+			fmt.Fprintf(stderr, "%s: cannot open %s: %v\n", req.cmd, dsn, err)
+		}
+		return nil, "", exitOpen
+	}
+	if req.announce && db.Created() && db.Backend() != "memory" {
+		fmt.Fprintf(stderr, "%s: created a new store at %s\n", req.cmd, dsn)
+	}
+	return db, dsn, exitOK
+}
+
+// openDB opens dsn ("" for the default store), creating it if missing, for mql import.
+func openDB(ctx context.Context, dsn string, opts mql.Options, stderr io.Writer) (*mql.DB, string, int) {
+	return openStore(ctx, openReq{cmd: "mql import", dsn: dsn, opts: opts}, stderr)
+}
+
+// noStoreHint says what creates a store, after "no such store".
+func noStoreHint(cmd string) string {
+	return cmd + " never creates a store: check the name, or create it with a write or the REPL"
+}
+
+// stdoutIsStore returns why the command must not run when its stdout is the store file at
+// path ("" when it is not): the output would be written over the store. A shell that redirected
+// stdout with > has already emptied the file before mql ran.
+func stdoutIsStore(stdout io.Writer, path string) string {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return ""
+	}
+	out, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(path)
+	if err != nil || !os.SameFile(out, st) {
+		return ""
+	}
+	msg := fmt.Sprintf("stdout is the store file %s itself: refusing to write over the store", path)
+	if st.Size() == 0 {
+		msg += fmt.Sprintf(". %s is now empty: the shell truncated it when it redirected stdout onto it (> %s), before mql ran, so what it held is gone unless you have a copy; mql did not create a new store there", path, path)
+	}
+	return msg + ". Redirect the output to another file (mql export writes to a file with -o FILE)"
+}
+
+// defaultDB is the embedded store's file: $MQL_DB, else $XDG_DATA_HOME/mql/default.db, else
+// ~/.local/share/mql/default.db. With create, its directory is created (mode 0700) when it is
+// the default; a command that only reads creates nothing.
+func defaultDB(create bool) (string, error) {
+	if p := os.Getenv("MQL_DB"); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no home directory for the default store: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	dir = filepath.Join(dir, "mql")
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "default.db"), nil
+}
