@@ -54,6 +54,8 @@ type Store struct {
 	snapBroken   bool // Check found the snapshot wrong: write no more of it until reopened
 
 	created bool // this Open wrote the genesis
+
+	commits notifier // tells subscribers that the head moved
 }
 
 // Open opens or creates the store named by dsn:
@@ -420,6 +422,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		s.snapClaims += len(w.tx.Claims)
 	}
 	s.saveSnapshot(ctx, false)
+	s.commits.notify()
 }
 
 // dropPending forgets the transactions of a group that was not stored: the index (and with it
@@ -586,6 +589,12 @@ func (s *Store) refreshLocked(ctx context.Context) error {
 // loadNewer probes for transaction head+1 until there is none, reading each one's quads
 // through its transaction node. Caller holds imu.
 func (s *Store) loadNewer(ctx context.Context) error {
+	loaded := false
+	defer func() {
+		if loaded {
+			s.commits.notify()
+		}
+	}()
 	for {
 		id := s.chain.head() + 1
 		quads, err := s.be.txQuads(ctx, id)
@@ -595,6 +604,7 @@ func (s *Store) loadNewer(ctx context.Context) error {
 		if len(quads) == 0 {
 			return nil
 		}
+		loaded = true
 		txs, err := decodeTxs(quads)
 		if err == nil && (len(txs) != 1 || txs[0].ID != id) {
 			err = fmt.Errorf("tx %d decoded as %d transactions", id, len(txs))
@@ -711,6 +721,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 		s.snapClaims += len(tx.Claims)
 	}
 	s.saveSnapshot(ctx, false)
+	s.commits.notify()
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,12 +48,15 @@ func New(db *mql.DB, as string) *mcp.Server {
 		Title:   "mql memory",
 		Version: version(),
 	}, &mcp.ServerOptions{
-		Instructions: instructions(as),
-		HasTools:     true,
-		HasResources: true,
+		Instructions:       instructions(as),
+		HasTools:           true,
+		HasResources:       true,
+		SubscribeHandler:   subscribe,
+		UnsubscribeHandler: unsubscribe,
 	})
 	s.addTools(srv)
 	s.addResources(srv)
+	s.addReviewQueue(srv)
 	return srv
 }
 
@@ -74,7 +78,11 @@ func Serve(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writ
 		return err
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := New(db, as).Run(ctx, t)
+	srv := New(db, as)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go Watch(ctx, srv, db, as, 200*time.Millisecond)
+	err := srv.Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, context.Canceled) {
 		return nil
 	}

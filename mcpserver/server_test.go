@@ -196,7 +196,7 @@ func TestEveryTool(t *testing.T) {
 
 	// Resources.
 	lr, err := w3.cs.ListResources(context.Background(), nil)
-	if err != nil || len(lr.Resources) != 2 {
+	if err != nil || len(lr.Resources) != 3 {
 		t.Fatalf("resources: %v %v", lr, err)
 	}
 	st := w3.stats()

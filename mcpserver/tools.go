@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	render "github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
-	"github.com/mql-dev/mql/repl"
 )
 
 // The tools' inputs. None has a field naming the principal: the server acts as its own.
@@ -333,13 +333,7 @@ func contextText(out output, _ json.RawMessage) string {
 
 // resultJSON renders a statement result as `mql --format json` does (docs/OUTPUT.md): values
 // as JSON scalars beside their type, times in RFC 3339.
-func resultJSON(r *query.Result) (json.RawMessage, error) {
-	var b strings.Builder
-	if err := repl.NewPrinter(&b, repl.FormatJSON).Print(r); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(strings.TrimSpace(b.String())), nil
-}
+func resultJSON(r *query.Result) (json.RawMessage, error) { return render.JSON(r) }
 
 // eval evaluates one statement the server built, through the session acting as the principal.
 func (s *server) eval(ctx context.Context, st query.Stmt) (output, error) {

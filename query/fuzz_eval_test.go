@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
-	"github.com/mql-dev/mql/repl"
 )
 
 // evalSeed is the store every FuzzEval input runs against: the procurement script of
@@ -131,12 +131,12 @@ func FuzzEval(f *testing.F) {
 			if _, isRead := st.(query.ReadStmt); isRead && (q1 != q0 || h1 != h0) {
 				t.Fatalf("read %q changed the store", st.String())
 			}
-			for _, format := range repl.Formats {
+			for _, format := range output.Formats {
 				var out bytes.Buffer
-				if err := repl.NewPrinter(&out, format).Print(res); err != nil {
+				if err := output.NewPrinter(&out, format).Print(res); err != nil {
 					t.Fatalf("%q does not render as %s: %v", st.String(), format, err)
 				}
-				if format == repl.FormatJSON {
+				if format == output.FormatJSON {
 					for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 						if !json.Valid([]byte(line)) {
 							t.Fatalf("%q renders invalid JSON: %s", st.String(), line)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -45,7 +46,7 @@ func (s *Shell) Complete(line []rune, pos int) ([][]rune, int) {
 		if fields := strings.Fields(before[1:]); len(fields) == 1 {
 			switch strings.ToLower(fields[0]) {
 			case "format":
-				for _, f := range Formats {
+				for _, f := range output.Formats {
 					cands = append(cands, string(f))
 				}
 			case "help":

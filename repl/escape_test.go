@@ -6,12 +6,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -35,7 +36,7 @@ var attacks = []struct{ name, s string }{
 func unsafeIn(out string) (rune, bool) {
 	for i := 0; i < len(out); {
 		r, size := utf8.DecodeRuneInString(out[i:])
-		if r != '\n' && unsafeRune(r, size) {
+		if r != '\n' && ((r == utf8.RuneError && size == 1) || !strconv.IsPrint(r)) {
 			return r, true
 		}
 		i += size
@@ -90,12 +91,12 @@ func TestEscapeAttacks(t *testing.T) {
 	src := strings.Join(reads, "\n")
 
 	for _, f := range []struct {
-		format   Format
+		format   output.Format
 		terminal bool
-	}{{FormatTable, false}, {FormatTree, false}, {FormatJSON, false}, {FormatCSV, true}} {
+	}{{output.FormatTable, false}, {output.FormatTree, false}, {output.FormatJSON, false}, {output.FormatCSV, true}} {
 		t.Run(string(f.format), func(t *testing.T) {
 			var out bytes.Buffer
-			sh := New(Config{Session: query.NewSession(db, ""), Stdout: &out, Format: f.format, Terminal: f.terminal})
+			sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &out, Format: f.format, Terminal: f.terminal})
 			if err := sh.RunScript(context.Background(), "attack", src); err != nil {
 				t.Fatal(err)
 			}
@@ -109,11 +110,11 @@ func TestEscapeAttacks(t *testing.T) {
 				}
 			}
 			switch f.format {
-			case FormatTable:
+			case output.FormatTable:
 				if n := strings.Count(got, "\nrevoked by "); n != len(attacks) {
 					t.Errorf("%d 'revoked by' rows for %d revocations", n, len(attacks))
 				}
-			case FormatCSV:
+			case output.FormatCSV:
 				for _, block := range strings.Split(strings.TrimSpace(got), "\n\n") {
 					cr := csv.NewReader(strings.NewReader(block))
 					cr.FieldsPerRecord = -1 // a result of a header alone is not set apart
@@ -129,7 +130,7 @@ func TestEscapeAttacks(t *testing.T) {
 						}
 					}
 				}
-			case FormatJSON:
+			case output.FormatJSON:
 				// The data is unchanged: every attack decodes back exactly.
 				found := map[string]bool{}
 				dec := json.NewDecoder(strings.NewReader(got))
@@ -151,7 +152,7 @@ func TestEscapeAttacks(t *testing.T) {
 
 	// CSV for a program (not a terminal) keeps the exact strings, RFC 4180 quoted.
 	var out bytes.Buffer
-	sh := New(Config{Session: query.NewSession(db, ""), Stdout: &out, Format: FormatCSV})
+	sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &out, Format: output.FormatCSV})
 	if err := sh.RunScript(context.Background(), "attack", "revoked-by K.p1@1"); err != nil {
 		t.Fatal(err)
 	}
@@ -173,62 +174,5 @@ func walkStrings(v any, f func(string)) {
 		for _, e := range x {
 			walkStrings(e, f)
 		}
-	}
-}
-
-func TestEscape(t *testing.T) {
-	for _, tc := range []struct{ in, field, text, line string }{
-		{"src:Klarveld:rev0", "src:Klarveld:rev0", "src:Klarveld:rev0", "src:Klarveld:rev0"},
-		{"prix unitaire 44 €", "prix unitaire 44 €", "prix unitaire 44 €", "prix unitaire 44 €"},
-		{"\x1b[31mred", `"\x1b[31mred"`, `\x1b[31mred`, `\x1b[31mred`},
-		{"a\nb\tc", `"a\nb\tc"`, "a\nb\tc", `a\nb\tc`},
-		{"x\u202ey", `"x\u202ey"`, `x\u202ey`, `x\u202ey`},
-		{"\u009b", `"\u009b"`, `\u009b`, `\u009b`},
-		{"bad \xff utf-8", `"bad \xff utf-8"`, `bad \xff utf-8`, `bad \xff utf-8`},
-		{`"quoted"`, `"\"quoted\""`, `"quoted"`, `"quoted"`},
-		{"", "", "", ""},
-	} {
-		if got := Escape(tc.in); got != tc.field {
-			t.Errorf("Escape(%q) = %s, want %s", tc.in, got, tc.field)
-		}
-		if got := EscapeText(tc.in); got != tc.text {
-			t.Errorf("EscapeText(%q) = %s, want %s", tc.in, got, tc.text)
-		}
-		if got := EscapeLine(tc.in); got != tc.line {
-			t.Errorf("EscapeLine(%q) = %s, want %s", tc.in, got, tc.line)
-		}
-	}
-	// JSON: the runes encoding/json leaves raw are escaped, and the text decodes the same.
-	in := "a\x7fb\u0085c\u202ed\U000e0001e\x1b"
-	b, _ := json.Marshal(in)
-	esc := EscapeJSON(string(b) + "\n")
-	if _, bad := unsafeIn(esc); bad {
-		t.Errorf("EscapeJSON left %q", esc)
-	}
-	var back string
-	if err := json.Unmarshal([]byte(esc), &back); err != nil || back != in {
-		t.Errorf("EscapeJSON changed the data: %q (%v)", back, err)
-	}
-}
-
-// BenchmarkPrintLive measures rendering a live result of 1,000 claims in each format, the
-// escaping included (docs/OUTPUT.md).
-func BenchmarkPrintLive(b *testing.B) {
-	claims := make([]mql.Claim, 1000)
-	for i := range claims {
-		claims[i] = mql.Claim{Ref: fmt.Sprintf("Vendor%d.price_per_seat@1", i), Subject: fmt.Sprintf("Vendor%d", i), Predicate: "price_per_seat",
-			Version: 1, Value: mql.String("44 per seat, billed yearly"), State: mql.Live, Kind: mql.Observed, Confidence: 0.9, Effective: 0.9,
-			By: "worker-3", Sources: []mql.Source{{ID: fmt.Sprintf("src:Vendor%d:rev0", i), URI: "https://example.com/pricing"}}}
-	}
-	r := &query.Result{Kind: "live", Statement: "live *", Claims: claims}
-	for _, f := range Formats {
-		b.Run(string(f), func(b *testing.B) {
-			p := NewPrinter(io.Discard, f)
-			for b.Loop() {
-				if err := p.Print(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -23,11 +24,12 @@ const (
 	PromptContinue = "  -> "
 )
 
-// Session evaluates statements; *query.Session implements it.
+// Session evaluates statements: Local wraps a *query.Session on an open store, and a client
+// attached to `mql serve` implements it over the server's local socket.
 type Session interface {
-	// Exec evaluates the statements of src in order, calling emit after each, and stops at
-	// the first error (see query.Session.Exec).
-	Exec(ctx context.Context, name, src string, emit func(*query.Result) error) error
+	// Exec evaluates the statements of src in order, calling emit with each result rendered
+	// in style st, and stops at the first error (see query.Session.Exec).
+	Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error
 	// Names returns completion candidates from the store.
 	Names(ctx context.Context) ([]string, error)
 	// Export writes what the acting principal may see as N-Quads (\export).
@@ -35,6 +37,28 @@ type Session interface {
 	// Import loads an N-Quads export into the store, all or nothing (\import); a session that
 	// may not import (one acting as a principal other than the owner) refuses.
 	Import(ctx context.Context, r io.Reader) error
+}
+
+// Rendered is one statement's result, rendered in an output format.
+type Rendered struct {
+	Statement string // canonical source of the statement
+	Text      string
+	Write     bool // the result is a write's receipt
+}
+
+// Local is a Session evaluating statements with a *query.Session on an open store.
+func Local(sess *query.Session) Session { return local{sess} }
+
+type local struct{ *query.Session }
+
+func (l local) Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error {
+	return l.Session.Exec(ctx, name, src, func(r *query.Result) error {
+		text, err := output.Render(r, st)
+		if err != nil {
+			return err
+		}
+		return emit(Rendered{Statement: r.Statement, Text: text, Write: r.Receipt != nil})
+	})
 }
 
 // Errors of meta commands, matched with errors.Is.
@@ -54,9 +78,9 @@ type Config struct {
 	// StoreFile is the file of the open store ("" for memory: and PostgreSQL): \export never
 	// writes over it, whatever name it is given by (a symbolic or hard link).
 	StoreFile string
-	Stdout    io.Writer // results, help
-	Stderr    io.Writer // errors, notices, timing
-	Format    Format    // FormatTable if empty
+	Stdout    io.Writer     // results, help
+	Stderr    io.Writer     // errors, notices, timing
+	Format    output.Format // FormatTable if empty
 	// Terminal says that Stdout is a terminal: CSV cells are escaped as table cells are.
 	Terminal bool
 	// Echo prints each statement before its result, as in a transcript (mql demo).
@@ -69,7 +93,7 @@ type Config struct {
 // Shell runs statements and meta commands, interactively (Run) or as a script (RunScript).
 type Shell struct {
 	cfg    Config
-	out    *Printer
+	out    *output.Printer
 	timing bool
 
 	ctx   context.Context // of the running loop, for completion
@@ -87,8 +111,10 @@ func New(cfg Config) *Shell {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &Shell{cfg: cfg, out: NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
-	s.out.SetEcho(cfg.Echo)
+	s := &Shell{cfg: cfg, out: output.NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
+	if cfg.Echo {
+		s.out.SetEcho(Prompt)
+	}
 	s.out.SetTerminal(cfg.Terminal)
 	return s
 }
@@ -97,10 +123,10 @@ func New(cfg Config) *Shell {
 func (s *Shell) Comment(text string) error { return s.out.Comment(text) }
 
 // Format is the current output format.
-func (s *Shell) Format() Format { return s.out.Format() }
+func (s *Shell) Format() output.Format { return s.out.Format() }
 
 // SetFormat changes the output format.
-func (s *Shell) SetFormat(f Format) { s.out.SetFormat(f) }
+func (s *Shell) SetFormat(f output.Format) { s.out.SetFormat(f) }
 
 // SetTiming turns printing the time each statement took on or off.
 func (s *Shell) SetTiming(on bool) { s.timing = on }
@@ -154,7 +180,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 					return nil
 				}
 				if err != nil {
-					fmt.Fprintln(s.cfg.Stderr, EscapeText(err.Error()))
+					fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
 				}
 				continue
 			}
@@ -171,9 +197,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			continue // only comments
 		}
 		lr.AddHistory(entry)
-		s.out.startInput()
+		s.out.StartInput()
 		err = s.exec(ctx, "<stdin>", src)
-		s.out.endInput()
+		s.out.EndInput()
 		if err != nil {
 			s.reportError(src, err)
 		}
@@ -285,13 +311,13 @@ func (s *Shell) exec(ctx context.Context, name, src string) error {
 		}()
 	}
 	last := time.Now()
-	err := s.cfg.Session.Exec(ctx, name, src, func(r *query.Result) error {
-		if isWrite(r) {
+	err := s.cfg.Session.Exec(ctx, name, src, s.out.Style(), func(r Rendered) error {
+		if r.Write {
 			s.mu.Lock()
 			s.stale = true
 			s.mu.Unlock()
 		}
-		if err := s.out.Print(r); err != nil {
+		if err := s.out.PrintRendered(r.Statement, r.Text); err != nil {
 			return err
 		}
 		if s.timing {
@@ -317,7 +343,7 @@ func (s *Shell) reportError(src string, err error) {
 			fmt.Fprint(s.cfg.Stderr, caretLines(lines[qe.Pos.Line-1], qe.Pos.Column))
 		}
 	}
-	fmt.Fprintln(s.cfg.Stderr, EscapeText(err.Error()))
+	fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
 }
 
 // caretLines is line and, under it, a caret at column (1-based, in code points); tabs before
@@ -369,7 +395,7 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 			fmt.Fprintf(w, "format is %s\n", s.Format())
 			break
 		}
-		f, err := ParseFormat(args[0])
+		f, err := output.ParseFormat(args[0])
 		if err != nil {
 			return fmt.Errorf("%w: \\format: %v", ErrMeta, err)
 		}
@@ -420,7 +446,7 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 	default:
 		return fmt.Errorf("%w: unknown meta command %q: \\help lists them", ErrMeta, line)
 	}
-	s.out.note()
+	s.out.Note()
 	return nil
 }
 

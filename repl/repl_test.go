@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -76,15 +77,15 @@ func newDB(t *testing.T) *mql.DB {
 
 type shellOut struct{ out, err bytes.Buffer }
 
-func newShell(t *testing.T, f Format) (*Shell, *shellOut, *mql.DB) {
+func newShell(t *testing.T, f output.Format) (*Shell, *shellOut, *mql.DB) {
 	db := newDB(t)
 	o := &shellOut{}
-	sh := New(Config{Session: query.NewSession(db, ""), Stdout: &o.out, Stderr: &o.err, Format: f})
+	sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &o.out, Stderr: &o.err, Format: f})
 	return sh, o, db
 }
 
 func TestLoopMultiLineAndHistory(t *testing.T) {
-	sh, o, _ := newShell(t, FormatTable)
+	sh, o, _ := newShell(t, output.FormatTable)
 	lr := &fakeReader{steps: lines(
 		"principal alice user",
 		"",
@@ -120,7 +121,7 @@ func TestLoopMultiLineAndHistory(t *testing.T) {
 }
 
 func TestLoopCtrlC(t *testing.T) {
-	sh, o, _ := newShell(t, FormatCSV)
+	sh, o, _ := newShell(t, output.FormatCSV)
 	lr := &fakeReader{steps: []step{
 		{line: "assert K.p ="},  // a statement begun…
 		partialCtrlC("  by al"), // …and cancelled while typing its second line
@@ -155,7 +156,7 @@ func TestLoopCtrlC(t *testing.T) {
 }
 
 func TestLoopCaret(t *testing.T) {
-	sh, o, _ := newShell(t, FormatTable)
+	sh, o, _ := newShell(t, output.FormatTable)
 	lr := &fakeReader{steps: lines(
 		"live Klarveld where value = = 3",
 		"principal alice user",
@@ -187,7 +188,7 @@ func TestLoopCaret(t *testing.T) {
 }
 
 func TestLoopMetaCommands(t *testing.T) {
-	sh, o, _ := newShell(t, FormatTable)
+	sh, o, _ := newShell(t, output.FormatTable)
 	lr := &fakeReader{steps: lines(
 		`\help`,
 		`\help assert`,
@@ -252,7 +253,7 @@ func TestHelpExamplesParse(t *testing.T) {
 // slowSession blocks in Exec until its context ends.
 type slowSession struct{ started chan struct{} }
 
-func (s *slowSession) Exec(ctx context.Context, name, src string, emit func(*query.Result) error) error {
+func (s *slowSession) Exec(ctx context.Context, name, src string, _ output.Style, emit func(Rendered) error) error {
 	close(s.started)
 	<-ctx.Done()
 	return ctx.Err()
@@ -290,7 +291,7 @@ func TestInterruptCancelsStatement(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	sh, _, _ := newShell(t, FormatTable)
+	sh, _, _ := newShell(t, output.FormatTable)
 	ctx := context.Background()
 	if err := sh.RunScript(ctx, "t", "principal alice user\nassert Klarveld.price_per_seat = 44 by alice\nassert Klarveld.region = \"EU\" by alice\nderive plan:pick-vendor from Klarveld.price_per_seat by alice"); err != nil {
 		t.Fatal(err)
@@ -338,7 +339,7 @@ func TestComplete(t *testing.T) {
 }
 
 func TestRunScriptMeta(t *testing.T) {
-	sh, o, _ := newShell(t, FormatTable)
+	sh, o, _ := newShell(t, output.FormatTable)
 	err := sh.RunScript(context.Background(), "s.mql", "principal alice user\n\\format json\nstats\n  .format csv\nlive K\nlive K where\n")
 	var qe *query.Error
 	if !errors.As(err, &qe) || qe.Pos.Line != 6 || !strings.HasPrefix(err.Error(), "s.mql:6:13: ") {
@@ -359,7 +360,7 @@ func TestRunScriptMeta(t *testing.T) {
 }
 
 func TestJSONClaimsCarryRequiredFields(t *testing.T) {
-	sh, o, _ := newShell(t, FormatJSON)
+	sh, o, _ := newShell(t, output.FormatJSON)
 	src := `principal alice user
 principal bob agent
 grant alice revoke on * by owner

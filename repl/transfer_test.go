@@ -53,7 +53,7 @@ func exportShell(t *testing.T, as string) (sh *Shell, out, errb *bytes.Buffer, s
 		t.Fatal(err)
 	}
 	out, errb = &bytes.Buffer{}, &bytes.Buffer{}
-	sh = New(Config{Session: query.NewSession(db, as), StoreFile: storeFile, Stdout: out, Stderr: errb})
+	sh = New(Config{Session: Local(query.NewSession(db, as)), StoreFile: storeFile, Stdout: out, Stderr: errb})
 	return sh, out, errb, storeFile
 }
 

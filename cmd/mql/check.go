@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/repl"
+	"github.com/mql-dev/mql/output"
 )
 
 // maxCheckLines bounds the problems `mql check` prints as text; the JSON report lists all that
@@ -81,7 +81,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}{dsn, rep.OK(), rep}
 		b, err := json.Marshal(out)
 		if err == nil {
-			_, err = io.WriteString(stdout, repl.EscapeJSON(string(b)+"\n"))
+			_, err = io.WriteString(stdout, output.EscapeJSON(string(b)+"\n"))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "mql check: %v\n", err)
@@ -95,7 +95,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				fmt.Fprintf(stdout, "… and %d more (use --format json for all of them)\n", len(rep.Problems)-i)
 				break
 			}
-			fmt.Fprintf(stdout, "%s: %s\n", p.Kind, repl.EscapeLine(p.String()))
+			fmt.Fprintf(stdout, "%s: %s\n", p.Kind, output.EscapeLine(p.String()))
 		}
 		n := len(rep.Problems) + rep.Omitted
 		switch n {

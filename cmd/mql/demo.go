@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
 )
@@ -48,7 +49,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	format, err := repl.ParseFormat(*formatName)
+	format, err := output.ParseFormat(*formatName)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql demo: --format: %v\n", err)
 		return exitUsage
@@ -70,7 +71,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer db.Close()
-	sh := repl.New(repl.Config{Session: query.NewSession(db, ""), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
+	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, "")), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
 	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitCode(err)

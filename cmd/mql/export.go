@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	render "github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
 )
@@ -80,7 +81,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		err = repl.WriteFileAtomic(output, func(w io.Writer) error { return sess.Export(ctx, w) })
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "mql export: %v\n", repl.EscapeText(err.Error()))
+		fmt.Fprintf(stderr, "mql export: %v\n", render.EscapeText(err.Error()))
 		return exitTransfer
 	}
 	return exitOK

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
 )
@@ -164,12 +165,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	stdinTTY, stdoutTTY := isTerminal(stdin), isTerminal(stdout)
-	format := repl.FormatJSON
+	format := output.FormatJSON
 	if stdoutTTY {
-		format = repl.FormatTable
+		format = output.FormatTable
 	}
 	if *formatName != "" {
-		if format, err = repl.ParseFormat(*formatName); err != nil {
+		if format, err = output.ParseFormat(*formatName); err != nil {
 			fmt.Fprintf(stderr, "mql: --format: %v\n", err)
 			return exitUsage
 		}
@@ -228,7 +229,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer db.Close()
 	sess := query.NewSession(db, *as)
-	cfg := repl.Config{Session: sess, StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
+	cfg := repl.Config{Session: repl.Local(sess), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
 
 	if interactive {
 		return runREPL(ctx, cfg, db, dsn, stdin)
@@ -238,7 +239,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	sh := repl.New(cfg)
 	for _, s := range todo {
 		if err := sh.RunScript(ctx, s.name, s.src); err != nil {
-			fmt.Fprintln(stderr, repl.EscapeText(err.Error()))
+			fmt.Fprintln(stderr, output.EscapeText(err.Error()))
 			return exitCode(err)
 		}
 	}

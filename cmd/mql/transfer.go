@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/repl"
+	"github.com/mql-dev/mql/output"
 )
 
 // runImport is `mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]`: it loads an
@@ -64,7 +64,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer db.Close()
 	if err := db.Import(ctx, r); err != nil {
-		fmt.Fprintf(stderr, "mql import: %s: %s\n", name, repl.EscapeText(err.Error()))
+		fmt.Fprintf(stderr, "mql import: %s: %s\n", name, output.EscapeText(err.Error()))
 		return exitTransfer
 	}
 	fmt.Fprintf(stderr, "imported %s into %s\n", name, dsnUsed)

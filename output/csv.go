@@ -1,4 +1,4 @@
-package repl
+package output
 
 import (
 	"encoding/csv"

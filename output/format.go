@@ -1,4 +1,8 @@
-package repl
+// Package output renders statement results in mql's output formats: aligned tables and
+// box-drawn trees for people, JSON (a stable interface, docs/OUTPUT.md) and CSV (RFC 4180) for
+// programs. The REPL, the command line, the MCP server and the HTTP server all render through
+// it, so a result reads the same everywhere.
+package output
 
 import (
 	"fmt"
@@ -47,10 +51,10 @@ func ParseFormat(s string) (Format, error) {
 type Printer struct {
 	w      io.Writer
 	format Format
-	n      int  // results printed
-	multi  bool // the last result printed more than one line
-	echo   bool // print each statement before its result
-	term   bool // w is a terminal: CSV cells are escaped too
+	n      int    // results printed
+	multi  bool   // the last result printed more than one line
+	prompt string // print each statement after this prompt before its result ("": don't)
+	term   bool   // w is a terminal: CSV cells are escaped too
 }
 
 // NewPrinter returns a printer writing to w in format f.
@@ -61,9 +65,9 @@ func NewPrinter(w io.Writer, f Format) *Printer {
 	return &Printer{w: w, format: f}
 }
 
-// SetEcho makes the printer write each statement, after the prompt, before its result, as in
-// a session transcript (table and tree formats only).
-func (p *Printer) SetEcho(on bool) { p.echo = on }
+// SetEcho makes the printer write each statement, after prompt, before its result, as in a
+// session transcript (table and tree formats only); "" turns it off.
+func (p *Printer) SetEcho(prompt string) { p.prompt = prompt }
 
 // SetTerminal says whether the printer writes to a terminal. Table and tree output is always
 // escaped for a person; CSV keeps the exact text for programs unless it goes to a terminal.
@@ -89,18 +93,29 @@ func (p *Printer) Format() Format { return p.format }
 // SetFormat changes the format of the results printed from now on.
 func (p *Printer) SetFormat(f Format) { p.format = f }
 
-// Print renders one statement result.
-func (p *Printer) Print(r *query.Result) error {
-	if r == nil {
-		return nil
-	}
+// Style is how results are rendered: the format, and whether the output goes to a terminal.
+type Style struct {
+	Format Format
+	// Terminal escapes CSV cells as table cells are. Agent-written text is always escaped in
+	// table and tree output, which are for people; CSV keeps the exact text for programs
+	// unless it goes to a terminal (docs/OUTPUT.md).
+	Terminal bool
+}
+
+// Style is the printer's style.
+func (p *Printer) Style() Style { return Style{Format: p.format, Terminal: p.term} }
+
+// Render renders one statement result in a style, on its own: without the separation from
+// other results that a Printer adds.
+func Render(r *query.Result, st Style) (string, error) {
 	var b strings.Builder
 	var err error
-	switch p.format {
+	f := st.Format
+	switch f {
 	case FormatJSON:
 		err = writeJSON(&b, r)
 	case FormatCSV:
-		err = writeCSV(&b, r, p.term)
+		err = writeCSV(&b, r, st.Terminal)
 	case FormatTree:
 		switch {
 		case r.Why != nil:
@@ -113,44 +128,58 @@ func (p *Printer) Print(r *query.Result) error {
 	default:
 		writeTable(&b, r)
 	}
+	out := b.String()
+	if f == FormatJSON {
+		out = EscapeJSON(out) // encoding/json leaves DEL, C1 and bidi controls raw
+	}
+	return out, err
+}
+
+// Print renders one statement result.
+func (p *Printer) Print(r *query.Result) error {
+	if r == nil {
+		return nil
+	}
+	out, err := Render(r, p.Style())
 	if err != nil {
 		return err
 	}
-	out := b.String()
-	if p.format == FormatJSON {
-		out = EscapeJSON(out) // encoding/json leaves DEL, C1 and bidi controls raw
-	}
+	return p.PrintRendered(r.Statement, out)
+}
+
+// PrintRendered prints a result that Render rendered in the printer's format (the command
+// line attached to a server gets its results rendered so), separating it from the results
+// before it. statement is echoed before it when SetEcho asked for that.
+func (p *Printer) PrintRendered(statement, out string) error {
 	multi := strings.Count(out, "\n") > 1
-	if p.echo && p.format != FormatJSON && p.format != FormatCSV {
-		out = Prompt + r.Statement + "\n" + out
+	if p.prompt != "" && p.format != FormatJSON && p.format != FormatCSV {
+		out = p.prompt + statement + "\n" + out
 	}
 	if p.n > 0 && p.format != FormatJSON && (multi || p.multi) {
 		out = "\n" + out
 	}
 	p.n++
 	p.multi = multi
-	_, err = io.WriteString(p.w, out)
+	_, err := io.WriteString(p.w, out)
 	return err
 }
 
-// startInput makes the next result print without a separator before it (it follows the
-// prompt), and endInput ends the results of one input: after a multi-line one it prints a
+// StartInput makes the next result print without a separator before it (it follows the
+// prompt), and EndInput ends the results of one input: after a multi-line one it prints a
 // blank line, so that the next prompt stands apart.
-func (p *Printer) startInput() { p.n, p.multi = 0, false }
+func (p *Printer) StartInput() { p.n, p.multi = 0, false }
 
-func (p *Printer) endInput() {
+// EndInput ends the results of one input (see StartInput).
+func (p *Printer) EndInput() {
 	if p.multi && p.format != FormatJSON {
 		io.WriteString(p.w, "\n")
 	}
 	p.n, p.multi = 0, false
 }
 
-// Notes are printed between results (meta command output, timing): they reset the
-// separation so that the next table starts after a blank line.
-func (p *Printer) note() { p.multi = true }
-
-// isWrite reports whether r is the result of a write statement.
-func isWrite(r *query.Result) bool { return r.Receipt != nil }
+// Note is called after something was printed between results (meta command output,
+// timing): it resets the separation so that the next table starts after a blank line.
+func (p *Printer) Note() { p.multi = true }
 
 // ---- value formatting shared by the formats ----
 

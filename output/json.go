@@ -1,4 +1,4 @@
-package repl
+package output
 
 import (
 	"encoding/json"
@@ -204,4 +204,13 @@ func writeJSON(w io.Writer, r *query.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(jsonOf(r))
+}
+
+// JSON is one result as the JSON object of docs/OUTPUT.md, without a trailing newline.
+func JSON(r *query.Result) (json.RawMessage, error) {
+	var b strings.Builder
+	if err := writeJSON(&b, r); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n")), nil
 }

@@ -1,0 +1,300 @@
+package mql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/provenance"
+)
+
+// Event kinds of the change feed.
+const (
+	EventPrincipal    = "principal"    // a principal was recorded
+	EventGrant        = "grant"        // a right was given
+	EventDecay        = "decay"        // a predicate got a half-life
+	EventClaim        = "claim"        // a claim version was recorded (live, contested, …)
+	EventRevocation   = "revocation"   // a claim version was revoked
+	EventConfirmation = "confirmation" // a claim was confirmed
+	EventArtifact     = "artifact"     // an artifact version was derived
+	EventReview       = "review"       // an artifact version was reviewed
+	EventNeedsReview  = "needs review" // an artifact version now needs review
+)
+
+// Event is one effect of a committed transaction, as a reader may see it: what the change
+// feed (Reader.Events, `mql serve`'s /v1/watch) reports. Exactly the fields its Kind needs are
+// set; the state of a claim or artifact is its state right after the transaction.
+type Event struct {
+	Tx   int64     `json:"tx"`
+	At   time.Time `json:"at"`
+	By   string    `json:"by"` // the transaction's principal
+	Kind string    `json:"kind"`
+	Ref  string    `json:"ref"` // the claim, artifact, principal, grant id or predicate
+
+	// Supersedes and Contests name the version a new claim or artifact version superseded or
+	// disputes, when the reader may see it.
+	Supersedes string `json:"supersedes,omitempty"`
+	Contests   string `json:"contests,omitempty"`
+
+	Claim      *Claim      `json:"claim,omitempty"`      // claim, revocation, confirmation
+	Artifact   *Artifact   `json:"artifact,omitempty"`   // artifact, review, needs review
+	Revocation *Revocation `json:"revocation,omitempty"` // revocation
+	Review     *Review     `json:"review,omitempty"`     // review
+	Grant      *Grant      `json:"grant,omitempty"`      // grant
+	// Because lists, for "needs review", the inputs this transaction made stale.
+	Because []string `json:"because,omitempty"`
+}
+
+// MaxEventTxs bounds how many transactions one Events call reads; ask again from the head it
+// returned for the rest.
+const MaxEventTxs = 1000
+
+// Events describes transactions after..head (at most MaxEventTxs of them) as the reader may
+// see them, oldest first, keeping those whose reference matches pattern ("" or "*" for all;
+// see MatchRef). It returns the events and the last transaction it read, to pass as after in
+// the next call. A transaction that recorded nothing the reader may see yields no event. An
+// artifact that a transaction made need review (an input of it, transitively, stopped being
+// live) yields a "needs review" event in that transaction. Expiry is not an event: nothing
+// was written when time passed.
+func (r Reader) Events(ctx context.Context, after int64, pattern string) ([]Event, int64, error) {
+	if after < 0 {
+		return nil, 0, fmt.Errorf("events after tx %d: %w: transactions start at 1", after, ErrInvalid)
+	}
+	var out []Event
+	last := after
+	err := r.view(ctx, func(now *graphstore.View) error {
+		head := now.AsOf()
+		if graphstore.TxID(after) > head {
+			return fmt.Errorf("events after tx %d: %w: the head is tx %d", after, ErrNotFound, head)
+		}
+		ix := now.Index()
+		for id := graphstore.TxID(after) + 1; id <= head && id <= graphstore.TxID(after)+MaxEventTxs; id++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			tx := ix.Tx(id)
+			v := ix.View(id, tx.Time, now.Viewer())
+			for _, e := range txEvents(v, tx) {
+				if MatchRef(pattern, e.Ref) {
+					out = append(out, e)
+				}
+			}
+			last = int64(id)
+		}
+		return nil
+	})
+	return out, last, err
+}
+
+// txEvents is what tx did, seen through v (the view right after tx).
+func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
+	var out []Event
+	ev := func(kind, ref string) Event {
+		return Event{Tx: int64(tx.ID), At: tx.Time, By: tx.By, Kind: kind, Ref: ref}
+	}
+	for _, p := range tx.Principals {
+		out = append(out, ev(EventPrincipal, p.Name))
+	}
+	for _, g := range tx.Grants {
+		e := ev(EventGrant, g.ID)
+		e.Grant = grantOf(v, g.ID)
+		out = append(out, e)
+	}
+	for _, d := range tx.Decays {
+		out = append(out, ev(EventDecay, d.Predicate))
+	}
+	var prev *graphstore.View // right before tx
+	if tx.ID > 1 {
+		prev = v.Index().View(tx.ID-1, v.Index().Tx(tx.ID-1).Time, v.Viewer())
+	}
+	var changed []graphstore.NodeRef // versions that stopped being live in tx
+	for _, c := range tx.Claims {
+		ce := v.Claim(c.ID)
+		if ce == nil {
+			continue
+		}
+		e := ev(EventClaim, c.ID.String())
+		cl := claimOf(v, ce)
+		e.Claim = &cl
+		e.Supersedes = visibleRef(v, c.Supersedes)
+		e.Contests = visibleRef(v, c.Contests)
+		if c.Supersedes != nil && v.Claim(*c.Supersedes) != nil {
+			id := *c.Supersedes
+			changed = append(changed, graphstore.NodeRef{Claim: &id})
+		}
+		out = append(out, e)
+	}
+	for _, rv := range tx.Revocations {
+		ce := v.Claim(rv.Claim)
+		if ce == nil {
+			continue
+		}
+		e := ev(EventRevocation, rv.Claim.String())
+		cl := claimOf(v, ce)
+		r := revocationOf(v, rv)
+		e.Claim, e.Revocation = &cl, &r
+		id := rv.Claim
+		changed = append(changed, graphstore.NodeRef{Claim: &id})
+		out = append(out, e)
+	}
+	for _, c := range tx.Confirmations {
+		ce := v.Claim(c.Claim)
+		if ce == nil {
+			continue
+		}
+		e := ev(EventConfirmation, c.Claim.String())
+		cl := claimOf(v, ce)
+		e.Claim = &cl
+		out = append(out, e)
+	}
+	pc := provenance.NewCache(v)
+	for _, a := range tx.Artifacts {
+		an := v.Artifact(a.ID)
+		if an == nil {
+			continue
+		}
+		e := ev(EventArtifact, a.ID.String())
+		art := artifactOf(v, pc, an)
+		e.Artifact = &art
+		for _, old := range v.ArtifactVersions(a.ID.Name) {
+			// The version this one superseded: superseded now, and not before tx.
+			if old.Tx < tx.ID && !v.ArtifactSupersededAt(old).IsZero() && (prev == nil || prev.ArtifactSupersededAt(old).IsZero()) {
+				e.Supersedes = old.ID.String()
+				id := old.ID
+				changed = append(changed, graphstore.NodeRef{Artifact: &id})
+			}
+		}
+		out = append(out, e)
+	}
+	for _, rv := range tx.Reviews {
+		an := v.Artifact(rv.Artifact)
+		if an == nil {
+			continue
+		}
+		e := ev(EventReview, rv.Artifact.String())
+		art := artifactOf(v, pc, an)
+		r := reviewOf(v, rv)
+		e.Artifact, e.Review = &art, &r
+		out = append(out, e)
+	}
+	return append(out, needsReview(v, prev, tx, changed, pc, ev)...)
+}
+
+// needsReview lists the artifacts that tx made need review: dependents of what stopped being
+// live in tx that need review now and did not just before tx.
+func needsReview(v, prev *graphstore.View, tx *graphstore.Tx, changed []graphstore.NodeRef, pc *provenance.Cache, ev func(kind, ref string) Event) []Event {
+	if len(changed) == 0 {
+		return nil
+	}
+	reached, _ := provenance.Impact(v, changed, 0, MaxImpactResults)
+	if len(reached) == 0 {
+		return nil
+	}
+	var before *provenance.Cache
+	if prev != nil {
+		before = provenance.NewCache(prev)
+	}
+	isChanged := map[string]bool{}
+	for _, n := range changed {
+		isChanged[n.String()] = true
+	}
+	var out []Event
+	for _, d := range reached {
+		a := d.Artifact
+		if a.Tx == tx.ID {
+			continue // derived in this very transaction: reported as derived
+		}
+		now := pc.ReviewState(a)
+		if !now.Needs || (before != nil && before.ReviewState(a).Needs) {
+			continue
+		}
+		e := ev(EventNeedsReview, a.ID.String())
+		art := artifactOf(v, pc, a)
+		e.Artifact = &art
+		for _, s := range now.Stale {
+			if isChanged[s.String()] {
+				e.Because = append(e.Because, s.String())
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// MatchRef reports whether a reference (a claim "S.p@N", an artifact "name@N", or a principal,
+// grant or predicate name) matches a feed pattern: "" and "*" match everything; "S" matches the
+// claims of subject S and the artifact S; "S.p" the claims of that key; a * in a pattern stands
+// for any run of characters ("Klarveld.*", "*.price_per_seat", "plan:*").
+func MatchRef(pattern, ref string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	base, _, _ := strings.Cut(ref, "@")
+	if !strings.Contains(pattern, "*") {
+		if base == pattern {
+			return true
+		}
+		subj, _, dotted := strings.Cut(base, ".")
+		return dotted && !strings.Contains(pattern, ".") && subj == pattern
+	}
+	return glob(pattern, base)
+}
+
+// glob matches s against p, in which * stands for any run of characters.
+func glob(p, s string) bool {
+	parts := strings.Split(p, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, part := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(s, part)
+		}
+		j := strings.Index(s, part)
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(part):]
+	}
+	return true
+}
+
+// Subscribe returns a channel that receives a signal after new transactions become readable
+// (committed by this process, or, on PostgreSQL, loaded from others by a read or Head), and a
+// function that ends the subscription. Signals coalesce: on one, read Events up to the head.
+func (db *DB) Subscribe() (<-chan struct{}, func()) { return db.store.Subscribe() }
+
+// HasPrincipal reports whether name is a recorded principal.
+func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
+	if err := db.store.Refresh(ctx); err != nil {
+		return false, err
+	}
+	ix := db.store.Index()
+	ix.RLock()
+	defer ix.RUnlock()
+	return ix.View(ix.Head(), db.clock(), "").Principal(name) != nil, nil
+}
+
+// ReviewQueue lists the newest artifact versions the reader may see that need review, in the
+// order their names were first derived.
+func (r Reader) ReviewQueue(ctx context.Context) ([]Artifact, error) {
+	out := []Artifact{}
+	err := r.view(ctx, func(v *graphstore.View) error {
+		pc := provenance.NewCache(v)
+		for _, name := range v.ArtifactNames() {
+			for _, a := range v.ArtifactVersions(name) {
+				if !v.ArtifactSupersededAt(a).IsZero() {
+					continue
+				}
+				if pc.ReviewState(a).Needs {
+					out = append(out, artifactOf(v, pc, a))
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,103 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
+)
+
+// An agent subscribed to the review queue is told when something it derived must be
+// reviewed, and reads the queue to see what and why; it is not told about what it may not see.
+func TestReviewQueueSubscription(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := openStore(t, "memory:", newClock())
+	team(t, db)
+
+	updates := make(chan string, 16)
+	srv := mcpserver.New(db, "orchestrator")
+	go mcpserver.Watch(ctx, srv, db, "orchestrator", 0)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- req.Params.URI
+		},
+	})
+	cs, err := cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpserver.ReviewURI}); err != nil {
+		t.Fatal(err)
+	}
+	queue := func() []mql.Artifact {
+		t.Helper()
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.ReviewURI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q []mql.Artifact
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &q); err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	write := func(rc mql.Receipt, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "worker-3", Sources: []mql.Source{{ID: "src:rev0"}}}))
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+	drain(updates) // the derivation itself changes the queue's inputs; what matters is below
+	if q := queue(); len(q) != 0 {
+		t.Fatalf("queue before the change: %+v", q)
+	}
+
+	// A private claim the orchestrator may not see, and a plan resting on it: no update.
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Player7", Predicate: "style", Value: mql.String("patient"), By: "architect", SeenBy: []string{"architect"}}))
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "impression", From: []string{"Player7.style"}, By: "architect"}))
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Player7", Predicate: "style", Value: mql.String("bold"), By: "architect", SeenBy: []string{"architect"}}))
+	select {
+	case u := <-updates:
+		t.Fatalf("told of %s after writes it may not see", u)
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(89), By: "worker-7", Sources: []mql.Source{{ID: "src:rev1"}}}))
+	select {
+	case u := <-updates:
+		if u != mcpserver.ReviewURI {
+			t.Fatalf("update for %s", u)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification after the plan's input was superseded")
+	}
+	q := queue()
+	if len(q) != 1 || q[0].Ref != "plan:pick-vendor@1" || q[0].Review != mql.NeedsReview || len(q[0].Stale) != 1 || q[0].Stale[0] != "Klarveld.price_per_seat@1" {
+		t.Fatalf("queue after the change: %+v", q)
+	}
+}
+
+func drain(ch chan string) {
+	for {
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond):
+			return
+		}
+	}
+}

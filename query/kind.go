@@ -1,0 +1,50 @@
+package query
+
+// KindOf names a statement's kind as results and logs do: "assert", "live", "revoked-by", …
+func KindOf(st Stmt) string {
+	switch st.(type) {
+	case *Principal:
+		return "principal"
+	case *Grant:
+		return "grant"
+	case *Assert:
+		return "assert"
+	case *Revoke:
+		return "revoke"
+	case *Confirm:
+		return "confirm"
+	case *Derive:
+		return "derive"
+	case *Review:
+		return "review"
+	case *Decay:
+		return "decay"
+	case *Live:
+		return "live"
+	case *Find:
+		return "find"
+	case *Why:
+		return "why"
+	case *RevokedBy:
+		return "revoked-by"
+	case *Impact:
+		return "impact"
+	case *History:
+		return "history"
+	case *Conflicts:
+		return "conflicts"
+	case *Beliefs:
+		return "beliefs"
+	case *Context:
+		return "context"
+	case *Stats:
+		return "stats"
+	}
+	return "unknown"
+}
+
+// IsRead reports whether a statement only reads.
+func IsRead(st Stmt) bool {
+	_, ok := st.(ReadStmt)
+	return ok
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mql-dev/mql"
+)
+
+// ErrNoServer is returned by Attach when no server answers on any of a store's socket paths.
+var ErrNoServer = errors.New("no mql server holds the store")
+
+// Client talks to a server over its local socket, as the store's owner: what the command line
+// uses when `mql serve` holds the store it was asked to open.
+type Client struct {
+	hc     *http.Client
+	Socket string // the socket it is connected to
+	As     string // the principal requests act as ("" for the owner)
+}
+
+// Attach connects to the server holding the bbolt store at dbPath, trying each of its
+// SocketPaths. It fails with ErrNoServer when none answers.
+func Attach(ctx context.Context, dbPath string) (*Client, error) {
+	for _, p := range SocketPaths(dbPath) {
+		c := newClient(p)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.ConnInfo(ctx)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", dbPath, ErrNoServer)
+}
+
+func newClient(socket string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableCompression: true,
+	}
+	return &Client{hc: &http.Client{Transport: tr}, Socket: socket}
+}
+
+// Close releases the client's connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+func (c *Client) request(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://mql"+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.As != "" {
+		req.Header.Set("Mql-As", c.As)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	return c.hc.Do(req)
+}
+
+// ConnInfo asks the server which store it serves and as whom this client is served.
+func (c *Client) ConnInfo(ctx context.Context) (ConnInfo, error) {
+	var ci ConnInfo
+	resp, err := c.request(ctx, http.MethodGet, "/v1/conninfo", nil)
+	if err != nil {
+		return ci, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ci, responseError(resp)
+	}
+	return ci, json.NewDecoder(resp.Body).Decode(&ci)
+}
+
+// Exec runs a script named name (in error positions: -c, a file name, <stdin>) on the server,
+// calling emit with each result rendered in format as it arrives. A statement's error comes
+// back as an *Error (its class, exit code, message and position); other errors are the
+// connection's.
+func (c *Client) Exec(ctx context.Context, name, src, format string, emit func(Frame) error) error {
+	q := url.Values{"stream": {format}, "name": {name}}
+	resp, err := c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	for sc.Scan() {
+		var f Frame
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			return fmt.Errorf("the server sent a malformed answer: %v", err)
+		}
+		switch {
+		case f.Error != nil:
+			return f.Error
+		case f.Done:
+			return nil
+		}
+		if err := emit(f); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.New("the server closed the connection before the script ended")
+}
+
+// Export writes the store as N-Quads, as the client's principal may see it.
+func (c *Client) Export(ctx context.Context, w io.Writer) error {
+	resp, err := c.request(ctx, http.MethodGet, "/v1/export", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return responseError(resp)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// Check runs the server's integrity check of the store it holds.
+func (c *Client) Check(ctx context.Context) (mql.CheckReport, error) {
+	var rep mql.CheckReport
+	resp, err := c.request(ctx, http.MethodGet, "/v1/check", nil)
+	if err != nil {
+		return rep, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return rep, responseError(resp)
+	}
+	return rep, json.NewDecoder(resp.Body).Decode(&rep)
+}
+
+// Names lists completion candidates as the client's principal sees the store.
+func (c *Client) Names(ctx context.Context) ([]string, error) {
+	resp, err := c.request(ctx, http.MethodGet, "/v1/names", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, responseError(resp)
+	}
+	var names []string
+	return names, json.NewDecoder(resp.Body).Decode(&names)
+}
+
+// Error implements error: the message the command line prints (name:line:col: message).
+func (e *Error) Error() string { return e.Message }
+
+// responseError turns a failed response into an error: its *Error if the server sent one.
+func responseError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var qr QueryResponse
+	if json.Unmarshal(b, &qr) == nil && qr.Error != nil {
+		return qr.Error
+	}
+	return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql/mcpserver"
+)
+
+// mcpFor returns the MCP server of a principal, made on first use, with the same tools and
+// resources as `mql mcp --as PRINCIPAL`. Its review-queue watcher runs until Close.
+func (s *Server) mcpFor(principal string) *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.mcps[principal]; e != nil {
+		return e.srv
+	}
+	as := principal
+	if as == s.owner {
+		as = ""
+	}
+	srv := mcpserver.New(s.db, as)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.stop
+		cancel()
+	}()
+	go mcpserver.Watch(ctx, srv, s.db, as, s.opts.Poll)
+	s.mcps[principal] = &mcpEntry{srv: srv}
+	return srv
+}
+
+// mcpHandler serves MCP over Streamable HTTP. Sessions are bound to the principal that
+// opened them: a request with another principal's token cannot use them.
+func (s *Server) mcpHandler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		id := identityOf(r.Context())
+		if id.principal == "" {
+			return nil
+		}
+		if id.principal != s.owner && checkPrincipal(r.Context(), s.db, id.principal) != nil {
+			return nil
+		}
+		setWhat(r, "mcp")
+		return s.mcpFor(id.principal)
+	}, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      30 * time.Minute,
+		MaxRequestBodyBytes: s.opts.MaxBody,
+	})
+	// The SDK binds a session to the TokenInfo's UserID; ours is the principal that the
+	// bearer middleware already authenticated.
+	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		id := identityOf(r.Context())
+		if id.principal == "" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: id.principal}, nil
+	}
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+}
+
+// peekMCP notes, for the request log, the JSON-RPC method of an MCP request (and the tool a
+// tools/call names). It reads at most MaxBody bytes and hands the body on unchanged.
+func (s *Server) peekMCP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
+			r.Body.Close()
+			if err != nil {
+				http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+				what := "mcp " + msg.Method
+				if msg.Params.Name != "" && msg.Method == "tools/call" {
+					what += " " + msg.Params.Name
+				}
+				setWhat(r, what)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,289 @@
+// Package server serves one mql store to a team: agents over MCP (Streamable HTTP, at /mcp),
+// scripts and programs over the language on HTTP (/v1/query), a change feed (/v1/watch), and
+// the command line over a local socket. Every request is served as exactly one principal,
+// fixed by its credential and never by anything the request says: over HTTP, the principal of
+// its bearer token; on the local socket, whose file mode admits only the store's owner, the
+// owner (who may act as any principal, as `mql --as` does).
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql"
+)
+
+// Authenticator resolves a bearer token to the principal it was issued to. *mql.DB implements
+// it. It returns an error for a token that is unknown, expired or revoked, and says nothing
+// else about it.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (principal string, err error)
+}
+
+// Options configure a Server. The zero value of each field means its default.
+type Options struct {
+	// Logger gets one line per request: principal, what was asked (statement kinds or MCP
+	// method and tool), duration, outcome. Never a token, never a claim's value. Default: a
+	// logger that discards.
+	Logger *slog.Logger
+	// Store names the store in \conninfo and the log (a path or a redacted DSN).
+	Store string
+	// MaxBody bounds a request body (default 1 MiB); a larger one gets 413.
+	MaxBody int64
+	// MaxStatements bounds the statements of one /v1/query script (default 1,000).
+	MaxStatements int
+	// Timeout bounds one /v1/query request's evaluation (default 30s).
+	Timeout time.Duration
+	// Heartbeat is the interval of keep-alive comments on /v1/watch (default 15s).
+	Heartbeat time.Duration
+	// Poll is how often a server on a shared store (PostgreSQL) looks for other processes'
+	// commits while someone watches (default 200ms).
+	Poll time.Duration
+}
+
+// Server serves one store. Make it with New; it is safe for concurrent use.
+type Server struct {
+	db    *mql.DB
+	auth  Authenticator
+	opts  Options
+	log   *slog.Logger
+	owner string
+
+	mu   sync.Mutex
+	mcps map[string]*mcpEntry // by principal
+	stop chan struct{}        // closed by Close: ends watches
+	once sync.Once
+}
+
+// New returns a server for db that authenticates bearer tokens with auth.
+func New(db *mql.DB, auth Authenticator, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 1 << 20
+	}
+	if opts.MaxStatements <= 0 {
+		opts.MaxStatements = 1000
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 200 * time.Millisecond
+	}
+	return &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
+		mcps: map[string]*mcpEntry{}, stop: make(chan struct{})}
+}
+
+// Close ends the server's long-lived streams (watches, MCP sessions' notifications). Call it
+// before shutting the HTTP servers down so that they can drain.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.stop) })
+}
+
+// identity is who a request is served as.
+type identity struct {
+	principal string
+	token     string // the bearer token, to re-check long-lived requests; never logged
+	local     bool   // the owner on the local socket: may act as another principal
+}
+
+type identityKey struct{}
+
+func withIdentity(ctx context.Context, id identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+func identityOf(ctx context.Context) identity {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id
+}
+
+// Handler serves the network API: every request must carry `Authorization: Bearer TOKEN`.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.routes(mux)
+	mux.Handle("/mcp", s.peekMCP(s.mcpHandler()))
+	return s.logged(s.bearer(mux))
+}
+
+// LocalHandler serves the local socket: every request is the owner's. A request may ask to
+// act as another principal with the Mql-As header, as `mql --as` does.
+func (s *Server) LocalHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.routes(mux)
+	mux.HandleFunc("GET /v1/conninfo", s.conninfo)
+	mux.HandleFunc("GET /v1/export", s.export)
+	mux.HandleFunc("GET /v1/check", s.check)
+	mux.HandleFunc("GET /v1/names", s.names)
+	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := identity{principal: s.owner, local: true}
+		if as := r.Header.Get("Mql-As"); as != "" {
+			id.principal = as
+		}
+		setPrincipal(r, id.principal)
+		mux.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+	}))
+}
+
+func (s *Server) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/query", s.query)
+	mux.HandleFunc("GET /v1/watch", s.watch)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "not found: the API is POST /v1/query, GET /v1/watch and /mcp (docs/MCP.md)", http.StatusNotFound)
+	})
+}
+
+// bearer authenticates every request by its bearer token. Every failure — no header, a
+// malformed one, an unknown, expired or revoked token — gets the same 401 with no detail.
+func (s *Server) bearer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		principal := ""
+		if ok {
+			p, err := s.auth.Authenticate(r.Context(), tok)
+			ok = err == nil && p != ""
+			principal = p
+		}
+		if !ok {
+			setOutcome(r, "unauthorized")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mql"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		setPrincipal(r, principal)
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity{principal: principal, token: tok})))
+	})
+}
+
+// bearerToken takes the token of an "Authorization: Bearer TOKEN" header.
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || subtle.ConstantTimeCompare([]byte(strings.ToLower(scheme)), []byte("bearer")) != 1 {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// ---- the request log ----
+
+// logEntry is filled in by the handlers and written by logged when the request ends.
+type logEntry struct {
+	mu        sync.Mutex
+	principal string
+	what      string
+	outcome   string
+}
+
+type logKey struct{}
+
+func entryOf(r *http.Request) *logEntry {
+	e, _ := r.Context().Value(logKey{}).(*logEntry)
+	return e
+}
+
+func setPrincipal(r *http.Request, p string) {
+	if e := entryOf(r); e != nil {
+		e.mu.Lock()
+		e.principal = p
+		e.mu.Unlock()
+	}
+}
+
+func setWhat(r *http.Request, what string) {
+	if e := entryOf(r); e != nil {
+		e.mu.Lock()
+		e.what = what
+		e.mu.Unlock()
+	}
+}
+
+func setOutcome(r *http.Request, outcome string) {
+	if e := entryOf(r); e != nil {
+		e.mu.Lock()
+		e.outcome = outcome
+		e.mu.Unlock()
+	}
+}
+
+// statusWriter records the status code a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logged writes one structured line per request.
+func (s *Server) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		e := &logEntry{}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), logKey{}, e)))
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		principal := e.principal
+		if id := identityOf(r.Context()); principal == "" && id.principal != "" {
+			principal = id.principal
+		}
+		outcome := e.outcome
+		if outcome == "" {
+			outcome = "ok"
+			if sw.status >= 400 {
+				outcome = http.StatusText(sw.status)
+			}
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.String("principal", principal),
+			slog.String("what", e.what),
+			slog.Int("status", sw.status),
+			slog.String("outcome", outcome),
+			slog.Duration("duration", time.Since(start)),
+		)
+	})
+}
+
+// ---- MCP ----
+
+type mcpEntry struct {
+	srv *mcp.Server
+}
+
+// errClosed is returned to requests that arrive while the server shuts down.
+var errClosed = errors.New("the server is shutting down")
