@@ -14,6 +14,7 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/server"
 )
 
 // maxCheckLines bounds the problems `mql check` prints as text; the JSON report lists all that
@@ -59,6 +60,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := mql.CheckStore(ctx, dsn, mql.Options{})
+	if errors.Is(err, mql.ErrInUse) {
+		// A running `mql serve` holds it: ask the server to check the store it holds.
+		if path := mql.FilePath(dsn); path != "" {
+			if c, aerr := server.Attach(ctx, path); aerr == nil {
+				defer c.Close()
+				rep, err = c.Check(ctx)
+			}
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, mql.ErrInUse):

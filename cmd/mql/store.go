@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/server"
 )
 
 // Every subcommand names its store the same way: as its DB argument, or as --db DB. Both mean
@@ -50,6 +51,10 @@ type openReq struct {
 	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
 	// to create it after all, and if not, what to say after "no such store".
 	mayCreate func() (create bool, hint string)
+	// attach, if set, runs the command through the server that holds the store (`mql serve`),
+	// when another process holds a bbolt store and a server answers on its socket, and returns
+	// the exit code.
+	attach func(c *server.Client) int
 }
 
 // openStore opens the store of req. On failure it reports on stderr and returns a nil DB and
@@ -91,6 +96,14 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 			}
 			req.opts.MustExist = false
 			db, err = mql.Open(ctx, dsn, req.opts)
+		}
+	}
+	if errors.Is(err, mql.ErrInUse) && req.attach != nil {
+		if path := mql.FilePath(dsn); path != "" {
+			if c, aerr := server.Attach(ctx, path); aerr == nil {
+				defer c.Close()
+				return nil, dsn, req.attach(c)
+			}
 		}
 	}
 	if err != nil {
