@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -90,6 +91,12 @@ func pmCanSee(p string, seenBy []string, owner string) bool {
 }
 
 func (m *pmModel) sees(p string, seenBy []string) bool { return pmCanSee(p, seenBy, m.owner) }
+
+// writesFor reports whether p may write something seen by seenBy: only into an audience it is
+// in, unless it is the owner.
+func (m *pmModel) writesFor(p string, seenBy []string) bool {
+	return len(seenBy) == 0 || p == m.owner || slices.Contains(seenBy, p)
+}
 
 func pmAudience(seenBy []string) string {
 	s := slices.Clone(seenBy)
@@ -405,7 +412,10 @@ func (p *pmRun) assert(by string) {
 		spec.Sources = []mql.Source{{ID: source}}
 	}
 	var want error
-	if m.strict && !m.holds(by, mql.RightAssert, key) {
+	switch {
+	case !m.writesFor(by, seen):
+		want = mql.ErrInvalid
+	case m.strict && !m.holds(by, mql.RightAssert, key):
 		want = mql.ErrNoStanding
 	}
 	c := &pmClaim{ref: fmt.Sprintf("%s@%d", key, len(m.keys[key])+1), key: key, ver: len(m.keys[key]) + 1, by: by, kind: kind,
@@ -601,6 +611,9 @@ func (p *pmRun) derive(by string) {
 		explicit = []string{p.pick(m.order)}
 	}
 	seen := explicit
+	if want == nil && !m.writesFor(by, explicit) {
+		want = mql.ErrInvalid
+	}
 	if want == nil && len(seen) == 0 && len(restricted) > 0 {
 		seen = slices.Clone(restricted[0])
 		for _, r := range restricted[1:] {
@@ -925,4 +938,269 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ---- twins: the same visible history with and without hidden records --------------------------
+//
+// The strongest form of the visibility rule: a principal's every answer (receipt, error, read)
+// is the same whether or not the store also holds records it may not see. Two stores get the
+// same principals and the same visible writes; only the first gets the hidden ones. What may
+// differ is named in docs/MODEL.md ("What a principal can infer"): version and transaction
+// numbers count hidden records too, so references and transaction ids are compared through
+// labels given to the records both stores made; and the transaction count of stats. Nothing
+// else is normalised, so a hidden record that changes a message, a state, an order or a count
+// fails the comparison.
+
+type twins struct {
+	t      *testing.T
+	f      [2]*fixture
+	refs   [2]map[string]string // reference → label
+	txs    [2]map[int64]string  // transaction id → label
+	probe  [2]string            // a reference named by a probe, in each store
+	labels int
+}
+
+func newTwins(t *testing.T, opts mql.Options) *twins {
+	tw := &twins{t: t}
+	for i := range tw.f {
+		tw.f[i] = open(t, opts)
+		tw.refs[i], tw.txs[i] = map[string]string{}, map[int64]string{}
+	}
+	return tw
+}
+
+// setup runs a write on both stores before any hidden record exists; it must succeed, and
+// both stores give it the same transaction id.
+func (tw *twins) setup(write func(f *fixture) (mql.Receipt, error)) {
+	tw.t.Helper()
+	for i, f := range tw.f {
+		rc, err := write(f)
+		if err != nil {
+			tw.t.Fatalf("setup: %v", err)
+		}
+		tw.txs[i][rc.Tx] = strconv.FormatInt(rc.Tx, 10)
+		f.clk.Add(time.Second)
+	}
+}
+
+// visible runs a write on both stores and fails unless both answer alike. It returns each
+// store's answer, and labels what it recorded.
+func (tw *twins) visible(what string, write func(f *fixture) (mql.Receipt, error)) (rcs [2]mql.Receipt, errs [2]error) {
+	tw.t.Helper()
+	for i, f := range tw.f {
+		f.clk.Add(time.Second)
+		rcs[i], errs[i] = write(f)
+	}
+	if errs[0] == nil && errs[1] == nil {
+		tw.labels++
+		for i := range tw.f {
+			if rcs[i].Ref != "" && strings.Contains(rcs[i].Ref, "@") {
+				tw.refs[i][rcs[i].Ref] = fmt.Sprintf("#%d", tw.labels)
+			}
+			tw.txs[i][rcs[i].Tx] = fmt.Sprintf("T%d", tw.labels)
+		}
+	}
+	tw.same(what, tw.answer(0, rcs[0], errs[0]), tw.answer(1, rcs[1], errs[1]))
+	return rcs, errs
+}
+
+// hidden runs a write on the first store only, at the time of the last visible write.
+func (tw *twins) hidden(write func(f *fixture) (mql.Receipt, error)) (mql.Receipt, error) {
+	return write(tw.f[0])
+}
+
+func (tw *twins) same(what, a, b string) {
+	tw.t.Helper()
+	if a != b {
+		tw.t.Fatalf("%s answers differently when hidden records exist:\n  with:    %s\n  without: %s", what, a, b)
+	}
+}
+
+// answer is a write's answer, normalised.
+func (tw *twins) answer(side int, rc mql.Receipt, err error) string {
+	if err != nil {
+		return "error: " + tw.text(side, err.Error())
+	}
+	return tw.json(side, rc)
+}
+
+// read renders a read's answer (or error) as side's reader got it, normalised.
+func (tw *twins) read(side int, res any, err error) string {
+	if err != nil {
+		return "error: " + tw.text(side, err.Error())
+	}
+	if cx, ok := res.(mql.ContextResult); ok {
+		// A context line gives a claim's version alone ("price=89 @2"): spell out the reference.
+		i := 0
+		spell := func(s string) string {
+			return twVersionRE.ReplaceAllStringFunc(s, func(m string) string {
+				if i < len(cx.Refs) {
+					m = " " + cx.Refs[i]
+				}
+				i++
+				return m
+			})
+		}
+		cx.Text = spell(cx.Text)
+		i = 0
+		cx.Lines = slices.Clone(cx.Lines)
+		for j := range cx.Lines {
+			cx.Lines[j] = spell(cx.Lines[j])
+		}
+		res = cx
+	}
+	if names, ok := res.([]string); ok {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = tw.text(side, n)
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	return tw.json(side, res)
+}
+
+var (
+	twRefRE     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_:/-]*(\.[A-Za-z0-9_:/-]+)?@[0-9]+`)
+	twTxRE      = regexp.MustCompile(`(\btx |urn:mql:tx:|urn:mql:(?:revocation|confirmation|review|grant):[rcvg])([0-9]+)`)
+	twVersionRE = regexp.MustCompile(` @[0-9]+`)
+)
+
+// text normalises references and transaction ids in a message or an export line.
+func (tw *twins) text(side int, s string) string {
+	if tw.probe[side] != "" {
+		s = strings.ReplaceAll(s, tw.probe[side], "<probe>")
+	}
+	s = strings.ReplaceAll(s, "urn:mql:claim:", "urn:mql:claim: ")
+	s = strings.ReplaceAll(s, "urn:mql:artifact:", "urn:mql:artifact: ")
+	s = twRefRE.ReplaceAllStringFunc(s, func(ref string) string {
+		if l, ok := tw.refs[side][ref]; ok {
+			return l
+		}
+		return ref
+	})
+	return twTxRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := twTxRE.FindStringSubmatch(m)
+		n, _ := strconv.ParseInt(sub[2], 10, 64)
+		if l, ok := tw.txs[side][n]; ok {
+			return sub[1] + l
+		}
+		return m
+	})
+}
+
+// json renders v as JSON with references and transaction ids normalised, version fields (the
+// reference carries them) and the transaction count of stats left out.
+func (tw *twins) json(side int, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		tw.t.Fatal(err)
+	}
+	var walk func(x any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, val := range x {
+				switch k {
+				case "version", "transactions":
+					delete(x, k)
+				case "tx":
+					if n, ok := val.(float64); ok {
+						if l, ok := tw.txs[side][int64(n)]; ok {
+							x[k] = l
+						}
+					}
+				default:
+					x[k] = walk(val)
+				}
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case string:
+			return tw.text(side, x)
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(x))
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return string(out)
+}
+
+// reads runs every read as who on both stores and fails unless both answer alike. keys and
+// arts name what to ask about; probe, if set, is a reference to ask about in each store.
+func (tw *twins) reads(who string, keys, arts []string, asOf int) {
+	tw.t.Helper()
+	var got [2][]string
+	for side, f := range tw.f {
+		ctx := f.ctx
+		r := f.db.As(who)
+		if asOf > 0 {
+			// The same visible write, in each store: the asOf-th label.
+			want := fmt.Sprintf("T%d", asOf)
+			for tx, l := range tw.txs[side] {
+				if l == want {
+					r = r.AsOfTx(tx)
+				}
+			}
+		}
+		add := func(res any, err error) { got[side] = append(got[side], tw.read(side, res, err)) }
+		add(r.Live(ctx, "*"))
+		for _, p := range pmPredicates {
+			add(r.Find(ctx, mql.FindQuery{Select: []string{"?s", "?v"}, Where: []mql.Cond{{Subject: mql.Var("s"), Predicate: p, Op: "=", Object: mql.Var("v")}}}))
+			add(r.Find(ctx, mql.FindQuery{Select: []string{"?s"}, Where: []mql.Cond{{Subject: mql.Var("s"), Predicate: p, Op: "=", Object: mql.Var("v")}}, OrderBy: []mql.Order{{Var: "?v", Desc: true}}, Limit: 2}))
+			add(r.Live(ctx, "*."+p, mql.Filter{Op: ">=", Value: mql.Number(2)}))
+			add(r.Beliefs(ctx, "*."+p, nil))
+		}
+		for _, k := range keys {
+			add(r.History(ctx, k))
+			add(r.Why(ctx, k))
+			add(r.Impact(ctx, k, 0))
+		}
+		for _, a := range arts {
+			add(r.History(ctx, a))
+			add(r.Why(ctx, a))
+			add(r.Impact(ctx, a, 0))
+		}
+		labels := make([]string, 0, len(tw.refs[side]))
+		for ref := range tw.refs[side] {
+			labels = append(labels, ref)
+		}
+		slices.SortFunc(labels, func(x, y string) int { return strings.Compare(tw.refs[side][x], tw.refs[side][y]) })
+		for _, ref := range labels {
+			add(r.Why(ctx, ref))
+			if strings.Contains(ref, ".") {
+				add(r.RevokedBy(ctx, ref))
+			}
+			add(r.Impact(ctx, ref, 1))
+		}
+		if tw.probe[side] != "" {
+			add(r.Why(ctx, tw.probe[side]))
+			add(r.Impact(ctx, tw.probe[side], 0))
+		}
+		add(r.Conflicts(ctx))
+		add(r.Context(ctx, []string{"*"}, 0))
+		add(r.Context(ctx, []string{"*"}, 30))
+		add(r.Stats(ctx))
+		add(r.Names(ctx))
+		var b bytes.Buffer
+		err := r.Export(ctx, &b)
+		var lines []string
+		for _, l := range strings.Split(b.String(), "\n") {
+			if !strings.Contains(l, "<urn:mql:version>") {
+				lines = append(lines, l)
+			}
+		}
+		add(strings.Join(lines, "\n"), err)
+	}
+	for i := range got[0] {
+		tw.same(fmt.Sprintf("read %d as %s (as of %d)", i, who, asOf), got[0][i], got[1][i])
+	}
 }
