@@ -463,7 +463,6 @@ func (v *View) firstSeen(ke *KeyEntry) *ClaimEntry {
 	return nil
 }
 
-
 // Revocation returns the revocation of a claim within the view, or nil.
 func (v *View) Revocation(e *ClaimEntry) *Revocation {
 	if len(e.Revocations) > 0 && v.in(e.Revocations[0].Tx) {
