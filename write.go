@@ -243,7 +243,7 @@ type pending struct {
 	as       map[string]*graphstore.View // v as each asserter sees it
 	versions map[graphstore.Key]int
 	live     map[audKey]liveClaim
-	typed    []*graphstore.Claim // the claims built so far, for the value types they fix
+	typed    map[string][]*graphstore.Claim // by predicate, the first claim built so far of each audience: the value types they fix
 	sources  map[string]*graphstore.Source
 }
 
@@ -261,7 +261,7 @@ type liveClaim struct {
 
 func newPending(v *graphstore.View) *pending {
 	return &pending{v: v, as: map[string]*graphstore.View{}, versions: map[graphstore.Key]int{}, live: map[audKey]liveClaim{},
-		sources: map[string]*graphstore.Source{}}
+		typed: map[string][]*graphstore.Claim{}, sources: map[string]*graphstore.Source{}}
 }
 
 // viewAs is the newest state as principal by may see it.
@@ -298,8 +298,8 @@ func (p *pending) valueType(by, pred string) (graphstore.ValueType, bool) {
 	if t, ok := mine.ValueType(pred); ok {
 		return t, true
 	}
-	for _, c := range p.typed {
-		if c.ID.Predicate == pred && mine.CanSee(c.SeenBy) {
+	for _, c := range p.typed[pred] {
+		if mine.CanSee(c.SeenBy) {
 			return c.Value.Type, true
 		}
 	}
@@ -415,7 +415,9 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	}
 	tx.Claims = append(tx.Claims, c)
 	p.versions[key] = c.ID.Version
-	p.typed = append(p.typed, c)
+	if firsts := p.typed[s.Predicate]; !slices.ContainsFunc(firsts, func(f *graphstore.Claim) bool { return graphstore.Audience(f.SeenBy) == aud }) {
+		p.typed[s.Predicate] = append(firsts, c)
+	}
 	if c.Contests == nil && c.Corroborates == nil {
 		p.live[audKey{key, aud}] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
 	}
