@@ -1261,7 +1261,6 @@ type twRun struct {
 	t      *testing.T
 	tw     *twins
 	rng    *rand.Rand
-	n      int
 	vis    []twRec
 	hid    []twRec // refs[0] only
 	counts map[string]int
