@@ -88,6 +88,8 @@ func TestOracles(t *testing.T) {
 			{what: "cite src:s2 with the same details", w: assert(mql.AssertSpec{Subject: "L", Predicate: "p1", Value: mql.String("w"), By: w3, Sources: src("src:s2", "same")})},
 			{what: "cite src:s3 without details", w: assert(mql.AssertSpec{Subject: "L", Predicate: "p1", Value: mql.String("v"), By: w3, Sources: src("src:s3", "")})},
 			{hidden: true, w: assert(mql.AssertSpec{Subject: "J", Predicate: "p0", Value: mql.String("c"), By: w7, SeenBy: []string{w7}, Sources: src("src:s3", "filled in later")})},
+			{what: "cite one source twice in a private claim", w: assert(mql.AssertSpec{Subject: "N", Predicate: "p0", Value: mql.String("n"), By: w3, SeenBy: []string{w3},
+				Sources: []mql.Source{{ID: "src:s1", Excerpt: "private"}, {ID: "src:s1"}}})},
 		}, []string{"K.p0", "K.p1", "L.p1", "M.p0"}, nil},
 		{"(b) the cycle check walks what the deriver may see", []step{
 			{what: "K.p0", w: assert(assertSpec("K", "p0", mql.Number(1), w3))},

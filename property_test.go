@@ -1339,11 +1339,13 @@ func (r *twRun) value(pred string, hidden bool) mql.Value {
 	return mql.String(fmt.Sprintf("val-%d", r.rng.IntN(6)))
 }
 
+// sources names none, one or two sources (perhaps the same one twice) from a small pool.
 func (r *twRun) sources() []mql.Source {
-	if r.rng.IntN(2) == 0 {
-		return nil
+	var out []mql.Source
+	for range r.rng.IntN(3) {
+		out = append(out, mql.Source{ID: r.pick(twSources), Excerpt: []string{"", "e1", "e2"}[r.rng.IntN(3)]})
 	}
-	return []mql.Source{{ID: r.pick(twSources), Excerpt: []string{"", "e1", "e2"}[r.rng.IntN(3)]}}
+	return out
 }
 
 // hiddenWrite records something seen by hidden principals only, in the first store. It may be

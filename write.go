@@ -370,12 +370,12 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		if err := checkSource(src); err != nil {
 			return nil, err
 		}
-		if slices.Contains(srcIDs, src.ID) {
-			continue
-		}
 		// The claim cites its own audience's record of the source: one recorded by a claim
 		// that every principal who may see this one may see too, and no other.
 		sk := graphstore.SourceKey(src.ID, aud)
+		if slices.Contains(srcIDs, sk) {
+			continue
+		}
 		srcIDs = append(srcIDs, sk)
 		if old := p.source(sk); old != nil {
 			if (src.Excerpt != "" && src.Excerpt != old.Excerpt) || (src.URI != "" && src.URI != old.URI) || (src.Revision != "" && src.Revision != old.Revision) {
