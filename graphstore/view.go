@@ -64,8 +64,9 @@ func (v *View) Index() *Index     { return v.ix }
 func (v *View) IsOwnerView() bool { return v.viewer == "" }
 
 // All is the same view without the perception filter: what the store holds as of the view.
-// Rules that are facts of the store (review state, the confidence cap, cycles) are judged on
-// it; what is shown to the reader must still go through v.
+// Rules that are facts of the store (review state, the confidence cap) are judged on it; what
+// is shown to the reader must still go through v. An artifact's inputs are visible to whoever
+// may see it unless its deriver shared it more widely, so for such readers All adds nothing.
 func (v *View) All() *View {
 	if v.viewer == "" {
 		return v
