@@ -51,12 +51,14 @@ func visibleRef(v *graphstore.View, id *graphstore.ClaimID) string {
 	return id.String()
 }
 
-func sourceOf(v *graphstore.View, id string) Source {
-	s := v.Source(id)
+// sourceOf renders the source a claim cites by key: its audience's record, under the id the
+// writer gave it.
+func sourceOf(v *graphstore.View, key string) Source {
+	s := v.Source(key)
 	if s == nil {
-		return Source{ID: id}
+		return Source{ID: graphstore.SourceName(key)}
 	}
-	return Source{ID: s.ID, Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
+	return Source{ID: graphstore.SourceName(s.ID), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
 }
 
 func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode) Artifact {
@@ -78,7 +80,7 @@ func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.Artifact
 			out.DerivedFrom = append(out.DerivedFrom, in.String())
 		}
 	}
-	if !v.ArtifactSupersededAt(a).IsZero() {
+	if v.ArtifactSupersededBy(a) != nil {
 		out.State = Superseded
 	}
 	rs := pc.ReviewState(a)

@@ -11,7 +11,7 @@ import (
 // that fails with any of them changed nothing.
 var (
 	// ErrNotFound is returned when a claim, version, artifact or source that a statement names
-	// does not exist, or is not visible to the reader.
+	// does not exist, or is not visible to the reader: the message is the same either way.
 	ErrNotFound = errors.New("not found")
 	// ErrUnknownPrincipal is returned when a write or a read names a principal that was never
 	// recorded; record it first with `principal NAME user|agent|tool`.
@@ -19,11 +19,14 @@ var (
 	// ErrBadReference is returned for a malformed name or reference, such as
 	// "Klarveld.price@x" or an empty subject.
 	ErrBadReference = errors.New("bad reference")
-	// ErrValueType is returned when a value's type differs from the type the predicate's first
-	// claim fixed (a predicate holds one type everywhere).
+	// ErrValueType is returned when a value's type differs from the type of the first claim of
+	// its predicate that the asserting principal may see (for the owner, the very first claim).
+	// Claims the asserter may not see are never consulted, so a predicate may hold values of
+	// several types in different audiences, and the owner may see them all.
 	ErrValueType = errors.New("wrong value type")
 	// ErrInvalid is returned for a value outside its domain: a confidence outside [0,1], an
-	// unknown kind, right or principal type, a negative half-life, an empty budget.
+	// unknown kind, right or principal type, a negative half-life, an empty budget, a seen-by
+	// that leaves out its (non-owner) writer.
 	ErrInvalid = errors.New("invalid input")
 	// ErrCycle is returned when a derivation would make an artifact depend on itself.
 	ErrCycle = errors.New("derivation cycle")

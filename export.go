@@ -84,6 +84,9 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 		}
 		aa := *a
 		aa.DerivedFrom = slices.DeleteFunc(slices.Clone(a.DerivedFrom), func(n graphstore.NodeRef) bool { return !nodeVisible(v, n) })
+		if a.Supersedes != nil && v.Artifact(*a.Supersedes) == nil {
+			aa.Supersedes = nil // a store written before versions kept to their audience
+		}
 		out.Artifacts = append(out.Artifacts, &aa)
 	}
 	for _, r := range tx.Reviews {

@@ -142,6 +142,9 @@ func TestHostileAPI(t *testing.T) {
 		{"version out of range", mql.ErrBadReference, func() (mql.Receipt, error) {
 			return f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: "K.p@99999999999999999999", By: "owner"})
 		}},
+		{"NUL in a source id", mql.ErrInvalid, func() (mql.Receipt, error) {
+			return f.db.Assert(f.ctx, mql.AssertSpec{Subject: "K", Predicate: "p", Value: mql.String("y"), By: "worker-3", Sources: []mql.Source{{ID: "s\x00worker-3"}}})
+		}},
 		{"long source id", mql.ErrInvalid, func() (mql.Receipt, error) {
 			return f.db.Assert(f.ctx, mql.AssertSpec{Subject: "K", Predicate: "p", Value: mql.String("y"), By: "worker-3", Sources: []mql.Source{{ID: strings.Repeat("s", 2000)}}})
 		}},

@@ -18,7 +18,15 @@ package mql_test
 //     from any read (Live, Find, Why, RevokedBy, Impact, History, Conflicts, Beliefs, Context,
 //     Stats, Export, Names): every claim and artifact reference, value string, source id and
 //     key appearing anywhere in a result (walked as JSON) or an export is checked against the
-//     model; and Live, History and Stats agree with the model exactly.
+//     model; and Live, History and Stats agree with the model exactly;
+//   - (twins-seedN) what a principal is told does not depend on what it may not see: two
+//     stores get the same writes of a visible team, and the first also random writes of a
+//     hidden team seen by the hidden team only (claims, artifacts of the same names, sources
+//     of the same ids with other details, values of other types, revocations, confirmations,
+//     reviews); every answer a visible principal gets — to its writes, refused or not, and to
+//     every read, as of now and as of earlier transactions — must be the same in both stores,
+//     up to the version and transaction numbers docs/MODEL.md says a principal may see move.
+//     MQL_PROPERTY_TWIN_OPS sets the operations per seed (default 300).
 
 import (
 	"bytes"
@@ -27,6 +35,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -58,6 +67,8 @@ type pmArtifact struct {
 	name   string
 	ver    int
 	seenBy []string
+	aud    string
+	state  mql.State // live, or superseded by a later version of its audience
 }
 
 type pmGrant struct {
@@ -90,6 +101,12 @@ func pmCanSee(p string, seenBy []string, owner string) bool {
 }
 
 func (m *pmModel) sees(p string, seenBy []string) bool { return pmCanSee(p, seenBy, m.owner) }
+
+// writesFor reports whether p may write something seen by seenBy: only into an audience it is
+// in, unless it is the owner.
+func (m *pmModel) writesFor(p string, seenBy []string) bool {
+	return len(seenBy) == 0 || p == m.owner || slices.Contains(seenBy, p)
+}
 
 func pmAudience(seenBy []string) string {
 	s := slices.Clone(seenBy)
@@ -230,6 +247,9 @@ func TestAuthorityAndVisibilityProperties(t *testing.T) {
 			t.Logf("seed %d (strict %v): %d operations; %v; %d reads as %d principals, %d result texts scanned against the model",
 				seed, p.m.strict, ops, p.countLine(), p.counts["reads"], len(p.m.order), p.counts["texts"])
 		})
+		t.Run(fmt.Sprintf("twins-seed%d", seed), func(t *testing.T) {
+			runTwins(t, seed, pmEnv(t, "MQL_PROPERTY_TWIN_OPS", 300))
+		})
 	}
 }
 
@@ -311,7 +331,7 @@ func errName(err error) string {
 	for _, e := range []struct {
 		err  error
 		name string
-	}{{mql.ErrNoStanding, "no standing"}, {mql.ErrNotFound, "not found"}, {mql.ErrConflict, "conflict"}, {mql.ErrInvalid, "invalid"}, {mql.ErrBadReference, "bad reference"}} {
+	}{{mql.ErrNoStanding, "no standing"}, {mql.ErrNotFound, "not found"}, {mql.ErrConflict, "conflict"}, {mql.ErrInvalid, "invalid"}, {mql.ErrBadReference, "bad reference"}, {mql.ErrValueType, "value type"}, {mql.ErrCycle, "cycle"}} {
 		if errors.Is(err, e.err) {
 			return e.name
 		}
@@ -405,7 +425,10 @@ func (p *pmRun) assert(by string) {
 		spec.Sources = []mql.Source{{ID: source}}
 	}
 	var want error
-	if m.strict && !m.holds(by, mql.RightAssert, key) {
+	switch {
+	case !m.writesFor(by, seen):
+		want = mql.ErrInvalid
+	case m.strict && !m.holds(by, mql.RightAssert, key):
 		want = mql.ErrNoStanding
 	}
 	c := &pmClaim{ref: fmt.Sprintf("%s@%d", key, len(m.keys[key])+1), key: key, ver: len(m.keys[key]) + 1, by: by, kind: kind,
@@ -601,6 +624,9 @@ func (p *pmRun) derive(by string) {
 		explicit = []string{p.pick(m.order)}
 	}
 	seen := explicit
+	if want == nil && !m.writesFor(by, explicit) {
+		want = mql.ErrInvalid
+	}
 	if want == nil && len(seen) == 0 && len(restricted) > 0 {
 		seen = slices.Clone(restricted[0])
 		for _, r := range restricted[1:] {
@@ -620,7 +646,19 @@ func (p *pmRun) derive(by string) {
 	if rc.Ref != ref {
 		p.t.Fatalf("step %d: derive %s: receipt %s, the model expects %s", p.step, name, rc.Ref, ref)
 	}
-	m.arts[name] = append(m.arts[name], &pmArtifact{ref: ref, name: name, ver: len(m.arts[name]) + 1, seenBy: slices.Compact(slices.Clone(seen))})
+	// A version supersedes the newest earlier version of its name and audience, and no other.
+	aud := pmAudience(seen)
+	prev := ""
+	for _, a := range slices.Backward(m.arts[name]) {
+		if a.aud == aud {
+			a.state, prev = mql.Superseded, a.ref
+			break
+		}
+	}
+	if rc.Supersedes != prev {
+		p.t.Fatalf("step %d: derive %s by %s seen by %v: receipt supersedes %q, the model %q", p.step, name, by, seen, rc.Supersedes, prev)
+	}
+	m.arts[name] = append(m.arts[name], &pmArtifact{ref: ref, name: name, ver: len(m.arts[name]) + 1, seenBy: slices.Compact(slices.Clone(seen)), aud: aud, state: mql.Live})
 }
 
 func (p *pmRun) review(by string) {
@@ -637,9 +675,27 @@ func (p *pmRun) review(by string) {
 	})
 }
 
-// checkStates compares the owner's history of keys with the model: every key when all, else
-// a random one.
+// checkStates compares the owner's history of keys and artifacts with the model: every key
+// when all, else a random one.
 func (p *pmRun) checkStates(all bool) {
+	if all {
+		for _, name := range sortedKeys(p.m.arts) {
+			h, err := p.f.db.History(p.f.ctx, name)
+			if err != nil {
+				p.t.Fatalf("step %d: history %s: %v", p.step, name, err)
+			}
+			var got, want []string
+			for _, a := range h.Artifacts {
+				got = append(got, a.Ref+" "+string(a.State))
+			}
+			for _, a := range p.m.arts[name] {
+				want = append(want, a.ref+" "+string(a.state))
+			}
+			if !slices.Equal(got, want) {
+				p.t.Fatalf("step %d: history %s: %v, the model says %v", p.step, name, got, want)
+			}
+		}
+	}
 	var keys []string
 	for k := range p.m.keys {
 		keys = append(keys, k)
@@ -730,16 +786,8 @@ func (p *pmRun) leaks(who, read string, strs []string) {
 	}
 	for _, s := range strs {
 		p.counts["texts"]++
-		if read == "export" {
-			// Grants are not secret, and their scopes may name keys. An artifact version names its
-			// predecessor (prov:wasRevisionOf name@N-1) whoever may see that: version numbers
-			// are public, as the numbering itself shows; its content is not.
-			if strings.Contains(s, "<urn:mql:scope>") {
-				continue
-			}
-			if strings.Contains(s, "#wasRevisionOf> <urn:mql:artifact:") {
-				s = s[:strings.Index(s, "#wasRevisionOf>")]
-			}
+		if read == "export" && strings.Contains(s, "<urn:mql:scope>") {
+			continue // grants are not secret, and their scopes may name keys
 		}
 		pmScan(s, "S", pmRefRest, func(tok string) {
 			if key, _, versioned := strings.Cut(tok, "@"); !versioned {
@@ -925,4 +973,631 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ---- twins: the same visible history with and without hidden records --------------------------
+//
+// The strongest form of the visibility rule: a principal's every answer (receipt, error, read)
+// is the same whether or not the store also holds records it may not see. Two stores get the
+// same principals and the same visible writes; only the first gets the hidden ones. What may
+// differ is named in docs/MODEL.md ("What a principal can infer"): version and transaction
+// numbers count hidden records too, so references and transaction ids are compared through
+// labels given to the records both stores made; and the transaction count of stats. Nothing
+// else is normalised, so a hidden record that changes a message, a state, an order or a count
+// fails the comparison.
+
+type twins struct {
+	t      *testing.T
+	f      [2]*fixture
+	refs   [2]map[string]string // reference → label
+	txs    [2]map[int64]string  // transaction id → label
+	probes [][2]string          // references a write or read names, to a hidden record in the first store and to none in the second
+	labels int
+	// compared counts the answers compared: writes' and reads'.
+	compared int
+}
+
+func newTwins(t *testing.T, opts mql.Options) *twins {
+	tw := &twins{t: t}
+	for i := range tw.f {
+		tw.f[i] = open(t, opts)
+		tw.refs[i], tw.txs[i] = map[string]string{}, map[int64]string{}
+	}
+	return tw
+}
+
+// setup runs a write on both stores before any hidden record exists; it must succeed, and
+// both stores give it the same transaction id.
+func (tw *twins) setup(write func(f *fixture) (mql.Receipt, error)) {
+	tw.t.Helper()
+	for i, f := range tw.f {
+		rc, err := write(f)
+		if err != nil {
+			tw.t.Fatalf("setup: %v", err)
+		}
+		tw.txs[i][rc.Tx] = strconv.FormatInt(rc.Tx, 10)
+		f.clk.Add(time.Second)
+	}
+}
+
+// visible runs a write on both stores and fails unless both answer alike. It returns each
+// store's answer, and labels what it recorded.
+func (tw *twins) visible(what string, write func(f *fixture) (mql.Receipt, error)) (rcs [2]mql.Receipt, errs [2]error) {
+	tw.t.Helper()
+	for i, f := range tw.f {
+		f.clk.Add(time.Second)
+		rcs[i], errs[i] = write(f)
+	}
+	if errs[0] == nil && errs[1] == nil {
+		tw.labels++
+		for i := range tw.f {
+			if rcs[i].Ref != "" && strings.Contains(rcs[i].Ref, "@") {
+				tw.refs[i][rcs[i].Ref] = fmt.Sprintf("#%d", tw.labels)
+			}
+			tw.txs[i][rcs[i].Tx] = fmt.Sprintf("T%d", tw.labels)
+		}
+	}
+	tw.same(what, tw.answer(0, rcs[0], errs[0]), tw.answer(1, rcs[1], errs[1]))
+	return rcs, errs
+}
+
+// hidden runs a write on the first store only, at the time of the last visible write.
+func (tw *twins) hidden(write func(f *fixture) (mql.Receipt, error)) (mql.Receipt, error) {
+	return write(tw.f[0])
+}
+
+func (tw *twins) same(what, a, b string) {
+	tw.t.Helper()
+	tw.compared++
+	if a != b {
+		tw.t.Fatalf("%s answers differently when hidden records exist:\n  with:    %s\n  without: %s", what, a, b)
+	}
+}
+
+// answer is a write's answer, normalised.
+func (tw *twins) answer(side int, rc mql.Receipt, err error) string {
+	if err != nil {
+		return "error: " + tw.text(side, err.Error())
+	}
+	return tw.json(side, rc)
+}
+
+// read renders a read's answer (or error) as side's reader got it, normalised.
+func (tw *twins) read(side int, res any, err error) string {
+	if err != nil {
+		return "error: " + tw.text(side, err.Error())
+	}
+	if cx, ok := res.(mql.ContextResult); ok {
+		// A context line gives a claim's version alone ("price=89 @2"): spell out the reference.
+		i := 0
+		spell := func(s string) string {
+			return twVersionRE.ReplaceAllStringFunc(s, func(m string) string {
+				if i < len(cx.Refs) {
+					m = " " + cx.Refs[i]
+				}
+				i++
+				return m
+			})
+		}
+		cx.Text = spell(cx.Text)
+		cx.Tokens = 0 // counts the digits of version numbers
+		i = 0
+		cx.Lines = slices.Clone(cx.Lines)
+		for j := range cx.Lines {
+			cx.Lines[j] = spell(cx.Lines[j])
+		}
+		res = cx
+	}
+	if names, ok := res.([]string); ok {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = tw.text(side, n)
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	return tw.json(side, res)
+}
+
+var (
+	twRefRE     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_:/-]*(\.[A-Za-z0-9_:/-]+)?@[0-9]+`)
+	twTxRE      = regexp.MustCompile(`(\btx |urn:mql:tx:|urn:mql:(?:revocation|confirmation|review|grant):[rcvg])([0-9]+)`)
+	twVersionRE = regexp.MustCompile(` @[0-9]+`)
+)
+
+// text normalises references and transaction ids in a message or an export line.
+func (tw *twins) text(side int, s string) string {
+	s = strings.ReplaceAll(s, "urn:mql:claim:", "urn:mql:claim: ")
+	s = strings.ReplaceAll(s, "urn:mql:artifact:", "urn:mql:artifact: ")
+	s = twRefRE.ReplaceAllStringFunc(s, func(ref string) string {
+		for i, p := range tw.probes {
+			if p[side] == ref {
+				return fmt.Sprintf("<probe %d>", i)
+			}
+		}
+		if l, ok := tw.refs[side][ref]; ok {
+			return l
+		}
+		return ref
+	})
+	return twTxRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := twTxRE.FindStringSubmatch(m)
+		n, _ := strconv.ParseInt(sub[2], 10, 64)
+		if l, ok := tw.txs[side][n]; ok {
+			return sub[1] + l
+		}
+		return m
+	})
+}
+
+// json renders v as JSON with references and transaction ids normalised, version fields (the
+// reference carries them) and the transaction count of stats left out.
+func (tw *twins) json(side int, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		tw.t.Fatal(err)
+	}
+	var walk func(x any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, val := range x {
+				switch k {
+				case "version", "transactions":
+					delete(x, k)
+				case "tx":
+					if n, ok := val.(float64); ok {
+						if l, ok := tw.txs[side][int64(n)]; ok {
+							x[k] = l
+						}
+					}
+				default:
+					x[k] = walk(val)
+				}
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case string:
+			return tw.text(side, x)
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(x))
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return string(out)
+}
+
+// reads runs every read as who on both stores and fails unless both answer alike. keys and
+// arts name what to ask about, besides every labelled record and the probes.
+func (tw *twins) reads(who string, keys, arts []string, asOf int) {
+	tw.t.Helper()
+	var got [2][]string
+	for side, f := range tw.f {
+		ctx := f.ctx
+		r := f.db.As(who)
+		if asOf > 0 {
+			// The same visible write, in each store: the asOf-th label.
+			want := fmt.Sprintf("T%d", asOf)
+			for tx, l := range tw.txs[side] {
+				if l == want {
+					r = r.AsOfTx(tx)
+				}
+			}
+		}
+		add := func(res any, err error) { got[side] = append(got[side], tw.read(side, res, err)) }
+		add(r.Live(ctx, "*"))
+		for _, p := range pmPredicates {
+			add(r.Find(ctx, mql.FindQuery{Select: []string{"?s", "?v"}, Where: []mql.Cond{{Subject: mql.Var("s"), Predicate: p, Op: "=", Object: mql.Var("v")}}}))
+			add(r.Find(ctx, mql.FindQuery{Select: []string{"?s"}, Where: []mql.Cond{{Subject: mql.Var("s"), Predicate: p, Op: "=", Object: mql.Var("v")}}, OrderBy: []mql.Order{{Var: "?v", Desc: true}}, Limit: 2}))
+			add(r.Live(ctx, "*."+p, mql.Filter{Op: ">=", Value: mql.Number(2)}))
+			add(r.Beliefs(ctx, "*."+p, nil))
+		}
+		for _, k := range keys {
+			add(r.History(ctx, k))
+			add(r.Why(ctx, k))
+			add(r.Impact(ctx, k, 0))
+		}
+		for _, a := range arts {
+			add(r.History(ctx, a))
+			add(r.Why(ctx, a))
+			add(r.Impact(ctx, a, 0))
+		}
+		labels := make([]string, 0, len(tw.refs[side]))
+		for ref := range tw.refs[side] {
+			labels = append(labels, ref)
+		}
+		slices.SortFunc(labels, func(x, y string) int { return strings.Compare(tw.refs[side][x], tw.refs[side][y]) })
+		for _, ref := range labels {
+			add(r.Why(ctx, ref))
+			if strings.Contains(ref, ".") {
+				add(r.RevokedBy(ctx, ref))
+			}
+			add(r.Impact(ctx, ref, 1))
+		}
+		for _, p := range tw.probes {
+			add(r.Why(ctx, p[side]))
+			add(r.Impact(ctx, p[side], 0))
+		}
+		add(r.Conflicts(ctx))
+		// (Not with a token budget: where it cuts depends on how many digits the version
+		// numbers in the text have, and those may differ.)
+		add(r.Context(ctx, []string{"*"}, 0))
+		add(r.Stats(ctx))
+		add(r.Names(ctx))
+		var b bytes.Buffer
+		err := r.Export(ctx, &b)
+		var lines []string
+		for _, l := range strings.Split(b.String(), "\n") {
+			if !strings.Contains(l, "<urn:mql:version>") {
+				lines = append(lines, l)
+			}
+		}
+		add(strings.Join(lines, "\n"), err)
+	}
+	for i := range got[0] {
+		tw.same(fmt.Sprintf("read %d as %s (as of %d)", i, who, asOf), got[0][i], got[1][i])
+	}
+}
+
+// ---- twins, randomly --------------------------------------------------------------------------
+
+// twRec is a record a visible write made, known to both stores by its label.
+type twRec struct {
+	refs   [2]string
+	key    string // Subject.predicate, or the artifact's name
+	claim  bool
+	seenBy []string
+}
+
+type twRun struct {
+	t      *testing.T
+	tw     *twins
+	rng    *rand.Rand
+	vis    []twRec
+	hid    []twRec // refs[0] only
+	counts map[string]int
+}
+
+var (
+	twVisible = []string{"v1", "v2", "v3"}
+	twHidden  = []string{"h1", "h2"}
+	twSources = []string{"src-1", "src-2", "src-3", "src-4"}
+)
+
+func runTwins(t *testing.T, seed uint64, ops int) {
+	r := &twRun{t: t, rng: rand.New(rand.NewPCG(seed, 7)), counts: map[string]int{}}
+	r.tw = newTwins(t, mql.Options{Strict: seed%2 == 0})
+	for _, p := range []struct {
+		name string
+		typ  mql.PrincipalType
+	}{{"v1", mql.User}, {"v2", mql.Agent}, {"v3", mql.Agent}, {"h1", mql.User}, {"h2", mql.Agent}} {
+		r.tw.setup(func(f *fixture) (mql.Receipt, error) {
+			return f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: p.name, Type: p.typ, By: "owner"})
+		})
+		for _, right := range []mql.Right{mql.RightAssert, mql.RightRevoke, mql.RightConfirm} {
+			if p.name == "v3" && right != mql.RightAssert {
+				continue // v3 is refused revocations of others' claims
+			}
+			r.tw.setup(func(f *fixture) (mql.Receipt, error) {
+				return f.db.Grant(f.ctx, mql.GrantSpec{Grantee: p.name, Right: right, Scope: "*", By: "owner"})
+			})
+		}
+	}
+	for step := range ops {
+		if r.rng.IntN(10) < 4 {
+			r.hiddenWrite()
+		} else {
+			r.visibleWrite(step)
+		}
+		if step%20 == 0 {
+			r.reads(r.pick(twVisible), step)
+		}
+	}
+	for _, who := range twVisible {
+		r.reads(who, ops)
+	}
+	for i := range r.tw.f {
+		if rep, err := r.tw.f[i].db.Check(r.tw.f[i].ctx); err != nil || !rep.OK() {
+			t.Fatalf("check: %v %v", err, rep.Problems)
+		}
+	}
+	var refused []string
+	for _, k := range sortedKeys(r.counts) {
+		if why, ok := strings.CutPrefix(k, "refused "); ok {
+			refused = append(refused, fmt.Sprintf("%s %d", why, r.counts[k]))
+		}
+	}
+	t.Logf("seed %d (strict %v): %d operations: visible writes %d accepted, %d refused (%s); hidden writes %d recorded, %d refused; %d answers compared",
+		seed, seed%2 == 0, ops, r.counts["visible"], r.counts["visible refused"], strings.Join(refused, ", "),
+		r.counts["hidden"], r.counts["hidden refused"], r.tw.compared)
+}
+
+func (r *twRun) pick(xs []string) string { return xs[r.rng.IntN(len(xs))] }
+
+func (r *twRun) key() string {
+	return r.pick(pmSubjects) + "." + r.pick(pmPredicates)
+}
+
+// value is a value for pred: the visible team mostly keeps p0 to strings and p1 to numbers;
+// the hidden team writes any type anywhere, which must never refuse the visible team's.
+func (r *twRun) value(pred string, hidden bool) mql.Value {
+	x := r.rng.IntN(20)
+	switch {
+	case hidden && x < 7 || !hidden && x == 0:
+		return mql.Bool(r.rng.IntN(2) == 0)
+	case hidden && x < 14 || !hidden && x == 1 || !hidden && pred == "p1" && x > 2:
+		return mql.Number(float64(r.rng.IntN(4)))
+	}
+	return mql.String(fmt.Sprintf("val-%d", r.rng.IntN(6)))
+}
+
+// sources names none, one or two sources (perhaps the same one twice) from a small pool.
+func (r *twRun) sources() []mql.Source {
+	var out []mql.Source
+	for range r.rng.IntN(3) {
+		out = append(out, mql.Source{ID: r.pick(twSources), Excerpt: []string{"", "e1", "e2"}[r.rng.IntN(3)]})
+	}
+	return out
+}
+
+// hiddenWrite records something seen by hidden principals only, in the first store. It may be
+// refused; then nothing happened.
+func (r *twRun) hiddenWrite() {
+	f := r.tw.f[0]
+	by := r.pick(twHidden)
+	seen := []string{by}
+	if r.rng.IntN(3) == 0 {
+		seen = twHidden
+	}
+	var rc mql.Receipt
+	var err error
+	kind := ""
+	switch x := r.rng.IntN(10); {
+	case x < 5:
+		kind = "assert"
+		k := r.key()
+		subj, pred, _ := strings.Cut(k, ".")
+		spec := mql.AssertSpec{Subject: subj, Predicate: pred, Value: r.value(pred, true), By: by, SeenBy: seen, Sources: r.sources()}
+		rc, err = f.db.Assert(f.ctx, spec)
+		// Refused for its type: the hidden team keeps to its own types, then.
+		for _, v := range []mql.Value{mql.String("val-0"), mql.Number(1), mql.Bool(true)} {
+			if errors.Is(err, mql.ErrValueType) {
+				spec.Value = v
+				rc, err = f.db.Assert(f.ctx, spec)
+			}
+		}
+		if err == nil {
+			r.hid = append(r.hid, twRec{refs: [2]string{rc.Ref}, key: k, claim: true, seenBy: seen})
+		}
+	case x < 8:
+		kind = "derive"
+		name := r.pick(pmArtNames)
+		var from []string
+		for range 1 + r.rng.IntN(2) {
+			switch y := r.rng.IntN(4); {
+			case y == 0 && len(r.hid) > 0:
+				from = append(from, r.hid[r.rng.IntN(len(r.hid))].refs[0])
+			case y == 1 && len(r.vis) > 0:
+				from = append(from, r.vis[r.rng.IntN(len(r.vis))].refs[0])
+			case y == 2:
+				from = append(from, r.pick(pmArtNames))
+			default:
+				from = append(from, r.key())
+			}
+		}
+		rc, err = f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen})
+		if err == nil {
+			r.hid = append(r.hid, twRec{refs: [2]string{rc.Ref}, key: name, seenBy: seen})
+		}
+	default:
+		if len(r.hid) == 0 {
+			return
+		}
+		h := r.hid[r.rng.IntN(len(r.hid))]
+		switch {
+		case !h.claim:
+			kind = "review"
+			rc, err = f.db.Review(f.ctx, mql.ReviewSpec{Artifact: h.refs[0], By: by})
+		case r.rng.IntN(2) == 0:
+			kind = "confirm"
+			rc, err = f.db.Confirm(f.ctx, mql.ConfirmSpec{Claim: h.refs[0], By: "h1"})
+		default:
+			kind = "revoke"
+			spec := mql.RevokeSpec{Claim: h.refs[0], By: by}
+			if o := r.hid[r.rng.IntN(len(r.hid))]; o.claim && o.key == h.key && r.rng.IntN(2) == 0 {
+				spec.ReplacedBy = o.refs[0]
+			}
+			rc, err = f.db.Revoke(f.ctx, spec)
+		}
+	}
+	_, _ = rc, kind
+	if err == nil {
+		r.counts["hidden"]++
+	} else {
+		r.counts["hidden refused"]++
+	}
+}
+
+// target picks what a visible write names: a record both stores hold (by label), or a probe
+// naming a hidden record in the first store and a version that never existed in the second.
+// A probe stays with the twins, so that later reads ask about it too.
+func (r *twRun) target(claim bool) (refs [2]string, ok bool) {
+	if r.rng.IntN(5) == 0 {
+		var hs []twRec
+		for _, h := range r.hid {
+			if h.claim == claim {
+				hs = append(hs, h)
+			}
+		}
+		if len(hs) > 0 {
+			h := hs[r.rng.IntN(len(hs))]
+			for _, p := range r.tw.probes {
+				if p[0] == h.refs[0] {
+					return p, true
+				}
+			}
+			refs = [2]string{h.refs[0], fmt.Sprintf("%s@%d", h.key, 1000+len(r.tw.probes))}
+			r.tw.probes = append(r.tw.probes, refs)
+			return refs, true
+		}
+	}
+	var vs []twRec
+	for _, v := range r.vis {
+		if v.claim == claim {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return refs, false
+	}
+	return vs[r.rng.IntN(len(vs))].refs, true
+}
+
+func (r *twRun) visibleWrite(step int) {
+	by := r.pick(twVisible)
+	var what string
+	var w [2]func(f *fixture) (mql.Receipt, error)
+	same := func(fn func(f *fixture) (mql.Receipt, error)) {
+		w = [2]func(f *fixture) (mql.Receipt, error){fn, fn}
+	}
+	var rec *twRec
+	switch x := r.rng.IntN(100); {
+	case x < 40:
+		k := r.key()
+		subj, pred, _ := strings.Cut(k, ".")
+		var seen []string
+		switch r.rng.IntN(6) {
+		case 0, 1:
+			seen = []string{by}
+		case 2:
+			seen = []string{by, r.pick(twVisible)}
+		case 3:
+			seen = []string{by, r.pick(twHidden)}
+		case 4:
+			seen = []string{r.pick(twVisible)} // refused unless by is in it
+		}
+		spec := mql.AssertSpec{Subject: subj, Predicate: pred, Value: r.value(pred, false), By: by, SeenBy: seen, Sources: r.sources()}
+		if r.rng.IntN(3) == 0 {
+			spec.Kind = mql.Inferred
+		}
+		what = fmt.Sprintf("assert %s = %s by %s seen by %v from %v", k, spec.Value, by, seen, spec.Sources)
+		same(func(f *fixture) (mql.Receipt, error) { return f.db.Assert(f.ctx, spec) })
+		rec = &twRec{key: k, claim: true, seenBy: seen}
+	case x < 55:
+		refs, ok := r.target(true)
+		if !ok {
+			return
+		}
+		var repl [2]string
+		if r.rng.IntN(3) == 0 {
+			if o, ok := r.target(true); ok {
+				repl = o
+			}
+		}
+		what = fmt.Sprintf("revoke %v by %s replaced by %v", refs, by, repl)
+		for i := range w {
+			spec := mql.RevokeSpec{Claim: refs[i], By: by, ReplacedBy: repl[i]}
+			w[i] = func(f *fixture) (mql.Receipt, error) { return f.db.Revoke(f.ctx, spec) }
+		}
+	case x < 65:
+		refs, ok := r.target(true)
+		if !ok {
+			return
+		}
+		if k, _, _ := strings.Cut(refs[0], "@"); r.rng.IntN(3) == 0 {
+			refs = [2]string{k, k} // the live claim the confirmer sees
+		}
+		what = fmt.Sprintf("confirm %v by %s", refs, by)
+		for i := range w {
+			spec := mql.ConfirmSpec{Claim: refs[i], By: by}
+			w[i] = func(f *fixture) (mql.Receipt, error) { return f.db.Confirm(f.ctx, spec) }
+		}
+	case x < 88:
+		name := r.pick(pmArtNames)
+		var from [2][]string
+		for range 1 + r.rng.IntN(2) {
+			var refs [2]string
+			switch y := r.rng.IntN(6); {
+			case y < 4:
+				var ok bool
+				if refs, ok = r.target(y < 2); !ok {
+					continue
+				}
+			case y == 4:
+				a := r.pick(pmArtNames)
+				refs = [2]string{a, a}
+			default:
+				k := r.key()
+				refs = [2]string{k, k}
+			}
+			from[0], from[1] = append(from[0], refs[0]), append(from[1], refs[1])
+		}
+		if len(from[0]) == 0 {
+			return
+		}
+		var seen []string
+		switch r.rng.IntN(5) {
+		case 0:
+			seen = []string{by}
+		case 1:
+			seen = []string{by, r.pick(twVisible)}
+		}
+		what = fmt.Sprintf("derive %s from %v by %s seen by %v", name, from, by, seen)
+		for i := range w {
+			spec := mql.DeriveSpec{Artifact: name, From: from[i], By: by, SeenBy: seen}
+			w[i] = func(f *fixture) (mql.Receipt, error) { return f.db.Derive(f.ctx, spec) }
+		}
+		rec = &twRec{key: name, seenBy: seen}
+	default:
+		refs, ok := r.target(false)
+		if !ok {
+			return
+		}
+		if a, _, _ := strings.Cut(refs[0], "@"); r.rng.IntN(3) == 0 {
+			refs = [2]string{a, a}
+		}
+		what = fmt.Sprintf("review %v by %s", refs, by)
+		for i := range w {
+			spec := mql.ReviewSpec{Artifact: refs[i], By: by}
+			w[i] = func(f *fixture) (mql.Receipt, error) { return f.db.Review(f.ctx, spec) }
+		}
+	}
+	i := 0
+	rcs, errs := r.tw.visible(fmt.Sprintf("step %d: %s", step, what), func(f *fixture) (mql.Receipt, error) {
+		defer func() { i++ }()
+		return w[i](f)
+	})
+	if errs[0] != nil {
+		r.counts["visible refused"]++
+		r.counts["refused "+errName(errs[0])]++
+		return
+	}
+	r.counts["visible"]++
+	if rec != nil {
+		rec.refs = [2]string{rcs[0].Ref, rcs[1].Ref}
+		r.vis = append(r.vis, *rec)
+	}
+}
+
+func (r *twRun) reads(who string, step int) {
+	r.t.Helper()
+	var keys []string
+	for _, s := range pmSubjects {
+		for _, p := range pmPredicates {
+			keys = append(keys, s+"."+p)
+		}
+	}
+	asOf := 0
+	if r.tw.labels > 0 && r.rng.IntN(3) == 0 {
+		asOf = 1 + r.rng.IntN(r.tw.labels)
+	}
+	r.tw.reads(who, keys, pmArtNames, asOf)
 }

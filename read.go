@@ -560,7 +560,7 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 					out.Revocations++
 				}
 				for _, s := range e.Sources {
-					srcs[s] = true
+					srcs[graphstore.SourceName(s)] = true
 				}
 			}
 		}
@@ -568,13 +568,14 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 		out.Contested = out.ByState[Contested]
 		pc := provenance.NewCache(v)
 		for _, name := range v.ArtifactNames() {
-			a := v.LatestArtifact(name)
-			if a == nil || v.Artifact(a.ID) == nil {
-				continue
-			}
-			out.Artifacts++
-			if pc.ReviewState(a).Needs {
-				out.NeedsReview++
+			for _, a := range v.ArtifactVersions(name) {
+				if v.ArtifactSupersededBy(a) != nil {
+					continue
+				}
+				out.Artifacts++
+				if pc.ReviewState(a).Needs {
+					out.NeedsReview++
+				}
 			}
 		}
 		if out.Artifacts > 0 {
@@ -619,9 +620,9 @@ func changeOf(v *graphstore.View, n graphstore.NodeRef) Change {
 		return ch
 	}
 	a := v.Artifact(*n.Artifact)
-	if !v.ArtifactSupersededAt(a).IsZero() {
+	if next := v.ArtifactSupersededBy(a); next != nil {
 		ch.State = Superseded
-		if next := v.Artifact(graphstore.ArtifactID{Name: a.ID.Name, Version: a.ID.Version + 1}); next != nil {
+		if v.Artifact(next.ID) != nil {
 			ch.ReplacedBy = next.ID.String()
 		}
 	}

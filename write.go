@@ -245,9 +245,10 @@ func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
 // numbers versions and decides supersession exactly as separate transactions would.
 type pending struct {
 	v        *graphstore.View
+	as       map[string]*graphstore.View // v as each asserter sees it
 	versions map[graphstore.Key]int
 	live     map[audKey]liveClaim
-	types    map[string]graphstore.ValueType
+	typed    map[string][]*graphstore.Claim // by predicate, the first claim built so far of each audience: the value types they fix
 	sources  map[string]*graphstore.Source
 }
 
@@ -264,8 +265,18 @@ type liveClaim struct {
 }
 
 func newPending(v *graphstore.View) *pending {
-	return &pending{v: v, versions: map[graphstore.Key]int{}, live: map[audKey]liveClaim{},
-		types: map[string]graphstore.ValueType{}, sources: map[string]*graphstore.Source{}}
+	return &pending{v: v, as: map[string]*graphstore.View{}, versions: map[graphstore.Key]int{}, live: map[audKey]liveClaim{},
+		typed: map[string][]*graphstore.Claim{}, sources: map[string]*graphstore.Source{}}
+}
+
+// viewAs is the newest state as principal by may see it.
+func (p *pending) viewAs(by string) *graphstore.View {
+	if v := p.as[by]; v != nil {
+		return v
+	}
+	v := p.v.Index().View(p.v.AsOf(), p.v.Now(), by)
+	p.as[by] = v
+	return v
 }
 
 func (p *pending) versionCount(k graphstore.Key) int {
@@ -285,11 +296,19 @@ func (p *pending) liveOf(k graphstore.Key, audience string) liveClaim {
 	return liveClaim{}
 }
 
-func (p *pending) valueType(pred string) (graphstore.ValueType, bool) {
-	if t, ok := p.types[pred]; ok {
+// valueType is the type of the first claim of pred that by may see: the type by's claim must
+// have. It consults only what by may see, so a refusal tells by nothing about hidden claims.
+func (p *pending) valueType(by, pred string) (graphstore.ValueType, bool) {
+	mine := p.viewAs(by)
+	if t, ok := mine.ValueType(pred); ok {
 		return t, true
 	}
-	return p.v.ValueType(pred)
+	for _, c := range p.typed[pred] {
+		if mine.CanSee(c.SeenBy) {
+			return c.Value.Type, true
+		}
+	}
+	return "", false
 }
 
 func (p *pending) source(id string) *graphstore.Source {
@@ -311,8 +330,8 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	if err := checkValue(key, s.Value); err != nil {
 		return nil, err
 	}
-	if t, ok := p.valueType(s.Predicate); ok && t != s.Value.Type {
-		return nil, fmt.Errorf("%s = %s: %w: %s holds %s values (fixed by its first claim); give a %s", key, s.Value, ErrValueType, s.Predicate, t, t)
+	if t, ok := p.valueType(s.By, s.Predicate); ok && t != s.Value.Type {
+		return nil, fmt.Errorf("%s = %s: %w: %s holds %s values (fixed by the first of its claims that %s may see); give a %s", key, s.Value, ErrValueType, s.Predicate, t, s.By, t)
 	}
 	conf := 1.0
 	if s.Confidence != nil {
@@ -341,6 +360,10 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAudience(v, s.By, seen); err != nil {
+		return nil, err
+	}
+	aud := graphstore.Audience(seen)
 	grant := ""
 	if v.Meta().Strict {
 		if grant, err = authority.Standing(v, s.By, RightAssert, key.String()); err != nil {
@@ -352,19 +375,22 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		if err := checkSource(src); err != nil {
 			return nil, err
 		}
-		if slices.Contains(srcIDs, src.ID) {
+		// The claim cites its own audience's record of the source: one recorded by a claim
+		// that every principal who may see this one may see too, and no other.
+		sk := graphstore.SourceKey(src.ID, aud)
+		if slices.Contains(srcIDs, sk) {
 			continue
 		}
-		srcIDs = append(srcIDs, src.ID)
-		if old := p.source(src.ID); old != nil {
+		srcIDs = append(srcIDs, sk)
+		if old := p.source(sk); old != nil {
 			if (src.Excerpt != "" && src.Excerpt != old.Excerpt) || (src.URI != "" && src.URI != old.URI) || (src.Revision != "" && src.Revision != old.Revision) {
 				return nil, fmt.Errorf("source %q: %w: it is already recorded with other details; give it a new id (e.g. with its revision)", src.ID, ErrConflict)
 			}
 			continue
 		}
-		ns := &graphstore.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
+		ns := &graphstore.Source{ID: sk, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
 		tx.Sources = append(tx.Sources, ns)
-		p.sources[src.ID] = ns
+		p.sources[sk] = ns
 	}
 	c := &graphstore.Claim{
 		ID:         graphstore.ClaimID{Key: key, Version: p.versionCount(key) + 1},
@@ -379,7 +405,6 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		Grant:      grant,
 		Tx:         tx.ID,
 	}
-	aud := graphstore.Audience(seen)
 	live := p.liveOf(key, aud)
 	switch {
 	case !live.ok:
@@ -395,7 +420,9 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	}
 	tx.Claims = append(tx.Claims, c)
 	p.versions[key] = c.ID.Version
-	p.types[s.Predicate] = c.Value.Type
+	if firsts := p.typed[s.Predicate]; !slices.ContainsFunc(firsts, func(f *graphstore.Claim) bool { return graphstore.Audience(f.SeenBy) == aud }) {
+		p.typed[s.Predicate] = append(firsts, c)
+	}
 	if c.Contests == nil && c.Corroborates == nil {
 		p.live[audKey{key, aud}] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
 	}
@@ -465,10 +492,23 @@ func checkSource(s Source) error {
 	if s.ID == "" || len(s.ID) > 1024 {
 		return fmt.Errorf("source id %.40q: %w: a source needs an id of 1 to 1024 bytes", s.ID, ErrInvalid)
 	}
+	if strings.IndexByte(s.ID, 0) >= 0 {
+		return fmt.Errorf("source id %.40q: %w: a source id may not contain a NUL byte", s.ID, ErrInvalid)
+	}
 	if len(s.Excerpt) > maxLiteral {
 		return fmt.Errorf("source %q: %w: excerpts are at most 1 MiB", s.ID, ErrInvalid)
 	}
 	return nil
+}
+
+// checkAudience refuses a claim or artifact that its writer would not itself see: only the
+// owner writes for others. Writing into an audience one is not in would let a principal
+// supersede or contest what it may not read, and learn from the receipt what it holds.
+func checkAudience(v *graphstore.View, by string, seen []string) error {
+	if len(seen) == 0 || by == v.Meta().Owner || slices.Contains(seen, by) {
+		return nil
+	}
+	return fmt.Errorf("seen by %s: %w: %s would not see what it writes; add %s to seen by (only the owner writes for others)", strings.Join(seen, ", "), ErrInvalid, by, by)
 }
 
 func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
@@ -508,14 +548,16 @@ func parseClaimRef(s string) (graphstore.ClaimID, error) {
 	return id, nil
 }
 
-// resolveClaim finds a claim version visible in v; version 0 means the live claim.
+// resolveClaim finds a claim version visible in v; version 0 means the live claim. What it
+// says when there is none is built from what v's reader may see only, so it reads the same
+// whether a version the reader may not see exists or never did.
 func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimEntry, error) {
 	if id.Version == 0 {
 		if e := v.LiveClaim(id.Key); e != nil {
 			return e, nil
 		}
-		if n := len(v.Versions(id.Key)); n > 0 {
-			return nil, fmt.Errorf("%s: %w: it has no live claim; name a version (@1…@%d)", id.Key, ErrNotFound, v.Versions(id.Key)[n-1].ID.Version)
+		if vs := v.Versions(id.Key); len(vs) > 0 {
+			return nil, fmt.Errorf("%s: %w: it has no live claim; name a version (the newest is %s)", id.Key, ErrNotFound, vs[len(vs)-1].ID)
 		}
 		return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", id.Key, ErrNotFound)
 	}
@@ -523,7 +565,7 @@ func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimE
 		return e, nil
 	}
 	if vs := v.Versions(id.Key); len(vs) > 0 {
-		return nil, fmt.Errorf("%s: %w: %s has versions @1…@%d", id, ErrNotFound, id.Key, vs[len(vs)-1].ID.Version)
+		return nil, fmt.Errorf("%s: %w: no such version; the newest is %s", id, ErrNotFound, vs[len(vs)-1].ID)
 	}
 	return nil, fmt.Errorf("%s: %w: no claim was ever recorded for %s", id, ErrNotFound, id.Key)
 }
@@ -639,18 +681,20 @@ func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
 	return id, nil
 }
 
+// resolveArtifact finds an artifact version visible in v; version 0 means the newest visible.
+// Like resolveClaim, what it says when there is none depends on nothing v's reader may not see.
 func resolveArtifact(v *graphstore.View, id graphstore.ArtifactID) (*graphstore.ArtifactNode, error) {
-	vs := v.ArtifactVersions(id.Name)
-	if len(vs) == 0 {
+	latest := v.LatestArtifact(id.Name)
+	if latest == nil {
 		return nil, fmt.Errorf("artifact %s: %w: derive it first", id.Name, ErrNotFound)
 	}
 	if id.Version == 0 {
-		return vs[len(vs)-1], nil
+		return latest, nil
 	}
 	if n := v.Artifact(id); n != nil {
 		return n, nil
 	}
-	return nil, fmt.Errorf("%s: %w: %s has versions @1…@%d", id, ErrNotFound, id.Name, vs[len(vs)-1].ID.Version)
+	return nil, fmt.Errorf("%s: %w: no such version; the newest is %s", id, ErrNotFound, latest.ID)
 }
 
 // resolveNode resolves a claim ("S.p[@N]") or artifact ("name[@N]") reference in v.
@@ -709,7 +753,7 @@ func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
 			}
 			// Deriving a version from the artifact's own earlier version folds it forward; any
 			// other input that rests on the artifact would close a cycle.
-			if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(v, n, s.Artifact) {
+			if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, n, s.Artifact) {
 				return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
 			}
 			if seen := seenByOf(v, n); len(seen) > 0 {
@@ -730,6 +774,9 @@ func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
 				return fmt.Errorf("derive %s: %w: its inputs are seen by disjoint principals; say who may see it with `seen by`", s.Artifact, ErrInvalid)
 			}
 		}
+		if err := checkAudience(v, s.By, seen); err != nil {
+			return err
+		}
 		a := &graphstore.Artifact{
 			ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
 			DerivedFrom: inputs,
@@ -738,11 +785,15 @@ func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
 			SeenBy:      seen,
 			Tx:          tx.ID,
 		}
+		// Like a claim, a version supersedes only within its own audience: versions seen by
+		// different principals are separate memories, and one never changes the other.
+		if prev := v.LatestArtifactIn(s.Artifact, graphstore.Audience(seen)); prev != nil {
+			id := prev.ID
+			a.Supersedes = &id
+			rc.Supersedes = id.String()
+		}
 		tx.Artifacts = append(tx.Artifacts, a)
 		rc.Ref, rc.State = a.ID.String(), Live
-		if a.ID.Version > 1 {
-			rc.Supersedes = graphstore.ArtifactID{Name: a.ID.Name, Version: a.ID.Version - 1}.String()
-		}
 		return nil
 	})
 }
@@ -754,7 +805,10 @@ func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
 	return v.Artifact(*n.Artifact).SeenBy
 }
 
-// dependsOn reports whether node rests, transitively, on any version of artifact name.
+// dependsOn reports whether node rests, transitively, on any version of artifact name, through
+// what v's reader may see. Inputs are pinned to versions that existed before, so the versions
+// themselves never form a cycle; the rule is about names, and is judged on what the deriver
+// may see so that a refusal never depends on a hidden artifact.
 func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
 	seen := map[string]bool{}
 	stack := []graphstore.NodeRef{node}
@@ -768,7 +822,7 @@ func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
 		if n.Artifact.Name == name {
 			return true
 		}
-		if a := v.All().Artifact(*n.Artifact); a != nil {
+		if a := v.Artifact(*n.Artifact); a != nil {
 			stack = append(stack, a.DerivedFrom...)
 		}
 	}
@@ -792,7 +846,7 @@ func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
 		}
 		tx.Reviews = append(tx.Reviews, &graphstore.Review{ID: recordID("v", tx), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
 		rc.Ref, rc.State = n.ID.String(), Live
-		if v.LatestArtifact(n.ID.Name) != n {
+		if v.ArtifactSupersededBy(n) != nil {
 			rc.State = Superseded
 		}
 		return nil

@@ -687,8 +687,11 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if err := e.principals(n, a.SeenBy, what); err != nil {
 			return wrap(err)
 		}
-		if a.ID.Version > 1 {
-			e.add(n, provWasRevisionOf, artifactIRI(ArtifactID{Name: a.ID.Name, Version: a.ID.Version - 1}))
+		if a.Supersedes != nil {
+			if a.Supersedes.Name != a.ID.Name || a.Supersedes.Version < 1 || a.Supersedes.Version >= a.ID.Version {
+				return wrap(fmt.Errorf("%s supersedes %s, which is not an earlier version of it", what, a.Supersedes))
+			}
+			e.add(n, provWasRevisionOf, artifactIRI(*a.Supersedes))
 		}
 		e.add(n, mqlOrd, quad.Int(i))
 	}
@@ -1422,6 +1425,17 @@ func (d *txDecoder) artifact(n *node) (*Artifact, error) {
 	if a.SeenBy, err = d.principalList(n); err != nil {
 		return nil, err
 	}
+	v, err := d.opt(n, provWasRevisionOf)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		prev, err := parseArtifactIRI(v)
+		if err != nil {
+			return nil, d.fail(n, "%s: %v", provWasRevisionOf, err)
+		}
+		a.Supersedes = &prev
+	}
 	return a, nil
 }
 
@@ -1591,6 +1605,14 @@ func (c *chain) check(tx *Tx) error {
 		}
 		if a.ID.Version != v+1 {
 			return fail("artifact %s recorded after version %d", a.ID, v)
+		}
+		if p := a.Supersedes; p != nil {
+			if p.Name != a.ID.Name || p.Version >= a.ID.Version {
+				return fail("artifact %s supersedes %s, which is not an earlier version of it", a.ID, p)
+			}
+			if !hasArt(*p) {
+				return fail("artifact %s supersedes %s, which was never recorded", a.ID, p)
+			}
 		}
 		for _, d := range a.DerivedFrom {
 			if d.Claim != nil && !hasClaim(*d.Claim) {

@@ -68,6 +68,8 @@ func fullTx() *Tx {
 				By: "worker-3", Confidence: 1, Tx: id},
 			{ID: ArtifactID{Name: "plan:pick-vendor", Version: 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{Name: "plan:pick-vendor", Version: 1}}},
 				By: "worker-3", Confidence: 0.75, SeenBy: []string{"worker-3"}, Tx: id},
+			{ID: ArtifactID{Name: "plan:pick-vendor", Version: 3}, By: "worker-3", Confidence: 1,
+				Supersedes: &ArtifactID{Name: "plan:pick-vendor", Version: 1}, Tx: id},
 			{ID: ArtifactID{Name: "summary@x", Version: 1}, By: "owner", Confidence: 1, Tx: id},
 		},
 		Reviews: []*Review{
@@ -200,6 +202,12 @@ func TestEncodeRefuses(t *testing.T) {
 		"zero time value":   func(tx *Tx) { tx.Claims[6].Value.Time = time.Time{} },
 		"claim no subject":  func(tx *Tx) { tx.Claims[0].ID.Subject = "" },
 		"meta without name": func(tx *Tx) { tx.Meta.Owner = "" },
+		"supersedes another name": func(tx *Tx) {
+			tx.Artifacts[2].Supersedes = &ArtifactID{Name: "summary@x", Version: 1}
+		},
+		"supersedes a later version": func(tx *Tx) {
+			tx.Artifacts[2].Supersedes = &ArtifactID{Name: "plan:pick-vendor", Version: 3}
+		},
 	}
 	for name, mutate := range cases {
 		tx := fullTx()
@@ -269,16 +277,18 @@ func TestChainCheck(t *testing.T) {
 	}
 	c.add(g)
 	bad := map[string]*Tx{
-		"gap":             {ID: 3},
-		"meta again":      {ID: 2, Meta: &StoreMeta{Owner: "x"}},
-		"version skip":    {ID: 2, Claims: []*Claim{{ID: *cid("A.p@2")}}},
-		"unknown revoke":  {ID: 2, Revocations: []*Revocation{{ID: "r", Claim: *cid("A.p@1")}}},
-		"unknown source":  {ID: 2, Claims: []*Claim{{ID: *cid("A.p@1"), Sources: []string{"s"}}}},
-		"other key":       {ID: 2, Claims: []*Claim{{ID: *cid("A.p@1")}, {ID: *cid("A.q@1"), Supersedes: cid("A.p@1")}}},
-		"unknown derive":  {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 1}, DerivedFrom: []NodeRef{{Claim: cid("A.p@1")}}}}},
-		"unknown review":  {ID: 2, Reviews: []*Review{{ID: "v", Artifact: ArtifactID{"a", 1}}}},
-		"artifact skip":   {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 2}}}},
-		"unknown confirm": {ID: 2, Confirmations: []*Confirmation{{ID: "c", Claim: *cid("A.p@1")}}},
+		"gap":                      {ID: 3},
+		"meta again":               {ID: 2, Meta: &StoreMeta{Owner: "x"}},
+		"version skip":             {ID: 2, Claims: []*Claim{{ID: *cid("A.p@2")}}},
+		"unknown revoke":           {ID: 2, Revocations: []*Revocation{{ID: "r", Claim: *cid("A.p@1")}}},
+		"unknown source":           {ID: 2, Claims: []*Claim{{ID: *cid("A.p@1"), Sources: []string{"s"}}}},
+		"other key":                {ID: 2, Claims: []*Claim{{ID: *cid("A.p@1")}, {ID: *cid("A.q@1"), Supersedes: cid("A.p@1")}}},
+		"unknown derive":           {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 1}, DerivedFrom: []NodeRef{{Claim: cid("A.p@1")}}}}},
+		"unknown review":           {ID: 2, Reviews: []*Review{{ID: "v", Artifact: ArtifactID{"a", 1}}}},
+		"artifact skip":            {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 2}}}},
+		"unknown confirm":          {ID: 2, Confirmations: []*Confirmation{{ID: "c", Claim: *cid("A.p@1")}}},
+		"unknown superseded":       {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 1}}, {ID: ArtifactID{"a", 2}, Supersedes: &ArtifactID{"a", 3}}}},
+		"superseding another name": {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"b", 1}}, {ID: ArtifactID{"a", 1}}, {ID: ArtifactID{"a", 2}, Supersedes: &ArtifactID{"b", 1}}}},
 	}
 	for name, tx := range bad {
 		if err := c.check(tx); err == nil {
@@ -289,7 +299,7 @@ func TestChainCheck(t *testing.T) {
 		Sources:     []*Source{{ID: "s"}},
 		Claims:      []*Claim{{ID: *cid("A.p@1"), Sources: []string{"s"}}, {ID: *cid("A.p@2"), Supersedes: cid("A.p@1")}},
 		Revocations: []*Revocation{{ID: "r", Claim: *cid("A.p@2"), ReplacedBy: cid("A.p@1")}},
-		Artifacts:   []*Artifact{{ID: ArtifactID{"a", 1}, DerivedFrom: []NodeRef{{Claim: cid("A.p@1")}}}, {ID: ArtifactID{"a", 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{"a", 1}}}}},
+		Artifacts:   []*Artifact{{ID: ArtifactID{"a", 1}, DerivedFrom: []NodeRef{{Claim: cid("A.p@1")}}}, {ID: ArtifactID{"a", 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{"a", 1}}}, Supersedes: &ArtifactID{"a", 1}}},
 		Reviews:     []*Review{{ID: "v", Artifact: ArtifactID{"a", 2}}},
 	}
 	if err := c.check(ok); err != nil {

@@ -3,6 +3,7 @@ package graphstore
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -42,25 +43,22 @@ type indexData struct {
 	arts       map[ArtifactID]*ArtifactNode
 	dependents map[string][]*ArtifactNode // by NodeRef.String()
 	decays     map[string][]*Decay
-	valueTypes map[string]*typeDecl // by predicate; the first claim fixes it
-}
-
-type typeDecl struct {
-	typ ValueType
-	tx  TxID
+	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
+	// recorded: the first of them a viewer may see fixes the type of the values it may give.
+	valueTypes map[string][]*ClaimEntry
 }
 
 // KeyEntry holds every version of one subject.predicate, in version order.
 type KeyEntry struct {
 	Key      Key
 	Versions []*ClaimEntry
-	pos      int         // among the keys of its predicate: the order a find lists them in
 	slots    []*liveSlot // one per audience, in the order of each audience's first claim
 }
 
 // ClaimEntry is a claim with every later event that touched it, each list in transaction order.
 type ClaimEntry struct {
 	*Claim
+	seq           int             // its place among all claims, in the order they were recorded
 	audience      string          // Audience(SeenBy)
 	slot          *liveSlot       // of its key and audience
 	RevisedBy     []*Claim        // claims whose Supersedes names this one
@@ -75,10 +73,13 @@ type ArtifactEntry struct {
 	Versions []*ArtifactNode
 }
 
-// ArtifactNode is one artifact version with its reviews.
+// ArtifactNode is one artifact version with the versions that superseded it and its reviews.
 type ArtifactNode struct {
 	*Artifact
-	Reviews []*Review
+	seq       int             // its place among all artifact versions, in the order they were recorded
+	audience  string          // Audience(SeenBy)
+	RevisedBy []*ArtifactNode // versions whose Supersedes names this one; the first counts
+	Reviews   []*Review
 }
 
 // NewIndex returns an empty index.
@@ -100,7 +101,7 @@ func newIndexData() *indexData {
 		arts:       map[ArtifactID]*ArtifactNode{},
 		dependents: map[string][]*ArtifactNode{},
 		decays:     map[string][]*Decay{},
-		valueTypes: map[string]*typeDecl{},
+		valueTypes: map[string][]*ClaimEntry{},
 	}
 }
 
@@ -223,7 +224,7 @@ func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {
 func (ix *Index) addClaim(c *Claim) {
 	ke := ix.keys[c.ID.Key]
 	if ke == nil {
-		ke = &KeyEntry{Key: c.ID.Key, pos: len(ix.preds[c.ID.Predicate])}
+		ke = &KeyEntry{Key: c.ID.Key}
 		ix.keys[c.ID.Key] = ke
 		ix.keyOrder = append(ix.keyOrder, c.ID.Key)
 		if _, ok := ix.subjects[c.ID.Subject]; !ok {
@@ -235,10 +236,10 @@ func (ix *Index) addClaim(c *Claim) {
 	if c.ID.Version != len(ke.Versions)+1 {
 		panic(fmt.Sprintf("graphstore: %s recorded after version %d", c.ID, len(ke.Versions)))
 	}
-	e := &ClaimEntry{Claim: c, audience: Audience(c.SeenBy)}
+	e := &ClaimEntry{Claim: c, seq: len(ix.claims), audience: Audience(c.SeenBy)}
 	e.slot = ke.slotOf(e.audience)
 	if e.slot == nil {
-		e.slot = &liveSlot{key: ke, audience: e.audience, pos: len(ke.slots)}
+		e.slot = &liveSlot{key: ke, audience: e.audience, first: e}
 		ke.slots = append(ke.slots, e.slot)
 	}
 	e.slot.tx = c.Tx
@@ -251,8 +252,9 @@ func (ix *Index) addClaim(c *Claim) {
 	if c.Contests == nil && c.Corroborates == nil {
 		ix.setLive(e.slot, e)
 	}
-	if _, ok := ix.valueTypes[c.ID.Predicate]; !ok {
-		ix.valueTypes[c.ID.Predicate] = &typeDecl{typ: c.Value.Type, tx: c.Tx}
+	firsts := ix.valueTypes[c.ID.Predicate]
+	if !slices.ContainsFunc(firsts, func(f *ClaimEntry) bool { return f.audience == e.audience }) {
+		ix.valueTypes[c.ID.Predicate] = append(firsts, e)
 	}
 }
 
@@ -266,7 +268,14 @@ func (ix *Index) addArtifact(a *Artifact) {
 	if a.ID.Version != len(ae.Versions)+1 {
 		panic(fmt.Sprintf("graphstore: %s recorded after version %d", a.ID, len(ae.Versions)))
 	}
-	n := &ArtifactNode{Artifact: a}
+	n := &ArtifactNode{Artifact: a, seq: len(ix.arts), audience: Audience(a.SeenBy)}
+	if a.Supersedes != nil {
+		old := ix.arts[*a.Supersedes]
+		if old == nil {
+			panic(fmt.Sprintf("graphstore: %s supersedes unknown artifact %s", a.ID, a.Supersedes))
+		}
+		old.RevisedBy = append(old.RevisedBy, n)
+	}
 	ae.Versions = append(ae.Versions, n)
 	ix.arts[a.ID] = n
 	for _, in := range a.DerivedFrom {
@@ -277,6 +286,9 @@ func (ix *Index) addArtifact(a *Artifact) {
 
 // Audience is who may perceive the claim: Audience(SeenBy).
 func (e *ClaimEntry) Audience() string { return e.audience }
+
+// Audience is who may perceive the artifact version: Audience(SeenBy).
+func (n *ArtifactNode) Audience() string { return n.audience }
 
 // commitTo makes the pending transactions up to id visible to readers.
 func (ix *Index) commitTo(id TxID) {
@@ -307,7 +319,7 @@ func (ix *Index) dropPending() {
 type liveSlot struct {
 	key      *KeyEntry
 	audience string
-	pos      int // among the key's slots
+	first    *ClaimEntry // the audience's first claim of the key
 	e        *ClaimEntry
 	tx       TxID
 	set      *valueSet // where e is filed in byValue
@@ -387,12 +399,10 @@ func (ix *Index) setLive(s *liveSlot, e *ClaimEntry) {
 	}
 }
 
-// CompareListing orders claims of one predicate as a find lists its candidates: by key, in the
-// order the keys were first recorded, then by audience, in the order of each audience's first
-// claim.
+// CompareListing orders live claims as a find lists them: by the first claim of their key and
+// audience, in the order recorded. It looks at nothing but the claims' own audiences, so a
+// reader who may see both gets them in the same order whatever else the store holds (ordering
+// keys by their very first claim would let a claim the reader may not see move a key ahead).
 func CompareListing(a, b *ClaimEntry) int {
-	if c := cmp.Compare(a.slot.key.pos, b.slot.key.pos); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.slot.pos, b.slot.pos)
+	return cmp.Compare(a.slot.first.seq, b.slot.first.seq)
 }

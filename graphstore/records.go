@@ -74,13 +74,32 @@ type Grant struct {
 }
 
 // Source is the evidence a claim was read from. Sources are recorded the first time they are
-// named; later claims refer to them by ID.
+// named; later claims refer to them by ID. Each audience keeps its own record of a source
+// (see SourceKey), so that what a claim seen by some principals says of its evidence is never
+// checked against, nor shown to, anyone else.
 type Source struct {
 	ID       string
 	Excerpt  string
 	URI      string
 	Revision string
 	Tx       TxID
+}
+
+// SourceKey is the ID under which the source a user named id is recorded for the claims of
+// one audience: id itself for claims everyone may see, id, a NUL byte and the audience
+// otherwise. Users cannot name a source with a NUL byte, so the keys of two audiences never
+// meet.
+func SourceKey(id, audience string) string {
+	if audience == "" {
+		return id
+	}
+	return id + "\x00" + audience
+}
+
+// SourceName is the id a user gave a source recorded under key: key without its audience.
+func SourceName(key string) string {
+	name, _, _ := strings.Cut(key, "\x00")
+	return name
 }
 
 // Kind is how a claim was obtained.
@@ -245,14 +264,18 @@ func (n NodeRef) String() string {
 	return "<nil>"
 }
 
-// Artifact is one version of something derived from claims or other artifacts. Version N>1
-// supersedes version N-1.
+// Artifact is one version of something derived from claims or other artifacts. Versions are
+// numbered per name across audiences, so that name@N names one version for every reader;
+// a version supersedes only the newest earlier version of the same name and audience
+// (Supersedes, decided by the writer and recorded, as for claims), so that versions seen by
+// different principals are separate memories.
 type Artifact struct {
 	ID          ArtifactID
 	DerivedFrom []NodeRef
 	By          string
 	Confidence  float64 // its own confidence before the cap of rule 6; 1 unless given
 	SeenBy      []string
+	Supersedes  *ArtifactID // prov:wasRevisionOf; nil for the first version of its audience
 	Tx          TxID
 }
 

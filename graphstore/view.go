@@ -64,8 +64,9 @@ func (v *View) Index() *Index     { return v.ix }
 func (v *View) IsOwnerView() bool { return v.viewer == "" }
 
 // All is the same view without the perception filter: what the store holds as of the view.
-// Rules that are facts of the store (review state, the confidence cap, cycles) are judged on
-// it; what is shown to the reader must still go through v.
+// Rules that are facts of the store (review state, the confidence cap) are judged on it; what
+// is shown to the reader must still go through v. An artifact's inputs are visible to whoever
+// may see it unless its deriver shared it more widely, so for such readers All adds nothing.
 func (v *View) All() *View {
 	if v.viewer == "" {
 		return v
@@ -138,14 +139,18 @@ func (v *View) HalfLife(predicate string) time.Duration {
 	return ds[len(ds)-1].HalfLife
 }
 
-// ValueType is the type the predicate's first claim fixed, if any within the view. Types are
-// a schema fact, not claim content, so they are not filtered by visibility.
+// ValueType is the type of the first claim of predicate that the viewer may see within the
+// view, if any: the type a new claim of the viewer's must have. It consults nothing the viewer
+// may not see, so being refused tells a principal nothing about claims hidden from it; the
+// owner, and a principal who may see several audiences, may therefore see a predicate hold
+// values of more than one type.
 func (v *View) ValueType(predicate string) (ValueType, bool) {
-	d := v.ix.valueTypes[predicate]
-	if d == nil || !v.in(d.tx) {
-		return "", false
+	for _, e := range v.ix.valueTypes[predicate] {
+		if v.visibleClaim(e) {
+			return e.Value.Type, true
+		}
 	}
-	return d.typ, true
+	return "", false
 }
 
 // visibleClaim reports whether e exists in the view and the viewer may see it.
@@ -227,8 +232,8 @@ func (v *View) eachLiveOfKey(ke *KeyEntry, fn func(*ClaimEntry) bool) bool {
 	return true
 }
 
-// EachLiveOf calls fn with each live claim of predicate the viewer may see, in CompareListing
-// order, until fn returns false.
+// EachLiveOf calls fn with each live claim of predicate the viewer may see, key by key, until
+// fn returns false. Sort with CompareListing for an order that nothing hidden can change.
 func (v *View) EachLiveOf(predicate string, fn func(*ClaimEntry) bool) {
 	for _, ke := range v.ix.preds[predicate] {
 		if !v.eachLiveOfKey(ke, fn) {
@@ -363,60 +368,100 @@ func (v *View) liveInSlot(s *liveSlot) *ClaimEntry {
 	return nil
 }
 
-// Keys lists every key with at least one visible version, in the order first recorded.
+// Listings of keys, subjects and artifact names come in the order of the first version the
+// viewer may see. The order of the very first version would let a claim the viewer may not see
+// move a key ahead of another, and so tell it that something it may not see was recorded.
+
+// Keys lists every key with at least one visible version, in the order of its first visible
+// version.
 func (v *View) Keys() []Key { return v.filterKeys(v.ix.keyOrder) }
 
-// KeysOfSubject lists the keys of a subject with at least one visible version.
+// KeysOfSubject lists the keys of a subject with at least one visible version, in the order of
+// their first visible versions.
 func (v *View) KeysOfSubject(subject string) []Key { return v.filterKeys(v.ix.subjects[subject]) }
 
-// KeysOfPredicate lists the keys of a predicate with at least one visible version.
+// KeysOfPredicate lists the keys of a predicate with at least one visible version, in the order
+// of their first visible versions.
 func (v *View) KeysOfPredicate(predicate string) []Key {
 	kes := v.ix.preds[predicate]
 	out := make([]Key, 0, len(kes))
+	first := make([]int, 0, len(kes))
 	for _, ke := range kes {
-		if v.hasVisible(ke.Key) {
+		if e := v.firstSeen(ke); e != nil {
 			out = append(out, ke.Key)
+			first = append(first, e.seq)
 		}
 	}
-	return out
+	return sortBy(out, first)
 }
 
-// Subjects lists the subjects with at least one visible claim, in the order first recorded.
+// Subjects lists the subjects with at least one visible claim, in the order of their first
+// visible claims.
 func (v *View) Subjects() []string {
 	var out []string
+	var first []int
 	for _, s := range v.ix.subjOrder {
-		if len(v.KeysOfSubject(s)) > 0 {
+		seq := -1
+		for _, k := range v.ix.subjects[s] {
+			if e := v.firstSeen(v.ix.keys[k]); e != nil && (seq < 0 || e.seq < seq) {
+				seq = e.seq
+			}
+		}
+		if seq >= 0 {
 			out = append(out, s)
+			first = append(first, seq)
 		}
 	}
-	return out
+	return sortBy(out, first)
 }
 
 func (v *View) filterKeys(keys []Key) []Key {
 	out := make([]Key, 0, len(keys))
+	first := make([]int, 0, len(keys))
 	for _, k := range keys {
-		if v.hasVisible(k) {
+		if e := v.firstSeen(v.ix.keys[k]); e != nil {
 			out = append(out, k)
+			first = append(first, e.seq)
 		}
+	}
+	return sortBy(out, first)
+}
+
+// sortBy orders xs by the matching ranks, which are usually in order already: the lists are
+// kept in the order of the very first version, which for the owner, and for anyone in a store
+// whose first versions are public, is the order of the first visible one.
+func sortBy[T any](xs []T, ranks []int) []T {
+	if slices.IsSorted(ranks) {
+		return xs
+	}
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return ranks[a] - ranks[b] })
+	out := make([]T, len(xs))
+	for i, j := range idx {
+		out[i] = xs[j]
 	}
 	return out
 }
 
-// hasVisible reports whether key has a version in the view the viewer may see.
-func (v *View) hasVisible(k Key) bool {
-	ke := v.ix.keys[k]
+// firstSeen is the first version of a key the viewer may see within the view, or nil. It is
+// the first claim of the first audience the viewer belongs to: the key's audiences are kept
+// in the order of their first claims.
+func (v *View) firstSeen(ke *KeyEntry) *ClaimEntry {
 	if ke == nil {
-		return false
+		return nil
 	}
-	for _, e := range ke.Versions {
-		if !v.in(e.Tx) {
-			return false
+	for _, s := range ke.slots {
+		if !v.in(s.first.Tx) {
+			return nil
 		}
-		if v.CanSee(e.SeenBy) {
-			return true
+		if v.CanSee(s.first.SeenBy) {
+			return s.first
 		}
 	}
-	return false
+	return nil
 }
 
 // Revocation returns the revocation of a claim within the view, or nil.
@@ -561,55 +606,81 @@ func (v *View) ArtifactVersions(name string) []*ArtifactNode {
 	return out
 }
 
-// ArtifactVersionCount is the number of versions of name within the view, visible or not.
+// ArtifactVersionCount is the number of versions of name within the view, visible or not:
+// versions are numbered per name across audiences. Writers use it to number the next version.
 func (v *View) ArtifactVersionCount(name string) int {
 	ae := v.ix.artifacts[name]
 	if ae == nil {
 		return 0
 	}
-	n := 0
-	for _, a := range ae.Versions {
-		if v.in(a.Tx) {
-			n++
+	n, _ := slices.BinarySearchFunc(ae.Versions, v.asOf, func(a *ArtifactNode, t TxID) int {
+		if a.Tx > t {
+			return 1
 		}
-	}
+		return -1
+	})
 	return n
 }
 
-// ArtifactNames lists artifacts with at least one visible version, in the order first recorded.
+// ArtifactNames lists artifacts with at least one visible version, in the order of their first
+// visible versions.
 func (v *View) ArtifactNames() []string {
 	var out []string
+	var first []int
 	for _, name := range v.ix.artOrder {
-		if len(v.ArtifactVersions(name)) > 0 {
-			out = append(out, name)
+		for _, n := range v.ix.artifacts[name].Versions {
+			if !v.in(n.Tx) {
+				break
+			}
+			if v.CanSee(n.SeenBy) {
+				out = append(out, name)
+				first = append(first, n.seq)
+				break
+			}
 		}
 	}
-	return out
+	return sortBy(out, first)
 }
 
-// LatestArtifact is the newest version of name within the view (visible or not: versions
-// supersede each other regardless of who may read them), and whether the caller may see it.
+// LatestArtifact is the newest version of name the viewer may see within the view, or nil: what
+// an artifact named without @N means. (The owner, or a principal in several audiences, may see
+// more than one live version of a name: one per audience.)
 func (v *View) LatestArtifact(name string) *ArtifactNode {
+	vs := v.ArtifactVersions(name)
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs[len(vs)-1]
+}
+
+// LatestArtifactIn is the newest version of name within one audience, visible to the viewer or
+// not. Writers need it to decide what a new version supersedes.
+func (v *View) LatestArtifactIn(name, audience string) *ArtifactNode {
 	ae := v.ix.artifacts[name]
 	if ae == nil {
 		return nil
 	}
 	for i := len(ae.Versions) - 1; i >= 0; i-- {
-		if v.in(ae.Versions[i].Tx) {
-			return ae.Versions[i]
+		if n := ae.Versions[i]; v.in(n.Tx) && n.audience == audience {
+			return n
 		}
 	}
 	return nil
 }
 
-// ArtifactSupersededAt is the time artifact n was superseded by its next version, or zero.
+// ArtifactSupersededBy is the version that superseded n within the view (one of its own
+// audience, as recorded), or nil while n is live.
+func (v *View) ArtifactSupersededBy(n *ArtifactNode) *ArtifactNode {
+	if len(n.RevisedBy) > 0 && v.in(n.RevisedBy[0].Tx) {
+		return n.RevisedBy[0]
+	}
+	return nil
+}
+
+// ArtifactSupersededAt is the time artifact n was superseded, or zero while it is live.
 func (v *View) ArtifactSupersededAt(n *ArtifactNode) time.Time {
-	ae := v.ix.artifacts[n.ID.Name]
-	if n.ID.Version < len(ae.Versions) {
-		next := ae.Versions[n.ID.Version]
-		if v.in(next.Tx) {
-			return v.ix.Tx(next.Tx).Time
-		}
+	if next := v.ArtifactSupersededBy(n); next != nil {
+		return v.ix.Tx(next.Tx).Time
 	}
 	return time.Time{}
 }

@@ -123,7 +123,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			p["predicate"].Pattern = namePattern
 			p["value"] = &jsonschema.Schema{
 				Types: []string{"string", "number", "boolean"},
-				Description: `The value: a JSON string, number or boolean (e.g. 44, "EU", true). A predicate holds one type in every claim, fixed by its first claim, so send numbers as numbers. ` +
+				Description: `The value: a JSON string, number or boolean (e.g. 44, "EU", true). It must have the type of the first claim of that predicate you may see (any type if you see none), so send numbers as numbers. ` +
 					`For a time or a reference to another subject, claim or artifact, send a string and set value_type.`,
 			}
 			p["value_type"].Description = `How to read value; default: its JSON type (string, number, bool). ` +
@@ -148,7 +148,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			p["valid_from"].Pattern = timePattern
 			p["valid_until"].Description = `When the claim stops holding, e.g. a certificate's expiry: a date "2027-01-01" (midnight UTC) or an RFC 3339 time. After it the claim is expired by itself.`
 			p["valid_until"].Pattern = timePattern
-			p["seen_by"].Description = `Principals who alone (with the store's owner) may see this claim; omit it for a claim visible to everyone. Include your own name (` + s.principal + `) to keep seeing it.`
+			p["seen_by"].Description = `Principals who alone (with the store's owner) may see this claim; omit it for a claim visible to everyone. It must include your own name (` + s.principal + `): you write only what you may see.`
 			p["seen_by"].Items.Pattern = namePattern
 		}),
 	}, s.assert, jsonText)
@@ -174,7 +174,7 @@ func (s *server) addTools(srv *mcp.Server) {
 		Annotations: write("Derive an artifact"),
 		Description: `Record an artifact (a plan, decision, belief, summary, spec, test) derived from claims and other artifacts, made by you. ` +
 			`Its inputs are pinned to exact versions, so when one of them is superseded or revoked later, the artifact is flagged as needing review (see impact and review). ` +
-			`Deriving the same artifact again records a new version that supersedes the previous one. Its effective confidence is capped by its inputs'.`,
+			`Deriving the same artifact again records a new version that supersedes the previous one seen by the same principals. Its effective confidence is capped by its inputs'.`,
 		InputSchema: schemaFor[DeriveInput](func(p map[string]*jsonschema.Schema) {
 			p["artifact"].Description = `The artifact's name, without "." or "@", e.g. "plan:pick-vendor" or "decision:vendor".`
 			p["artifact"].Pattern = namePattern
@@ -183,7 +183,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			p["from"].Items.Pattern = nodePattern
 			p["confidence"].Description = `Your confidence in it, from 0 to 1; default 1.`
 			p["confidence"].Minimum, p["confidence"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
-			p["seen_by"].Description = `Principals who alone (with the owner) may see it. Default: everyone, or, when an input is restricted, the principals who can see every input.`
+			p["seen_by"].Description = `Principals who alone (with the owner) may see it; it must include your own name (` + s.principal + `). Default: everyone, or, when an input is restricted, the principals who can see every input.`
 			p["seen_by"].Items.Pattern = namePattern
 		}),
 	}, s.derive, jsonText)
