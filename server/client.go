@@ -185,3 +185,46 @@ func responseError(resp *http.Response) error {
 	}
 	return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
 }
+
+// CreateToken asks the server to issue a token for principal (the owner only).
+func (c *Client) CreateToken(ctx context.Context, principal string, expires time.Time) (TokenResponse, error) {
+	var out TokenResponse
+	body, _ := json.Marshal(TokenRequest{Principal: principal, Expires: expires})
+	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens", strings.NewReader(string(body)))
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return out, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// Tokens lists the tokens the store records (the owner only).
+func (c *Client) Tokens(ctx context.Context) ([]mql.Token, error) {
+	var out []mql.Token
+	resp, err := c.request(ctx, http.MethodGet, "/v1/tokens", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// RevokeToken asks the server to revoke a token (the owner only).
+func (c *Client) RevokeToken(ctx context.Context, id string) (mql.Receipt, error) {
+	var out mql.Receipt
+	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens/"+url.PathEscape(id)+"/revoke", nil)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return out, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}

@@ -37,7 +37,15 @@ const usageText = `Usage:
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
+  mql serve [--listen ADDR] [DB]
+                                serve DB to a team over HTTP: MCP at /mcp, POST /v1/query,
+                                GET /v1/watch, each request as its bearer token's principal
+  mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
+                                issue, list and revoke the tokens of mql serve (owner only)
   mql version                   print the version
+
+While mql serve holds a bbolt DB, mql, mql export, mql check and mql token attach to it over its
+local socket instead of failing with exit 4: the same statements, output and exit codes.
 
 Every command takes its store the same way: as the DB argument or as --db DB (not both). DB is
 a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
@@ -124,6 +132,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, args[1:], stdout, stderr)
 		case "mcp":
 			return runMCP(ctx, args[1:], stdin, stdout, stderr)
+		case "serve":
+			return runServe(ctx, args[1:], stdout, stderr)
+		case "token":
+			return runToken(ctx, args[1:], stdout, stderr)
 		case "help":
 			usage(stdout)
 			return exitOK
