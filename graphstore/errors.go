@@ -33,6 +33,15 @@ var (
 	// genesis. Import only into a newly created store.
 	ErrNotEmpty = errors.New("store is not empty")
 
+	// ErrDamaged is returned when a store's file is damaged. Open refuses a file that the
+	// storage engine cannot read safely (shorter than its pages in use, no valid meta page, a
+	// broken freelist). A Store that finds damage — at open, or later: a page that is not what
+	// it should be, a fault reading the file (truncated while open), a panic of the storage
+	// engine — refuses every write from then on with it; reads that the in-memory index can
+	// answer go on. Run `mql check` on the file to see what is wrong, and restore the store from
+	// an export or a backup.
+	ErrDamaged = errors.New("store file is damaged")
+
 	// ErrClosed is returned by every method of a Store after Close.
 	ErrClosed = errors.New("store is closed")
 )

@@ -56,6 +56,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		switch {
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "mql check: %s is in use by another process: %v\n", dsn, err)
+		case errors.Is(err, mql.ErrDamaged):
+			fmt.Fprintf(stderr, "mql check: %v\n", err)
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(stderr, "mql check: there is no store at %s: %v\n", dsn, err)
 		case errors.Is(err, context.Canceled):
