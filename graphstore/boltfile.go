@@ -33,6 +33,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,32 +197,35 @@ func readBoltMeta(r io.ReaderAt, off int64) boltMeta {
 	return parseBoltMeta(b[:n], 1)
 }
 
-// readBoltPage reads page id and its overflow pages, checking that they lie below the
-// high-water mark and that the page knows its own id.
-func readBoltPage(r io.ReaderAt, id, hwm uint64, ps int64) ([]byte, error) {
+// readBoltPage reads page id and its overflow pages into buf (grown as needed), checking that
+// they lie below the high-water mark and that the page knows its own id.
+func readBoltPage(r io.ReaderAt, id, hwm uint64, ps int64, buf []byte) ([]byte, error) {
 	if id >= hwm {
 		return nil, fmt.Errorf("page %d is beyond the pages in use (%d)", id, hwm)
 	}
-	var hdr [boltHeaderSize]byte
-	if _, err := r.ReadAt(hdr[:], int64(id)*ps); err != nil {
+	buf = slices.Grow(buf[:0], int(ps))[:ps]
+	if _, err := r.ReadAt(buf, int64(id)*ps); err != nil {
 		return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
 	}
-	if got := boltOrder.Uint64(hdr[0:]); got != id {
+	if got := boltOrder.Uint64(buf[0:]); got != id {
 		return nil, fmt.Errorf("page %d says it is page %d", id, got)
 	}
-	over := uint64(boltOrder.Uint32(hdr[12:]))
+	over := uint64(boltOrder.Uint32(buf[12:]))
 	if over >= hwm-id {
 		return nil, fmt.Errorf("page %d runs over %d more pages, beyond the pages in use (%d)", id, over, hwm)
 	}
-	buf := make([]byte, int64(over+1)*ps)
-	if _, err := r.ReadAt(buf, int64(id)*ps); err != nil {
-		return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
+	if over > 0 {
+		n := int64(over+1) * ps
+		buf = slices.Grow(buf, int(n-ps))[:n]
+		if _, err := r.ReadAt(buf[ps:], int64(id+1)*ps); err != nil {
+			return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
+		}
 	}
 	return buf, nil
 }
 
 func readBoltFreelist(r io.ReaderAt, m boltMeta, ps int64) ([]uint64, error) {
-	p, err := readBoltPage(r, m.freelist, m.hwm, ps)
+	p, err := readBoltPage(r, m.freelist, m.hwm, ps, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +269,7 @@ func walkBolt(ctx context.Context, r io.ReaderAt, l *boltLayout) []string {
 	}
 	w.mark(0, 0, "meta")
 	w.mark(1, 0, "meta")
-	if p, err := readBoltPage(r, l.meta.freelist, w.hwm, w.ps); err == nil {
+	if p, err := readBoltPage(r, l.meta.freelist, w.hwm, w.ps, nil); err == nil {
 		w.mark(l.meta.freelist, uint64(boltOrder.Uint32(p[12:])), "the freelist")
 	}
 	w.stack = append(w.stack, boltVisit{id: l.meta.root, from: "the root bucket"})
@@ -311,6 +315,7 @@ type boltWalk struct {
 	free     []uint64 // bitset of free pages
 	stack    []boltVisit
 	problems []string
+	buf      []byte // the page being checked, reused: nothing refers into it once checked
 }
 
 func (w *boltWalk) add(format string, args ...any) {
@@ -341,11 +346,12 @@ func (w *boltWalk) visit(v boltVisit) {
 		w.add("%s refers to page %d, a meta page", v.from, v.id)
 		return
 	}
-	p, err := readBoltPage(w.r, v.id, w.hwm, w.ps)
+	p, err := readBoltPage(w.r, v.id, w.hwm, w.ps, w.buf)
 	if err != nil {
 		w.add("%s: %v", v.from, err)
 		return
 	}
+	w.buf = p
 	if !w.mark(v.id, uint64(boltOrder.Uint32(p[12:])), v.from) {
 		return // never walk a page twice: a cycle would never end
 	}
