@@ -70,6 +70,8 @@ func (b *bboltBackend) open() error {
 		return fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err)
 	}
 	fail := func(err error) error {
+		// Unlocked explicitly: a mapping bbolt made before it failed keeps the file open.
+		unlockFile(f)
 		f.Close()
 		return err
 	}
@@ -102,7 +104,7 @@ func (b *bboltBackend) open() error {
 		}
 	}
 	var db *bolt.DB
-	err = guarded(func() error {
+	err = b.guard(func() error {
 		var err error
 		db, err = bolt.Open(b.path, 0o600, &bolt.Options{
 			Timeout:  b.timeout,
@@ -112,7 +114,7 @@ func (b *bboltBackend) open() error {
 	})
 	switch {
 	case errors.Is(err, ErrDamaged):
-		return fail(b.damagedErr(err.Error()))
+		return fail(err)
 	case errors.Is(err, berrors.ErrTimeout):
 		return fail(b.inUse())
 	case err != nil:
@@ -124,7 +126,7 @@ func (b *bboltBackend) open() error {
 	}
 	kv := hbolt.New(db)
 	var qs graph.QuadStore
-	err = guarded(func() error {
+	err = b.guard(func() error {
 		// Init creates the buckets of a new file and reports ErrDatabaseExists for an existing
 		// one. A damaged file is never written, not even to initialise it.
 		if b.damage() == nil {
@@ -140,16 +142,13 @@ func (b *bboltBackend) open() error {
 	})
 	if err != nil {
 		b.close()
-		if errors.Is(err, ErrDamaged) {
-			return b.damagedErr(err.Error())
-		}
 		return err
 	}
 	b.qs = qs
 	recorded, err := b.readDamage()
 	if err != nil {
 		b.close()
-		return b.damagedErr(err.Error())
+		return err
 	}
 	if b.recorded = recorded; recorded != "" {
 		b.markDamaged(recorded)

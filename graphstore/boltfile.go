@@ -552,8 +552,9 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 
 // damageBucket holds the verdict of a check that found a file's pages sound but its quads
 // unreadable: damage inside the data, which Open cannot see without reading every quad. Every
-// later Open finds it and refuses writes, as the check refused the store. Nothing removes it:
-// the remedy is a store restored from an export or a backup, which does not carry it.
+// later Open finds it and refuses writes, as the check refused the store. Only a check that
+// reads the quads again removes it (verify); the remedy is a store restored from an export or
+// a backup, which does not carry it.
 var damageBucket = []byte("mql.damaged")
 
 // readDamage returns the verdict recorded in the file, or "".
