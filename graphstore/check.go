@@ -223,7 +223,7 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("graphstore: check %s: %w: it is a directory, not a bbolt file", path, ErrBadDSN)
 		}
 		if st.Size() == 0 {
-			return nil, fmt.Errorf("%s is empty: it holds no store (its creation was interrupted, or it was truncated to nothing): %w", path, ErrDamaged)
+			return nil, errNoStore(nil, "%s is an empty file, not an mql store (its creation was interrupted, or it was truncated to nothing)", path)
 		}
 	}
 	// A check never creates nor initialises anything: not a file, not a schema.
