@@ -48,4 +48,8 @@ var (
 	// ErrStorage is returned when the storage engine failed to apply a write; nothing of that
 	// write was applied.
 	ErrStorage = graphstore.ErrStorage
+	// ErrDamaged is returned when the store's file is damaged: by Open for a file it cannot read
+	// safely, and by every write once damage was found (reads the index answers go on). Run
+	// `mql check` to see what is wrong and restore the store from an export or a backup.
+	ErrDamaged = graphstore.ErrDamaged
 )

@@ -116,10 +116,14 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := storageReport(ctx, s.be); r != nil {
+		unlock()
+		return r, nil
+	}
 	quads, err := s.be.all(ctx)
 	unlock()
 	if err != nil {
-		return nil, storageErr("reading the store", err)
+		return unreadable(s.be, err)
 	}
 	r := CheckQuads(quads, s.clock())
 	s.imu.Lock()
@@ -218,6 +222,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 		if st.IsDir() {
 			return nil, fmt.Errorf("graphstore: check %s: %w: it is a directory, not a bbolt file", path, ErrBadDSN)
 		}
+		if st.Size() == 0 {
+			return nil, errNoStore(nil, "%s is an empty file, not an mql store (its creation was interrupted, or it was truncated to nothing)", path)
+		}
 	}
 	// A check never creates nor initialises anything: not a file, not a schema.
 	opts.MustExist = true
@@ -226,6 +233,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer be.close()
+	if r := storageReport(ctx, be); r != nil {
+		return r, nil
+	}
 	unlock, err := be.lockWriters(ctx)
 	if err != nil {
 		return nil, err
@@ -233,7 +243,7 @@ func CheckDSN(ctx context.Context, dsn string, opts Options) (*Report, error) {
 	quads, err := be.all(ctx)
 	unlock()
 	if err != nil {
-		return nil, storageErr("reading the store", err)
+		return unreadable(be, err)
 	}
 	r := CheckQuads(quads, opts.Clock())
 	checkSnapshot(ctx, be, r, "the next open rebuilds it from the quads")

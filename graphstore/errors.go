@@ -40,6 +40,14 @@ var (
 	// mql store at the DSN: the file does not exist or is empty, or the database holds no mql
 	// memory. Nothing was created.
 	ErrNoStore = errors.New("no such store")
+	// ErrDamaged is returned when a store's file is damaged. Open refuses a file that the
+	// storage engine cannot read safely (shorter than its pages in use, no valid meta page, a
+	// broken freelist). A Store that finds damage — at open, or later: a page that is not what
+	// it should be, a fault reading the file (truncated while open), a panic of the storage
+	// engine — refuses every write from then on with it; reads that the in-memory index can
+	// answer go on. Run `mql check` on the file to see what is wrong, and restore the store from
+	// an export or a backup.
+	ErrDamaged = errors.New("store file is damaged")
 
 	// ErrClosed is returned by every method of a Store after Close.
 	ErrClosed = errors.New("store is closed")

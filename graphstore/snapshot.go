@@ -19,6 +19,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"reflect"
 	"slices"
@@ -52,7 +53,7 @@ const (
 // snapshotFormat changes whenever the chunk layout changes; the record types' shape is
 // checked separately (recordShape), so adding a field to Claim invalidates old snapshots by
 // itself instead of silently dropping the field.
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 var snapshotMagic = []byte("mql-snapshot")
 
@@ -91,12 +92,12 @@ type snapshotChunk struct {
 }
 
 // encodeChunk encodes consecutive transactions as one chunk: a header (magic, format, record
-// shape, count) and the transactions, gob-encoded in one stream so that type information is
-// written once per chunk.
+// shape, count, checksum) and the transactions, gob-encoded in one stream so that type
+// information is written once per chunk.
 func encodeChunk(txs []*Tx) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Write(snapshotMagic)
-	var hdr [1 + 8 + 8]byte
+	var hdr [chunkHeader]byte
 	hdr[0] = snapshotFormat
 	binary.BigEndian.PutUint64(hdr[1:], recordShape)
 	binary.BigEndian.PutUint64(hdr[9:], uint64(len(txs)))
@@ -107,21 +108,33 @@ func encodeChunk(txs []*Tx) ([]byte, error) {
 			return nil, fmt.Errorf("encoding tx %d: %w", tx.ID, err)
 		}
 	}
-	return buf.Bytes(), nil
+	b := buf.Bytes()
+	binary.BigEndian.PutUint32(b[len(snapshotMagic)+17:], crc32.Checksum(b[len(snapshotMagic)+chunkHeader:], castagnoli))
+	return b, nil
 }
+
+// chunkHeader is the size of a chunk's header after the magic: format, record shape, count,
+// and a CRC-32C of the rest. Open trusts a chunk whose ends match the quads, so a byte damaged
+// in its middle would otherwise decode into a wrong index, silently.
+const chunkHeader = 1 + 8 + 8 + 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var errStaleSnapshot = errors.New("the snapshot was written by another version of mql")
 
 func decodeChunk(b []byte) ([]*Tx, error) {
-	if !bytes.HasPrefix(b, snapshotMagic) || len(b) < len(snapshotMagic)+17 {
+	if !bytes.HasPrefix(b, snapshotMagic) || len(b) < len(snapshotMagic)+chunkHeader {
 		return nil, errors.New("chunk has no snapshot header")
 	}
 	b = b[len(snapshotMagic):]
 	if b[0] != snapshotFormat || binary.BigEndian.Uint64(b[1:]) != recordShape {
 		return nil, errStaleSnapshot
 	}
+	if crc32.Checksum(b[chunkHeader:], castagnoli) != binary.BigEndian.Uint32(b[17:]) {
+		return nil, errors.New("chunk does not match its checksum")
+	}
 	n := binary.BigEndian.Uint64(b[9:])
-	r := bytes.NewReader(b[17:])
+	r := bytes.NewReader(b[chunkHeader:])
 	dec := gob.NewDecoder(r)
 	txs := make([]*Tx, 0, min(n, 1<<16))
 	in := newInterner()

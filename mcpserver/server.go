@@ -73,11 +73,16 @@ func Check(ctx context.Context, db *mql.DB, as string) error {
 // Serve runs an MCP server for db acting as principal as ("" for the owner) over in and out
 // (newline-delimited JSON-RPC, as on stdio), until the client closes in or ctx is done. It
 // returns nil when the client disconnects, and an error at once if the principal is unknown.
+// A line that is not a JSON-RPC message gets a JSON-RPC error response (-32700 parse error,
+// -32600 invalid request; see lineFilter) and the session goes on; so does a line longer than
+// MaxMessageBytes, which is discarded.
 func Serve(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writer) error {
 	if err := Check(ctx, db, as); err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	w := &lockedWriter{w: out}
+	// The filter bounds each line itself, so the SDK's own cap is off.
+	t := &mcp.IOTransport{Reader: io.NopCloser(newLineFilter(in, w, MaxMessageBytes)), Writer: w, MaxLineLength: -1}
 	srv := New(db, as)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,10 +93,6 @@ func Serve(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writ
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == "github.com/mql-dev/mql" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

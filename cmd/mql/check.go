@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/server"
 )
@@ -73,6 +74,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		switch {
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "mql check: %s is in use by another process: %v\n", dsn, err)
+		case errors.Is(err, mql.ErrDamaged):
+			fmt.Fprintf(stderr, "mql check: %v\n", err)
 		case errors.Is(err, mql.ErrNoStore), errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(stderr, "mql check: %v; %s\n", err, noStoreHint("mql check"))
 		case errors.Is(err, context.Canceled):
@@ -98,8 +101,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitFailed
 		}
 	} else {
-		fmt.Fprintf(stdout, "%s: %d quads, %d transactions (head %d), %d principals, %d claims of %d keys, %d revocations, %d artifact versions\n",
-			dsn, rep.Quads, rep.Transactions, rep.Head, rep.Principals, rep.Claims, rep.Keys, rep.Revocations, rep.Artifacts)
+		if len(rep.Problems) > 0 && rep.Problems[0].Kind == graphstore.ProblemFile {
+			fmt.Fprintf(stdout, "%s: the file is damaged\n", dsn)
+		} else {
+			fmt.Fprintf(stdout, "%s: %d quads, %d transactions (head %d), %d principals, %d claims of %d keys, %d revocations, %d artifact versions\n",
+				dsn, rep.Quads, rep.Transactions, rep.Head, rep.Principals, rep.Claims, rep.Keys, rep.Revocations, rep.Artifacts)
+		}
 		for i, p := range rep.Problems {
 			if i == maxCheckLines {
 				fmt.Fprintf(stdout, "… and %d more (use --format json for all of them)\n", len(rep.Problems)-i)

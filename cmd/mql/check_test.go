@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +77,54 @@ func TestCheckCommand(t *testing.T) {
 	}
 	if _, _, code := mqlRun(t, "", "check", "a", "b"); code != exitUsage {
 		t.Errorf("two stores: exit %d", code)
+	}
+}
+
+// A damaged file: `mql check` says so (exit 1, problems of kind file; exit 4 when the file
+// cannot be opened at all), and a write is refused while a read from the index goes on.
+func TestCheckDamagedCommand(t *testing.T) {
+	dir := testEnv(t)
+	path := filepath.Join(dir, "team.db")
+	if _, e, code := mqlRun(t, "", "-f", "testdata/provenance.mql", path); code != 0 {
+		t.Fatalf("setup: %s", e)
+	}
+	sound, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int(binary.LittleEndian.Uint32(sound[24:])) // the first meta page's page size
+
+	// The first page after the meta pages that the check finds damaged when zeroed.
+	damaged := filepath.Join(dir, "damaged.db")
+	var out string
+	for p := 2; p*ps < len(sound); p++ {
+		d := bytes.Clone(sound)
+		clear(d[p*ps : (p+1)*ps])
+		if err := os.WriteFile(damaged, d, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var code int
+		if out, _, code = mqlRun(t, "", "check", damaged); code == exitFailed {
+			break
+		}
+	}
+	if !strings.HasPrefix(out, damaged+": the file is damaged\nfile: ") || !strings.Contains(out, "restore the store from an export or a backup") {
+		t.Fatalf("check of a zeroed page:\n%s", out)
+	}
+	// Refused: by the write (exit 1), or at open when loading needs the page (exit 4).
+	if _, errOut, code := mqlRun(t, "", "-c", `assert Z.p = 1 by owner`, damaged); code == exitOK || !strings.Contains(errOut, "is damaged") {
+		t.Fatalf("a write on a damaged store: exit %d %s", code, errOut)
+	}
+
+	truncated := filepath.Join(dir, "truncated.db")
+	if err := os.WriteFile(truncated, sound[:len(sound)/2+100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := mqlRun(t, "", "check", truncated)
+	if code != exitOpen || !strings.Contains(errOut, "is damaged: the file is") || !strings.Contains(errOut, "truncated") {
+		t.Fatalf("check of a truncated file: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := mqlRun(t, "", "-c", "stats", truncated); code != exitOpen || !strings.Contains(errOut, "is damaged") {
+		t.Fatalf("opening a truncated file: exit %d %s", code, errOut)
 	}
 }

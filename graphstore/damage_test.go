@@ -1,0 +1,245 @@
+package graphstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// geo is the geometry of a sound bbolt file: its page size, pages in use, freelist page, and
+// the highest page that holds data.
+type geo struct {
+	ps                  int
+	hwm, freelist, data uint64
+}
+
+func geometry(t *testing.T, path string) geo {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	l, err := inspectBolt(f, st.Size())
+	if err != nil || len(l.problems) > 0 {
+		t.Fatalf("not a sound file: %v %v", err, l)
+	}
+	data := l.meta.hwm - 1
+	for data == l.meta.freelist || slices.Contains(l.free, data) {
+		data--
+	}
+	return geo{l.pageSize, l.meta.hwm, l.meta.freelist, data}
+}
+
+func damageFile(t *testing.T, path string, edit func(data []byte) []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, edit(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeOne(s *Store) error {
+	_, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+		tx.Principals = []*Principal{{Name: "late", Type: Agent}}
+		return nil
+	})
+	return err
+}
+
+// Open refuses a file bbolt cannot read safely with ErrDamaged, before bbolt maps it; a file
+// it can read but that is damaged opens for reading, refuses writes, and fails Check with
+// problems of kind "file". None of it may panic or fault.
+func TestOpenDamagedFile(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name       string
+		edit       func(t *testing.T, data []byte, g geo) []byte
+		unopenable bool
+		want       string // in the error or the first problem
+	}{
+		{"truncated below its pages in use", func(t *testing.T, d []byte, g geo) []byte {
+			return d[:int(g.hwm-1)*g.ps]
+		}, true, "it was truncated"},
+		{"truncated inside a meta page", func(t *testing.T, d []byte, g geo) []byte {
+			return d[:g.ps+100]
+		}, true, "meta"},
+		{"both meta pages zeroed", func(t *testing.T, d []byte, g geo) []byte {
+			clear(d[:2*g.ps])
+			return d
+		}, true, "neither meta page is valid"},
+		{"freelist page zeroed", func(t *testing.T, d []byte, g geo) []byte {
+			clear(d[int(g.freelist)*g.ps : int(g.freelist+1)*g.ps])
+			return d
+		}, true, "freelist"},
+		{"freelist lists a page twice", func(t *testing.T, d []byte, g geo) []byte {
+			p := d[int(g.freelist)*g.ps:]
+			if boltOrder.Uint16(p[10:]) < 2 {
+				t.Skip("the freelist holds fewer than two pages")
+			}
+			copy(p[boltHeaderSize+8:boltHeaderSize+16], p[boltHeaderSize:boltHeaderSize+8])
+			return d
+		}, true, "out of order, or twice"},
+		{"one meta page zeroed", func(t *testing.T, d []byte, g geo) []byte {
+			clear(d[:g.ps])
+			return d
+		}, false, "meta page 0 is not valid"},
+		{"meta pages swapped", func(t *testing.T, d []byte, g geo) []byte {
+			m0 := append([]byte(nil), d[:g.ps]...)
+			copy(d[:g.ps], d[g.ps:2*g.ps])
+			copy(d[g.ps:2*g.ps], m0)
+			return d
+		}, false, "which belongs on page"},
+		{"a page in use zeroed", func(t *testing.T, d []byte, g geo) []byte {
+			clear(d[int(g.data)*g.ps : int(g.data+1)*g.ps])
+			return d
+		}, false, "page"},
+		{"a page header says another id", func(t *testing.T, d []byte, g geo) []byte {
+			d[int(g.data)*g.ps] ^= 0x40
+			return d
+		}, false, "says it is page"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, want := closedSample(t)
+			g := geometry(t, path)
+			damageFile(t, path, func(d []byte) []byte { return c.edit(t, d, g) })
+			_, checkErr := CheckDSN(ctx, path, Options{})
+			s, err := Open(ctx, path, Options{})
+			if c.unopenable {
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mql check") {
+					t.Fatalf("Open: %v, want ErrDamaged saying %q and what to do", err, c.want)
+				}
+				if !errors.Is(checkErr, ErrDamaged) {
+					t.Fatalf("CheckDSN: %v, want ErrDamaged", checkErr)
+				}
+				return
+			}
+			if checkErr != nil {
+				t.Fatalf("CheckDSN: %v", checkErr)
+			}
+			if err != nil {
+				// Open may need what the damage destroyed; then it refuses the store.
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("Open: %v, want ErrDamaged saying %q", err, c.want)
+				}
+				return
+			}
+			defer s.Close()
+			if err := writeOne(s); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("a write on a damaged store: %v, want ErrDamaged saying %q", err, c.want)
+			}
+			if got := txsOf(s); len(got) != len(want) {
+				t.Fatalf("the index holds %d transactions, want %d", len(got), len(want))
+			}
+			r, err := s.Check(ctx)
+			if err != nil || r.OK() || r.Problems[0].Kind != ProblemFile {
+				t.Fatalf("Check: %v %+v", err, r)
+			}
+		})
+	}
+}
+
+// A file truncated under an open store: reads through the storage engine and writes fail with
+// ErrDamaged instead of a SIGBUS, reads the index answers go on, and Close returns.
+func TestTruncatedWhileOpen(t *testing.T) {
+	ctx := context.Background()
+	path, want := closedSample(t)
+	g := geometry(t, path)
+	s := mustOpen(t, path, Options{})
+	if err := os.Truncate(path, int64(2*g.ps)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.QuadCount(ctx); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("QuadCount on a truncated file: %v, want ErrDamaged", err)
+	}
+	if err := writeOne(s); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a write on a truncated file: %v, want ErrDamaged", err)
+	}
+	if r, err := s.Check(ctx); err != nil || r.OK() || r.Problems[0].Kind != ProblemFile {
+		t.Fatalf("Check: %v %+v", err, r)
+	}
+	if got := txsOf(s); len(got) != len(want) {
+		t.Fatalf("the index holds %d transactions, want %d", len(got), len(want))
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung")
+	}
+	if _, err := Open(ctx, path, Options{}); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("reopening: %v, want ErrDamaged", err)
+	}
+}
+
+// Truncated to nothing, the same: no SIGBUS, writes refused.
+func TestTruncatedToNothingWhileOpen(t *testing.T) {
+	path, _ := closedSample(t)
+	s := mustOpen(t, path, Options{})
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeOne(s); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a write on a file truncated to nothing: %v, want ErrDamaged", err)
+	}
+	if _, err := s.QuadCount(context.Background()); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("QuadCount: %v, want ErrDamaged", err)
+	}
+	s.Close()
+	if _, err := CheckDSN(context.Background(), path, Options{}); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("CheckDSN of an empty file: %v, want ErrDamaged", err)
+	}
+}
+
+// Damage inside the data (a record that no longer decodes, the pages around it sound) is
+// invisible to an Open that loads the snapshot. The check that finds it records its verdict in
+// the file, so that every later Open refuses writes as the check refused the store.
+func TestCheckRecordsUnreadableQuads(t *testing.T) {
+	ctx := context.Background()
+	path, want := closedSample(t)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		// A record in the middle: Open, loading the snapshot, reads only the first and last
+		// transactions' nodes.
+		b := tx.Bucket([]byte("log"))
+		var keys [][]byte
+		b.ForEach(func(k, _ []byte) error {
+			keys = append(keys, append([]byte(nil), k...))
+			return nil
+		})
+		return b.Put(keys[len(keys)/2], []byte{0xff, 0xff, 0xff, 0xff})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	for range 2 { // the second check finds the damage again, and keeps the verdict
+		r, err := CheckDSN(ctx, path, Options{})
+		if err != nil || r.OK() || r.Problems[0].Kind != ProblemFile || !strings.Contains(r.Problems[0].Msg, "quads cannot be read") {
+			t.Fatalf("CheckDSN: %v %+v", err, r)
+		}
+	}
+	s := mustOpen(t, path, Options{})
+	defer s.Close()
+	if got := txsOf(s); len(got) != len(want) {
+		t.Fatalf("the index holds %d transactions, want %d", len(got), len(want))
+	}
+	if err := writeOne(s); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a check on ") {
+		t.Fatalf("a write after a check found the quads unreadable: %v, want ErrDamaged naming the check", err)
+	}
+}
