@@ -15,7 +15,6 @@ import (
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/output"
-	"github.com/mql-dev/mql/server"
 )
 
 // maxCheckLines bounds the problems `mql check` prints as text; the JSON report lists all that
@@ -60,15 +59,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := mql.CheckStore(ctx, dsn, mql.Options{})
-	if errors.Is(err, mql.ErrInUse) {
+	var rep mql.CheckReport
+	if c := attachIfServed(ctx, dsn); c != nil {
 		// A running `mql serve` holds it: ask the server to check the store it holds.
-		if path := mql.FilePath(dsn); path != "" {
-			if c, aerr := server.Attach(ctx, path); aerr == nil {
-				defer c.Close()
-				rep, err = c.Check(ctx)
-			}
-		}
+		defer c.Close()
+		rep, err = c.Check(ctx)
+	} else {
+		rep, err = mql.CheckStore(ctx, dsn, mql.Options{})
 	}
 	if err != nil {
 		switch {

@@ -77,6 +77,14 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 			return nil, "", exitOpen
 		}
 	}
+	// A store that `mql serve` holds: go through the server at once, rather than after the
+	// file lock's timeout.
+	if req.attach != nil {
+		if c := attachIfServed(ctx, dsn); c != nil {
+			defer c.Close()
+			return nil, dsn, req.attach(c)
+		}
+	}
 	clock, err := testClock()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", req.cmd, err)
@@ -121,6 +129,24 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 		fmt.Fprintf(stderr, "%s: created a new store at %s\n", req.cmd, dsn)
 	}
 	return db, dsn, exitOK
+}
+
+// attachIfServed returns a client of the server holding the bbolt store dsn, if a socket of
+// one is there and answers; nil otherwise.
+func attachIfServed(ctx context.Context, dsn string) *server.Client {
+	path := mql.FilePath(dsn)
+	if path == "" {
+		return nil
+	}
+	for _, sock := range server.SocketPaths(path) {
+		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, err := server.Attach(ctx, path); err == nil {
+				return c
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // openDB opens dsn ("" for the default store), creating it if missing, for mql import.
