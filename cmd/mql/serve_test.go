@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
@@ -497,4 +498,50 @@ func (b *bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The REPL, under a pseudo-terminal, attaches to the server holding its store: it says so,
+// completes names the server knows, runs statements, shows a caret under a syntax error, and
+// Ctrl-C during a statement cancels only that statement.
+func TestServeAttachREPL(t *testing.T) {
+	bin := crashBuild(t)
+	home, dir := t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "team.db")
+	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
+		t.Fatal(e)
+	}
+	s := startServe(t, bin, home, db)
+	cmd := crashCmd(bin, home, db)
+	cmd.Env = append(cmd.Env, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"))
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &console{t: t, f: f, done: make(chan struct{})}
+	go c.loop()
+	defer cmd.Process.Kill()
+
+	c.expect("attached to mql serve through " + db + ".sock")
+	c.expect("mql> ")
+	c.send("why Kla\t")
+	c.expect("Klarveld")
+	c.send(".pri\t")
+	c.expect("price_per_seat")
+	c.send("\r")
+	c.expect("Klarveld.price_per_seat@1 = 44")
+	c.expect("mql> ")
+	c.send("assert Klarveld.price_per_seat = 89 by worker-3 from \"src:Klarveld:rev1\"\r")
+	c.expect("Klarveld.price_per_seat@2  live  (supersedes @1")
+	c.expect("mql> ")
+	c.send("live Klarveld where value = = 1\r")
+	c.expect("                            ^")
+	c.expect("<stdin>:1:29:")
+	c.expect("mql> ")
+	c.send("\x04")
+	cmd.Wait()
+	// The server saw the write: its log names the principal and the statement kind.
+	if !strings.Contains(s.stderr.String(), "what=assert") {
+		t.Errorf("the server's log: %s", s.stderr)
+	}
 }
