@@ -54,7 +54,8 @@ func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 // never creates a store (a missing bbolt file is an error wrapping fs.ErrNotExist). A bbolt
 // file held by another process fails with ErrInUse after opts.OpenTimeout.
 func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, error) {
-	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout})
+	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout,
+		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout})
 	if err != nil {
 		return CheckReport{}, err
 	}

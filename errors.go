@@ -33,7 +33,8 @@ var (
 	// ErrConflict is returned when a write contradicts recorded state: revoking a claim already
 	// revoked, recording a principal twice, a replacement that is not eligible.
 	ErrConflict = errors.New("conflict")
-	// ErrInUse is returned by Open when another process holds the store file.
+	// ErrInUse is returned by Open when another process holds the store file (bbolt), and on
+	// PostgreSQL by a write that waited Options.WriteLockTimeout for another process's write.
 	ErrInUse = graphstore.ErrInUse
 	// ErrBadDSN is returned by Open for a data source name it does not understand.
 	ErrBadDSN = graphstore.ErrBadDSN

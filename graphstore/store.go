@@ -17,6 +17,18 @@ type Options struct {
 	Strict      bool             // recorded at genesis
 	Clock       func() time.Time // transaction time source; default time.Now; the Store stores UTC
 	OpenTimeout time.Duration    // bbolt: how long to wait for a file held by another process; default 1s
+
+	// WriteLockTimeout (PostgreSQL) bounds how long a write waits for the writer lock that
+	// another process holds; the write then fails with an error wrapping ErrInUse that names
+	// the holder. Default 10s.
+	WriteLockTimeout time.Duration
+	// WriteIdleTimeout (PostgreSQL) bounds how long this process may hold the writer lock
+	// without sending PostgreSQL anything (PostgreSQL's idle_in_transaction_session_timeout):
+	// past it PostgreSQL ends the session, rolls its write back and frees the lock, so a
+	// paused or hung writer blocks the others for at most this long, and its write fails.
+	// Default 5s, less than WriteLockTimeout's default so that a stalled writer delays the
+	// writers behind it without failing them.
+	WriteIdleTimeout time.Duration
 }
 
 // Store is an mql memory persisted in a Cayley quad store, with the in-memory Index of every
@@ -89,7 +101,7 @@ func openBackend(ctx context.Context, dsn string, opts Options) (backend, error)
 	case dsn == "memory:" || dsn == "memory":
 		return openMemory(), nil
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, opts.WriteLockTimeout, opts.WriteIdleTimeout)
 	case strings.HasPrefix(dsn, "bbolt:"):
 		path := strings.TrimPrefix(dsn, "bbolt:")
 		if path == "" {
@@ -328,6 +340,18 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			if !w.done {
 				w.err, w.done = err, true
 			}
+		}
+	}
+	// Catch up with other processes before taking the writer lock, so that under it only
+	// what they committed meanwhile is left to load: on PostgreSQL a writer that is silent
+	// for WriteIdleTimeout while holding the lock loses it.
+	if s.be.shared() {
+		s.imu.Lock()
+		err := s.refreshLocked(ctx)
+		s.imu.Unlock()
+		if err != nil {
+			fail(group, err)
+			return
 		}
 	}
 	// The wait for the writer lock ends when every writer of the group has given up; the
@@ -619,18 +643,24 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	unlock, err := s.be.lockWriters(ctx)
+	// Check and encode everything before taking the writer lock (on PostgreSQL a writer that
+	// is silent for WriteIdleTimeout while holding it loses it): what is imported depends only
+	// on the genesis, which never changes, and on the store holding nothing else, which is
+	// checked again under the lock.
+	s.imu.Lock()
+	err := s.refreshLocked(ctx)
+	s.ix.RLock()
+	head, genesis := s.chain.head(), s.ix.Tx(1)
+	s.ix.RUnlock()
+	s.imu.Unlock()
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if err := s.refreshLocked(ctx); err != nil {
-		return err
-	}
-	if head := s.chain.head(); head != 1 {
+	notEmpty := func(head TxID) error {
 		return fmt.Errorf("graphstore: import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
+	}
+	if head != 1 {
+		return notEmpty(head)
 	}
 	g := txs[0]
 	if g.ID != 1 || g.Meta == nil {
@@ -639,9 +669,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	if !isPlainGenesis(g) {
 		return fmt.Errorf("graphstore: import: %w: the genesis may record only the store meta and its owner principal, and it is skipped on import; this one records more", ErrBadImport)
 	}
-	s.ix.RLock()
-	meta := s.ix.Tx(1).Meta
-	s.ix.RUnlock()
+	meta := genesis.Meta
 	if meta == nil || *meta != *g.Meta {
 		var have StoreMeta
 		if meta != nil {
@@ -656,7 +684,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	// Check everything before writing anything, against a copy of the chain.
 	c := newChain()
-	c.add(s.ix.Tx(1))
+	c.add(genesis)
 	var quads []quad.Quad
 	for _, tx := range rest {
 		if tx == nil {
@@ -674,6 +702,19 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	unlock, err := s.be.lockWriters(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if err := s.refreshLocked(ctx); err != nil {
+		return err
+	}
+	if head := s.chain.head(); head != 1 {
+		return notEmpty(head)
 	}
 	if s.broken {
 		if err := s.be.reopen(ctx); err != nil {
