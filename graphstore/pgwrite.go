@@ -3,14 +3,20 @@ package graphstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	graphlog "github.com/cayleygraph/cayley/graph/log"
 	csql "github.com/cayleygraph/cayley/graph/sql"
 	"github.com/cayleygraph/quad"
+	"github.com/lib/pq"
 )
 
 // The PostgreSQL writer. mql reads a PostgreSQL store through Cayley's SQL quad store but
@@ -98,9 +104,11 @@ type pgWrite struct {
 // is released either way.
 func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bool) (err error) {
 	defer func() {
-		if err != nil {
+		if err != nil && !errors.Is(err, errCommitUnknown) {
 			w.end()
-			err = pgWriteErr(err)
+			if pgSessionLost(err) {
+				err = fmt.Errorf("the session holding the writer lock ended before the write was committed, and PostgreSQL rolled the write back with it (PostgreSQL ends a session that holds the lock without a word from its process for longer than WriteIdleTimeout — was this process paused? — or the connection failed): %w", err)
+			}
 		}
 	}()
 	if createSchema {
@@ -118,11 +126,20 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 	w.done = true
 	if err := w.tx.Commit(); err != nil {
 		discard(w.conn)
+		if pgSessionLost(err) {
+			// The COMMIT may have reached PostgreSQL and only its answer been lost.
+			return fmt.Errorf("%w: %w", errCommitUnknown, err)
+		}
 		return err
 	}
 	w.conn.Close()
 	return nil
 }
+
+// errCommitUnknown marks a write whose connection failed during its commit: PostgreSQL may
+// have recorded it. (Losing the lock to WriteIdleTimeout cannot cause it: a session that is
+// committing is not idle, and one that has committed no longer holds the lock.)
+var errCommitUnknown = errors.New("the connection failed during the commit, so PostgreSQL may or may not have recorded the write; the next read or write loads it if it did")
 
 // insert writes one batch: its nodes, then its quads (which reference them).
 func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
@@ -203,10 +220,14 @@ func (w *pgWrite) end() {
 	w.conn.Close()
 }
 
-// pgWriteErr says what a failed write means when PostgreSQL ended the writer's session.
-func pgWriteErr(err error) error {
-	if pgCode(err) == "25P03" { // idle_in_transaction_session_timeout
-		return fmt.Errorf("this process lost the writer lock: PostgreSQL ended its session after it stayed idle holding the lock longer than the idle timeout (was the process paused?), and rolled the write back: %w", err)
+// pgSessionLost reports whether err ended the session (a lost connection, or a FATAL error
+// such as idle_in_transaction_session_timeout) rather than one statement.
+func pgSessionLost(err error) bool {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		return pe.Severity == pq.Efatal || pe.Severity == pq.Epanic
 	}
-	return err
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }

@@ -2,6 +2,7 @@ package graphstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -414,7 +415,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		for _, w := range built {
 			w.tx = nil
 		}
-		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", first, last, ErrStorage, err))
+		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed %s; the store will be reopened before the next write: %w: %w", first, last, outcome(err), ErrStorage, err))
 		return
 	}
 	s.ix.Lock()
@@ -425,6 +426,15 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		s.snapClaims += len(w.tx.Claims)
 	}
 	s.saveSnapshot(ctx, false)
+}
+
+// outcome says what a failed apply left: nothing, unless the connection to PostgreSQL failed
+// during the commit.
+func outcome(err error) string {
+	if errors.Is(err, errCommitUnknown) {
+		return "and may or may not have been recorded"
+	}
+	return "and nothing was recorded"
 }
 
 // dropPending forgets the transactions of a group that was not stored: the index (and with it
@@ -490,7 +500,7 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx 
 	}
 	if err := s.be.apply(ctx, quads); err != nil {
 		s.broken = true
-		return nil, fmt.Errorf("graphstore: writing tx %d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", tx.ID, ErrStorage, err)
+		return nil, fmt.Errorf("graphstore: writing tx %d failed %s; the store will be reopened before the next write: %w: %w", tx.ID, outcome(err), ErrStorage, err)
 	}
 	if err := addToIndex(s.ix, tx); err != nil {
 		return nil, fmt.Errorf("graphstore: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
@@ -724,7 +734,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	if err := s.be.apply(ctx, quads); err != nil {
 		s.broken = true
-		return fmt.Errorf("graphstore: import failed and nothing was recorded: %w: %w", ErrStorage, err)
+		return fmt.Errorf("graphstore: import failed %s: %w: %w", outcome(err), ErrStorage, err)
 	}
 	for _, tx := range rest {
 		if err := s.index(tx); err != nil {
