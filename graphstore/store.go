@@ -268,8 +268,10 @@ func (s *Store) enter() error {
 func (s *Store) leave() { s.life.RUnlock() }
 
 // Write commits one transaction. Writers are serialised: in this process by a mutex and, on
-// PostgreSQL, across processes by an advisory lock. Under the lock Write first loads what
-// other processes committed (Refresh), then calls build with a new Tx whose ID (head+1), Time
+// PostgreSQL, across processes by an advisory lock held by the SQL transaction that writes
+// the quads (waited for at most Options.WriteLockTimeout, then ErrInUse; lost, with the write,
+// after Options.WriteIdleTimeout without a word to PostgreSQL). Under the lock Write first
+// loads what other processes committed (Refresh), then calls build with a new Tx whose ID (head+1), Time
 // (the clock, in UTC) and By are set; build fills in records and may read the index (Write
 // holds its read lock while build runs; build must not call back into the Store). Record Tx
 // fields left zero are set to the transaction's id, and times are stored in UTC.
@@ -286,7 +288,9 @@ func (s *Store) leave() { s.life.RUnlock() }
 // (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
 // written for it and the error says why. If Cayley fails, every writer of the group gets an
 // error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
-// is reopened before the next write.
+// is reopened before the next write. (One exception, said in the error: if the connection to
+// PostgreSQL fails during the commit itself, the group may have been recorded; the next
+// Refresh or Write loads it if it was.)
 func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
