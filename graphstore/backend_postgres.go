@@ -64,11 +64,11 @@ func openPostgres(ctx context.Context, dsn string, lockTimeout, idleTimeout time
 	if idleTimeout <= 0 {
 		idleTimeout = defaultWriteIdleTimeout
 	}
-	named, err := withApplicationName(dsn)
+	named, ours, err := pgDSNs(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w: %v", redactDSN(dsn), ErrBadDSN, err)
 	}
-	db, err := sql.Open("postgres", named)
+	db, err := sql.Open("postgres", ours)
 	if err == nil {
 		err = db.PingContext(ctx)
 	}
@@ -94,20 +94,25 @@ func openPostgres(ctx context.Context, dsn string, lockTimeout, idleTimeout time
 	return b, nil
 }
 
-// withApplicationName names our sessions "mql pid N" in pg_stat_activity (unless the DSN names
-// them already), so that a writer waiting for the lock can say which process holds it.
-func withApplicationName(dsn string) (string, error) {
+// pgDSNs returns the DSNs of Cayley's reading pool and of ours. Both name their sessions
+// "mql pid N" in pg_stat_activity (unless the DSN names them already), so that a writer
+// waiting for the lock can say which process holds it. Ours adds binary_parameters: lib/pq
+// then sends a statement and its parameters in one round trip instead of two (and byte strings
+// as bytes, which PostgreSQL stores as it stores their hex form).
+func pgDSNs(dsn string) (reader, writer string, err error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	q := u.Query()
-	if q.Get("application_name") != "" {
-		return dsn, nil
+	if q.Get("application_name") == "" {
+		q.Set("application_name", "mql pid "+strconv.Itoa(os.Getpid()))
 	}
-	q.Set("application_name", "mql pid "+strconv.Itoa(os.Getpid()))
 	u.RawQuery = q.Encode()
-	return u.String(), nil
+	reader = u.String()
+	q.Set("binary_parameters", "yes")
+	u.RawQuery = q.Encode()
+	return reader, u.String(), nil
 }
 
 type queryer interface {
