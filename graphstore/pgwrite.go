@@ -159,7 +159,7 @@ func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
 			for j, col := range typ.Columns() {
 				k := slices.Index(pgNodeColumns, col)
 				if k < 0 {
-					return fmt.Errorf("Cayley writes %v to an unknown column %q", n.Val, col)
+					return fmt.Errorf("value %v goes to column %q, which nodes does not have", n.Val, col)
 				}
 				row[2+k] = vals[1+j]
 			}
