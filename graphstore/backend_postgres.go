@@ -55,6 +55,8 @@ type pgBackend struct {
 	// exists, and the write transaction holding the writer lock, if any.
 	schema bool
 	w      *pgWrite
+
+	beforeCommit func(*pgWrite) // tests: runs between a write's INSERTs and its COMMIT
 }
 
 func openPostgres(ctx context.Context, dsn string, lockTimeout, idleTimeout time.Duration) (*pgBackend, error) {
@@ -204,13 +206,18 @@ func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 	// Not ctx: database/sql rolls a transaction back when its context ends, which would drop
 	// the lock in the middle of a write.
 	tx, err := conn.BeginTx(context.Background(), nil)
+	w := &pgWrite{conn: conn, tx: tx, db: b.db, idleTimeout: b.idleTimeout, beforeCommit: b.beforeCommit}
 	if err == nil {
 		// One round trip. The timeouts are set before the lock is asked for, so that a writer
-		// is never without them while it holds it; SET LOCAL ends with the transaction.
-		// ctx here bounds the wait as well: if it ends, lib/pq cancels the statement.
-		_, err = tx.ExecContext(ctx, fmt.Sprintf(
-			`SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; SELECT pg_advisory_xact_lock(%d)`,
-			b.lockTimeout.Milliseconds(), b.idleTimeout.Milliseconds(), int64(pgLockKey)))
+		// is never without them while it holds it; SET LOCAL ends with the transaction. The
+		// transaction's id is what tells, should the connection fail during the COMMIT,
+		// whether it committed (txid_status). ctx bounds the wait as well: if it ends, lib/pq
+		// cancels the statement.
+		var void any
+		err = tx.QueryRowContext(ctx, fmt.Sprintf(
+			`SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; `+
+				`SELECT pg_advisory_xact_lock(%d), txid_current(), pg_backend_pid()`,
+			b.lockTimeout.Milliseconds(), b.idleTimeout.Milliseconds(), int64(pgLockKey))).Scan(&void, &w.xid, &w.pid)
 		if err != nil {
 			tx.Rollback()
 		}
@@ -225,7 +232,6 @@ func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 		}
 		return nil, fmt.Errorf("graphstore: cannot take the writer lock on %s: %w: %w", b.name, ErrStorage, err)
 	}
-	w := &pgWrite{conn: conn, tx: tx}
 	if !b.schema {
 		// Someone may have created the store since we looked; now nobody else can.
 		if b.schema, err = pgSchemaExists(ctx, tx); err != nil {

@@ -190,3 +190,66 @@ func TestPostgresStalledWriterIsFenced(t *testing.T) {
 	}
 	ckOK(t, r)
 }
+
+// A write whose session ends between its INSERTs and its COMMIT (a process paused there loses
+// the lock like any other) is known to have been rolled back: mql asks PostgreSQL, and reports
+// the write as failed and not recorded, rather than of unknown outcome.
+func TestPostgresSessionLostAtCommit(t *testing.T) {
+	dsn := newPGDatabase(t)
+	s := mustOpen(t, dsn, Options{})
+	defer s.Close()
+	admin := pgOpenDB(t, dsn)
+	be := s.be.(*pgBackend)
+	be.beforeCommit = func(w *pgWrite) {
+		if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, w.pid); err != nil {
+			t.Error(err)
+		}
+		for gone := false; !gone; {
+			if err := admin.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, w.pid).Scan(&gone); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+	n := quadCount(t, s)
+	_, err := s.Write(context.Background(), "owner", countingClaim("LOST", 1))
+	if !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "nothing was recorded") ||
+		!strings.Contains(err.Error(), "the session holding the writer lock ended") {
+		t.Fatalf("write whose session ended before its COMMIT: %v", err)
+	}
+	be.beforeCommit = nil
+	if quadCount(t, s) != n || head(s) != 1 {
+		t.Fatal("the failed write left something")
+	}
+	if _, err := s.Write(context.Background(), "owner", countingClaim("A", 1)); err != nil {
+		t.Fatal(err)
+	}
+	checkCounting(t, txsOf(s), 2)
+}
+
+// committed tells a committed write transaction from a rolled-back one by its id.
+func TestPostgresCommittedAsksPostgreSQL(t *testing.T) {
+	dsn := newPGDatabase(t)
+	db := pgOpenDB(t, dsn)
+	for _, commit := range []bool{true, false} {
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &pgWrite{db: db, idleTimeout: time.Second}
+		if err := tx.QueryRow(`SELECT txid_current()`).Scan(&w.xid); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := w.committed(); got != commit || err != nil {
+			t.Fatalf("committed() = %v, %v; want %v", got, err, commit)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	graphlog "github.com/cayleygraph/cayley/graph/log"
 	csql "github.com/cayleygraph/cayley/graph/sql"
@@ -94,9 +95,15 @@ CREATE INDEX osp_index ON quads (object_hash, subject_hash, predicate_hash) WITH
 
 // pgWrite is one write transaction holding the writer lock, on a connection of its own.
 type pgWrite struct {
-	conn *sql.Conn
-	tx   *sql.Tx
-	done bool // committed or rolled back; the lock is released
+	conn        *sql.Conn
+	tx          *sql.Tx
+	xid         int64 // the transaction's id (txid_current)
+	pid         int   // its session's backend
+	db          *sql.DB
+	idleTimeout time.Duration
+	done        bool // committed or rolled back; the lock is released
+
+	beforeCommit func(*pgWrite) // see pgBackend
 }
 
 // commit writes quads (after creating the schema, for a new store) and commits. On any error
@@ -123,23 +130,62 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 		}
 		quads = quads[n:]
 	}
-	w.done = true
-	if err := w.tx.Commit(); err != nil {
-		discard(w.conn)
-		if pgSessionLost(err) {
-			// The COMMIT may have reached PostgreSQL and only its answer been lost.
-			return fmt.Errorf("%w: %w", errCommitUnknown, err)
-		}
-		return err
+	if w.beforeCommit != nil {
+		w.beforeCommit(w)
 	}
-	w.conn.Close()
-	return nil
+	w.done = true
+	cerr := w.tx.Commit()
+	if cerr == nil {
+		w.conn.Close()
+		return nil
+	}
+	discard(w.conn)
+	if !pgSessionLost(cerr) {
+		return cerr // PostgreSQL refused the COMMIT: rolled back
+	}
+	// The COMMIT may have reached PostgreSQL and only its answer been lost, or the session may
+	// have ended before it (a process paused between its INSERTs and its COMMIT loses the
+	// lock like any other): ask.
+	committed, qerr := w.committed()
+	switch {
+	case qerr != nil:
+		return fmt.Errorf("%w: %w (asking PostgreSQL whether it committed: %v)", errCommitUnknown, cerr, qerr)
+	case committed:
+		return nil
+	}
+	return cerr
 }
 
-// errCommitUnknown marks a write whose connection failed during its commit: PostgreSQL may
-// have recorded it. (Losing the lock to WriteIdleTimeout cannot cause it: a session that is
-// committing is not idle, and one that has committed no longer holds the lock.)
-var errCommitUnknown = errors.New("the connection failed during the commit, so PostgreSQL may or may not have recorded the write; the next read or write loads it if it did")
+// committed asks PostgreSQL, on another connection, whether the write transaction committed.
+// A session whose client is gone may still be finishing, or (if nothing told PostgreSQL the
+// client is gone) idle until WriteIdleTimeout ends it: wait for the answer that long.
+func (w *pgWrite) committed() (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.idleTimeout+5*time.Second)
+	defer cancel()
+	for {
+		var status sql.NullString
+		if err := w.db.QueryRowContext(ctx, `SELECT txid_status($1)`, w.xid).Scan(&status); err != nil {
+			return false, err
+		}
+		switch status.String {
+		case "committed":
+			return true, nil
+		case "aborted":
+			return false, nil
+		case "":
+			return false, fmt.Errorf("PostgreSQL no longer knows transaction %d", w.xid)
+		}
+		select { // in progress
+		case <-ctx.Done():
+			return false, fmt.Errorf("transaction %d is still in progress", w.xid)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// errCommitUnknown marks a write whose connection failed during its commit when PostgreSQL
+// could not then be asked whether it committed: it may have recorded it.
+var errCommitUnknown = errors.New("the connection failed during the commit and PostgreSQL could not be asked whether it committed, so it may or may not have recorded the write; the next read or write loads it if it did")
 
 // insert writes one batch: its nodes, then its quads (which reference them).
 func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {

@@ -288,9 +288,9 @@ func (s *Store) leave() { s.life.RUnlock() }
 // (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
 // written for it and the error says why. If Cayley fails, every writer of the group gets an
 // error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
-// is reopened before the next write. (One exception, said in the error: if the connection to
-// PostgreSQL fails during the commit itself, the group may have been recorded; the next
-// Refresh or Write loads it if it was.)
+// is reopened before the next write. (On PostgreSQL, if the connection fails during the commit
+// itself, the store asks PostgreSQL whether it committed; only if it cannot be asked does the
+// error say the group may have been recorded, and the next Refresh or Write loads it if it was.)
 func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -433,7 +433,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 }
 
 // outcome says what a failed apply left: nothing, unless the connection to PostgreSQL failed
-// during the commit.
+// during the commit and PostgreSQL could not then say whether it committed.
 func outcome(err error) string {
 	if errors.Is(err, errCommitUnknown) {
 		return "and may or may not have been recorded"
