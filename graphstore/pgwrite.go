@@ -40,11 +40,12 @@ import (
 //
 // Cayley runs one INSERT per node and per quad; here they are batched as multi-row INSERTs
 // of at most pgQuadsPerBatch quads and their nodes, with the same Go values bound as
-// parameters through the same driver, so PostgreSQL stores the same bytes. Batches that share
-// a node add their counts to the same row, so refs end the same as in one batch.
+// parameters through the same driver (byte strings sent in binary rather than as hex text,
+// which PostgreSQL stores the same), so PostgreSQL stores the same bytes. Batches that share a
+// node add their counts to the same row, so refs end the same as in one batch.
 //
 // The write transaction is the place for anything else that must commit with the quads: a
-// table of decoded transactions (a snapshot, as bbolt keeps) written by the same INSERTs, or a
+// table of decoded transactions (a snapshot, as bbolt keeps) written before the COMMIT, or a
 // NOTIFY telling other processes that a transaction committed (PostgreSQL delivers it at
 // commit, and never for a write rolled back).
 
