@@ -55,7 +55,8 @@ func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 // and fs.ErrNotExist; an empty file, or a database without mql's tables, wraps ErrNoStore). A bbolt
 // file held by another process fails with ErrInUse after opts.OpenTimeout.
 func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, error) {
-	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout})
+	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout,
+		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout})
 	if err != nil {
 		return CheckReport{}, err
 	}

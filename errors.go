@@ -36,7 +36,8 @@ var (
 	// ErrConflict is returned when a write contradicts recorded state: revoking a claim already
 	// revoked, recording a principal twice, a replacement that is not eligible.
 	ErrConflict = errors.New("conflict")
-	// ErrInUse is returned by Open when another process holds the store file.
+	// ErrInUse is returned by Open when another process holds the store file (bbolt), and on
+	// PostgreSQL by a write that waited Options.WriteLockTimeout for another process's write.
 	ErrInUse = graphstore.ErrInUse
 	// ErrNoStore is returned by Open with Options.MustExist, and by CheckStore, when there is
 	// no mql store at the DSN: a bbolt path that does not exist, an empty file or a bbolt file

@@ -33,6 +33,15 @@ type Options struct {
 	// mql store, or a PostgreSQL database without mql's tables. Nothing is created. A memory:
 	// store always exists.
 	MustExist bool
+	// WriteLockTimeout bounds, on PostgreSQL, how long a write waits for another process's
+	// write to end (10s if zero); the write then fails with an error wrapping ErrInUse that
+	// names the process holding the writer lock. Reads never wait.
+	WriteLockTimeout time.Duration
+	// WriteIdleTimeout bounds, on PostgreSQL, how long this process may hold the writer lock
+	// without talking to the server (5s if zero): past it PostgreSQL ends the session, rolls
+	// the write back (the write fails; nothing of it is stored) and frees the lock, so a
+	// paused or hung process cannot block the other writers for longer.
+	WriteIdleTimeout time.Duration
 }
 
 // DB is an open mql store. It is safe for concurrent use.
@@ -58,11 +67,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		clock = time.Now
 	}
 	s, err := graphstore.Open(ctx, dsn, graphstore.Options{
-		Owner:       opts.Owner,
-		Strict:      opts.Strict,
-		Clock:       clock,
-		OpenTimeout: opts.OpenTimeout,
-		MustExist:   opts.MustExist,
+		Owner:            opts.Owner,
+		Strict:           opts.Strict,
+		Clock:            clock,
+		OpenTimeout:      opts.OpenTimeout,
+		MustExist:        opts.MustExist,
+		WriteLockTimeout: opts.WriteLockTimeout,
+		WriteIdleTimeout: opts.WriteIdleTimeout,
 	})
 	if err != nil {
 		return nil, err

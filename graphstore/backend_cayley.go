@@ -21,14 +21,17 @@ type backend interface {
 	all(ctx context.Context) ([]quad.Quad, error)
 	// txQuads returns the quads of transaction id, or none if it is not (yet) stored.
 	txQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
-	// apply adds quads as one Cayley transaction. The quads are new: they carry a transaction
-	// label that nothing stored carries yet.
+	// apply adds quads as one transaction. The quads are new: they carry a transaction label
+	// that nothing stored carries yet. Callers hold the writer lock and call apply at most
+	// once under it: on PostgreSQL apply writes in the lock's own SQL transaction and commits
+	// it, which releases the lock.
 	apply(ctx context.Context, quads []quad.Quad) error
 	count(ctx context.Context) (int64, error)
 	// reopen closes and reopens the Cayley handle (after a failed apply: trap 1).
 	reopen(ctx context.Context) error
 	// lockWriters takes the cross-process writer lock (a no-op where one process owns the
-	// store) and returns its release.
+	// store) and returns its release. The wait is bounded (PostgreSQL: ErrInUse after
+	// Options.WriteLockTimeout).
 	lockWriters(ctx context.Context) (func(), error)
 	close() error
 }

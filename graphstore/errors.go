@@ -13,6 +13,11 @@ var (
 	// open Store in this process) and was not released within Options.OpenTimeout. Only one
 	// process may own a bbolt store at a time: close the other session, or use PostgreSQL to
 	// share one memory between processes.
+	//
+	// On PostgreSQL it is returned by a write (Write, Import, and Check, which waits for
+	// writers) that waited Options.WriteLockTimeout for the writer lock held by another
+	// process; the message names that process as PostgreSQL sees it. Nothing was written:
+	// try again.
 	ErrInUse = errors.New("store is in use")
 
 	// ErrBadDSN is returned by Open when the data source name has none of the accepted forms:

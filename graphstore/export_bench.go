@@ -30,8 +30,16 @@ func OpenRawForBenchmark(ctx context.Context, dsn string, opts Options) (*RawSto
 	return &RawStore{be: be}, nil
 }
 
-// Apply writes quads as one Cayley transaction, as Store.Write does for one group.
-func (r *RawStore) Apply(ctx context.Context, quads []quad.Quad) error { return r.be.apply(ctx, quads) }
+// Apply writes quads as one Cayley transaction, under the writer lock, as Store.Write does for
+// one group.
+func (r *RawStore) Apply(ctx context.Context, quads []quad.Quad) error {
+	unlock, err := r.be.lockWriters(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return r.be.apply(ctx, quads)
+}
 
 // Close closes the quad store.
 func (r *RawStore) Close() error { return r.be.close() }

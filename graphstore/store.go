@@ -2,6 +2,7 @@ package graphstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,6 +23,18 @@ type Options struct {
 	// database without Cayley's tables, or any store without a genesis transaction. Nothing is
 	// created or initialised. A memory: store always exists.
 	MustExist bool
+
+	// WriteLockTimeout (PostgreSQL) bounds how long a write waits for the writer lock that
+	// another process holds; the write then fails with an error wrapping ErrInUse that names
+	// the holder. Default 10s.
+	WriteLockTimeout time.Duration
+	// WriteIdleTimeout (PostgreSQL) bounds how long this process may hold the writer lock
+	// without sending PostgreSQL anything (PostgreSQL's idle_in_transaction_session_timeout):
+	// past it PostgreSQL ends the session, rolls its write back and frees the lock, so a
+	// paused or hung writer blocks the others for at most this long, and its write fails.
+	// Default 5s, less than WriteLockTimeout's default so that a stalled writer delays the
+	// writers behind it without failing them.
+	WriteIdleTimeout time.Duration
 }
 
 // Store is an mql memory persisted in a Cayley quad store, with the in-memory Index of every
@@ -98,7 +111,7 @@ func openBackend(ctx context.Context, dsn string, opts Options) (backend, error)
 	case dsn == "memory:" || dsn == "memory":
 		return openMemory(), nil
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn, opts.MustExist)
+		return openPostgres(ctx, dsn, opts.MustExist, opts.WriteLockTimeout, opts.WriteIdleTimeout)
 	case strings.HasPrefix(dsn, "bbolt:"):
 		path := strings.TrimPrefix(dsn, "bbolt:")
 		if path == "" {
@@ -276,8 +289,10 @@ func (s *Store) enter() error {
 func (s *Store) leave() { s.life.RUnlock() }
 
 // Write commits one transaction. Writers are serialised: in this process by a mutex and, on
-// PostgreSQL, across processes by an advisory lock. Under the lock Write first loads what
-// other processes committed (Refresh), then calls build with a new Tx whose ID (head+1), Time
+// PostgreSQL, across processes by an advisory lock held by the SQL transaction that writes
+// the quads (waited for at most Options.WriteLockTimeout, then ErrInUse; lost, with the write,
+// after Options.WriteIdleTimeout without a word to PostgreSQL). Under the lock Write first
+// loads what other processes committed (Refresh), then calls build with a new Tx whose ID (head+1), Time
 // (the clock, in UTC) and By are set; build fills in records and may read the index (Write
 // holds its read lock while build runs; build must not call back into the Store). Record Tx
 // fields left zero are set to the transaction's id, and times are stored in UTC.
@@ -294,7 +309,9 @@ func (s *Store) leave() { s.life.RUnlock() }
 // (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
 // written for it and the error says why. If Cayley fails, every writer of the group gets an
 // error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
-// is reopened before the next write.
+// is reopened before the next write. (On PostgreSQL, if the connection fails during the commit
+// itself, the store asks PostgreSQL whether it committed; only if it cannot be asked does the
+// error say the group may have been recorded, and the next Refresh or Write loads it if it was.)
 func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -349,6 +366,18 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			if !w.done {
 				w.err, w.done = err, true
 			}
+		}
+	}
+	// Catch up with other processes before taking the writer lock, so that under it only
+	// what they committed meanwhile is left to load: on PostgreSQL a writer that is silent
+	// for WriteIdleTimeout while holding the lock loses it.
+	if s.be.shared() {
+		s.imu.Lock()
+		err := s.refreshLocked(ctx)
+		s.imu.Unlock()
+		if err != nil {
+			fail(group, err)
+			return
 		}
 	}
 	// The wait for the writer lock ends when every writer of the group has given up; the
@@ -411,7 +440,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		for _, w := range built {
 			w.tx = nil
 		}
-		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", first, last, ErrStorage, err))
+		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed %s; the store will be reopened before the next write: %w: %w", first, last, outcome(err), ErrStorage, err))
 		return
 	}
 	s.ix.Lock()
@@ -423,6 +452,15 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	}
 	s.saveSnapshot(ctx, false)
 	s.commits.notify()
+}
+
+// outcome says what a failed apply left: nothing, unless the connection to PostgreSQL failed
+// during the commit and PostgreSQL could not then say whether it committed.
+func outcome(err error) string {
+	if errors.Is(err, errCommitUnknown) {
+		return "and may or may not have been recorded"
+	}
+	return "and nothing was recorded"
 }
 
 // dropPending forgets the transactions of a group that was not stored: the index (and with it
@@ -488,7 +526,7 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx 
 	}
 	if err := s.be.apply(ctx, quads); err != nil {
 		s.broken = true
-		return nil, fmt.Errorf("graphstore: writing tx %d failed and nothing was recorded; the store will be reopened before the next write: %w: %w", tx.ID, ErrStorage, err)
+		return nil, fmt.Errorf("graphstore: writing tx %d failed %s; the store will be reopened before the next write: %w: %w", tx.ID, outcome(err), ErrStorage, err)
 	}
 	if err := addToIndex(s.ix, tx); err != nil {
 		return nil, fmt.Errorf("graphstore: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
@@ -659,18 +697,24 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	unlock, err := s.be.lockWriters(ctx)
+	// Check and encode everything before taking the writer lock (on PostgreSQL a writer that
+	// is silent for WriteIdleTimeout while holding it loses it): what is imported depends only
+	// on the genesis, which never changes, and on the store holding nothing else, which is
+	// checked again under the lock.
+	s.imu.Lock()
+	err := s.refreshLocked(ctx)
+	s.ix.RLock()
+	head, genesis := s.chain.head(), s.ix.Tx(1)
+	s.ix.RUnlock()
+	s.imu.Unlock()
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if err := s.refreshLocked(ctx); err != nil {
-		return err
-	}
-	if head := s.chain.head(); head != 1 {
+	notEmpty := func(head TxID) error {
 		return fmt.Errorf("graphstore: import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
+	}
+	if head != 1 {
+		return notEmpty(head)
 	}
 	g := txs[0]
 	if g.ID != 1 || g.Meta == nil {
@@ -679,9 +723,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	if !isPlainGenesis(g) {
 		return fmt.Errorf("graphstore: import: %w: the genesis may record only the store meta and its owner principal, and it is skipped on import; this one records more", ErrBadImport)
 	}
-	s.ix.RLock()
-	meta := s.ix.Tx(1).Meta
-	s.ix.RUnlock()
+	meta := genesis.Meta
 	if meta == nil || *meta != *g.Meta {
 		var have StoreMeta
 		if meta != nil {
@@ -696,7 +738,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	// Check everything before writing anything, against a copy of the chain.
 	c := newChain()
-	c.add(s.ix.Tx(1))
+	c.add(genesis)
 	var quads []quad.Quad
 	for _, tx := range rest {
 		if tx == nil {
@@ -715,6 +757,19 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	unlock, err := s.be.lockWriters(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if err := s.refreshLocked(ctx); err != nil {
+		return err
+	}
+	if head := s.chain.head(); head != 1 {
+		return notEmpty(head)
+	}
 	if s.broken {
 		if err := s.be.reopen(ctx); err != nil {
 			return storageErr("reopening after a failed write", err)
@@ -723,7 +778,7 @@ func (s *Store) Import(ctx context.Context, txs []*Tx) error {
 	}
 	if err := s.be.apply(ctx, quads); err != nil {
 		s.broken = true
-		return fmt.Errorf("graphstore: import failed and nothing was recorded: %w: %w", ErrStorage, err)
+		return fmt.Errorf("graphstore: import failed %s: %w: %w", outcome(err), ErrStorage, err)
 	}
 	for _, tx := range rest {
 		if err := s.index(tx); err != nil {

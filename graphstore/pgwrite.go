@@ -1,0 +1,280 @@
+package graphstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	graphlog "github.com/cayleygraph/cayley/graph/log"
+	csql "github.com/cayleygraph/cayley/graph/sql"
+	"github.com/cayleygraph/quad"
+	"github.com/lib/pq"
+)
+
+// The PostgreSQL writer. mql reads a PostgreSQL store through Cayley's SQL quad store but
+// writes its rows itself, in the transaction that holds the writer lock (pgBackend.lockWriters),
+// so that the lock fences the write: PostgreSQL commits both or neither. The rows are exactly
+// those Cayley's graph/sql writer (ApplyDeltas, RunTxPostgres) would write for the same quads,
+// which TestPostgresWriterMatchesCayley checks table by table:
+//
+//   - nodes: one row per distinct value, keyed by its hash (quad.HashOf: SHA-1 of the value's
+//     N-Quads form), with refs = how many quad directions name it and the value in the
+//     columns of its type (csql.NodeValues: IRI in value_string with iri true, a string in
+//     value_string with NUL bytes written as \x00, a typed string also in datatype, an int in
+//     value_int, …). A value already stored gets its refs increased (ON CONFLICT (hash) DO
+//     UPDATE SET refs = nodes.refs + EXCLUDED.refs); its other columns are left as they are.
+//   - quads: one row per quad, in the order given (horizon is a sequence), with the four hashes
+//     (label_hash NULL for a triple) and ts = now(), the transaction's start. A quad already
+//     stored violates a unique index and fails the whole write, as Cayley's does with
+//     IgnoreDup false (mql never writes a quad twice: every quad carries its new transaction's
+//     label).
+//
+// Cayley runs one INSERT per node and per quad; here they are batched as multi-row INSERTs
+// of at most pgQuadsPerBatch quads and their nodes, with the same Go values bound as
+// parameters through the same driver (byte strings sent in binary rather than as hex text,
+// which PostgreSQL stores the same), so PostgreSQL stores the same bytes. Batches that share a
+// node add their counts to the same row, so refs end the same as in one batch.
+//
+// The write transaction is the place for anything else that must commit with the quads: a
+// table of decoded transactions (a snapshot, as bbolt keeps) written before the COMMIT, or a
+// NOTIFY telling other processes that a transaction committed (PostgreSQL delivers it at
+// commit, and never for a write rolled back).
+
+// pgQuadsPerBatch bounds one batch: 4 parameters per quad row, and at most 4 distinct nodes
+// per quad at 12 parameters each, stays below PostgreSQL's 65,535 parameters per statement.
+const pgQuadsPerBatch = 1000
+
+// pgNodeColumns are the value columns of nodes, in the order of the INSERT.
+var pgNodeColumns = []string{"value", "value_string", "datatype", "language", "iri", "bnode",
+	"value_int", "value_bool", "value_float", "value_time"}
+
+// pgSchema is Cayley's PostgreSQL schema, as graph/sql's Init creates it with the
+// registration of graph/sql/postgres (BYTEA hashes, BIGSERIAL horizon, conditional unique
+// indexes, fill factor 50, foreign keys). It is created in the write transaction of a new
+// store's genesis, so that a store never exists without its genesis.
+const pgSchema = `CREATE TABLE nodes (
+	hash BYTEA PRIMARY KEY,
+	refs INT NOT NULL,
+	value BYTEA,
+	value_string TEXT,
+	datatype TEXT,
+	language TEXT,
+	iri BOOLEAN,
+	bnode BOOLEAN,
+	value_int BIGINT,
+	value_bool BOOLEAN,
+	value_float double precision,
+	value_time timestamp with time zone
+);
+CREATE TABLE quads (
+	horizon BIGSERIAL PRIMARY KEY,
+	subject_hash BYTEA NOT NULL,
+	predicate_hash BYTEA NOT NULL,
+	object_hash BYTEA NOT NULL,
+	label_hash BYTEA,
+	ts timestamp
+);
+CREATE UNIQUE INDEX spo_unique ON quads (subject_hash, predicate_hash, object_hash) WHERE label_hash IS NULL;
+CREATE UNIQUE INDEX spol_unique ON quads (subject_hash, predicate_hash, object_hash, label_hash) WHERE label_hash IS NOT NULL;
+ALTER TABLE quads ADD CONSTRAINT subject_hash_fk FOREIGN KEY (subject_hash) REFERENCES nodes (hash);
+ALTER TABLE quads ADD CONSTRAINT predicate_hash_fk FOREIGN KEY (predicate_hash) REFERENCES nodes (hash);
+ALTER TABLE quads ADD CONSTRAINT object_hash_fk FOREIGN KEY (object_hash) REFERENCES nodes (hash);
+ALTER TABLE quads ADD CONSTRAINT label_hash_fk FOREIGN KEY (label_hash) REFERENCES nodes (hash);
+CREATE INDEX spo_index ON quads (subject_hash, predicate_hash, object_hash) WITH (FILLFACTOR = 50);
+CREATE INDEX ops_index ON quads (object_hash, predicate_hash, subject_hash) WITH (FILLFACTOR = 50);
+CREATE INDEX pos_index ON quads (predicate_hash, object_hash, subject_hash) WITH (FILLFACTOR = 50);
+CREATE INDEX osp_index ON quads (object_hash, subject_hash, predicate_hash) WITH (FILLFACTOR = 50);`
+
+// pgWrite is one write transaction holding the writer lock, on a connection of its own.
+type pgWrite struct {
+	conn        *sql.Conn
+	tx          *sql.Tx
+	xid         int64 // the transaction's id (txid_current)
+	pid         int   // its session's backend
+	db          *sql.DB
+	idleTimeout time.Duration
+	done        bool // committed or rolled back; the lock is released
+
+	beforeCommit func(*pgWrite) // see pgBackend
+}
+
+// commit writes quads (after creating the schema, for a new store) and commits. On any error
+// the transaction is rolled back, or its session ended: nothing of it is stored, and the lock
+// is released either way.
+func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bool) (err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, errCommitUnknown) {
+			w.end()
+			if pgSessionLost(err) {
+				err = fmt.Errorf("the session holding the writer lock ended before the write was committed, and PostgreSQL rolled the write back with it (PostgreSQL ends a session that holds the lock without a word from its process for longer than WriteIdleTimeout — was this process paused? — or the connection failed): %w", err)
+			}
+		}
+	}()
+	if createSchema {
+		if _, err := w.tx.ExecContext(ctx, pgSchema); err != nil {
+			return fmt.Errorf("creating the schema: %w", err)
+		}
+	}
+	for len(quads) > 0 {
+		n := min(len(quads), pgQuadsPerBatch)
+		if err := w.insert(ctx, quads[:n]); err != nil {
+			return err
+		}
+		quads = quads[n:]
+	}
+	if w.beforeCommit != nil {
+		w.beforeCommit(w)
+	}
+	w.done = true
+	cerr := w.tx.Commit()
+	if cerr == nil {
+		w.conn.Close()
+		return nil
+	}
+	discard(w.conn)
+	if !pgSessionLost(cerr) {
+		return cerr // PostgreSQL refused the COMMIT: rolled back
+	}
+	// The COMMIT may have reached PostgreSQL and only its answer been lost, or the session may
+	// have ended before it (a process paused between its INSERTs and its COMMIT loses the
+	// lock like any other): ask.
+	committed, qerr := w.committed()
+	switch {
+	case qerr != nil:
+		return fmt.Errorf("%w: %w (asking PostgreSQL whether it committed: %v)", errCommitUnknown, cerr, qerr)
+	case committed:
+		return nil
+	}
+	return cerr
+}
+
+// committed asks PostgreSQL, on another connection, whether the write transaction committed.
+// A session whose client is gone may still be finishing, or (if nothing told PostgreSQL the
+// client is gone) idle until WriteIdleTimeout ends it: wait for the answer that long.
+func (w *pgWrite) committed() (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.idleTimeout+5*time.Second)
+	defer cancel()
+	for {
+		var status sql.NullString
+		if err := w.db.QueryRowContext(ctx, `SELECT txid_status($1)`, w.xid).Scan(&status); err != nil {
+			return false, err
+		}
+		switch status.String {
+		case "committed":
+			return true, nil
+		case "aborted":
+			return false, nil
+		case "":
+			return false, fmt.Errorf("PostgreSQL no longer knows transaction %d", w.xid)
+		}
+		select { // in progress
+		case <-ctx.Done():
+			return false, fmt.Errorf("transaction %d is still in progress", w.xid)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// errCommitUnknown marks a write whose connection failed during its commit when PostgreSQL
+// could not then be asked whether it committed: it may have recorded it.
+var errCommitUnknown = errors.New("the connection failed during the commit and PostgreSQL could not be asked whether it committed, so it may or may not have recorded the write; the next read or write loads it if it did")
+
+// insert writes one batch: its nodes, then its quads (which reference them).
+func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
+	d := graphlog.InsertQuads(quads) // what Cayley's ApplyDeltas computes: nodes with counts, sorted by hash
+	if len(d.IncNode) > 0 {
+		const per = 2 + 10 // refs, hash, the value columns
+		args := make([]any, 0, per*len(d.IncNode))
+		var q strings.Builder
+		q.WriteString(`INSERT INTO nodes(refs, hash, ` + strings.Join(pgNodeColumns, ", ") + `) VALUES `)
+		for i, n := range d.IncNode {
+			typ, vals, err := csql.NodeValues(csql.NodeHash{ValueHash: n.Hash}, n.Val)
+			if err != nil {
+				return fmt.Errorf("encoding %v: %w", n.Val, err)
+			}
+			row := make([]any, per)
+			row[0], row[1] = n.RefInc, vals[0]
+			for j, col := range typ.Columns() {
+				k := slices.Index(pgNodeColumns, col)
+				if k < 0 {
+					return fmt.Errorf("value %v goes to column %q, which nodes does not have", n.Val, col)
+				}
+				row[2+k] = vals[1+j]
+			}
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			placeholders(&q, len(args), per, "")
+			args = append(args, row...)
+		}
+		q.WriteString(` ON CONFLICT (hash) DO UPDATE SET refs = nodes.refs + EXCLUDED.refs`)
+		if _, err := w.tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("writing nodes: %w", err)
+		}
+	}
+	args := make([]any, 0, 4*len(d.QuadAdd))
+	var q strings.Builder
+	q.WriteString(`INSERT INTO quads(subject_hash, predicate_hash, object_hash, label_hash, ts) VALUES `)
+	for i, u := range d.QuadAdd {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		placeholders(&q, len(args), 4, ", now()")
+		for _, h := range u.Quad.Dirs() {
+			args = append(args, csql.NodeHash{ValueHash: h}.SQLValue())
+		}
+	}
+	if _, err := w.tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("writing quads: %w", err)
+	}
+	return nil
+}
+
+// placeholders writes "($from+1, …, $from+n<extra>)".
+func placeholders(b *strings.Builder, from, n int, extra string) {
+	b.WriteByte('(')
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(from + i))
+	}
+	b.WriteString(extra)
+	b.WriteByte(')')
+}
+
+// end rolls the transaction back, if it is still open, which releases the lock; a session
+// that cannot roll back is closed, which does the same.
+func (w *pgWrite) end() {
+	if w.done {
+		return
+	}
+	w.done = true
+	if err := w.tx.Rollback(); err != nil {
+		discard(w.conn)
+		return
+	}
+	w.conn.Close()
+}
+
+// pgSessionLost reports whether err ended the session (a lost connection, or a FATAL error
+// such as idle_in_transaction_session_timeout) rather than one statement.
+func pgSessionLost(err error) bool {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		return pe.Severity == pq.Efatal || pe.Severity == pq.Epanic
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
