@@ -449,6 +449,10 @@ func CheckQuads(quads []quad.Quad, now time.Time) *Report {
 			c.checkReview(n)
 		case mqlDecay:
 			c.checkDecay(n)
+		case mqlToken:
+			c.checkToken(n)
+		case mqlTokenRevoke:
+			c.checkTokenRevocation(n)
 		default:
 			c.add(ProblemRecord, n.classTx, iri, "unknown record class %s", n.class)
 		}
@@ -873,6 +877,21 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 		return ArtifactID{}, false
 	}
 	return ArtifactID{Name: id.Name, Version: ver}, true
+}
+
+func (c *checker) checkToken(n *rawNode) {
+	c.principalRef(n, mqlHolder, "holder", true)
+	if h, ok := c.str(n, mqlSecretHash, "secret hash", true); ok && !validHash(h) {
+		c.add(ProblemRecord, n.classTx, n.iri, "its secret hash %q is not a SHA-256 in hex", h)
+	}
+	c.principalRef(n, provWasAttributedTo, "issuer", true)
+}
+
+func (c *checker) checkTokenRevocation(n *rawNode) {
+	if v, ok := c.one(n, provInvalidated, "revoked token"); ok {
+		c.target(n, v, mqlToken, "revoked token")
+	}
+	c.principalRef(n, provWasAssociatedWith, "principal", true)
 }
 
 func (c *checker) checkReview(n *rawNode) {

@@ -43,6 +43,8 @@ const (
 	prefArtifact     = nsMQL + "artifact:"
 	prefReview       = nsMQL + "review:"
 	prefDecay        = nsMQL + "decay:"
+	prefToken        = nsMQL + "token:"
+	prefTokenRevoke  = nsMQL + "tokenRevocation:"
 	iriStore         = quad.IRI(nsMQL + "store")
 )
 
@@ -87,6 +89,8 @@ var (
 	mqlArtifact     = quad.IRI(nsMQL + "Artifact")
 	mqlReview       = quad.IRI(nsMQL + "Review")
 	mqlDecay        = quad.IRI(nsMQL + "Decay")
+	mqlToken        = quad.IRI(nsMQL + "Token")
+	mqlTokenRevoke  = quad.IRI(nsMQL + "TokenRevocation")
 
 	// mqlRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
 	mqlRefType = quad.IRI(nsMQL + "Ref")
@@ -126,6 +130,9 @@ var (
 	mqlReplacedBy       = quad.IRI(nsMQL + "replacedBy")
 	mqlConfirms         = quad.IRI(nsMQL + "confirms")
 	mqlHalfLife         = quad.IRI(nsMQL + "halfLife")
+	mqlHolder           = quad.IRI(nsMQL + "holder")
+	mqlSecretHash       = quad.IRI(nsMQL + "secretSHA256")
+	mqlExpires          = quad.IRI(nsMQL + "expires")
 )
 
 // ---- IRIs ----------------------------------------------------------------------------------
@@ -145,6 +152,10 @@ func confirmationIRI(id string) quad.IRI {
 	return quad.IRI(prefConfirmation + esc(id))
 }
 func reviewIRI(id string) quad.IRI { return quad.IRI(prefReview + esc(id)) }
+func tokenIRI(id string) quad.IRI  { return quad.IRI(prefToken + esc(id)) }
+func tokenRevocationIRI(id string) quad.IRI {
+	return quad.IRI(prefTokenRevoke + esc(id))
+}
 func decayIRI(tx TxID, i int) quad.IRI {
 	return quad.IRI(prefDecay + strconv.FormatInt(int64(tx), 10) + "." + strconv.Itoa(i))
 }
@@ -409,6 +420,19 @@ func encodeValue(v Value) (quad.Value, error) {
 }
 
 func validConfidence(f float64) bool { return finite(f) && f >= 0 && f <= 1 }
+
+// validHash reports whether s is a SHA-256 in lower-case hex.
+func validHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // encodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
 // refuses a transaction that could not be decoded back to an equal one (missing mandatory
@@ -734,6 +758,52 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		e.add(n, mqlPredicate, quad.String(d.Predicate))
 		e.add(n, mqlHalfLife, durationLit(d.HalfLife))
 		e.add(n, provWasAttributedTo, principalIRI(d.By))
+		e.add(n, mqlOrd, quad.Int(i))
+	}
+	for i, k := range tx.Tokens {
+		if k == nil || k.ID == "" {
+			return wrap(fmt.Errorf("token %d has no id", i))
+		}
+		n := tokenIRI(k.ID)
+		what := fmt.Sprintf("token %q", k.ID)
+		if err := e.record(n, what); err != nil {
+			return wrap(err)
+		}
+		if err := checkTx(what, k.Tx, tx.ID); err != nil {
+			return wrap(err)
+		}
+		if k.Principal == "" || k.By == "" || !validHash(k.Hash) {
+			return wrap(fmt.Errorf("%s needs a holder, a by and a SHA-256 hash in hex", what))
+		}
+		e.add(n, rdfType, provEntity)
+		e.add(n, rdfType, mqlToken)
+		e.add(n, mqlHolder, principalIRI(k.Principal))
+		e.add(n, mqlSecretHash, quad.String(k.Hash))
+		e.add(n, provWasAttributedTo, principalIRI(k.By))
+		if !k.Expires.IsZero() {
+			e.add(n, mqlExpires, timeLit(k.Expires))
+		}
+		e.add(n, mqlOrd, quad.Int(i))
+	}
+	for i, r := range tx.TokenRevocations {
+		if r == nil || r.ID == "" {
+			return wrap(fmt.Errorf("token revocation %d has no id", i))
+		}
+		n := tokenRevocationIRI(r.ID)
+		what := fmt.Sprintf("token revocation %q", r.ID)
+		if err := e.record(n, what); err != nil {
+			return wrap(err)
+		}
+		if err := checkTx(what, r.Tx, tx.ID); err != nil {
+			return wrap(err)
+		}
+		if r.Token == "" || r.By == "" {
+			return wrap(fmt.Errorf("%s needs a token and by", what))
+		}
+		e.add(n, rdfType, provActivity)
+		e.add(n, rdfType, mqlTokenRevoke)
+		e.add(n, provInvalidated, tokenIRI(r.Token))
+		e.add(n, provWasAssociatedWith, principalIRI(r.By))
 		e.add(n, mqlOrd, quad.Int(i))
 	}
 	for _, s := range slices.Clone(e.subjs) {
@@ -1068,6 +1138,8 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 		artifacts     []ordered[*Artifact]
 		reviews       []ordered[*Review]
 		decays        []ordered[*Decay]
+		tokens        []ordered[*Token]
+		tokenRevokes  []ordered[*TokenRevocation]
 	)
 	for _, s := range order {
 		n := d.nodes[s]
@@ -1087,7 +1159,7 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 			continue // annotations of an earlier record (a revoked claim); checked by re-encoding
 		}
 		switch class {
-		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay:
+		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay, mqlToken, mqlTokenRevoke:
 		default:
 			return nil, d.fail(n, "unknown record class %s", class)
 		}
@@ -1247,6 +1319,40 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 				return nil, err
 			}
 			decays = append(decays, ordered[*Decay]{ord, dc})
+		case mqlToken:
+			k := &Token{Tx: id}
+			if k.ID, err = parseNamed(prefToken, "token", s); err != nil {
+				return nil, d.fail(n, "%v", err)
+			}
+			if k.Principal, err = d.principal(n, mqlHolder, true); err != nil {
+				return nil, err
+			}
+			if k.Hash, err = d.str(n, mqlSecretHash, true); err != nil {
+				return nil, err
+			}
+			if k.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+				return nil, err
+			}
+			if k.Expires, err = d.time(n, mqlExpires, false); err != nil {
+				return nil, err
+			}
+			tokens = append(tokens, ordered[*Token]{ord, k})
+		case mqlTokenRevoke:
+			r := &TokenRevocation{Tx: id}
+			if r.ID, err = parseNamed(prefTokenRevoke, "token revocation", s); err != nil {
+				return nil, d.fail(n, "%v", err)
+			}
+			v, err := d.one(n, provInvalidated)
+			if err != nil {
+				return nil, err
+			}
+			if r.Token, err = parseNamed(prefToken, "token", v); err != nil {
+				return nil, d.fail(n, "%v", err)
+			}
+			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+				return nil, err
+			}
+			tokenRevokes = append(tokenRevokes, ordered[*TokenRevocation]{ord, r})
 		default:
 			return nil, d.fail(n, "unknown record class %s", class)
 		}
@@ -1276,6 +1382,12 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 		return nil, err
 	}
 	if tx.Decays, err = sortRecords(d, "decay", decays); err != nil {
+		return nil, err
+	}
+	if tx.Tokens, err = sortRecords(d, "token", tokens); err != nil {
+		return nil, err
+	}
+	if tx.TokenRevocations, err = sortRecords(d, "token revocation", tokenRevokes); err != nil {
 		return nil, err
 	}
 
@@ -1456,6 +1568,7 @@ type recorded interface {
 	hasArtifact(ArtifactID) bool
 	artifactVersion(name string) int
 	hasSource(id string) bool
+	hasToken(id string) bool
 	add(tx *Tx)
 }
 
@@ -1476,13 +1589,14 @@ type recordSets struct {
 	arts    map[ArtifactID]bool
 	artVer  map[string]int
 	sources map[string]bool
+	tokens  map[string]bool
 }
 
 func newRecordSets() *recordSets {
 	return &recordSets{
 		claims: map[ClaimID]bool{}, keyVer: map[Key]int{},
 		arts: map[ArtifactID]bool{}, artVer: map[string]int{},
-		sources: map[string]bool{},
+		sources: map[string]bool{}, tokens: map[string]bool{},
 	}
 }
 
@@ -1492,6 +1606,7 @@ func (r *recordSets) keyVersion(k Key) int            { return r.keyVer[k] }
 func (r *recordSets) hasArtifact(id ArtifactID) bool  { return r.arts[id] }
 func (r *recordSets) artifactVersion(name string) int { return r.artVer[name] }
 func (r *recordSets) hasSource(id string) bool        { return r.sources[id] }
+func (r *recordSets) hasToken(id string) bool         { return r.tokens[id] }
 
 func (r *recordSets) add(tx *Tx) {
 	r.head = tx.ID
@@ -1506,6 +1621,9 @@ func (r *recordSets) add(tx *Tx) {
 		r.arts[a.ID] = true
 		r.artVer[a.ID.Name] = a.ID.Version
 	}
+	for _, k := range tx.Tokens {
+		r.tokens[k.ID] = true
+	}
 }
 
 type indexRecords struct{ ix *Index }
@@ -1514,6 +1632,7 @@ func (r indexRecords) top() TxID                      { return r.ix.top() }
 func (r indexRecords) hasClaim(id ClaimID) bool       { return r.ix.claims[id] != nil }
 func (r indexRecords) hasArtifact(id ArtifactID) bool { return r.ix.arts[id] != nil }
 func (r indexRecords) add(*Tx)                        {}
+func (r indexRecords) hasToken(id string) bool        { return r.ix.tokens[id] != nil }
 
 func (r indexRecords) hasSource(id string) bool {
 	_, ok := r.ix.sources[id]
@@ -1628,6 +1747,18 @@ func (c *chain) check(tx *Tx) error {
 	for _, r := range tx.Reviews {
 		if !hasArt(r.Artifact) {
 			return fail("review %s of %s, which was never recorded", r.ID, r.Artifact)
+		}
+	}
+	newTokens := map[string]bool{}
+	for _, k := range tx.Tokens {
+		if c.rec.hasToken(k.ID) || newTokens[k.ID] {
+			return fail("token %s is recorded twice", k.ID)
+		}
+		newTokens[k.ID] = true
+	}
+	for _, r := range tx.TokenRevocations {
+		if !c.rec.hasToken(r.Token) && !newTokens[r.Token] {
+			return fail("token revocation %s of token %s, which was never recorded", r.ID, r.Token)
 		}
 	}
 	return nil

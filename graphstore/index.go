@@ -46,6 +46,13 @@ type indexData struct {
 	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
 	// recorded: the first of them a viewer may see fixes the type of the values it may give.
 	valueTypes map[string][]*ClaimEntry
+	tokens     map[string]*TokenEntry // by id
+}
+
+// TokenEntry is a token and, once it is revoked, its revocation.
+type TokenEntry struct {
+	*Token
+	Revoked *TokenRevocation
 }
 
 // KeyEntry holds every version of one subject.predicate, in version order.
@@ -102,6 +109,7 @@ func newIndexData() *indexData {
 		dependents: map[string][]*ArtifactNode{},
 		decays:     map[string][]*Decay{},
 		valueTypes: map[string][]*ClaimEntry{},
+		tokens:     map[string]*TokenEntry{},
 	}
 }
 
@@ -203,6 +211,14 @@ func (ix *Index) addPending(tx *Tx) {
 	}
 	for _, a := range tx.Artifacts {
 		ix.addArtifact(a)
+	}
+	for _, k := range tx.Tokens {
+		ix.tokens[k.ID] = &TokenEntry{Token: k}
+	}
+	for _, r := range tx.TokenRevocations {
+		if k := ix.tokens[r.Token]; k != nil && k.Revoked == nil {
+			k.Revoked = r
+		}
 	}
 	for _, r := range tx.Reviews {
 		n := ix.arts[r.Artifact]

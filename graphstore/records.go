@@ -29,6 +29,9 @@ type Tx struct {
 	Artifacts     []*Artifact
 	Reviews       []*Review
 	Decays        []*Decay
+
+	Tokens           []*Token
+	TokenRevocations []*TokenRevocation
 }
 
 // StoreMeta is recorded once, by the genesis transaction.
@@ -294,6 +297,25 @@ type Decay struct {
 	HalfLife  time.Duration
 	By        string
 	Tx        TxID
+}
+
+// Token is a bearer credential for `mql serve`, issued to one principal. The store keeps only
+// the SHA-256 of its secret, so neither the store nor an export holds a usable token.
+type Token struct {
+	ID        string    // "t<tx>.<n>", unique; also the first part of the token itself
+	Principal string    // whom a request bearing the token is served as
+	Hash      string    // hex SHA-256 of the token's secret
+	By        string    // who issued it (the owner)
+	Expires   time.Time // zero: never
+	Tx        TxID
+}
+
+// TokenRevocation ends a token from its transaction on.
+type TokenRevocation struct {
+	ID    string // "k<tx>.<n>"
+	Token string // the token's id
+	By    string
+	Tx    TxID
 }
 
 // MarshalJSON writes the value as a plain JSON value: a string, number or bool; a time as an

@@ -598,6 +598,17 @@ func normalize(tx *Tx) {
 			stamp(&d.Tx)
 		}
 	}
+	for _, t := range tx.Tokens {
+		if t != nil {
+			stamp(&t.Tx)
+			utc(&t.Expires)
+		}
+	}
+	for _, r := range tx.TokenRevocations {
+		if r != nil {
+			stamp(&r.Tx)
+		}
+	}
 }
 
 // Refresh loads the transactions other processes committed since the index's head. Only a
@@ -785,7 +796,7 @@ func isPlainGenesis(g *Tx) bool {
 	return g.Meta != nil && len(g.Principals) == 1 && g.Principals[0] != nil &&
 		g.Principals[0].Name == g.Meta.Owner && g.Principals[0].Type == User &&
 		len(g.Grants)+len(g.Sources)+len(g.Claims)+len(g.Revocations)+len(g.Confirmations)+
-			len(g.Artifacts)+len(g.Reviews)+len(g.Decays) == 0
+			len(g.Artifacts)+len(g.Reviews)+len(g.Decays)+len(g.Tokens)+len(g.TokenRevocations) == 0
 }
 
 // waitAll returns a context that is done when every writer's context is done.

@@ -711,3 +711,28 @@ func prefix[T any](xs []T, asOf TxID, tx func(T) TxID) []T {
 	}
 	return xs[:n]
 }
+
+// Token returns a token by id, as of the view: for the owner's view only (tokens are the
+// owner's to see). Its revocation is reported only if it happened within the view.
+func (v *View) Token(id string) (*Token, *TokenRevocation) {
+	k := v.ix.tokens[id]
+	if !v.IsOwnerView() || k == nil || !v.in(k.Tx) {
+		return nil, nil
+	}
+	if k.Revoked != nil && v.in(k.Revoked.Tx) {
+		return k.Token, k.Revoked
+	}
+	return k.Token, nil
+}
+
+// Tokens lists the tokens recorded within the view, oldest first: for the owner's view only.
+func (v *View) Tokens() []*Token {
+	if !v.IsOwnerView() {
+		return nil
+	}
+	var out []*Token
+	for _, tx := range v.ix.txs[:v.asOf] {
+		out = append(out, tx.Tokens...)
+	}
+	return out
+}

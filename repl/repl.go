@@ -336,14 +336,25 @@ func (s *Shell) exec(ctx context.Context, name, src string) error {
 // reportError writes err to Stderr; for a syntax error it first shows the offending line of
 // src with a caret under the column.
 func (s *Shell) reportError(src string, err error) {
+	line, col := 0, 0
 	var qe *query.Error
-	if errors.As(err, &qe) && qe.Pos.Line > 0 {
-		lines := strings.Split(src, "\n")
-		if qe.Pos.Line <= len(lines) {
-			fmt.Fprint(s.cfg.Stderr, caretLines(lines[qe.Pos.Line-1], qe.Pos.Column))
-		}
+	var pe interface{ Position() (int, int) } // a syntax error a server reported
+	switch {
+	case errors.As(err, &qe):
+		line, col = qe.Pos.Line, qe.Pos.Column
+	case errors.As(err, &pe) && isSyntax(err):
+		line, col = pe.Position()
+	}
+	if lines := strings.Split(src, "\n"); line > 0 && line <= len(lines) {
+		fmt.Fprint(s.cfg.Stderr, caretLines(lines[line-1], col))
 	}
 	fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
+}
+
+// isSyntax reports whether err is a syntax error, here or on a server.
+func isSyntax(err error) bool {
+	var c interface{ SyntaxError() bool }
+	return errors.Is(err, query.ErrSyntax) || (errors.As(err, &c) && c.SyntaxError())
 }
 
 // caretLines is line and, under it, a caret at column (1-based, in code points); tabs before

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/output"
 )
 
 // ErrNoServer is returned by Attach when no server answers on any of a store's socket paths.
@@ -88,8 +89,11 @@ func (c *Client) ConnInfo(ctx context.Context) (ConnInfo, error) {
 // calling emit with each result rendered in format as it arrives. A statement's error comes
 // back as an *Error (its class, exit code, message and position); other errors are the
 // connection's.
-func (c *Client) Exec(ctx context.Context, name, src, format string, emit func(Frame) error) error {
-	q := url.Values{"stream": {format}, "name": {name}}
+func (c *Client) Exec(ctx context.Context, name, src string, st output.Style, emit func(Frame) error) error {
+	q := url.Values{"stream": {string(st.Format)}, "name": {name}}
+	if st.Terminal {
+		q.Set("terminal", "1")
+	}
 	resp, err := c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
 	if err != nil {
 		return err
@@ -166,6 +170,12 @@ func (c *Client) Names(ctx context.Context) ([]string, error) {
 // Error implements error: the message the command line prints (name:line:col: message).
 func (e *Error) Error() string { return e.Message }
 
+// SyntaxError reports whether the statement did not parse.
+func (e *Error) SyntaxError() bool { return e.Class == "syntax" }
+
+// Position is where in the script the error is (0, 0 when it has no position).
+func (e *Error) Position() (line, column int) { return e.Line, e.Column }
+
 // responseError turns a failed response into an error: its *Error if the server sent one.
 func responseError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -174,4 +184,47 @@ func responseError(resp *http.Response) error {
 		return qr.Error
 	}
 	return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+}
+
+// CreateToken asks the server to issue a token for principal (the owner only).
+func (c *Client) CreateToken(ctx context.Context, principal string, expires time.Time) (TokenResponse, error) {
+	var out TokenResponse
+	body, _ := json.Marshal(TokenRequest{Principal: principal, Expires: expires})
+	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens", strings.NewReader(string(body)))
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return out, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// Tokens lists the tokens the store records (the owner only).
+func (c *Client) Tokens(ctx context.Context) ([]mql.Token, error) {
+	var out []mql.Token
+	resp, err := c.request(ctx, http.MethodGet, "/v1/tokens", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// RevokeToken asks the server to revoke a token (the owner only).
+func (c *Client) RevokeToken(ctx context.Context, id string) (mql.Receipt, error) {
+	var out mql.Receipt
+	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens/"+url.PathEscape(id)+"/revoke", nil)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return out, responseError(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/mql-dev/mql"
 )
 
 // ConnInfo is what GET /v1/conninfo answers on the local socket: which store, which backend,
@@ -74,4 +77,69 @@ func (s *Server) names(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(names)
+}
+
+// TokenRequest asks the server to issue a token (POST /v1/tokens, local socket, owner only).
+type TokenRequest struct {
+	Principal string    `json:"principal"`
+	Expires   time.Time `json:"expires,omitzero"`
+}
+
+// TokenResponse is a token issued: the secret, shown once, and what the store records.
+type TokenResponse struct {
+	Token string    `json:"token"`
+	Info  mql.Token `json:"info"`
+}
+
+// ownerOnly answers 403 unless the request is the owner's own (not acting as another).
+func (s *Server) ownerOnly(w http.ResponseWriter, r *http.Request) bool {
+	if id := identityOf(r.Context()); id.local && id.principal == s.owner {
+		return true
+	}
+	s.fail(w, r, false, &Error{Class: "evaluation", ExitCode: exitFailed, Message: "only the owner manages tokens"}, http.StatusForbidden)
+	return false
+}
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "token create")
+	if !s.ownerOnly(w, r) {
+		return
+	}
+	var req TokenRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+		s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "the body is not a token request: " + err.Error()}, http.StatusBadRequest)
+		return
+	}
+	tok, info, err := s.db.CreateToken(r.Context(), mql.TokenSpec{Principal: req.Principal, By: s.owner, Expires: req.Expires})
+	if err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
+		return
+	}
+	writeJSON(w, http.StatusOK, TokenResponse{Token: tok, Info: info})
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "token list")
+	if !s.ownerOnly(w, r) {
+		return
+	}
+	toks, err := s.db.Reader().Tokens(r.Context())
+	if err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, toks)
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "token revoke")
+	if !s.ownerOnly(w, r) {
+		return
+	}
+	rc, err := s.db.RevokeToken(r.Context(), r.PathValue("id"), s.owner)
+	if err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
+		return
+	}
+	writeJSON(w, http.StatusOK, rc)
 }

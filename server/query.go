@@ -107,7 +107,8 @@ func (s *Server) readScript(w http.ResponseWriter, r *http.Request) (string, *Er
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	switch mt {
-	case "", "text/plain", "application/x-mql":
+	case "", "text/plain", "application/x-mql", "application/x-www-form-urlencoded":
+		// (curl -d sends the script as it is, labelled as a form.)
 		return string(body), nil, 0
 	case "application/json":
 		var req QueryRequest

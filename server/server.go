@@ -128,6 +128,9 @@ func (s *Server) LocalHandler() http.Handler {
 	mux.HandleFunc("GET /v1/export", s.export)
 	mux.HandleFunc("GET /v1/check", s.check)
 	mux.HandleFunc("GET /v1/names", s.names)
+	mux.HandleFunc("POST /v1/tokens", s.createToken)
+	mux.HandleFunc("GET /v1/tokens", s.listTokens)
+	mux.HandleFunc("POST /v1/tokens/{id}/revoke", s.revokeToken)
 	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := identity{principal: s.owner, local: true}
 		if as := r.Header.Get("Mql-As"); as != "" {

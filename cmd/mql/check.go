@@ -59,7 +59,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := mql.CheckStore(ctx, dsn, mql.Options{})
+	var rep mql.CheckReport
+	if c := attachIfServed(ctx, dsn); c != nil {
+		// A running `mql serve` holds it: ask the server to check the store it holds.
+		defer c.Close()
+		rep, err = c.Check(ctx)
+	} else {
+		rep, err = mql.CheckStore(ctx, dsn, mql.Options{})
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, mql.ErrInUse):

@@ -14,6 +14,7 @@ import (
 	render "github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
+	"github.com/mql-dev/mql/server"
 )
 
 // runExport is `mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]`: it writes
@@ -68,21 +69,30 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, _, code := openStore(ctx, openReq{cmd: "mql export", dsn: dsn, stdout: stdout, opts: mql.Options{MustExist: true}, failCode: exitTransfer}, stderr)
+	// write exports through a session, local or attached to the server that holds the store.
+	write := func(export func(ctx context.Context, w io.Writer) error) int {
+		var err error
+		if toStdout {
+			err = export(ctx, stdout)
+		} else {
+			err = repl.WriteFileAtomic(output, func(w io.Writer) error { return export(ctx, w) })
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mql export: %v\n", render.EscapeText(err.Error()))
+			return exitTransfer
+		}
+		return exitOK
+	}
+	req := openReq{cmd: "mql export", dsn: dsn, stdout: stdout, opts: mql.Options{MustExist: true}, failCode: exitTransfer}
+	req.attach = func(c *server.Client) int {
+		c.As = *as
+		return write(c.Export)
+	}
+	db, _, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
 	// The same path as \export: the session's principal decides what is exported.
-	sess := query.NewSession(db, *as)
-	if toStdout {
-		err = sess.Export(ctx, stdout)
-	} else {
-		err = repl.WriteFileAtomic(output, func(w io.Writer) error { return sess.Export(ctx, w) })
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mql export: %v\n", render.EscapeText(err.Error()))
-		return exitTransfer
-	}
-	return exitOK
+	return write(query.NewSession(db, *as).Export)
 }

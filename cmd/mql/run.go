@@ -15,6 +15,7 @@ import (
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/repl"
+	"github.com/mql-dev/mql/server"
 )
 
 // Exit codes. They are documented in docs/CLI.md and `mql -h`; keep them stable.
@@ -36,7 +37,15 @@ const usageText = `Usage:
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
+  mql serve [--listen ADDR] [DB]
+                                serve DB to a team over HTTP: MCP at /mcp, POST /v1/query,
+                                GET /v1/watch, each request as its bearer token's principal
+  mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
+                                issue, list and revoke the tokens of mql serve (owner only)
   mql version                   print the version
+
+While mql serve holds a bbolt DB, mql, mql export, mql check and mql token attach to it over its
+local socket instead of failing with exit 4: the same statements, output and exit codes.
 
 Every command takes its store the same way: as the DB argument or as --db DB (not both). DB is
 a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
@@ -123,6 +132,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, args[1:], stdout, stderr)
 		case "mcp":
 			return runMCP(ctx, args[1:], stdin, stdout, stderr)
+		case "serve":
+			return runServe(ctx, args[1:], stdout, stderr)
+		case "token":
+			return runToken(ctx, args[1:], stdout, stderr)
 		case "help":
 			usage(stdout)
 			return exitOK
@@ -223,27 +236,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return true, ""
 		}
 	}
+	cfg := repl.Config{StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
+	// run runs the REPL or the scripts on a session, local or attached to a server.
+	run := func(sess repl.Session, where string) int {
+		cfg.Session = sess
+		if interactive {
+			return runREPL(ctx, cfg, where, stdin)
+		}
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		sh := repl.New(cfg)
+		for _, s := range todo {
+			if err := sh.RunScript(ctx, s.name, s.src); err != nil {
+				fmt.Fprintln(stderr, output.EscapeText(err.Error()))
+				return exitCode(err)
+			}
+		}
+		return exitOK
+	}
+	req.attach = func(c *server.Client) int {
+		c.As = *as
+		sess, where, err := attachedSession(ctx, c)
+		if err != nil {
+			fmt.Fprintf(stderr, "mql: %v\n", output.EscapeText(err.Error()))
+			return exitCode(err)
+		}
+		return run(sess, where)
+	}
 	db, dsn, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
-	sess := query.NewSession(db, *as)
-	cfg := repl.Config{Session: repl.Local(sess), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
-
-	if interactive {
-		return runREPL(ctx, cfg, db, dsn, stdin)
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sh := repl.New(cfg)
-	for _, s := range todo {
-		if err := sh.RunScript(ctx, s.name, s.src); err != nil {
-			fmt.Fprintln(stderr, output.EscapeText(err.Error()))
-			return exitCode(err)
-		}
-	}
-	return exitOK
+	return run(repl.Local(query.NewSession(db, *as)), fmt.Sprintf("on %s (%s)", dsn, db.Backend()))
 }
 
 // readScript reads a -f argument: a file, or stdin for "-".
@@ -258,11 +283,14 @@ func readScript(name string, stdin io.Reader) (src, display string, err error) {
 
 // exitCode maps a script's error to the exit code.
 func exitCode(err error) int {
+	var se *server.Error
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.As(err, &se):
+		return se.ExitCode
 	case errors.Is(err, repl.ErrTransfer):
 		return exitTransfer
 	case errors.Is(err, query.ErrSyntax), errors.Is(err, repl.ErrMeta):
@@ -271,7 +299,8 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-func runREPL(ctx context.Context, cfg repl.Config, db *mql.DB, dsn string, stdin io.Reader) int {
+// runREPL runs the interactive loop; where says what it is connected to, in the banner.
+func runREPL(ctx context.Context, cfg repl.Config, where string, stdin io.Reader) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
 	intr := make(chan os.Signal, 1)
@@ -300,7 +329,7 @@ func runREPL(ctx context.Context, cfg repl.Config, db *mql.DB, dsn string, stdin
 		lr = t
 	}
 	defer lr.Close()
-	fmt.Fprintf(stdout, "mql %s on %s (%s). Type \\help for help, \\quit or Ctrl-D to leave.\n", version(), dsn, db.Backend())
+	fmt.Fprintf(stdout, "mql %s %s. Type \\help for help, \\quit or Ctrl-D to leave.\n", version(), where)
 	if err := sh.Run(ctx, lr); err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
 		return exitFailed

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/server"
 )
 
 // Every subcommand names its store the same way: as its DB argument, or as --db DB. Both mean
@@ -50,6 +51,10 @@ type openReq struct {
 	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
 	// to create it after all, and if not, what to say after "no such store".
 	mayCreate func() (create bool, hint string)
+	// attach, if set, runs the command through the server that holds the store (`mql serve`),
+	// when another process holds a bbolt store and a server answers on its socket, and returns
+	// the exit code.
+	attach func(c *server.Client) int
 }
 
 // openStore opens the store of req. On failure it reports on stderr and returns a nil DB and
@@ -70,6 +75,14 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 				return nil, "", req.failCode
 			}
 			return nil, "", exitOpen
+		}
+	}
+	// A store that `mql serve` holds: go through the server at once, rather than after the
+	// file lock's timeout.
+	if req.attach != nil {
+		if c := attachIfServed(ctx, dsn); c != nil {
+			defer c.Close()
+			return nil, dsn, req.attach(c)
 		}
 	}
 	clock, err := testClock()
@@ -93,6 +106,14 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 			db, err = mql.Open(ctx, dsn, req.opts)
 		}
 	}
+	if errors.Is(err, mql.ErrInUse) && req.attach != nil {
+		if path := mql.FilePath(dsn); path != "" {
+			if c, aerr := server.Attach(ctx, path); aerr == nil {
+				defer c.Close()
+				return nil, dsn, req.attach(c)
+			}
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, mql.ErrInUse):
@@ -108,6 +129,24 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 		fmt.Fprintf(stderr, "%s: created a new store at %s\n", req.cmd, dsn)
 	}
 	return db, dsn, exitOK
+}
+
+// attachIfServed returns a client of the server holding the bbolt store dsn, if a socket of
+// one is there and answers; nil otherwise.
+func attachIfServed(ctx context.Context, dsn string) *server.Client {
+	path := mql.FilePath(dsn)
+	if path == "" {
+		return nil
+	}
+	for _, sock := range server.SocketPaths(path) {
+		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, err := server.Attach(ctx, path); err == nil {
+				return c
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // openDB opens dsn ("" for the default store), creating it if missing, for mql import.
