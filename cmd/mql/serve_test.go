@@ -545,3 +545,19 @@ func TestServeAttachREPL(t *testing.T) {
 		t.Errorf("the server's log: %s", s.stderr)
 	}
 }
+
+// mql mcp on a store that mql serve holds says where the agents' server is, instead of
+// waiting for the file lock.
+func TestServeMCPPointsAtTheServer(t *testing.T) {
+	bin := crashBuild(t)
+	home, dir := t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "team.db")
+	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
+		t.Fatal(e)
+	}
+	s := startServe(t, bin, home, db)
+	_, e, code := runMQL(t, bin, home, "", "mcp", "--as", "worker-3", db)
+	if code != exitOpen || !strings.Contains(e, s.url+"/mcp") || !strings.Contains(e, "mql token create") {
+		t.Errorf("exit %d: %s", code, e)
+	}
+}
