@@ -298,3 +298,51 @@ func (r Reader) ReviewQueue(ctx context.Context) ([]Artifact, error) {
 	})
 	return out, err
 }
+
+// Follow calls emit with each event of the transactions committed after after, as Events
+// describes them, as they are committed, until ctx ends (then it returns nil) or emit fails.
+// On a shared store (PostgreSQL) it also looks for other processes' commits every poll (200ms
+// if zero).
+func (r Reader) Follow(ctx context.Context, after int64, pattern string, poll time.Duration, emit func(Event) error) error {
+	sub, stop := r.db.Subscribe()
+	defer stop()
+	var tick <-chan time.Time
+	if r.db.store.Backend() == "postgres" {
+		if poll <= 0 {
+			poll = 200 * time.Millisecond
+		}
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		for {
+			events, last, err := r.Events(ctx, after, pattern)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			for _, e := range events {
+				if err := emit(e); err != nil {
+					return err
+				}
+			}
+			full := last-after >= MaxEventTxs
+			after = last
+			if !full {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub:
+		case <-tick:
+			if _, err := r.db.Head(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package mql
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mql-dev/mql/graphstore"
@@ -329,4 +331,46 @@ type Row struct {
 type FindResult struct {
 	Vars []string `json:"vars"`
 	Rows []Row    `json:"rows"`
+}
+
+// UnmarshalJSON reads a claim as MarshalJSON-ed values write it: the value as a plain JSON
+// value, typed by value_type beside it.
+func (c *Claim) UnmarshalJSON(b []byte) error {
+	type plain Claim // without this method
+	var aux struct {
+		plain
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*c = Claim(aux.plain)
+	v, err := valueFromJSON(aux.Value, aux.ValueType)
+	if err != nil {
+		return fmt.Errorf("claim %s: %w", c.Ref, err)
+	}
+	c.Value = v
+	return nil
+}
+
+// valueFromJSON reads a value written by Value.MarshalJSON, given its type.
+func valueFromJSON(b json.RawMessage, t ValueType) (Value, error) {
+	v := Value{Type: t}
+	var err error
+	switch t {
+	case TypeString, TypeRef:
+		err = json.Unmarshal(b, &v.Str)
+	case TypeNumber:
+		err = json.Unmarshal(b, &v.Num)
+	case TypeBool:
+		err = json.Unmarshal(b, &v.Bool)
+	case TypeTime:
+		var s string
+		if err = json.Unmarshal(b, &s); err == nil {
+			v.Time, err = time.Parse(time.RFC3339Nano, s)
+		}
+	default:
+		return Value{}, fmt.Errorf("value type %q: %w", t, ErrValueType)
+	}
+	return v, err
 }

@@ -6,6 +6,7 @@
 //	go run ./bench -sizes 1000000 -backends bbolt,sqlite
 //	go run ./bench -writers 12 -rate 1200 -duration 30s
 //	go run ./bench -postgres postgres://user@host:port/postgres
+//	go run ./bench -serve -rate 1200 -duration 30s
 package main
 
 import (
@@ -46,6 +47,8 @@ type config struct {
 
 	backends        [3]bool // memory, bbolt, sqlite: the columns of the sizes table
 	maxMemoryClaims int
+
+	serve bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
 
 	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
 	pgProcesses  int
@@ -103,12 +106,13 @@ func parseFlags(args []string) (*config, error) {
 	pg := fs.String("postgres", "", "PostgreSQL server DSN: compare mql on PostgreSQL with plain SQL on the same server instead of the sizes (default size 10000 claims)")
 	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
+	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &config{runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts}
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}
@@ -197,6 +201,7 @@ type report struct {
 	Sizes    []sizeResult  `json:"sizes,omitempty"`
 	Writers  *writerResult `json:"writers,omitempty"`
 	Postgres *pgResult     `json:"postgres,omitempty"`
+	Serve    *serveResult  `json:"serve,omitempty"`
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -211,6 +216,15 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	rep := &report{Machine: machine(), Command: command(os.Args[1:])}
 	switch {
+	case cfg.serve:
+		sr, err := runServe(ctx, cfg, dir)
+		if err != nil {
+			return err
+		}
+		rep.Serve = sr
+		if !cfg.jsonOut {
+			renderServe(cfg.out, sr)
+		}
 	case cfg.writers > 0:
 		wr, err := runWriters(ctx, cfg, dir)
 		if err != nil {

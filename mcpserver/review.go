@@ -55,52 +55,19 @@ func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll tim
 	if as != "" {
 		reader = db.As(as)
 	}
-	sub, stop := db.Subscribe()
-	defer stop()
 	after, err := db.Head(ctx)
 	if err != nil {
 		return err
 	}
-	var tick <-chan time.Time
-	if poll > 0 && db.Backend() == "postgres" {
-		t := time.NewTicker(poll)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick:
-			if _, err := db.Head(ctx); err != nil && ctx.Err() == nil {
-				return err
-			}
-			continue
-		case <-sub:
-		}
-		for {
-			events, last, err := reader.Events(ctx, after, "")
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			changed := false
-			for _, e := range events {
-				switch e.Kind {
-				case mql.EventNeedsReview, mql.EventReview, mql.EventArtifact:
-					changed = true
-				}
-			}
-			if changed {
+	told := int64(0) // one notification per transaction, however many events it had
+	return reader.Follow(ctx, after, "", poll, func(e mql.Event) error {
+		switch e.Kind {
+		case mql.EventNeedsReview, mql.EventReview, mql.EventArtifact:
+			if e.Tx != told {
+				told = e.Tx
 				srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ReviewURI})
 			}
-			full := last-after >= mql.MaxEventTxs
-			after = last
-			if !full {
-				break
-			}
 		}
-	}
+		return nil
+	})
 }

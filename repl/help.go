@@ -53,6 +53,7 @@ const metaHelp = `Meta commands (prefix \ or .):
   \import FILE                   load an N-Quads export into this (new) store, all or nothing (owner only)
   \export [--force] FILE         write what you may see as N-Quads; asks before replacing a file
                                  (--force: does not ask); never replaces an mql store
+  \watch [PATTERN]               print each change as it is committed, until Ctrl-C
   \quit                          leave (also Ctrl-D)`
 
 // writeHelp writes the general help, or one statement's.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
@@ -59,6 +60,20 @@ func (l local) Exec(ctx context.Context, name, src string, st output.Style, emit
 		}
 		return emit(Rendered{Statement: r.Statement, Text: text, Write: r.Receipt != nil})
 	})
+}
+
+// Watch follows the change feed as the session's principal (\watch).
+func (l local) Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error {
+	db := l.DB()
+	r := db.Reader()
+	if as := l.As(); as != "" {
+		r = db.As(as)
+	}
+	after, err := db.Head(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Follow(ctx, after, pattern, 0, emit)
 }
 
 // Errors of meta commands, matched with errors.Is.
@@ -288,28 +303,36 @@ func ScriptWrites(src string) bool {
 }
 
 // exec evaluates src, printing results; Ctrl-C (on cfg.Interrupt) cancels it.
-func (s *Shell) exec(ctx context.Context, name, src string) error {
+// interruptible returns a context that Ctrl-C (cfg.Interrupt) cancels, and the function that
+// ends it. Signals from before it was made do not cancel it.
+func (s *Shell) interruptible(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if ch := s.cfg.Interrupt; ch != nil {
-	drain: // signals from before this statement do not cancel it
-		for {
-			select {
-			case <-ch:
-			default:
-				break drain
-			}
-		}
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-ch:
-				cancel()
-			case <-done:
-			}
-		}()
+	ch := s.cfg.Interrupt
+	if ch == nil {
+		return ctx, cancel
 	}
+drain:
+	for {
+		select {
+		case <-ch:
+		default:
+			break drain
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel() }
+}
+
+func (s *Shell) exec(ctx context.Context, name, src string) error {
+	ctx, stop := s.interruptible(ctx)
+	defer stop()
 	last := time.Now()
 	err := s.cfg.Session.Exec(ctx, name, src, s.out.Style(), func(r Rendered) error {
 		if r.Write {
@@ -452,6 +475,10 @@ func (s *Shell) meta(ctx context.Context, line string) error {
 		if done {
 			fmt.Fprintf(s.cfg.Stderr, "exported to %s\n", path)
 		}
+	case "watch", "w":
+		if err := s.watch(ctx, arg); err != nil {
+			return err
+		}
 	case "quit", "q", "exit":
 		return errQuit
 	default:
@@ -487,4 +514,33 @@ func stripComment(line string) string {
 		}
 	}
 	return line
+}
+
+// Watcher is a Session that can follow the change feed (\watch).
+type Watcher interface {
+	// Watch calls emit with each event of the transactions committed from now on that the
+	// session's principal may see and that match pattern, until ctx ends.
+	Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error
+}
+
+// watch runs \watch [PATTERN]: it prints the change feed until Ctrl-C.
+func (s *Shell) watch(ctx context.Context, pattern string) error {
+	w, ok := s.cfg.Session.(Watcher)
+	if !ok {
+		return fmt.Errorf("%w: \\watch needs a store to follow", ErrMeta)
+	}
+	ctx, stop := s.interruptible(ctx)
+	defer stop()
+	what := "every change"
+	if pattern != "" {
+		what = "changes to " + pattern
+	}
+	fmt.Fprintf(s.cfg.Stderr, "watching %s; Ctrl-C to stop\n", output.EscapeLine(what))
+	err := w.Watch(ctx, pattern, func(e mql.Event) error {
+		return s.out.PrintEvent(e)
+	})
+	if ctx.Err() != nil {
+		return nil // Ctrl-C: the watch is over
+	}
+	return err
 }

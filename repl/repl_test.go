@@ -513,3 +513,48 @@ func TestHistoryEntry(t *testing.T) {
 		}
 	}
 }
+
+// \watch prints each change as it is committed, as the session's principal may see it, until
+// Ctrl-C.
+func TestWatch(t *testing.T) {
+	db := newDB(t)
+	ctx := context.Background()
+	for _, p := range []string{"w1", "w2"} {
+		if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: "owner"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intr := make(chan os.Signal, 1)
+	var out, errb syncBuf
+	sh := New(Config{Session: Local(query.NewSession(db, "w1")), Stdout: &out, Stderr: &errb, Interrupt: intr})
+	done := make(chan error, 1)
+	go func() { done <- sh.RunScript(ctx, "w", `\watch K`) }()
+	for !strings.Contains(errb.String(), "watching") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	db.Assert(ctx, mql.AssertSpec{Subject: "K", Predicate: "p", Value: mql.Number(1), By: "w2", Sources: []mql.Source{{ID: "s"}}})
+	db.Assert(ctx, mql.AssertSpec{Subject: "K", Predicate: "h", Value: mql.Number(2), By: "w2", SeenBy: []string{"w2"}})
+	db.Assert(ctx, mql.AssertSpec{Subject: "L", Predicate: "p", Value: mql.Number(3), By: "w2"})
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "K.p@1") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	intr <- os.Interrupt
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "w2  claim         K.p@1  = 1, live") || strings.Contains(got, "K.h") || strings.Contains(got, "L.p") {
+		t.Errorf("watch printed:\n%s", got)
+	}
+}
+
+// syncBuf is a bytes.Buffer safe to write from one goroutine and read from another.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

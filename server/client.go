@@ -228,3 +228,43 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (mql.Receipt, error
 	}
 	return out, json.NewDecoder(resp.Body).Decode(&out)
 }
+
+// Watch follows the server's change feed (GET /v1/watch) from now on, calling emit with each
+// event that matches pattern, until ctx ends (then it returns nil) or the stream does.
+func (c *Client) Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error {
+	resp, err := c.request(ctx, http.MethodGet, "/v1/watch?"+url.Values{"pattern": {pattern}}.Encode(), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return responseError(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event != "ready" && event != "error":
+			var e mql.Event
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e); err != nil {
+				return fmt.Errorf("the server sent a malformed event: %v", err)
+			}
+			if err := emit(e); err != nil {
+				return err
+			}
+		case strings.HasPrefix(line, "data: ") && event == "error":
+			return fmt.Errorf("the change feed ended: %s", strings.TrimPrefix(line, "data: "))
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return sc.Err()
+}

@@ -17,6 +17,7 @@ type ConnInfo struct {
 	Principal string `json:"principal"`
 	Owner     string `json:"owner"`
 	Head      int64  `json:"head"`
+	URL       string `json:"url,omitempty"` // where the server listens for agents (HTTP)
 	Version   string `json:"version,omitempty"`
 }
 
@@ -27,7 +28,8 @@ func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	writeJSON(w, http.StatusOK, ConnInfo{Store: s.opts.Store, Backend: s.db.Backend(), Principal: id.principal, Owner: s.owner, Head: head})
+	setWhat(r, "conninfo")
+	writeJSON(w, http.StatusOK, ConnInfo{Store: s.opts.Store, Backend: s.db.Backend(), Principal: id.principal, Owner: s.owner, Head: head, URL: s.opts.URL})
 }
 
 // export streams the store as N-Quads, as the request's principal may see it.

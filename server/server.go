@@ -36,6 +36,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Store names the store in \conninfo and the log (a path or a redacted DSN).
 	Store string
+	// URL is where the server listens for agents (http://127.0.0.1:7411), for \conninfo.
+	URL string
 	// MaxBody bounds a request body (default 1 MiB); a larger one gets 413.
 	MaxBody int64
 	// MaxStatements bounds the statements of one /v1/query script (default 1,000).

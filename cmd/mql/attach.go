@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/repl"
 	"github.com/mql-dev/mql/server"
@@ -37,4 +38,8 @@ func (r remoteSession) Export(ctx context.Context, w io.Writer) error { return r
 
 func (r remoteSession) Import(context.Context, io.Reader) error {
 	return fmt.Errorf("the store is held by mql serve (%s): import creates a new store; run `mql import FILE NEWDB`", r.c.Socket)
+}
+
+func (r remoteSession) Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error {
+	return r.c.Watch(ctx, pattern, emit)
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mql-dev/mql/mcpserver"
+	"github.com/mql-dev/mql/server"
 )
 
 // runMCP serves a store to one MCP client over stdio, acting as one principal.
@@ -32,7 +33,19 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	// The server writes for its client, so it creates a missing store, and says so.
-	db, _, code := openStore(ctx, openReq{cmd: "mql mcp", dsn: dsn, stdout: stdout, announce: true}, stderr)
+	req := openReq{cmd: "mql mcp", dsn: dsn, stdout: stdout, announce: true}
+	req.attach = func(c *server.Client) int {
+		// A store held by mql serve is served to agents over HTTP already: one process per
+		// store, every agent its own token.
+		where := "its /mcp URL"
+		if ci, err := c.ConnInfo(ctx); err == nil && ci.URL != "" {
+			where = ci.URL + "/mcp"
+		}
+		fmt.Fprintf(stderr, "mql mcp: %s is held by mql serve (socket %s). Point the MCP client at %s with a token of its own (mql token create NAME %s); docs/MCP.md shows the configuration\n",
+			dsn, c.Socket, where, dsn)
+		return exitOpen
+	}
+	db, _, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}

@@ -87,7 +87,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer db.Close()
 
 	log := slog.New(handler)
-	srv := server.New(db, db, server.Options{Logger: log, Store: displayDSN(dsn)})
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s", scheme, ln.Addr())
+	srv := server.New(db, db, server.Options{Logger: log, Store: displayDSN(dsn), URL: url})
 	defer srv.Close()
 	hs := httpServer(srv.Handler())
 	errc := make(chan error, 2)
@@ -110,11 +115,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			go func() { errc <- local.Serve(lln) }()
 		}
 	}
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	fmt.Fprintf(stderr, "mql serve: serving %s (%s) at %s://%s: MCP at /mcp, POST /v1/query, GET /v1/watch\n", displayDSN(dsn), db.Backend(), scheme, ln.Addr())
+	fmt.Fprintf(stderr, "mql serve: serving %s (%s) at %s: MCP at /mcp, POST /v1/query, GET /v1/watch\n", displayDSN(dsn), db.Backend(), url)
 	if sock != "" {
 		fmt.Fprintf(stderr, "mql serve: the command line attaches through %s (the owner's, mode 0600)\n", sock)
 	}

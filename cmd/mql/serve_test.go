@@ -538,10 +538,39 @@ func TestServeAttachREPL(t *testing.T) {
 	c.expect("                            ^")
 	c.expect("<stdin>:1:29:")
 	c.expect("mql> ")
+
+	// \watch prints the change feed until Ctrl-C: a write by another process appears.
+	c.send("\\watch Klarveld\r")
+	c.expect("watching changes to Klarveld; Ctrl-C to stop")
+	if _, e, code := runMQL(t, bin, home, "", "-c", `assert Klarveld.region = "EU" by worker-7 from "src:Klarveld:rev0"`, db); code != 0 {
+		t.Fatal(e)
+	}
+	c.expect("worker-7  claim         Klarveld.region@1  = \"EU\", live")
+	c.send("\x03")
+	c.expect("mql> ")
+	c.send("live Klarveld.region\r")
+	c.expect("Klarveld.region@1")
+	c.expect("mql> ")
 	c.send("\x04")
 	cmd.Wait()
 	// The server saw the write: its log names the principal and the statement kind.
 	if !strings.Contains(s.stderr.String(), "what=assert") {
 		t.Errorf("the server's log: %s", s.stderr)
+	}
+}
+
+// mql mcp on a store that mql serve holds says where the agents' server is, instead of
+// waiting for the file lock.
+func TestServeMCPPointsAtTheServer(t *testing.T) {
+	bin := crashBuild(t)
+	home, dir := t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "team.db")
+	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
+		t.Fatal(e)
+	}
+	s := startServe(t, bin, home, db)
+	_, e, code := runMQL(t, bin, home, "", "mcp", "--as", "worker-3", db)
+	if code != exitOpen || !strings.Contains(e, s.url+"/mcp") || !strings.Contains(e, "mql token create") {
+		t.Errorf("exit %d: %s", code, e)
 	}
 }
