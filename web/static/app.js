@@ -39,7 +39,7 @@
     events: [],        // from /v1/watch, oldest first
     txInfo: new Map(), // tx → {at, by}
     es: null,
-    selected: null,    // the key of the selected graph node, kept across refreshes
+    selected: null,    // {route, key}: the selected graph node, kept when the same view refreshes
   };
 
   // ---- text and elements ----
@@ -73,7 +73,7 @@
     return s.includes('.') ? s : s + '.0';
   }
 
-  function when(t) { return t ? show(String(t).replace('T', ' ').replace('Z', ' UTC')) : ''; }
+  function when(t) { return t ? show(String(t).replace('T', ' ').replace(/\.[0-9]+/, '').replace('Z', ' UTC')) : ''; }
 
   function stateClass(s) { return String(s || '').replace(/[^a-z]+/g, '-'); }
 
@@ -730,7 +730,7 @@
     const select = (id, focus) => {
       const n = byId.get(id);
       if (!n) return;
-      S.selected = n.key;
+      S.selected = { route: location.hash, key: n.key };
       for (const [bid, b] of buttons) b.setAttribute('aria-pressed', bid === id ? 'true' : 'false');
       if (cy) { cy.$(':selected').unselect(); cy.getElementById(id).select(); }
       details.replaceChildren(
@@ -764,10 +764,12 @@
         cy = cytoscape({ container: box, elements, style: STYLE, layout: { name: 'dagre', rankDir: 'TB', nodeSep: 28, rankSep: 52, edgeSep: 12, padding: 18 },
           minZoom: 0.2, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true });
         cy.on('tap', 'node', (ev) => select(ev.target.id(), true));
+        // A small graph is not blown up past its natural size.
+        if (cy.zoom() > 1.1) { cy.zoom(1.1); cy.center(); }
         current = cy;
         box.setAttribute('data-drawn', String(cy.nodes().length));
       }
-      const keep = g.nodes.find((n) => n.key === S.selected) || g.nodes[0];
+      const keep = (S.selected && S.selected.route === location.hash && g.nodes.find((n) => n.key === S.selected.key)) || g.nodes[0];
       if (keep) select(keep.id, false);
     });
     return el('div', { class: 'graphbox' }, box, el('div', { class: 'side' }, details, el('h2', {}, 'Nodes'), list, edges));
