@@ -70,18 +70,24 @@ type dotEdge struct {
 type dotGraph struct {
 	title string
 	ids   map[string]string // key → node id
+	stub  map[string]int    // keys of nodes known only by reference → their index in nodes
 	nodes []dotNode
 	edges []dotEdge
 	seen  map[dotEdge]bool
 }
 
 func newDotGraph(title string) *dotGraph {
-	return &dotGraph{title: title, ids: map[string]string{}, seen: map[dotEdge]bool{}}
+	return &dotGraph{title: title, ids: map[string]string{}, stub: map[string]int{}, seen: map[dotEdge]bool{}}
 }
 
-// node adds the node for key, once, and returns its id.
+// node adds the node for key, once, and returns its id. A node first added by reference
+// alone (stub) takes the attributes of the full node when that comes later.
 func (g *dotGraph) node(key string, attrs func() string) string {
 	if id, ok := g.ids[key]; ok {
+		if i, ok := g.stub[key]; ok {
+			g.nodes[i].attrs = attrs()
+			delete(g.stub, key)
+		}
 		return id
 	}
 	id := fmt.Sprintf("n%d", len(g.nodes))
@@ -198,7 +204,12 @@ func (g *dotGraph) refNode(ref, state string) string {
 	if !strings.Contains(keyOf(ref), ".") {
 		kind = "artifact"
 	}
-	return g.node(kind+"\x00"+ref, func() string {
+	key := kind + "\x00" + ref
+	if _, ok := g.ids[key]; ok {
+		return g.ids[key]
+	}
+	defer func() { g.stub[key] = len(g.nodes) - 1 }()
+	return g.node(key, func() string {
 		pal, lines := state, []string{Escape(ref)}
 		if state == "" {
 			pal = "principal"

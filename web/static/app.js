@@ -498,9 +498,15 @@
   // are n0, n1, … so that no agent-written string is ever a selector.
   function newGraph() {
     const g = { nodes: [], edges: [], byKey: new Map(), seen: new Set() };
-    g.node = (key, make) => {
-      if (g.byKey.has(key)) return g.byKey.get(key).id;
-      const n = Object.assign({ id: 'n' + g.nodes.length, key }, make());
+    // A node first known by reference alone (stub) takes the full node's fields when that
+    // comes later.
+    g.node = (key, make, stub) => {
+      if (g.byKey.has(key)) {
+        const n = g.byKey.get(key);
+        if (n.stub && !stub) { Object.assign(n, make()); n.stub = false; }
+        return n.id;
+      }
+      const n = Object.assign({ id: 'n' + g.nodes.length, key, stub: !!stub }, make());
       g.nodes.push(n);
       g.byKey.set(key, n);
       return n.id;
@@ -556,7 +562,7 @@
       lines: [show(ref)].concat(state ? [state] : []),
       fields: [[claim ? 'claim' : 'artifact', show(ref)], ['state', show(state)]],
       links: [['why', ref], ['impact', ref], ['history', keyOf(ref)]],
-    }));
+    }), true);
   }
 
   function principalNode(g, name) {
