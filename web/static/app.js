@@ -771,7 +771,7 @@
           minZoom: 0.2, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true });
         cy.on('tap', 'node', (ev) => select(ev.target.id(), true));
         // A small graph is not blown up past its natural size.
-        if (cy.zoom() > 1.1) { cy.zoom(1.1); cy.center(); }
+        if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
         current = cy;
         box.setAttribute('data-drawn', String(cy.nodes().length));
       }
