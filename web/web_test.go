@@ -116,8 +116,10 @@ func TestPaletteMatchesTheDotFormat(t *testing.T) {
 func TestHandler(t *testing.T) {
 	ts := httptest.NewServer(web.Handler())
 	defer ts.Close()
-	sub, _ := fs.Sub(os.DirFS("static"), ".")
-	fs.WalkDir(sub, ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(os.DirFS("static"), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		if d.IsDir() || path == "index.html" {
 			return nil
 		}
@@ -131,6 +133,9 @@ func TestHandler(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for path, want := range map[string]int{"/": 200, "/static/": 404, "/static/index.html": 404, "/static/vendor/": 404, "/other": 404} {
 		resp, err := http.Get(ts.URL + path)
 		if err != nil {
