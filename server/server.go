@@ -1,9 +1,10 @@
 // Package server serves one mql store to a team: agents over MCP (Streamable HTTP, at /mcp),
-// scripts and programs over the language on HTTP (/v1/query), a change feed (/v1/watch), and
-// the command line over a local socket. Every request is served as exactly one principal,
-// fixed by its credential and never by anything the request says: over HTTP, the principal of
-// its bearer token; on the local socket, whose file mode admits only the store's owner, the
-// owner (who may act as any principal, as `mql --as` does).
+// scripts and programs over the language on HTTP (/v1/query), a change feed (/v1/watch), a web
+// page for people (/, package web; docs/WEB.md), and the command line over a local socket.
+// Every request is served as exactly one principal, fixed by its credential and never by
+// anything the request says: over HTTP, the principal of its bearer token, or of the web
+// page's session cookie (which only reads); on the local socket, whose file mode admits only
+// the store's owner, the owner (who may act as any principal, as `mql --as` does).
 package server
 
 import (
