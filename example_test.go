@@ -311,3 +311,20 @@ func ExampleDB_Export() {
 	fmt.Println(strings.Contains(b.String(), "<http://www.w3.org/ns/prov#wasRevisionOf>"))
 	// Output: true
 }
+
+func ExampleReader_Catalog() {
+	db, ctx := procurement()
+	c, _ := db.As("worker-3").Catalog(ctx)
+	fmt.Println(c.Keys)
+	fmt.Println(c.Artifacts)
+	// Output:
+	// [Klarveld.price_per_seat Klarveld.region Klarveld.soc2]
+	// [plan:pick-vendor]
+}
+
+func ExampleReader_ReviewQueue() {
+	db, ctx := procurement()
+	q, _ := db.Reader().ReviewQueue(ctx)
+	fmt.Println(q[0].Ref, q[0].Review, q[0].Stale)
+	// Output: plan:pick-vendor@1 needs review [Klarveld.price_per_seat@1]
+}

@@ -606,6 +606,42 @@ func (r Reader) Names(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
+// Catalog is what a reader can name, by kind, for a search box: each list sorted, without
+// repeats.
+type Catalog struct {
+	Principals []string `json:"principals"`
+	Subjects   []string `json:"subjects"`
+	Predicates []string `json:"predicates"`
+	Keys       []string `json:"keys"`
+	Artifacts  []string `json:"artifacts"`
+}
+
+// Catalog lists the principals, subjects, predicates, claim keys and artifact names the reader
+// may see.
+func (r Reader) Catalog(ctx context.Context) (Catalog, error) {
+	var c Catalog
+	err := r.view(ctx, func(v *graphstore.View) error {
+		for _, p := range v.Principals() {
+			c.Principals = append(c.Principals, p.Name)
+		}
+		for _, k := range v.Keys() {
+			c.Subjects = append(c.Subjects, k.Subject)
+			c.Predicates = append(c.Predicates, k.Predicate)
+			c.Keys = append(c.Keys, k.String())
+		}
+		c.Artifacts = append(c.Artifacts, v.ArtifactNames()...)
+		return nil
+	})
+	for _, l := range []*[]string{&c.Principals, &c.Subjects, &c.Predicates, &c.Keys, &c.Artifacts} {
+		if *l == nil {
+			*l = []string{}
+		}
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return c, err
+}
+
 func changeOf(v *graphstore.View, n graphstore.NodeRef) Change {
 	ch := Change{Ref: n.String(), State: Live}
 	if n.Claim != nil {

@@ -70,6 +70,9 @@ func BenchmarkPrintLive(b *testing.B) {
 	}
 	r := &query.Result{Kind: "live", Statement: "live *", Claims: claims}
 	for _, f := range Formats {
+		if f == FormatDOT {
+			continue // dot draws why and impact only
+		}
 		b.Run(string(f), func(b *testing.B) {
 			p := NewPrinter(io.Discard, f)
 			for b.Loop() {

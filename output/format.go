@@ -31,10 +31,13 @@ const (
 	FormatJSON Format = "json"
 	// FormatCSV prints a header and rows per result, with a blank line between results.
 	FormatCSV Format = "csv"
+	// FormatDOT prints why and impact as Graphviz digraphs (for `dot -Tsvg`), writes as
+	// comment lines, and refuses other reads with ErrNoGraph.
+	FormatDOT Format = "dot"
 )
 
 // Formats lists the output formats.
-var Formats = []Format{FormatTable, FormatTree, FormatJSON, FormatCSV}
+var Formats = []Format{FormatTable, FormatTree, FormatJSON, FormatCSV, FormatDOT}
 
 // ParseFormat returns the format named s.
 func ParseFormat(s string) (Format, error) {
@@ -43,7 +46,7 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q: want table, tree, json or csv", s)
+	return "", fmt.Errorf("unknown format %q: want table, tree, json, csv or dot", s)
 }
 
 // Printer renders statement results to a writer in one format. It separates consecutive
@@ -76,7 +79,7 @@ func (p *Printer) SetTerminal(on bool) { p.term = on }
 // Comment writes a line of narration, set off from the previous result by a blank line, with
 // the next result following it directly.
 func (p *Printer) Comment(text string) error {
-	if p.format == FormatJSON || p.format == FormatCSV {
+	if p.format == FormatJSON || p.format == FormatCSV || p.format == FormatDOT {
 		return nil
 	}
 	if p.n > 0 {
@@ -116,6 +119,8 @@ func Render(r *query.Result, st Style) (string, error) {
 		err = writeJSON(&b, r)
 	case FormatCSV:
 		err = writeCSV(&b, r, st.Terminal)
+	case FormatDOT:
+		err = writeDot(&b, r)
 	case FormatTree:
 		switch {
 		case r.Why != nil:
@@ -152,7 +157,7 @@ func (p *Printer) Print(r *query.Result) error {
 // before it. statement is echoed before it when SetEcho asked for that.
 func (p *Printer) PrintRendered(statement, out string) error {
 	multi := strings.Count(out, "\n") > 1
-	if p.prompt != "" && p.format != FormatJSON && p.format != FormatCSV {
+	if p.prompt != "" && p.format != FormatJSON && p.format != FormatCSV && p.format != FormatDOT {
 		out = p.prompt + statement + "\n" + out
 	}
 	if p.n > 0 && p.format != FormatJSON && (multi || p.multi) {

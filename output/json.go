@@ -19,14 +19,15 @@ type resultJSON struct {
 	Kind      string `json:"kind"`
 	Statement string `json:"statement"`
 
-	Vars      []string    `json:"vars,omitempty"`         // find
-	Of        any         `json:"of,omitempty"`           // impact ([]string), history (string)
-	Truncated *bool       `json:"truncated,omitempty"`    // impact
-	Pattern   string      `json:"pattern,omitempty"`      // beliefs
-	Entropy   *float64    `json:"entropy_bits,omitempty"` // beliefs
-	Gate      *[2]float64 `json:"gate,omitempty"`         // beliefs
-	Decision  string      `json:"decision,omitempty"`     // beliefs
-	Top       string      `json:"top,omitempty"`          // beliefs
+	Vars      []string     `json:"vars,omitempty"`         // find
+	Of        any          `json:"of,omitempty"`           // impact ([]string), history (string)
+	Truncated *bool        `json:"truncated,omitempty"`    // impact
+	Changes   []mql.Change `json:"changes,omitempty"`      // impact
+	Pattern   string       `json:"pattern,omitempty"`      // beliefs
+	Entropy   *float64     `json:"entropy_bits,omitempty"` // beliefs
+	Gate      *[2]float64  `json:"gate,omitempty"`         // beliefs
+	Decision  string       `json:"decision,omitempty"`     // beliefs
+	Top       string       `json:"top,omitempty"`          // beliefs
 
 	Rows []any `json:"rows"`
 }
@@ -161,6 +162,7 @@ func jsonOf(r *query.Result) *resultJSON {
 		out.Of = nonNil(r.Impact.Of)
 		t := r.Impact.Truncated
 		out.Truncated = &t
+		out.Changes = r.Impact.Changes
 		for _, d := range r.Impact.Dependents {
 			out.Rows = append(out.Rows, dependentJSON{Artifact: d.Artifact, Path: nonNil(d.Path), Depth: d.Depth})
 		}

@@ -47,14 +47,14 @@ const modifierHelp = `Reads may be prefixed by modifiers:
 
 // metaHelp lists the meta commands.
 const metaHelp = `Meta commands (prefix \ or .):
-  \help [STATEMENT]              this list, or one statement's syntax and an example
-  \format [table|tree|json|csv]  show or set the output format
-  \timing [on|off]               toggle printing the time each statement took
-  \import FILE                   load an N-Quads export into this (new) store, all or nothing (owner only)
-  \export [--force] FILE         write what you may see as N-Quads; asks before replacing a file
-                                 (--force: does not ask); never replaces an mql store
-  \watch [PATTERN]               print each change as it is committed, until Ctrl-C
-  \quit                          leave (also Ctrl-D)`
+  \help [STATEMENT]                  this list, or one statement's syntax and an example
+  \format [table|tree|json|csv|dot]  show or set the output format
+  \timing [on|off]                   toggle printing the time each statement took
+  \import FILE                       load an N-Quads export into this (new) store, all or nothing (owner only)
+  \export [--force] FILE             write what you may see as N-Quads; asks before replacing a file
+                                     (--force: does not ask); never replaces an mql store
+  \watch [PATTERN]                   print each change as it is committed, until Ctrl-C
+  \quit                              leave (also Ctrl-D)`
 
 // writeHelp writes the general help, or one statement's.
 func writeHelp(w io.Writer, topic string) error {

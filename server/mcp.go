@@ -70,6 +70,11 @@ func (s *Server) mcpHandler() http.Handler {
 // tools/call names). It reads at most MaxBody bytes and hands the body on unchanged.
 func (s *Server) peekMCP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if identityOf(r.Context()).session != "" {
+			setOutcome(r, "read only")
+			http.Error(w, errReadOnly.Error(), http.StatusForbidden)
+			return
+		}
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
 			r.Body.Close()

@@ -135,6 +135,10 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	if name == "" || len(name) > 256 || strings.ContainsAny(name, "\x00\r\n") {
 		name = "<http>"
 	}
+	if id.session != "" && !readsOnly(name, src) {
+		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: errReadOnly.Error()}, http.StatusForbidden)
+		return
+	}
 	if st, err := query.Parse(name, src); err == nil && len(st.Stmts) > s.opts.MaxStatements {
 		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the script has %d statements; at most %d run in one request", len(st.Stmts), s.opts.MaxStatements)}, http.StatusRequestEntityTooLarge)
 		return
@@ -249,4 +253,19 @@ func checkPrincipal(ctx context.Context, db *mql.DB, principal string) error {
 		err = fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", principal, mql.ErrUnknownPrincipal, principal)
 	}
 	return err
+}
+
+// readsOnly reports whether every statement of a script is a read. Of a script with a syntax
+// error, the statements before the error run, so every statement that parsed must be a read.
+func readsOnly(name, src string) bool {
+	st, _ := query.Parse(name, src)
+	if st == nil {
+		return true
+	}
+	for _, stmt := range st.Stmts {
+		if !query.IsRead(stmt) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,9 +1,10 @@
 // Package server serves one mql store to a team: agents over MCP (Streamable HTTP, at /mcp),
-// scripts and programs over the language on HTTP (/v1/query), a change feed (/v1/watch), and
-// the command line over a local socket. Every request is served as exactly one principal,
-// fixed by its credential and never by anything the request says: over HTTP, the principal of
-// its bearer token; on the local socket, whose file mode admits only the store's owner, the
-// owner (who may act as any principal, as `mql --as` does).
+// scripts and programs over the language on HTTP (/v1/query), a change feed (/v1/watch), a web
+// page for people (/, package web; docs/WEB.md), and the command line over a local socket.
+// Every request is served as exactly one principal, fixed by its credential and never by
+// anything the request says: over HTTP, the principal of its bearer token, or of the web
+// page's session cookie (which only reads); on the local socket, whose file mode admits only
+// the store's owner, the owner (who may act as any principal, as `mql --as` does).
 package server
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/web"
 )
 
 // Authenticator resolves a bearer token to the principal it was issued to. *mql.DB implements
@@ -49,6 +51,11 @@ type Options struct {
 	// Poll is how often a server on a shared store (PostgreSQL) looks for other processes'
 	// commits while someone watches (default 200ms).
 	Poll time.Duration
+	// SessionTTL is how long a web page's sign-in lasts (default 12h); revoking its token ends
+	// it sooner.
+	SessionTTL time.Duration
+	// CodeTTL is how long a one-time sign-in code (SignInCode) may be used (default 60s).
+	CodeTTL time.Duration
 }
 
 // Server serves one store. Make it with New; it is safe for concurrent use.
@@ -58,6 +65,8 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	owner string
+
+	sessions sessions // the web page's
 
 	mu   sync.Mutex
 	mcps map[string]*mcpEntry // by principal
@@ -85,6 +94,12 @@ func New(db *mql.DB, auth Authenticator, opts Options) *Server {
 	if opts.Poll <= 0 {
 		opts.Poll = 200 * time.Millisecond
 	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = 12 * time.Hour
+	}
+	if opts.CodeTTL <= 0 {
+		opts.CodeTTL = 60 * time.Second
+	}
 	return &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
 		mcps: map[string]*mcpEntry{}, stop: make(chan struct{})}
 }
@@ -100,6 +115,7 @@ type identity struct {
 	principal string
 	token     string // the bearer token, to re-check long-lived requests; never logged
 	local     bool   // the owner on the local socket: may act as another principal
+	session   string // the web page's session id, when a cookie authenticated the request: reads only
 }
 
 type identityKey struct{}
@@ -113,12 +129,29 @@ func identityOf(ctx context.Context) identity {
 	return id
 }
 
-// Handler serves the network API: every request must carry `Authorization: Bearer TOKEN`.
+// Handler serves the network API and the web page. Every API request must carry
+// `Authorization: Bearer TOKEN`, or the web page's session cookie (which reads only); the page
+// itself (GET /, /static/…) and its sign-in (POST /v1/session) need neither. Unsafe requests
+// from another origin are refused (http.CrossOriginProtection), and every response carries the
+// page's security headers (web.SetHeaders).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.routes(mux)
+	mux.HandleFunc("GET /v1/session", s.whoami)
+	mux.HandleFunc("DELETE /v1/session", s.signOut)
 	mux.Handle("/mcp", s.peekMCP(s.mcpHandler()))
-	return s.logged(s.bearer(mux))
+	api := s.bearer(mux)
+	page := web.Handler()
+	open := http.NewServeMux()
+	open.HandleFunc("POST /v1/session", s.signIn)
+	open.Handle("GET /{$}", page)
+	open.Handle("GET /static/", page)
+	open.Handle("/", api)
+	cop := http.NewCrossOriginProtection()
+	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		web.SetHeaders(w.Header())
+		cop.Handler(open).ServeHTTP(w, r)
+	}))
 }
 
 // LocalHandler serves the local socket: every request is the owner's. A request may ask to
@@ -146,15 +179,26 @@ func (s *Server) LocalHandler() http.Handler {
 func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/query", s.query)
 	mux.HandleFunc("GET /v1/watch", s.watch)
+	mux.HandleFunc("GET /v1/catalog", s.catalog)
+	mux.HandleFunc("GET /v1/review-queue", s.reviewQueue)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found: the API is POST /v1/query, GET /v1/watch and /mcp (docs/MCP.md)", http.StatusNotFound)
 	})
 }
 
-// bearer authenticates every request by its bearer token. Every failure — no header, a
-// malformed one, an unknown, expired or revoked token — gets the same 401 with no detail.
+// bearer authenticates every request by its bearer token or, without an Authorization
+// header, by the web page's session cookie. Every failure — no credential, a malformed one, an
+// unknown, expired or revoked token, an unknown or expired session — gets the same 401 with no
+// detail.
 func (s *Server) bearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			if id, ok := s.cookieIdentity(r); ok {
+				setPrincipal(r, id.principal)
+				next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+				return
+			}
+		}
 		tok, ok := bearerToken(r.Header.Get("Authorization"))
 		principal := ""
 		if ok {

@@ -143,6 +143,11 @@ func jsonString(s string) string {
 // stillValid re-checks a long-lived request's token, so that a revoked token stops a stream
 // that it opened.
 func (s *Server) stillValid(r *http.Request, id identity) bool {
+	if id.session != "" {
+		if _, ok := s.sessions.get(id.session, time.Now()); !ok {
+			return false
+		}
+	}
 	if id.local || id.token == "" {
 		return true
 	}

@@ -61,7 +61,7 @@ Flags:
   -c STATEMENTS      run statements (repeatable; separate several with ; or newlines)
   -f FILE            run a script file (- for stdin; repeatable, in order with -c)
   --db DB            the store, as the DB argument
-  --format FORMAT    table, tree, json or csv (default: table on a terminal, json otherwise)
+  --format FORMAT    table, tree, json, csv or dot (default: table on a terminal, json otherwise)
   --as PRINCIPAL     act as PRINCIPAL: read what it may see, write only as it, export only what it sees
   --owner NAME       owner principal of a store being created (default owner); a principal name
   --strict           a store being created requires the assert right to assert

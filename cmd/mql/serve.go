@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,12 +36,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM)")
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
+	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
 	dbFlag := addDBFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [DB]")
+		fmt.Fprintln(stderr, "usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [DB]")
 		fmt.Fprintln(stderr, "Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each")
-		fmt.Fprintln(stderr, "request as the principal of its bearer token (mql token create NAME DB); the command line attaches")
-		fmt.Fprintln(stderr, "over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM, letting requests finish.")
+		fmt.Fprintln(stderr, "request as the principal of its bearer token (mql token create NAME DB), and a web page at / that")
+		fmt.Fprintln(stderr, "draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);")
+		fmt.Fprintln(stderr, "the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,")
+		fmt.Fprintln(stderr, "letting requests finish.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -120,6 +125,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mql serve: the command line attaches through %s (the owner's, mode 0600)\n", sock)
 	}
 	fmt.Fprintf(stderr, "mql serve: agents need a token each: mql token create NAME %s\n", displayDSN(dsn))
+	page := scheme + "://" + browsable(ln.Addr()) + "/"
+	if *openPage {
+		// The code rides in the fragment, which the browser never sends: it reaches no log and
+		// no Referer. It signs in once, within a minute, as the owner.
+		link := page + "#code=" + srv.SignInCode()
+		fmt.Fprintf(stderr, "mql serve: the web page, signed in as the owner (this link works once, within 60 s): %s\n", link)
+		if xdg, err := exec.LookPath("xdg-open"); err == nil {
+			cmd := exec.Command(xdg, link)
+			if err := cmd.Start(); err == nil {
+				go cmd.Wait()
+			} else {
+				fmt.Fprintf(stderr, "mql serve: xdg-open: %v; open the link yourself\n", err)
+			}
+		}
+	} else {
+		fmt.Fprintf(stderr, "mql serve: the web page is at %s (sign in with a token; mql serve --open signs the owner in)\n", page)
+	}
 
 	sig, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -164,6 +186,24 @@ func httpServer(h http.Handler) *http.Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// browsable is the host:port a browser on this machine can reach the listener at: an
+// unspecified address (0.0.0.0, ::) becomes loopback.
+func browsable(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := ta.IP
+	if ip.IsUnspecified() {
+		if ip.To4() != nil {
+			ip = net.IPv4(127, 0, 0, 1)
+		} else {
+			ip = net.IPv6loopback
+		}
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
 }
 
 func isLoopback(a net.Addr) bool {

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/mql-dev/mql"
+)
+
+// Two reads the language has no statement for, which the web page needs: what a search box can
+// complete, and the review queue. Both are served as the request's principal, like every read.
+
+// readerFor is the reader of the request's principal, as of ?tx=N when given.
+func (s *Server) readerFor(w http.ResponseWriter, r *http.Request) (mql.Reader, bool) {
+	id := identityOf(r.Context())
+	reader := s.db.Reader()
+	if id.principal != s.owner {
+		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
+			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			return reader, false
+		}
+		reader = s.db.As(id.principal)
+	}
+	if tx := r.URL.Query().Get("tx"); tx != "" {
+		n, err := strconv.ParseInt(tx, 10, 64)
+		if err != nil || n < 0 {
+			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "tx " + strconv.Quote(tx) + ": want a transaction number, 0 or more"}, http.StatusBadRequest)
+			return reader, false
+		}
+		reader = reader.AsOfTx(n)
+	}
+	return reader, true
+}
+
+// catalog is GET /v1/catalog[?tx=N]: the principals, subjects, predicates, claim keys and
+// artifacts the principal may see (mql.Catalog).
+func (s *Server) catalog(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "catalog")
+	reader, ok := s.readerFor(w, r)
+	if !ok {
+		return
+	}
+	c, err := reader.Catalog(r.Context())
+	if err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// ReviewQueue answers GET /v1/review-queue: the newest artifact versions that need review, as
+// artifact objects of docs/OUTPUT.md.
+type ReviewQueue struct {
+	Rows []mql.Artifact `json:"rows"`
+}
+
+// reviewQueue is GET /v1/review-queue[?tx=N] (mql.Reader.ReviewQueue).
+func (s *Server) reviewQueue(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "review queue")
+	reader, ok := s.readerFor(w, r)
+	if !ok {
+		return
+	}
+	q, err := reader.ReviewQueue(r.Context())
+	if err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
+		return
+	}
+	writeJSON(w, http.StatusOK, ReviewQueue{Rows: q})
+}

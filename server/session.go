@@ -1,0 +1,269 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// The web page's sessions. A browser's EventSource cannot send an Authorization header, and a
+// token kept where the page's script can read it (localStorage, a URL) is a token that any
+// injected script or any log can steal. So the page signs in once, posting its token in a
+// request body, and gets a cookie that script cannot read (HttpOnly), that no other site's
+// page can make the browser send (SameSite=Strict), and that crosses the network only inside
+// TLS when the server has it (Secure). The cookie holds a random session id; the server maps
+// it to the principal and to the token, and checks the token again on every request, so
+// revoking the token ends the session at its next request. A session made with a one-time
+// sign-in code (mql serve --open) is the owner's and has no token: it ends when it expires,
+// when its browser signs out, or when the server stops.
+//
+// A session reads: with a cookie, /v1/query refuses every write and /mcp refuses everything
+// (see readOnly), so a page, or anything that rides on its cookie, cannot change the memory.
+
+// SessionCookie is the name of the web page's session cookie.
+const SessionCookie = "mql_session"
+
+// maxSessions bounds the sessions held at once; past it, sign-ins are refused until some
+// expire. A token holder cannot make the server hold unbounded state.
+const maxSessions = 10000
+
+type session struct {
+	principal string
+	token     string // the bearer token it was made with; "" for a sign-in code's (the owner's)
+	expires   time.Time
+}
+
+type signinCode struct {
+	principal string
+	expires   time.Time
+}
+
+// sessions holds the sessions and the unused sign-in codes, keyed by the SHA-256 of their
+// secret, so that what the server holds cannot be replayed as a cookie or a code.
+type sessions struct {
+	mu    sync.Mutex
+	byKey map[string]*session
+	codes map[string]signinCode
+}
+
+func secretKey(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return string(h[:])
+}
+
+func randomSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// create records a session and returns its id, or "" when the server holds too many.
+func (ss *sessions) create(principal, token string, ttl time.Duration, now time.Time) string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.byKey == nil {
+		ss.byKey = map[string]*session{}
+	}
+	if len(ss.byKey) >= maxSessions {
+		for k, s := range ss.byKey {
+			if !now.Before(s.expires) {
+				delete(ss.byKey, k)
+			}
+		}
+		if len(ss.byKey) >= maxSessions {
+			return ""
+		}
+	}
+	id := randomSecret()
+	ss.byKey[secretKey(id)] = &session{principal: principal, token: token, expires: now.Add(ttl)}
+	return id
+}
+
+// get returns the session with id, if it exists and has not expired.
+func (ss *sessions) get(id string, now time.Time) (session, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byKey[secretKey(id)]
+	if !ok {
+		return session{}, false
+	}
+	if !now.Before(s.expires) {
+		delete(ss.byKey, secretKey(id))
+		return session{}, false
+	}
+	return *s, true
+}
+
+func (ss *sessions) end(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.byKey, secretKey(id))
+}
+
+// newCode records a one-time sign-in code for principal.
+func (ss *sessions) newCode(principal string, ttl time.Duration, now time.Time) string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.codes == nil {
+		ss.codes = map[string]signinCode{}
+	}
+	for k, c := range ss.codes {
+		if !now.Before(c.expires) {
+			delete(ss.codes, k)
+		}
+	}
+	code := randomSecret()
+	ss.codes[secretKey(code)] = signinCode{principal: principal, expires: now.Add(ttl)}
+	return code
+}
+
+// useCode spends a sign-in code: it works once, before it expires.
+func (ss *sessions) useCode(code string, now time.Time) (string, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	c, ok := ss.codes[secretKey(code)]
+	if !ok {
+		return "", false
+	}
+	delete(ss.codes, secretKey(code))
+	return c.principal, now.Before(c.expires)
+}
+
+// SignInCode returns a one-time code that signs a browser in as the store's owner, once,
+// within Options.CodeTTL: `mql serve --open` puts it in the fragment of the page's address
+// (never in a query string, so it reaches neither the server's log nor a Referer).
+func (s *Server) SignInCode() string {
+	return s.sessions.newCode(s.owner, s.opts.CodeTTL, time.Now())
+}
+
+// SignInRequest is the body of POST /v1/session: a bearer token, or a one-time code.
+type SignInRequest struct {
+	Token string `json:"token,omitempty"`
+	Code  string `json:"code,omitempty"`
+}
+
+// SessionInfo answers GET and POST /v1/session: who the page reads as.
+type SessionInfo struct {
+	Principal string    `json:"principal"`
+	Owner     bool      `json:"owner"`               // the principal is the store's owner
+	Head      int64     `json:"head"`                // the newest transaction
+	Expires   time.Time `json:"expires,omitzero"`    // when a cookie session ends
+	Store     string    `json:"store,omitempty"`     // the store's name (path or redacted DSN)
+	Backend   string    `json:"backend,omitempty"`   // bbolt, memory or postgres
+	ReadOnly  bool      `json:"read_only,omitempty"` // a cookie session: reads only
+}
+
+// signIn is POST /v1/session: the body is JSON (a cross-site HTML form cannot send that
+// without the browser asking this server first, which it never allows), holding a token or a
+// one-time code. It answers 401 with no detail for anything that does not sign in.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "sign in")
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		http.Error(w, "send application/json: {\"token\": \"…\"}", http.StatusUnsupportedMediaType)
+		return
+	}
+	var req SignInRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+		http.Error(w, "the body is not {\"token\": \"…\"}", http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	principal, token := "", ""
+	switch {
+	case req.Token != "" && req.Code == "":
+		p, err := s.auth.Authenticate(r.Context(), req.Token)
+		if err == nil && p != "" {
+			principal, token = p, req.Token
+		}
+	case req.Code != "" && req.Token == "":
+		if p, ok := s.sessions.useCode(req.Code, now); ok {
+			principal = p
+		}
+	}
+	if principal == "" {
+		setOutcome(r, "unauthorized")
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	setPrincipal(r, principal)
+	id := s.sessions.create(principal, token, s.opts.SessionTTL, now)
+	if id == "" {
+		http.Error(w, "too many sessions; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: id, Path: "/",
+		Expires: now.Add(s.opts.SessionTTL), MaxAge: int(s.opts.SessionTTL / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	info, err := s.sessionInfo(r, principal)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	info.Expires, info.ReadOnly = now.Add(s.opts.SessionTTL).UTC(), true
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) sessionInfo(r *http.Request, principal string) (SessionInfo, error) {
+	head, err := s.db.Head(r.Context())
+	return SessionInfo{Principal: principal, Owner: principal == s.owner, Head: head, Store: s.opts.Store, Backend: s.db.Backend()}, err
+}
+
+// whoami is GET /v1/session: who the request is served as, and the head.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	id := identityOf(r.Context())
+	info, err := s.sessionInfo(r, id.principal)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if id.session != "" {
+		if sess, ok := s.sessions.get(id.session, time.Now()); ok {
+			info.Expires = sess.expires.UTC()
+		}
+		info.ReadOnly = true
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// signOut is DELETE /v1/session: it ends the cookie's session.
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
+	setWhat(r, "sign out")
+	if id := identityOf(r.Context()); id.session != "" {
+		s.sessions.end(id.session)
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cookieIdentity resolves a session cookie: the session must exist and be unexpired, and its
+// token, if it has one, must still authenticate as the same principal.
+func (s *Server) cookieIdentity(r *http.Request) (identity, bool) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return identity{}, false
+	}
+	sess, ok := s.sessions.get(c.Value, time.Now())
+	if !ok {
+		return identity{}, false
+	}
+	if sess.token != "" {
+		p, err := s.auth.Authenticate(r.Context(), sess.token)
+		if err != nil || p != sess.principal {
+			s.sessions.end(c.Value)
+			return identity{}, false
+		}
+	}
+	return identity{principal: sess.principal, token: sess.token, session: c.Value}, true
+}
+
+// errReadOnly is what a write through the web page's session gets.
+var errReadOnly = errors.New("the web page's session reads only: write with a bearer token (Authorization: Bearer …) or over MCP")

@@ -1,0 +1,786 @@
+// mql's web page: a client of the same API the agents use (POST /v1/query with the language,
+// GET /v1/watch for changes, GET /v1/catalog and /v1/review-queue), signed in as one principal
+// by an HttpOnly session cookie, so it shows what that principal may see and nothing else.
+//
+// Every string from the store is agent-written and hostile: it reaches the document only as
+// text (textContent, createTextNode, setAttribute of a data-* or aria-* attribute), never as
+// markup, and unprintable characters are shown as escapes (show). Cytoscape.js draws labels on
+// a canvas, as text. No inline script or style exists, so the Content-Security-Policy can
+// forbid both.
+'use strict';
+(function () {
+
+  // The state colours: output.Palette's (the dot format draws with the same).
+  const PALETTE = {
+    'live': ['#d3f9d8', '#2b8a3e'],
+    'superseded': ['#e9ecef', '#868e96'],
+    'revoked': ['#ffe3e3', '#c92a2a'],
+    'expired': ['#fff3bf', '#e67700'],
+    'contested': ['#f3d9fa', '#862e9c'],
+    'needs review': ['#ffe3e3', '#c92a2a'],
+    'artifact': ['#dbe4ff', '#364fc7'],
+    'source': ['#ffffff', '#495057'],
+    'principal': ['#f8f9fa', '#495057'],
+    'grant': ['#e3fafc', '#0b7285'],
+    'revocation': ['#c92a2a', '#c92a2a'],
+    'event': ['#fff9db', '#5c940d'],
+  };
+  const STATES = ['live', 'superseded', 'revoked', 'expired', 'contested'];
+  const EVENT_KINDS = ['principal', 'grant', 'decay', 'claim', 'revocation', 'confirmation', 'artifact', 'review', 'needs-review'];
+  // A name or reference as the language writes it; anything else never reaches a script.
+  const REF = /^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*(\.[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*)?(@[0-9]+)?$/;
+
+  const S = {
+    me: null,          // GET /v1/session
+    head: 0,           // newest transaction seen
+    startHead: 0,      // the head when the page signed in: later events are news
+    tx: null,          // time travel: null for now, else the transaction to read as of
+    catalog: null,
+    events: [],        // from /v1/watch, oldest first
+    txInfo: new Map(), // tx → {at, by}
+    es: null,
+    selected: null,    // {route, key}: the selected graph node, kept when the same view refreshes
+  };
+
+  // ---- text and elements ----
+
+  // show returns s for a person: every character that is not printable (Go's strconv.IsPrint:
+  // letters, marks, numbers, punctuation, symbols, the ASCII space) as an escape, as mql's
+  // terminal formats do, so that control and bidi characters are seen and not obeyed.
+  function show(s) {
+    if (s === null || s === undefined) return '';
+    return String(s).replace(/[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/gu, (c) => {
+      switch (c) {
+        case '\n': return '\\n';
+        case '\t': return '\\t';
+        case '\r': return '\\r';
+      }
+      const cp = c.codePointAt(0);
+      if (cp < 0x80) return '\\x' + cp.toString(16).padStart(2, '0');
+      if (cp <= 0xffff) return '\\u' + cp.toString(16).padStart(4, '0');
+      return '\\U' + cp.toString(16).padStart(8, '0');
+    });
+  }
+
+  function valueText(c) {
+    if (c.value_type === 'string') return '"' + show(c.value) + '"';
+    return show(c.value);
+  }
+
+  function conf(x) {
+    if (typeof x !== 'number') return '';
+    const s = String(Math.round(x * 1000) / 1000);
+    return s.includes('.') ? s : s + '.0';
+  }
+
+  function when(t) { return t ? show(String(t).replace('T', ' ').replace(/\.[0-9]+/, '').replace('Z', ' UTC')) : ''; }
+
+  function stateClass(s) { return String(s || '').replace(/[^a-z]+/g, '-'); }
+
+  // el makes an element: props set properties that cannot carry markup (text, class, data-*,
+  // aria-*, href of the page's own routes); children are nodes or text.
+  function el(tag, props, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of kids.flat(3)) {
+      if (c === null || c === undefined || c === false) continue;
+      e.append(c instanceof Node ? c : String(c));
+    }
+    return e;
+  }
+
+  function badge(state) { return el('span', { class: 'state ' + stateClass(state) }, show(state)); }
+
+  // ---- routes: #/VIEW/ARG?tx=N ----
+
+  function route(view, arg, tx) {
+    if (tx === undefined) tx = S.tx;
+    let r = '#/' + view + (arg ? '/' + encodeURIComponent(arg) : '');
+    if (tx !== null) r += '?tx=' + tx;
+    return r;
+  }
+
+  function link(view, arg, text) { return el('a', { href: route(view, arg) }, text === undefined ? show(arg) : text); }
+
+  function parseHash() {
+    const h = location.hash.replace(/^#/, '');
+    const q = h.indexOf('?');
+    const path = q < 0 ? h : h.slice(0, q);
+    const params = new URLSearchParams(q < 0 ? '' : h.slice(q + 1));
+    let parts;
+    try { parts = path.split('/').filter(Boolean).map(decodeURIComponent); } catch (e) { parts = []; }
+    const tx = params.get('tx');
+    return { view: parts[0] || 'home', arg: parts[1] || '', tx: tx !== null && /^[0-9]+$/.test(tx) ? Number(tx) : null };
+  }
+
+  function keyOf(ref) { const i = ref.lastIndexOf('@'); return i < 0 ? ref : ref.slice(0, i); }
+  function isClaimRef(ref) { return keyOf(ref).includes('.'); }
+  function checkRef(ref) {
+    if (!REF.test(ref)) throw new Error('not a reference: ' + show(ref) + ' (a subject, Subject.predicate[@N], or an artifact[@N])');
+    return ref;
+  }
+
+  // ---- the API ----
+
+  async function api(path, init) {
+    const r = await fetch(path, Object.assign({ credentials: 'same-origin', cache: 'no-store' }, init || {}));
+    if (r.status === 401) {
+      signedOut('Your session ended: sign in again.');
+      throw new Error('signed out');
+    }
+    return r;
+  }
+
+  // query runs read statements (one a line) as the signed-in principal, as of S.tx when the
+  // page is travelling in time, and returns their results (docs/OUTPUT.md).
+  async function query(...stmts) {
+    const prefix = S.tx !== null ? 'as of tx ' + S.tx + ' ' : '';
+    const script = stmts.map((s) => prefix + s).join('\n');
+    const r = await api('/v1/query', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ script }) });
+    const body = await r.json();
+    if (body.error) throw new Error(body.error.message);
+    return body.results;
+  }
+
+  async function getJSON(path) {
+    const sep = path.includes('?') ? '&' : '?';
+    const r = await api(S.tx !== null ? path + sep + 'tx=' + S.tx : path);
+    if (!r.ok) {
+      let msg = r.statusText;
+      try { const b = await r.json(); msg = (b.error && b.error.message) || msg; } catch (e) { /* not JSON */ }
+      throw new Error(msg);
+    }
+    return r.json();
+  }
+
+  // ---- sign-in ----
+
+  function $(id) { return document.getElementById(id); }
+
+  function signedOut(msg) {
+    if (S.es) { S.es.close(); S.es = null; }
+    S.me = null;
+    $('bar').hidden = true;
+    $('view').hidden = true;
+    $('view').replaceChildren();
+    $('signin').hidden = false;
+    $('signin-error').textContent = msg || '';
+    $('token').focus();
+  }
+
+  async function signIn(body) {
+    const r = await fetch('/v1/session', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) return null;
+    return r.json();
+  }
+
+  async function boot() {
+    $('signin-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const tok = $('token').value.trim();
+      $('token').value = '';
+      if (!tok) return;
+      const info = await signIn({ token: tok });
+      if (!info) { $('signin-error').textContent = 'That token does not sign in: it is unknown, expired or revoked.'; return; }
+      start(info);
+    });
+    $('signout').addEventListener('click', async () => {
+      await fetch('/v1/session', { method: 'DELETE', credentials: 'same-origin' });
+      signedOut('Signed out.');
+    });
+    $('search').addEventListener('submit', (ev) => { ev.preventDefault(); search($('q').value.trim()); });
+    $('tx').addEventListener('input', () => { $('txlabel').textContent = txLabel(Number($('tx').value)); });
+    $('tx').addEventListener('change', () => {
+      const n = Number($('tx').value);
+      const rt = parseHash();
+      location.hash = route(rt.view, rt.arg, n >= S.head ? null : n);
+    });
+    $('now').addEventListener('click', () => { const rt = parseHash(); location.hash = route(rt.view, rt.arg, null); });
+    window.addEventListener('hashchange', () => { if (S.me) render(); });
+
+    // A one-time sign-in link (mql serve --open) carries its code in the fragment, which no
+    // request, log or Referer ever holds; it is spent at once and wiped from the address bar.
+    const m = /(?:^#|[#&?])code=([A-Za-z0-9_-]+)/.exec(location.hash);
+    if (m) {
+      history.replaceState(null, '', location.pathname + '#/');
+      const info = await signIn({ code: m[1] });
+      if (info) { start(info); return; }
+      signedOut('That sign-in link was already used or has expired: ask for a new one, or sign in with a token.');
+      return;
+    }
+    const r = await fetch('/v1/session', { credentials: 'same-origin', cache: 'no-store' });
+    if (r.ok) start(await r.json());
+    else signedOut('');
+  }
+
+  function start(info) {
+    S.me = info;
+    S.head = S.startHead = info.head;
+    $('signin').hidden = true;
+    $('signin-error').textContent = '';
+    $('bar').hidden = false;
+    $('view').hidden = false;
+    $('principal').textContent = show(info.principal) + (info.owner ? ' (owner)' : '');
+    loadCatalog();
+    loadReviewCount();
+    watch();
+    render();
+  }
+
+  // ---- search ----
+
+  async function loadCatalog() {
+    try {
+      S.catalog = await getJSON('/v1/catalog');
+    } catch (e) { return; }
+    const opts = [];
+    for (const [kind, list] of [['subject', S.catalog.subjects], ['key', S.catalog.keys], ['artifact', S.catalog.artifacts], ['principal', S.catalog.principals]]) {
+      for (const name of list) opts.push(el('option', { value: name, label: kind + ': ' + show(name) }));
+    }
+    $('names').replaceChildren(...opts);
+  }
+
+  function search(v) {
+    if (!v) return;
+    const c = S.catalog || { subjects: [], keys: [], artifacts: [], principals: [] };
+    if (isClaimRef(v) || c.artifacts.includes(keyOf(v))) location.hash = route('why', v);
+    else if (c.subjects.includes(v)) location.hash = route('subject', v);
+    else if (c.principals.includes(v)) location.hash = route('principal', v);
+    else location.hash = route('subject', v);
+  }
+
+  // ---- time travel ----
+
+  function txLabel(n) {
+    if (n >= S.head) return 'now (tx ' + S.head + ')';
+    const i = S.txInfo.get(n);
+    return 'tx ' + n + (i ? ' · ' + when(i.at) + ' · ' + show(i.by) : '');
+  }
+
+  function syncTime() {
+    const r = $('tx');
+    r.max = String(S.head);
+    r.value = String(S.tx === null ? S.head : S.tx);
+    $('txlabel').textContent = txLabel(S.tx === null ? S.head : S.tx);
+    $('now').disabled = S.tx === null;
+  }
+
+  // ---- live updates ----
+
+  function watch() {
+    if (S.es) S.es.close();
+    const es = new EventSource('/v1/watch?after=' + Math.max(0, S.head - 500));
+    S.es = es;
+    for (const k of EVENT_KINDS) es.addEventListener(k, (ev) => { try { onEvent(JSON.parse(ev.data)); } catch (e) { /* ignore a malformed event */ } });
+    es.addEventListener('error', async () => {
+      if (es.readyState !== EventSource.CLOSED || S.es !== es) return;
+      // The stream was refused: find out whether the session ended.
+      try { await api('/v1/session'); setTimeout(() => { if (S.me && S.es === es) watch(); }, 2000); } catch (e) { /* signed out */ }
+    });
+  }
+
+  let refreshTimer = null;
+  function scheduleRefresh() {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      loadCatalog();
+      loadReviewCount();
+      if (S.tx === null) render();
+      else syncTime();
+    }, 60);
+  }
+
+  function onEvent(e) {
+    S.events.push(e);
+    if (S.events.length > 2000) S.events.splice(0, S.events.length - 2000);
+    S.txInfo.set(e.tx, { at: e.at, by: e.by });
+    if (e.tx > S.head) S.head = e.tx;
+    if (e.tx <= S.startHead) return;
+    notify(e);
+    scheduleRefresh();
+  }
+
+  function notify(e) {
+    let text = 'tx ' + e.tx + ': ' + show(e.ref) + ' ';
+    switch (e.kind) {
+      case 'claim': text += (e.claim ? show(e.claim.state) + ' = ' + valueText(e.claim) : 'recorded'); break;
+      case 'revocation': text += 'revoked by ' + show(e.by); break;
+      case 'needs review': text += 'needs review'; break;
+      default: text += show(e.kind);
+    }
+    const a = el('div', { class: 'alert ' + stateClass(e.kind), 'data-tx': e.tx }, text);
+    $('alerts').append(a);
+    setTimeout(() => a.remove(), 8000);
+  }
+
+  async function loadReviewCount() {
+    try {
+      const q = await getJSON('/v1/review-queue');
+      $('review-count').textContent = q.rows.length ? String(q.rows.length) : '';
+    } catch (e) { /* shown by the views */ }
+  }
+
+  // ---- rendering ----
+
+  let renderSeq = 0;
+  let current = null; // the drawn graph, destroyed on the next render
+
+  async function render() {
+    const seq = ++renderSeq;
+    const rt = parseHash();
+    S.tx = rt.tx;
+    syncTime();
+    const out = el('div', { id: 'content', 'data-view': rt.view });
+    const later = [];
+    if (S.tx !== null) {
+      out.append(el('p', { class: 'banner' }, 'Reading the memory as of transaction ' + S.tx + '. Live changes are not shown: ',
+        el('a', { href: route(rt.view, rt.arg, null) }, 'back to now'), '.'));
+    }
+    try {
+      const fn = VIEWS[rt.view];
+      if (!fn) throw new Error('no such view: ' + show(rt.view));
+      await fn(out, rt.arg, later);
+    } catch (e) {
+      if (e.message === 'signed out') return;
+      out.append(el('p', { class: 'error', role: 'alert' }, show(e.message)));
+    }
+    if (seq !== renderSeq) return; // a newer render has started
+    if (current) { current.destroy(); current = null; }
+    $('view').replaceChildren(out);
+    for (const f of later) f();
+    out.setAttribute('data-ready', 'true');
+  }
+
+  function tabs(ref, on) {
+    const key = keyOf(ref);
+    const t = [['why', ref, 'Why'], ['impact', ref, 'Impact'], ['history', key, 'History']];
+    if (isClaimRef(ref)) t.push(['subject', key.slice(0, key.indexOf('.')), 'Subject']);
+    return el('div', { class: 'tabs' }, t.map(([v, a, label]) => el('a', { href: route(v, a), class: v === on ? 'on' : '' }, label)));
+  }
+
+  function claimTable(claims) {
+    return el('table', { class: 'claims' },
+      el('thead', {}, el('tr', {}, ['claim', 'value', 'state', 'kind', 'confidence', 'effective', 'by', 'since', 'sources', ''].map((h) => el('th', {}, h)))),
+      el('tbody', {}, claims.map((c) => el('tr', { class: stateClass(c.state), 'data-ref': c.ref },
+        el('td', { class: 'ref' }, link('why', c.ref)),
+        el('td', { class: 'value' }, valueText(c)),
+        el('td', {}, badge(c.state)),
+        el('td', {}, show(c.kind)),
+        el('td', {}, conf(c.confidence)),
+        el('td', {}, conf(c.effective_confidence)),
+        el('td', {}, link('principal', c.asserted_by)),
+        el('td', {}, when(c.since)),
+        el('td', { class: 'mono' }, (c.sources || []).map((s) => show(s.id)).join(', ')),
+        el('td', {}, link('impact', c.ref, 'impact'), ' · ', link('history', keyOf(c.ref), 'history'))))));
+  }
+
+  const VIEWS = {
+    async home(out, arg, later) {
+      out.append(el('h1', {}, 'The memory, as ' + show(S.me.principal) + ' may see it'));
+      await VIEWS.stats(out, arg, later);
+      await VIEWS.review(out, arg, later);
+      await VIEWS.conflicts(out, arg, later);
+    },
+
+    async subject(out, name) {
+      checkRef(name);
+      out.append(el('h1', {}, show(name)), el('p', { class: 'sub' }, 'Live claims, and the claims that contest them.'));
+      const [live, conflicts] = await query('live ' + name, 'conflicts ' + name);
+      const claims = live.rows.slice();
+      for (const cf of conflicts.rows) for (const c of cf.contested) claims.push(c);
+      if (!claims.length) { out.append(el('p', {}, 'No live claim about ' + show(name) + ' that you may see.')); return; }
+      out.append(claimTable(claims));
+    },
+
+    async principal(out, name) {
+      checkRef(name);
+      out.append(el('h1', {}, show(name)), el('p', { class: 'sub' }, 'Live claims asserted by this principal.'));
+      const [live] = await query('live *');
+      const mine = live.rows.filter((c) => c.asserted_by === name);
+      out.append(mine.length ? claimTable(mine) : el('p', {}, 'None that you may see.'));
+    },
+
+    async why(out, ref, later) {
+      checkRef(ref);
+      out.append(el('h1', {}, 'Why ' + show(ref)), tabs(ref, 'why'));
+      const [res] = await query('why ' + ref);
+      const g = whyGraph(res.rows[0]);
+      out.append(legend(), graphBox(g, later));
+    },
+
+    async impact(out, ref, later) {
+      checkRef(ref);
+      out.append(el('h1', {}, 'Impact of ' + show(ref)), tabs(ref, 'impact'));
+      const [res] = await query('impact ' + ref);
+      if (!res.rows.length) {
+        out.append(el('p', {}, 'Nothing that you may see depends on ' + show(ref) + '.'));
+      }
+      const g = impactGraph(res);
+      out.append(legend(), graphBox(g, later));
+      out.append(el('h2', {}, 'Dependents'), await explainDependents(res));
+    },
+
+    async history(out, ref) {
+      checkRef(ref);
+      const key = keyOf(ref);
+      out.append(el('h1', {}, 'History of ' + show(key)), tabs(key, 'history'));
+      const [res] = await query('history ' + key);
+      out.append(timeline(res.rows));
+    },
+
+    async review(out) {
+      out.append(el('h2', {}, 'Review queue'));
+      const q = await getJSON('/v1/review-queue');
+      if (!q.rows.length) { out.append(el('p', {}, 'Nothing needs review.')); return; }
+      out.append(el('ul', { class: 'review' }, q.rows.map((a) => el('li', { 'data-ref': a.ref },
+        link('impact', a.ref), ' ', badge('needs review'), ' — derived by ', show(a.derived_by),
+        '; no longer live since its last review: ', (a.stale || []).map((s, i) => [i ? ', ' : '', link('impact', s)]),
+        ' · ', link('why', a.ref, 'why')))));
+    },
+
+    async conflicts(out) {
+      out.append(el('h2', {}, 'Contested claims'));
+      const [res] = await query('conflicts');
+      if (!res.rows.length) { out.append(el('p', {}, 'No contested claim.')); return; }
+      for (const cf of res.rows) {
+        out.append(el('h3', {}, link('subject', cf.key.slice(0, cf.key.indexOf('.')), show(cf.key))));
+        out.append(claimTable((cf.live ? [cf.live] : []).concat(cf.contested)));
+      }
+    },
+
+    async stats(out) {
+      out.append(el('h2', {}, 'Stats'));
+      const [res] = await query('stats');
+      const s = res.rows[0];
+      const rows = [['transactions', s.transactions], ['principals', s.principals], ['sources', s.sources], ['claims', s.claims]];
+      for (const st of STATES) rows.push(['  ' + st, (s.by_state || {})[st] || 0]);
+      rows.push(['keys', s.keys], ['artifacts', s.artifacts], ['needs review', s.needs_review], ['contested', s.contested], ['revocations', s.revocations], ['stale rate', conf(s.stale_rate)]);
+      out.append(el('table', { class: 'stats' }, el('tbody', {}, rows.map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', {}, show(v)))))));
+    },
+
+    async changes(out) {
+      out.append(el('h1', {}, 'Changes'), el('p', { class: 'sub' }, 'The change feed, newest first, as it arrives.'));
+      const rows = S.events.slice().reverse().slice(0, 500);
+      out.append(el('table', {}, el('thead', {}, el('tr', {}, ['tx', 'at', 'by', 'what', 'ref'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, rows.map((e) => el('tr', {},
+          el('td', {}, el('a', { href: route('home', '', e.tx) }, String(e.tx))),
+          el('td', {}, when(e.at)), el('td', {}, show(e.by)), el('td', {}, show(e.kind)),
+          el('td', { class: 'ref' }, REF.test(e.ref) && (e.claim || e.artifact) ? link('why', e.ref) : show(e.ref)))))));
+    },
+  };
+
+  function timeline(rows) {
+    if (!rows.length) return el('p', {}, 'No version that you may see.');
+    return el('ol', { class: 'timeline' }, rows.map((v) => {
+      const artifact = v.derived_by !== undefined;
+      const state = artifact ? (v.review === 'needs review' ? 'revoked' : v.state) : v.state;
+      return el('li', { class: stateClass(state), 'data-ref': v.ref },
+        el('div', {}, link('why', v.ref), artifact ? '' : [' = ', el('span', { class: 'value' }, valueText(v))], ' ',
+          badge(v.state), artifact && v.review ? [' ', badge(v.review)] : ''),
+        el('div', { class: 'sub' }, 'tx ' + v.tx + ' · ' + when(v.recorded_at) + ' · ' + (artifact ? 'derived by ' + show(v.derived_by) : show(v.kind) + ' by ' + show(v.asserted_by)) +
+          (artifact ? '' : ' · since ' + when(v.since)) +
+          (v.sources && v.sources.length ? ' · from ' + v.sources.map((s) => show(s.id)).join(', ') : '') +
+          (artifact ? ' · from ' + (v.derived_from || []).map(show).join(', ') : '')),
+        el('div', {}, link('impact', v.ref, 'impact')));
+    }));
+  }
+
+  // ---- graphs ----
+
+  // A graph is nodes (each once, by the thing it stands for) and edges (each once); node ids
+  // are n0, n1, … so that no agent-written string is ever a selector.
+  function newGraph() {
+    const g = { nodes: [], edges: [], byKey: new Map(), seen: new Set() };
+    // A node first known by reference alone (stub) takes the full node's fields when that
+    // comes later.
+    g.node = (key, make, stub) => {
+      if (g.byKey.has(key)) {
+        const n = g.byKey.get(key);
+        if (n.stub && !stub) { Object.assign(n, make()); n.stub = false; }
+        return n.id;
+      }
+      const n = Object.assign({ id: 'n' + g.nodes.length, key, stub: !!stub }, make());
+      g.nodes.push(n);
+      g.byKey.set(key, n);
+      return n.id;
+    };
+    g.edge = (from, to, label, cls) => {
+      const k = from + '\u0000' + to + '\u0000' + label;
+      if (g.seen.has(k)) return;
+      g.seen.add(k);
+      g.edges.push({ from, to, label: show(label), cls: cls || '' });
+    };
+    return g;
+  }
+
+  function wrap(s, width) {
+    const words = s.split(' ');
+    const lines = [];
+    let cur = '';
+    for (const w of words) {
+      if (cur && cur.length + 1 + w.length > width) { lines.push(cur); cur = w; } else cur = cur ? cur + ' ' + w : w;
+    }
+    if (cur) lines.push(cur);
+    return lines;
+  }
+
+  function claimNode(g, c) {
+    return g.node('claim:' + c.ref, () => ({
+      kind: 'claim', state: c.state,
+      lines: [show(c.ref) + ' = ' + valueText(c), c.state + ' · ' + show(c.asserted_by) + ' · ' + conf(c.effective_confidence)],
+      fields: [['claim', show(c.ref)], ['value', valueText(c)], ['state', show(c.state)], ['since', when(c.since)], ['kind', show(c.kind)],
+        ['confidence', conf(c.confidence)], ['effective confidence', conf(c.effective_confidence)], ['asserted by', show(c.asserted_by)],
+        ['recorded', 'tx ' + c.tx + ' · ' + when(c.recorded_at)], ['sources', (c.sources || []).map((s) => show(s.id)).join(', ')],
+        ['grant', show(c.grant)], ['seen by', (c.seen_by || []).map(show).join(', ')], ['valid from', when(c.valid_from)], ['valid until', when(c.valid_until)]],
+      links: [['why', c.ref], ['impact', c.ref], ['history', keyOf(c.ref)], ['subject', c.subject]],
+    }));
+  }
+
+  function artifactNode(g, a) {
+    return g.node('artifact:' + a.ref, () => ({
+      kind: 'artifact', state: a.state, review: a.review,
+      lines: [show(a.ref), a.state + (a.review === 'needs review' ? ' · NEEDS REVIEW' : '') + ' · ' + show(a.derived_by)],
+      fields: [['artifact', show(a.ref)], ['state', show(a.state)], ['review', show(a.review)], ['stale inputs', (a.stale || []).map(show).join(', ')],
+        ['derived by', show(a.derived_by)], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
+        ['effective confidence', conf(a.effective_confidence)], ['recorded', 'tx ' + a.tx + ' · ' + when(a.recorded_at)],
+        ['last review', a.last_review ? show(a.last_review.by) + ' · tx ' + a.last_review.tx + (a.last_review.because ? ' · "' + show(a.last_review.because) + '"' : '') : '']],
+      links: [['why', a.ref], ['impact', a.ref], ['history', a.name]],
+    }));
+  }
+
+  function refNode(g, ref, state) {
+    const claim = isClaimRef(ref);
+    return g.node((claim ? 'claim:' : 'artifact:') + ref, () => ({
+      kind: claim ? 'claim' : 'artifact', state: state || '',
+      lines: [show(ref)].concat(state ? [state] : []),
+      fields: [[claim ? 'claim' : 'artifact', show(ref)], ['state', show(state)]],
+      links: [['why', ref], ['impact', ref], ['history', keyOf(ref)]],
+    }), true);
+  }
+
+  function principalNode(g, name) {
+    return g.node('principal:' + name, () => ({
+      kind: 'principal', lines: [show(name)], fields: [['principal', show(name)]], links: [['principal', name]],
+    }));
+  }
+
+  function whyGraph(root) {
+    const g = newGraph();
+    const add = (n) => {
+      let id;
+      if (n.claim) {
+        id = claimNode(g, n.claim);
+        g.edge(id, principalNode(g, n.claim.asserted_by), n.claim.kind + ' by', 'by');
+      } else if (n.artifact) {
+        id = artifactNode(g, n.artifact);
+        g.edge(id, principalNode(g, n.artifact.derived_by), 'derived by', 'by');
+      } else if (n.source) {
+        const s = n.source;
+        id = g.node('source:' + s.id, () => ({
+          kind: 'source',
+          lines: [show(s.id)].concat(s.excerpt ? wrap('"' + show(s.excerpt) + '"', 34) : [], s.revision ? ['revision ' + show(s.revision)] : []),
+          fields: [['source', show(s.id)], ['excerpt', s.excerpt ? '"' + show(s.excerpt) + '"' : ''], ['uri', show(s.uri)], ['revision', show(s.revision)]],
+          links: [],
+        }));
+      } else if (n.grant) {
+        const gr = n.grant;
+        id = g.node('grant:' + gr.id, () => ({
+          kind: 'grant',
+          lines: ['grant ' + show(gr.id), show(gr.grantee) + ' may ' + show(gr.right), 'on ' + show(gr.scope)],
+          fields: [['grant', show(gr.id)], ['grantee', show(gr.grantee)], ['right', show(gr.right)], ['scope', show(gr.scope)], ['granted by', show(gr.by)], ['at', 'tx ' + gr.tx + ' · ' + when(gr.at)]],
+          links: [['principal', gr.grantee]],
+        }));
+      } else if (n.revocation) {
+        const rv = n.revocation;
+        id = g.node('revocation:' + rv.claim, () => ({
+          kind: 'revocation',
+          lines: ['revoked by ' + show(rv.by), when(rv.at)].concat(rv.because ? wrap('"' + show(rv.because) + '"', 34) : []),
+          fields: [['revoked', show(rv.claim)], ['by', show(rv.by)], ['at', 'tx ' + rv.tx + ' · ' + when(rv.at)], ['because', rv.because ? '"' + show(rv.because) + '"' : ''],
+            ['standing', show(rv.standing)], ['replaced by', show(rv.replaced_by)]],
+          links: [['principal', rv.by]].concat(rv.replaced_by ? [['why', rv.replaced_by]] : []),
+        }));
+        g.edge(id, principalNode(g, rv.by), 'revoked by', 'by');
+        if (rv.replaced_by) g.edge(id, refNode(g, rv.replaced_by, ''), 'replaced by', 'strong');
+      } else {
+        const who = n.review ? n.review.by : n.by;
+        id = g.node('event:' + g.nodes.length, () => ({
+          kind: 'event',
+          lines: [show(n.kind) + (who ? ' by ' + show(who) : ''), n.review ? when(n.review.at) : (n.standing ? 'standing ' + show(n.standing) : when(n.at))],
+          fields: [['what', show(n.kind)], ['by', show(who)], ['at', when(n.review ? n.review.at : n.at)], ['standing', show(n.standing)],
+            ['because', n.review && n.review.because ? '"' + show(n.review.because) + '"' : '']],
+          links: who ? [['principal', who]] : [],
+        }));
+        if (who) g.edge(id, principalNode(g, who), (n.kind === 'review' ? 'reviewed' : 'confirmed') + ' by', 'by');
+      }
+      for (const c of n.children || []) {
+        const cid = add(c);
+        g.edge(id, cid, c.relation || '', c.relation === 'supersedes' || c.relation === 'contests' ? 'strong' : '');
+      }
+      return id;
+    };
+    if (root) add(root);
+    return g;
+  }
+
+  function impactGraph(res) {
+    const g = newGraph();
+    const changes = new Map((res.changes || []).map((c) => [c.ref, c]));
+    for (const of of res.of || []) {
+      const ch = changes.get(of) || {};
+      const id = refNode(g, of, ch.state || '');
+      if (ch.replaced_by) g.edge(id, refNode(g, ch.replaced_by, ''), 'replaced by', 'by');
+    }
+    const arts = new Map(res.rows.map((d) => [d.artifact.ref, d.artifact]));
+    const nodeOf = (ref) => arts.has(ref) ? artifactNode(g, arts.get(ref)) : refNode(g, ref, (changes.get(ref) || {}).state || '');
+    for (const d of res.rows) {
+      for (let i = 1; i < d.path.length; i++) g.edge(nodeOf(d.path[i - 1]), nodeOf(d.path[i]), 'input of', '');
+      nodeOf(d.artifact.ref);
+    }
+    return g;
+  }
+
+  // explainDependents says, for each dependent, why it needs review or why it does not: the
+  // path from the change, and what happened to each stale input (superseded by what, revoked
+  // by whom and why), read with one revoked-by per stale claim version.
+  async function explainDependents(res) {
+    const changes = new Map((res.changes || []).map((c) => [c.ref, c]));
+    const stale = new Set();
+    for (const d of res.rows) for (const s of d.artifact.stale || []) if (isClaimRef(s) && s.includes('@') && REF.test(s)) stale.add(s);
+    const fate = new Map();
+    if (stale.size) {
+      try {
+        const rs = await query(...[...stale].map((s) => 'revoked-by ' + s));
+        for (const r of rs) fate.set(r.rows[0].claim.ref, r.rows[0]);
+      } catch (e) { /* explained from the changes alone */ }
+    }
+    const what = (ref) => {
+      const f = fate.get(ref);
+      if (f && f.revoked) {
+        const rv = f.revocation;
+        return show(ref) + ' was revoked by ' + show(rv.by) + ' at ' + when(rv.at) + ' (tx ' + rv.tx + ')' +
+          (rv.because ? ', because "' + show(rv.because) + '"' : '') + ', with standing ' + show(rv.standing) +
+          (rv.replaced_by ? ', and replaced by ' + show(rv.replaced_by) : '');
+      }
+      if (f) {
+        const c = f.claim;
+        if (c.state === 'superseded') return show(ref) + ' = ' + valueText(c) + ' was superseded' + (c.superseded_by ? ' by ' + show(c.superseded_by) : '') + ' at ' + when(c.since);
+        return show(ref) + ' = ' + valueText(c) + ' is ' + show(c.state) + ' since ' + when(c.since);
+      }
+      const ch = changes.get(ref);
+      if (ch) return show(ref) + ' is ' + show(ch.state) + (ch.replaced_by ? ', replaced by ' + show(ch.replaced_by) : '');
+      return show(ref) + ' is no longer live';
+    };
+    return el('div', { class: 'dependents' }, res.rows.map((d) => {
+      const a = d.artifact;
+      const needs = a.review === 'needs review';
+      const path = d.path.map(show).join(' → ');
+      let text;
+      if (needs) {
+        text = show(a.ref) + ' needs review. It rests on the changed node along ' + path + '. ' +
+          (a.stale || []).map((s) => what(s) + '.').join(' ') +
+          (a.last_review ? ' It was last reviewed by ' + show(a.last_review.by) + ' at tx ' + a.last_review.tx + ', before that.' : ' It has never been reviewed since.');
+      } else if (a.review === 'superseded') {
+        text = show(a.ref) + ' is an old version (superseded): its review no longer matters. Path: ' + path + '.';
+      } else {
+        text = show(a.ref) + ' is up to date: ' + (a.last_review ? 'reviewed by ' + show(a.last_review.by) + ' at tx ' + a.last_review.tx + ' after its inputs changed.' : 'every input it rests on is still live.') + ' Path: ' + path + '.';
+      }
+      return el('p', { class: 'explain' + (needs ? '' : ' ok'), 'data-ref': a.ref, 'data-review': a.review }, link('why', a.ref), ' ', badge(a.review), ' ', text);
+    }));
+  }
+
+  function legend() {
+    return el('div', { class: 'legend', 'aria-hidden': 'true' }, STATES.map(badge), badge('needs review'));
+  }
+
+  const STYLE = [
+    { selector: 'node', style: {
+      'shape': 'round-rectangle', 'label': 'data(label)', 'text-wrap': 'wrap', 'text-max-width': '260px',
+      'text-valign': 'center', 'text-halign': 'center', 'font-size': 11, 'font-family': 'Helvetica, Arial, sans-serif',
+      'color': '#212529', 'width': 'data(w)', 'height': 'data(h)', 'border-width': 1.5,
+      'background-color': PALETTE.principal[0], 'border-color': PALETTE.principal[1] } },
+    { selector: 'node.principal', style: { 'shape': 'ellipse' } },
+    { selector: 'node.source', style: { 'shape': 'rectangle', 'background-color': PALETTE.source[0], 'border-color': PALETTE.source[1] } },
+    { selector: 'node.grant', style: { 'shape': 'round-hexagon', 'background-color': PALETTE.grant[0], 'border-color': PALETTE.grant[1] } },
+    { selector: 'node.revocation', style: { 'shape': 'round-octagon', 'background-color': PALETTE.revocation[0], 'border-color': PALETTE.revocation[1], 'color': '#ffffff' } },
+    { selector: 'node.event', style: { 'background-color': PALETTE.event[0], 'border-color': PALETTE.event[1] } },
+    { selector: 'node.artifact', style: { 'shape': 'barrel', 'background-color': PALETTE.artifact[0], 'border-color': PALETTE.artifact[1] } },
+  ].concat(STATES.map((st) => ({ selector: 'node.claim.' + st + ', node.artifact.' + st, style: { 'background-color': PALETTE[st][0], 'border-color': PALETTE[st][1] } })), [
+    { selector: 'node.artifact.live', style: { 'background-color': PALETTE.artifact[0], 'border-color': PALETTE.artifact[1] } },
+    { selector: 'node.claim.live', style: { 'border-width': 2.5 } },
+    { selector: 'node.needs-review', style: { 'background-color': PALETTE['needs review'][0], 'border-color': PALETTE['needs review'][1], 'border-width': 5, 'border-style': 'double' } },
+    { selector: 'node:selected', style: { 'overlay-color': '#1971c2', 'overlay-opacity': 0.18, 'overlay-padding': 6 } },
+    { selector: 'edge', style: {
+      'curve-style': 'bezier', 'target-arrow-shape': 'triangle', 'width': 1.4, 'line-color': '#868e96', 'target-arrow-color': '#868e96',
+      'label': 'data(label)', 'font-size': 10, 'color': '#495057', 'text-background-color': '#ffffff', 'text-background-opacity': 1,
+      'text-background-padding': 2, 'text-rotation': 'none' } },
+    { selector: 'edge.by', style: { 'line-style': 'dashed' } },
+    { selector: 'edge.strong', style: { 'width': 2.8, 'line-color': '#343a40', 'target-arrow-color': '#343a40' } },
+  ]);
+
+  // graphBox lays out a graph and, beside it, the same nodes as a list of buttons (the way to
+  // reach every node from the keyboard and with a screen reader), the selected node's details,
+  // and the edges as text.
+  function graphBox(g, later) {
+    const box = el('div', { id: 'graph', role: 'img', 'aria-label': 'Graph of ' + g.nodes.length + ' nodes; the same nodes are listed beside it' });
+    const details = el('div', { class: 'details', id: 'details', 'aria-live': 'polite' }, 'Select a node.');
+    const buttons = new Map();
+    const byId = new Map(g.nodes.map((n) => [n.id, n]));
+    let cy = null;
+    const select = (id, focus) => {
+      const n = byId.get(id);
+      if (!n) return;
+      S.selected = { route: location.hash, key: n.key };
+      for (const [bid, b] of buttons) b.setAttribute('aria-pressed', bid === id ? 'true' : 'false');
+      if (cy) { cy.$(':selected').unselect(); cy.getElementById(id).select(); }
+      details.replaceChildren(
+        el('dl', {}, n.fields.filter(([, v]) => v !== '' && v !== undefined).map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+        n.links.length ? el('p', {}, 'Open: ', n.links.map(([v, a], i) => [i ? ' · ' : '', link(v, a, v)])) : '');
+      if (focus) buttons.get(id).focus();
+    };
+    const list = el('ol', { class: 'nodes', 'aria-label': 'Nodes of the graph' }, g.nodes.map((n) => {
+      const cls = [n.kind, stateClass(n.state), n.review === 'needs review' ? 'needs-review' : ''].filter(Boolean).join(' ');
+      const b = el('button', { type: 'button', class: cls, 'data-node-id': n.id, 'data-node-key': n.key, 'data-kind': n.kind,
+        'data-state': n.state || '', 'data-review': n.review || '', 'aria-pressed': 'false',
+        on: { click: () => select(n.id), focus: () => select(n.id) } }, n.lines.join('\n'));
+      buttons.set(n.id, b);
+      return el('li', {}, b);
+    }));
+    const names = new Map(g.nodes.map((n) => [n.id, n.lines[0]]));
+    const edges = el('details', {}, el('summary', {}, 'Edges (' + g.edges.length + ')'),
+      el('ul', { class: 'edges' }, g.edges.map((e) => el('li', { 'data-from': byId.get(e.from).key, 'data-to': byId.get(e.to).key, 'data-label': e.label },
+        names.get(e.from) + ' — ' + e.label + ' → ' + names.get(e.to)))));
+    later.push(() => {
+      const elements = g.nodes.map((n) => {
+        const lines = n.lines.flatMap((l) => wrap(l, 36));
+        const longest = Math.max(...lines.map((l) => l.length));
+        return {
+          group: 'nodes',
+          data: { id: n.id, label: lines.join('\n'), w: Math.min(270, Math.max(70, longest * 6.4 + 22)), h: lines.length * 14 + 16 },
+          classes: [n.kind, stateClass(n.state), n.review === 'needs review' ? 'needs-review' : ''].filter(Boolean),
+        };
+      }).concat(g.edges.map((e, i) => ({ group: 'edges', data: { id: 'e' + i, source: e.from, target: e.to, label: e.label }, classes: e.cls ? [e.cls] : [] })));
+      if (typeof cytoscape === 'function') {
+        cy = cytoscape({ container: box, elements, style: STYLE, layout: { name: 'dagre', rankDir: 'TB', nodeSep: 28, rankSep: 52, edgeSep: 12, padding: 18 },
+          minZoom: 0.2, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true });
+        cy.on('tap', 'node', (ev) => select(ev.target.id(), true));
+        // A small graph is not blown up past its natural size.
+        if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+        current = cy;
+        box.setAttribute('data-drawn', String(cy.nodes().length));
+      }
+      const keep = (S.selected && S.selected.route === location.hash && g.nodes.find((n) => n.key === S.selected.key)) || g.nodes[0];
+      if (keep) select(keep.id, false);
+    });
+    return el('div', { class: 'graphbox' }, box, el('div', { class: 'side' }, details, el('h2', {}, 'Nodes'), list, edges));
+  }
+
+  if (typeof cytoscape === 'function' && typeof cytoscapeDagre === 'function') cytoscape.use(cytoscapeDagre);
+  boot();
+})();
