@@ -245,4 +245,3 @@ func dur(s float64) string {
 	}
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }
-

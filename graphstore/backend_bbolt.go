@@ -36,10 +36,10 @@ type bboltBackend struct {
 	timeout   time.Duration
 	mustExist bool // never create the file nor initialise it (Options.MustExist)
 	qs        graph.QuadStore
-	db       *bolt.DB // the file under qs, for the snapshot bucket
-	file     *os.File // bbolt's file, opened and locked by us: fstat before each write
-	layout   *boltLayout
-	recorded string // the verdict of an earlier check recorded in the file (damageBucket)
+	db        *bolt.DB // the file under qs, for the snapshot bucket
+	file      *os.File // bbolt's file, opened and locked by us: fstat before each write
+	layout    *boltLayout
+	recorded  string // the verdict of an earlier check recorded in the file (damageBucket)
 
 	mu sync.Mutex // guards damaged and poisoned: readers and writers consult them
 	// damaged is the first damage seen, wrapping ErrDamaged; nil while none was. It outlives
