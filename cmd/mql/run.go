@@ -37,9 +37,10 @@ const usageText = `Usage:
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
-  mql serve [--listen ADDR] [DB]
+  mql serve [--listen ADDR] [--open] [DB]
                                 serve DB to a team over HTTP: MCP at /mcp, POST /v1/query,
-                                GET /v1/watch, each request as its bearer token's principal
+                                GET /v1/watch, the web page at /, each request as its bearer
+                                token's principal (--open: a one-time sign-in link for the owner)
   mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
                                 issue, list and revoke the tokens of mql serve (owner only)
   mql version                   print the version
