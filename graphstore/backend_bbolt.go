@@ -25,6 +25,7 @@ import (
 type bboltBackend struct {
 	path    string
 	timeout time.Duration
+	noSync  bool // an import: the file is synced once, at the end
 	qs      graph.QuadStore
 	db      *bolt.DB // the file under qs, for the snapshot bucket
 }
@@ -38,7 +39,7 @@ func openBBolt(path string, timeout time.Duration) (*bboltBackend, error) {
 }
 
 func (b *bboltBackend) open() error {
-	db, err := bolt.Open(b.path, 0o600, &bolt.Options{Timeout: b.timeout})
+	db, err := bolt.Open(b.path, 0o600, &bolt.Options{Timeout: b.timeout, NoSync: b.noSync})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return fmt.Errorf("graphstore: %s is held by another process (its lock was not released within %s); close the other mql session using it, or open another file: %w", b.path, b.timeout, ErrInUse)
 	}
@@ -77,6 +78,22 @@ func (b *bboltBackend) all(ctx context.Context) ([]quad.Quad, error) {
 		return nil, err
 	}
 	return allQuads(ctx, qs)
+}
+
+func (b *bboltBackend) countGraphs(ctx context.Context) (graphCounts, error) {
+	qs, err := b.handle()
+	if err != nil {
+		return graphCounts{}, err
+	}
+	return countGraphs(ctx, qs)
+}
+
+func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
+	qs, err := b.handle()
+	if err != nil {
+		return err
+	}
+	return eachQuad(ctx, qs, fn)
 }
 
 func (b *bboltBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {

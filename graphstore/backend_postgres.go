@@ -27,6 +27,35 @@ type pgBackend struct {
 }
 
 func openPostgres(ctx context.Context, dsn string) (*pgBackend, error) {
+	b, err := connectPostgres(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	// Several processes may open a new database at once; create the schema under the lock.
+	unlock, err := b.lockWriters(ctx)
+	if err != nil {
+		b.db.Close()
+		return nil, err
+	}
+	exists, err := b.hasSchema(ctx)
+	if err == nil && !exists {
+		// (Cayley logs an error when its schema exists already, so only ask it when it does not.)
+		err = graph.InitQuadStore("postgres", dsn, nil)
+	}
+	unlock()
+	if err != nil && !errors.Is(err, graph.ErrDatabaseExists) {
+		b.db.Close()
+		return nil, fmt.Errorf("graphstore: cannot create the Cayley schema in %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+	}
+	if err := b.open(); err != nil {
+		b.db.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// connectPostgres connects to the database without opening (or creating) the Cayley store.
+func connectPostgres(ctx context.Context, dsn string) (*pgBackend, error) {
 	db, err := sql.Open("postgres", dsn)
 	if err == nil {
 		err = db.PingContext(ctx)
@@ -37,29 +66,14 @@ func openPostgres(ctx context.Context, dsn string) (*pgBackend, error) {
 		}
 		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", redactDSN(dsn), ErrStorage, err)
 	}
-	b := &pgBackend{dsn: dsn, db: db}
-	// Several processes may open a new database at once; create the schema under the lock.
-	unlock, err := b.lockWriters(ctx)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
+	return &pgBackend{dsn: dsn, db: db}, nil
+}
+
+// hasSchema reports whether the database holds Cayley's tables.
+func (b *pgBackend) hasSchema(ctx context.Context) (bool, error) {
 	var exists bool
-	err = db.QueryRowContext(ctx, `SELECT to_regclass('quads') IS NOT NULL AND to_regclass('nodes') IS NOT NULL`).Scan(&exists)
-	if err == nil && !exists {
-		// (Cayley logs an error when its schema exists already, so only ask it when it does not.)
-		err = graph.InitQuadStore("postgres", dsn, nil)
-	}
-	unlock()
-	if err != nil && !errors.Is(err, graph.ErrDatabaseExists) {
-		db.Close()
-		return nil, fmt.Errorf("graphstore: cannot create the Cayley schema in %s: %w: %w", redactDSN(dsn), ErrStorage, err)
-	}
-	if err := b.open(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return b, nil
+	err := b.db.QueryRowContext(ctx, `SELECT to_regclass('quads') IS NOT NULL AND to_regclass('nodes') IS NOT NULL`).Scan(&exists)
+	return exists, err
 }
 
 func (b *pgBackend) open() error {
@@ -87,6 +101,25 @@ func (b *pgBackend) all(ctx context.Context) ([]quad.Quad, error) {
 		return nil, err
 	}
 	return pgUnescape(allQuads(ctx, qs))
+}
+
+func (b *pgBackend) countGraphs(ctx context.Context) (graphCounts, error) {
+	qs, err := b.handle()
+	if err != nil {
+		return graphCounts{}, err
+	}
+	return countGraphs(ctx, qs)
+}
+
+func (b *pgBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
+	qs, err := b.handle()
+	if err != nil {
+		return err
+	}
+	return eachQuad(ctx, qs, func(q quad.Quad) error {
+		q.Object = pgMapText(q.Object, pgUnescapeText)
+		return fn(q)
+	})
 }
 
 func (b *pgBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {

@@ -1026,6 +1026,7 @@ func decodeTxs(quads []quad.Quad) ([]*Tx, error) {
 func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
 	var order []quad.IRI
+	seen := make(map[quad.Quad]struct{}, len(quads))
 	for _, q := range quads {
 		s, ok1 := q.Subject.(quad.IRI)
 		p, ok2 := q.Predicate.(quad.IRI)
@@ -1039,7 +1040,8 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 			d.nodes[s] = n
 			order = append(order, s)
 		}
-		if !slices.Contains(n.props[p], q.Object) {
+		if _, dup := seen[q]; !dup {
+			seen[q] = struct{}{}
 			n.props[p] = append(n.props[p], q.Object)
 		}
 	}

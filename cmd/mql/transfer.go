@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -14,16 +15,15 @@ import (
 	"github.com/mql-dev/mql/repl"
 )
 
-// runImport is `mql import [--db DB] [--owner NAME] [--strict] FILE.nq`: it loads an N-Quads
-// export into a new store, all or nothing.
+// runImport is `mql import [--db DB] FILE.nq`: it creates the store DB from an N-Quads export,
+// exactly (the export's genesis, ids and times), all or nothing: DB must not exist yet.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mql import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dsn := fs.String("db", "", "the store to import into (default: the embedded store)")
-	owner := fs.String("owner", "", "owner `NAME` of the new store; must match the export's")
-	strict := fs.Bool("strict", false, "create the store strict; must match the export")
+	dsn := fs.String("db", "", "the store to create (default: the embedded store, which must not exist yet)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql import [--db DB] [--owner NAME] [--strict] FILE.nq  (- for stdin)")
+		fmt.Fprintln(stderr, "usage: mql import [--db DB] FILE.nq  (- for stdin)")
+		fmt.Fprintln(stderr, "Creates the store DB from an export; DB must not exist yet (a bbolt file) or hold no store (PostgreSQL).")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -46,21 +46,40 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitTransfer
 		}
 		defer f.Close()
-		r = f
+		r = bufio.NewReaderSize(f, 1<<20)
+	}
+	target := *dsn
+	if target == "" {
+		if target, err = defaultDB(); err != nil {
+			fmt.Fprintf(stderr, "mql import: %v\n", err)
+			return exitOpen
+		}
+	}
+	clock, err := testClock()
+	if err != nil {
+		fmt.Fprintf(stderr, "mql: %v\n", err)
+		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, dsnUsed, code := openDB(ctx, *dsn, mql.Options{Owner: *owner, Strict: *strict}, stderr)
-	if db == nil {
-		return code
-	}
-	defer db.Close()
-	if err := db.Import(ctx, r); err != nil {
-		fmt.Fprintf(stderr, "mql import: %s: %v\n", name, err)
+	sum, err := mql.ImportStore(ctx, target, r, mql.Options{Clock: clock})
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "imported %d transactions (%d claims, %d quads) from %s into %s\n", sum.Transactions, sum.Claims, sum.Quads, name, target)
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "mql import: interrupted; nothing was imported and %s was not created\n", target)
+		return exitInterrupted
+	case errors.Is(err, mql.ErrBadDSN):
+		fmt.Fprintf(stderr, "mql import: %v\n", err)
+		return exitOpen
+	case errors.Is(err, mql.ErrNotEmpty):
+		fmt.Fprintf(stderr, "mql import: %v\n", err)
+		return exitTransfer
+	default:
+		fmt.Fprintf(stderr, "mql import: %s: %v; nothing was imported and %s was not created\n", name, err, target)
 		return exitTransfer
 	}
-	fmt.Fprintf(stderr, "imported %s into %s\n", name, dsnUsed)
-	return exitOK
 }
 
 // runExport is `mql export [--db DB] [FILE]`: it writes the store as N-Quads to FILE
