@@ -9,7 +9,7 @@ package graphstore
 // to name them. It checks:
 //
 //  1. every quad lies in a transaction graph <urn:mql:tx:N>, and the ids run 1..head without gaps;
-//  2. every transaction node records its time, never before an earlier transaction's, and its
+//  2. every transaction node records its time, never before the previous transaction's, and its
 //     principal;
 //  3. every record (claim, revocation, artifact, …) has its mandatory fields, once, well typed:
 //     a claim its subject, predicate, version, value, asserter, kind and confidence;

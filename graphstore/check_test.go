@@ -315,6 +315,17 @@ func TestCheckCorruptedStores(t *testing.T) {
 			q := quad.Quad{Subject: quad.IRI(price1), Predicate: mqlGrantPred, Object: quad.IRI("urn:mql:grant:g99.1"), Label: tx(3)}
 			return []quad.Quad{q}, nil
 		}, ProblemReference, "grant:g99.1> was never recorded", false},
+		{"time going backwards", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
+			old := ckWhere(all, string(tx(5)), provEndedAtTime)
+			q := old[0]
+			q.Object = timeLit(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+			return []quad.Quad{q}, old
+		}, ProblemTx, "its time 2001-01-01T00:00:00Z is before tx 4's", false},
+		{"seen by a principal recorded later", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
+			late := ckTxQuads(&Tx{ID: 9, Time: at, By: "owner", Principals: []*Principal{{Name: "late", Type: Agent, Tx: 9}}})
+			q := quad.Quad{Subject: quad.IRI(price1), Predicate: mqlSeenBy, Object: principalIRI("late"), Label: tx(3)}
+			return append(late, q), nil
+		}, ProblemReference, "its seen-by principal <urn:mql:principal:late> is recorded later, in tx 9", false},
 		{"forward reference", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
 			q := quad.Quad{Subject: quad.IRI(price1), Predicate: provWasRevisionOf, Object: quad.IRI(price2), Label: tx(3)}
 			return []quad.Quad{q}, nil

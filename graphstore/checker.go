@@ -68,7 +68,8 @@ type checker struct {
 	cur   map[quad.IRI]*rawNode
 	order []quad.IRI
 
-	prevTime time.Time // the latest transaction time so far
+	prevTime time.Time // the time of the transaction before, if it has a valid one
+	prevID   TxID
 	sound    bool      // every transaction so far decoded and chained
 	added    int       // problems found, listed or not
 	byRules  int       // of which the caller's rules found
@@ -98,6 +99,13 @@ func (c *checker) add(kind string, tx TxID, node quad.IRI, format string, args .
 	c.addProblem(Problem{Kind: kind, Tx: tx, Node: string(node), Msg: fmt.Sprintf(format, args...)})
 }
 
+// addAt reports a problem about quad q of the transaction being checked (an import names its
+// line).
+func (c *checker) addAt(q quad.Quad, kind string, format string, args ...any) {
+	s, _ := q.Subject.(quad.IRI)
+	c.addProblem(Problem{Kind: kind, Tx: c.id, Node: string(s), Msg: fmt.Sprintf(format, args...), quad: &q})
+}
+
 func (c *checker) addProblem(p Problem) {
 	c.added++
 	c.r.Add(p)
@@ -114,8 +122,8 @@ func (c *checker) missing(from, to, head TxID) {
 }
 
 // addTx checks the quads of transaction id (all labelled with it) and adds it to the state.
-// It returns the transaction when it decodes.
-func (c *checker) addTx(id TxID, quads []quad.Quad) *Tx {
+// When the transaction decodes, it returns it and its canonical quads (what a store holds).
+func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 	c.id = id
 	c.r.Transactions++
 	c.r.Head = max(c.r.Head, id)
@@ -199,7 +207,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) *Tx {
 	c.checkInvalidations(revs)
 	dirty := c.added > before
 
-	tx, err := decodeTx(id, canon)
+	tx, encoded, err := decodeTxQuads(id, canon)
 	if err != nil {
 		c.sound = false
 		if !dirty {
@@ -248,7 +256,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) *Tx {
 	}
 	c.recs.head = id
 	c.cur, c.order = nil, c.order[:0]
-	return tx
+	return tx, encoded
 }
 
 type rawClaim struct {
@@ -304,7 +312,7 @@ func (c *checker) classes() {
 	}
 }
 
-// txNode checks the transaction node: its time (never before an earlier transaction's) and
+// txNode checks the transaction node: its time (never before the previous transaction's) and
 // principal; and that the genesis records the store meta.
 func (c *checker) txNode() {
 	id := c.id
@@ -314,6 +322,9 @@ func (c *checker) txNode() {
 		}
 	}
 	n := c.cur[txIRI(id)]
+	if c.prevID != id-1 {
+		c.prevTime = time.Time{} // a transaction between without a time: nothing to compare with
+	}
 	if n == nil || n.class != mqlTransaction {
 		c.add(ProblemTx, id, txIRI(id), "the transaction has quads but no transaction node (rdf:type mql:Transaction)")
 	} else {
@@ -324,15 +335,15 @@ func (c *checker) txNode() {
 			c.add(ProblemTx, id, n.iri, "the transaction records %d times (prov:endedAtTime), want one", len(ts))
 		default:
 			t, ok := asTime(ts[0])
+			at := quad.Quad{Subject: n.iri, Predicate: provEndedAtTime, Object: ts[0], Label: n.iri}
 			switch {
 			case !ok:
-				c.add(ProblemTx, id, n.iri, "its time %s is not an xsd:dateTime", showVal(ts[0]))
-			case t.Before(c.prevTime):
-				c.add(ProblemTx, id, n.iri, "its time %s is before an earlier transaction's (%s): transaction times never go backwards",
-					t.Format(time.RFC3339Nano), c.prevTime.Format(time.RFC3339Nano))
-			default:
-				c.prevTime = t
+				c.addAt(at, ProblemTx, "its time %s is not an xsd:dateTime", showVal(ts[0]))
+			case !c.prevTime.IsZero() && t.Before(c.prevTime):
+				c.addAt(at, ProblemTx, "its time %s is before tx %d's, %s: transaction times never go backwards",
+					t.Format(time.RFC3339Nano), c.prevID, c.prevTime.Format(time.RFC3339Nano))
 			}
+			c.prevTime, c.prevID = t, id
 		}
 		if len(n.own(provWasAssociatedWith)) == 0 {
 			c.add(ProblemTx, id, n.iri, "the transaction records no principal (prov:wasAssociatedWith)")
@@ -637,10 +648,11 @@ func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (stri
 
 // target resolves an IRI a record refers to: it must be a record of class want, recorded in
 // this transaction or an earlier one. It reports whether it is.
-func (c *checker) target(from *rawNode, v quad.Value, want quad.IRI, what string) bool {
+func (c *checker) target(from *rawNode, p quad.IRI, v quad.Value, want quad.IRI, what string) bool {
+	at := quad.Quad{Subject: from.iri, Predicate: p, Object: v, Label: txIRI(c.id)}
 	iri, ok := v.(quad.IRI)
 	if !ok {
-		c.add(ProblemReference, c.id, from.iri, "its %s %s is not an IRI", what, showVal(v))
+		c.addAt(at, ProblemReference, "its %s %s is not an IRI", what, showVal(v))
 		return false
 	}
 	var rec recordInfo
@@ -655,13 +667,13 @@ func (c *checker) target(from *rawNode, v quad.Value, want quad.IRI, what string
 		c.deferred = append(c.deferred, dangling{tx: c.id, node: from.iri, what: what, iri: iri, want: want})
 		return false
 	case !ok && c.deferDangling:
-		c.add(ProblemReference, c.id, from.iri, "its %s %s was never recorded", what, iri)
+		c.addAt(at, ProblemReference, "its %s %s was never recorded", what, iri)
 		return false
 	case !ok:
-		c.add(ProblemReference, c.id, from.iri, "its %s %s is not recorded before it", what, iri)
+		c.addAt(at, ProblemReference, "its %s %s is not recorded before it", what, iri)
 		return false
 	case rec.class != want:
-		c.add(ProblemReference, c.id, from.iri, "its %s %s is a %s, not a %s", what, iri, short(rec.class), short(want))
+		c.addAt(at, ProblemReference, "its %s %s is a %s, not a %s", what, iri, short(rec.class), short(want))
 		return false
 	}
 	return true
@@ -683,12 +695,12 @@ func (c *checker) principalRef(n *rawNode, p quad.IRI, what string, mandatory bo
 		c.add(ProblemReference, c.id, n.iri, "its %s: %v", what, err)
 		return
 	}
-	c.target(n, v, mqlPrincipal, what)
+	c.target(n, p, v, mqlPrincipal, what)
 }
 
 func (c *checker) principalList(n *rawNode, p quad.IRI, what string) {
 	for _, v := range n.own(p) {
-		c.target(n, v, mqlPrincipal, what)
+		c.target(n, p, v, mqlPrincipal, what)
 	}
 }
 
@@ -788,7 +800,7 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 		}
 	}
 	for _, v := range n.own(provHadPrimarySource) {
-		c.target(n, v, mqlSource, "source")
+		c.target(n, provHadPrimarySource, v, mqlSource, "source")
 	}
 	c.principalList(n, mqlSeenBy, "seen-by principal")
 	key := Key{Subject: subj, Predicate: pred}
@@ -803,7 +815,7 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 		if !ok {
 			continue
 		}
-		if !c.target(n, v, mqlClaim, p.what) {
+		if !c.target(n, p.pred, v, mqlClaim, p.what) {
 			continue
 		}
 		if tid, err := parseClaimIRI(v); err == nil && (tid.Key != key || tid.Version >= ver && ver > 0) {
@@ -813,7 +825,7 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 	if v, ok := c.opt(n, mqlGrantPred, "grant"); ok {
 		// "owner" is the standing the store owner asserts by in a strict store; it names no grant.
 		if g, err := parseNamed(prefGrant, "grant", v); err != nil || g != "owner" {
-			c.target(n, v, mqlGrant, "grant")
+			c.target(n, mqlGrantPred, v, mqlGrant, "grant")
 		}
 	}
 	if err != nil || !okS || !okP || ver == 0 {
@@ -840,11 +852,11 @@ func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 	var target quad.IRI
 	if len(n.own(provInvalidated)) == 0 {
 		c.add(ProblemRevocation, c.id, n.iri, "names no claim (prov:invalidated)")
-	} else if v, ok := c.one(n, provInvalidated, "revoked claim"); ok && c.target(n, v, mqlClaim, "revoked claim") {
+	} else if v, ok := c.one(n, provInvalidated, "revoked claim"); ok && c.target(n, provInvalidated, v, mqlClaim, "revoked claim") {
 		target = v.(quad.IRI)
 	}
 	if v, ok := c.opt(n, mqlReplacedBy, "replacement"); ok {
-		if c.target(n, v, mqlClaim, "replacement") && target != "" {
+		if c.target(n, mqlReplacedBy, v, mqlClaim, "replacement") && target != "" {
 			a, err1 := parseClaimIRI(target)
 			b, err2 := parseClaimIRI(v)
 			if err1 == nil && err2 == nil && (a.Key != b.Key || a.Version == b.Version) {
@@ -888,7 +900,7 @@ func (c *checker) checkConfirmation(n *rawNode) {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
 	if v, ok := c.one(n, mqlConfirms, "confirmed claim"); ok {
-		c.target(n, v, mqlClaim, "confirmed claim")
+		c.target(n, mqlConfirms, v, mqlClaim, "confirmed claim")
 	}
 	c.principalRef(n, provWasAssociatedWith, "principal", true)
 	c.str(n, mqlStanding, "standing", true)
@@ -917,9 +929,9 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 		iri, _ := v.(quad.IRI)
 		switch {
 		case strings.HasPrefix(string(iri), prefClaim):
-			c.target(n, v, mqlClaim, "input")
+			c.target(n, provWasDerivedFrom, v, mqlClaim, "input")
 		case strings.HasPrefix(string(iri), prefArtifact):
-			if c.target(n, v, mqlArtifact, "input") && iri == n.iri {
+			if c.target(n, provWasDerivedFrom, v, mqlArtifact, "input") && iri == n.iri {
 				c.add(ProblemReference, c.id, n.iri, "is derived from itself")
 			}
 		default:
@@ -928,7 +940,7 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 	}
 	c.principalList(n, mqlSeenBy, "seen-by principal")
 	if v, ok := c.opt(n, provWasRevisionOf, "previous version"); ok {
-		c.target(n, v, mqlArtifact, "previous version")
+		c.target(n, provWasRevisionOf, v, mqlArtifact, "previous version")
 	}
 	if err != nil || ver == 0 {
 		return ArtifactID{}, false
@@ -941,7 +953,7 @@ func (c *checker) checkReview(n *rawNode) {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
 	if v, ok := c.one(n, provUsed, "reviewed artifact"); ok {
-		c.target(n, v, mqlArtifact, "reviewed artifact")
+		c.target(n, provUsed, v, mqlArtifact, "reviewed artifact")
 	}
 	c.principalRef(n, provWasAssociatedWith, "principal", true)
 }

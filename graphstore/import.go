@@ -97,13 +97,9 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx
 			return sum, err
 		}
 		before := len(c.r.Problems)
-		tx := c.addTx(g.id, g.quads)
+		tx, quads := c.addTx(g.id, g.quads)
 		if len(c.r.Problems) > before {
 			return sum, problemAt(c.r.Problems[before], g)
-		}
-		quads, err := encodeTx(tx)
-		if err != nil { // decodeTx re-encoded it already
-			return sum, &ImportError{Line: g.lines[0], Tx: g.id, Msg: err.Error()}
 		}
 		if err := emit(tx, quads); err != nil {
 			return sum, err
