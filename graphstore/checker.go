@@ -70,9 +70,9 @@ type checker struct {
 
 	prevTime time.Time // the time of the transaction before, if it has a valid one
 	prevID   TxID
-	sound    bool      // every transaction so far decoded and chained
-	added    int       // problems found, listed or not
-	byRules  int       // of which the caller's rules found
+	sound    bool // every transaction so far decoded and chained
+	added    int  // problems found, listed or not
+	byRules  int  // of which the caller's rules found
 	// deferDangling keeps references that do not resolve until the end, to say whether they
 	// name something recorded later (a check) instead of failing at once (an import).
 	deferDangling bool
