@@ -85,7 +85,7 @@ func (b *bboltBackend) countGraphs(ctx context.Context) (graphCounts, error) {
 	if err != nil {
 		return graphCounts{}, err
 	}
-	return countGraphs(ctx, qs)
+	return countGraphs(ctx, qs, b.dropMapped)
 }
 
 func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
@@ -127,6 +127,10 @@ func (b *bboltBackend) reopen(context.Context) error {
 	}
 	return b.open()
 }
+
+// dropMapped releases the pages of the file's memory map read so far (see dropMapped). The
+// caller holds the writer lock.
+func (b *bboltBackend) dropMapped() { dropMapped(b.db) }
 
 func (b *bboltBackend) lockWriters(ctx context.Context) (func(), error) { return noLock(ctx) }
 

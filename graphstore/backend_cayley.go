@@ -129,14 +129,18 @@ type graphCounts struct {
 }
 
 // countGraphs counts the quads of every graph without resolving their subjects, predicates
-// and objects: only each distinct graph label is looked up, once.
-func countGraphs(ctx context.Context, qs graph.QuadStore) (graphCounts, error) {
+// and objects: only each distinct graph label is looked up, once. It calls every, if set,
+// after each 65,536 quads.
+func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCounts, error) {
 	it := qs.QuadsAllIterator().Iterate()
 	defer it.Close()
 	byLabel := map[any]int{}
 	refs := map[any]graph.Ref{}
 	out := graphCounts{txs: map[TxID]int{}}
-	for it.Next(ctx) {
+	for n := 1; it.Next(ctx); n++ {
+		if every != nil && n%(1<<16) == 0 {
+			every()
+		}
 		l, err := qs.QuadDirection(it.Result(), quad.Label)
 		if err != nil {
 			return out, err

@@ -29,7 +29,7 @@ func (b *memoryBackend) all(ctx context.Context) ([]quad.Quad, error) {
 func (b *memoryBackend) countGraphs(ctx context.Context) (graphCounts, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return countGraphs(ctx, b.qs)
+	return countGraphs(ctx, b.qs, nil)
 }
 
 func (b *memoryBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {

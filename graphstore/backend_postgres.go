@@ -108,7 +108,7 @@ func (b *pgBackend) countGraphs(ctx context.Context) (graphCounts, error) {
 	if err != nil {
 		return graphCounts{}, err
 	}
-	return countGraphs(ctx, qs)
+	return countGraphs(ctx, qs, nil)
 }
 
 func (b *pgBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {

@@ -215,6 +215,13 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 	if len(ids) > 0 {
 		head = ids[len(ids)-1]
 	}
+	// A scan of a bbolt file maps every page it reads: release them as it goes.
+	release := func() {}
+	if m, ok := be.(interface{ dropMapped() }); ok {
+		release = m.dropMapped
+	}
+	release()
+	read := 0
 	// Transactions whose quads are not all reachable from their transaction node, with the
 	// subjects that are (to name the others).
 	unreached := map[TxID]map[quad.Value]bool{}
@@ -243,7 +250,12 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 		}
 		c.addTx(id, quads)
 		c.r.Quads += counts.txs[id] - len(quads)
+		if read += len(quads); read >= 1<<16 {
+			release()
+			read = 0
+		}
 	}
+	release()
 	c.r.Quads += counts.other
 	r := c.finish()
 	sums := quadSums{hashes: c.hashes, sound: c.added == c.byRules && counts.other == 0 && len(unreached) == 0}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cayleygraph/cayley/graph"
 	"github.com/cayleygraph/quad"
+	bolt "go.etcd.io/bbolt"
 )
 
 // ImportSummary says what an import created.
@@ -156,6 +157,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 		return ImportSummary{}, fmt.Errorf("import into %s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
+	removeStaleImports(dir, filepath.Base(path))
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".import-*")
 	if err != nil {
 		return ImportSummary{}, fmt.Errorf("import into %s: %w", path, err)
@@ -185,6 +187,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 		if err := be.apply(ctx, pending); err != nil {
 			return storageErr("writing the imported store", err)
 		}
+		dropMapped(be.db)
 		clear(pending)
 		pending = pending[:0]
 		return nil
@@ -250,6 +253,23 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	os.Remove(tmpPath)
 	syncDir(dir)
 	return sum, nil
+}
+
+// removeStaleImports removes the temporary files that imports into dir/base killed before they
+// could clean up left behind. A running import holds its file's bbolt lock; a file whose lock
+// can be taken is stale.
+func removeStaleImports(dir, base string) {
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+base+".import-*"))
+	for _, p := range stale {
+		db, err := bolt.Open(p, 0o600, &bolt.Options{ReadOnly: true, Timeout: 10 * time.Millisecond})
+		if errors.Is(err, bolt.ErrTimeout) {
+			continue // an import in progress
+		}
+		if err == nil {
+			db.Close()
+		}
+		os.Remove(p)
+	}
 }
 
 // syncDir makes a new directory entry durable.

@@ -204,6 +204,28 @@ func TestImportTarget(t *testing.T) {
 	}
 }
 
+// A temporary file left by an import that was killed is removed by the next import into the
+// same path; one that a running import holds is not.
+func TestImportRemovesStaleTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".x.db.import-1")
+	if err := os.WriteFile(stale, []byte("half an import"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, ".x.db.import-2")
+	held, err := openBBolt(live, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.close()
+	if _, err := ImportStore(context.Background(), filepath.Join(dir, "x.db"), strings.NewReader(sampleExportText(t)), Options{}, CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(dirEntries(t, dir), " "); got != ".x.db.import-2 x.db" {
+		t.Fatalf("the directory holds %s", got)
+	}
+}
+
 // cancelAfter cancels its context once n bytes were read through it.
 type cancelAfter struct {
 	r      io.Reader

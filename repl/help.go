@@ -50,7 +50,7 @@ const metaHelp = `Meta commands (prefix \ or .):
   \help [STATEMENT]              this list, or one statement's syntax and an example
   \format [table|tree|json|csv]  show or set the output format
   \timing [on|off]               toggle printing the time each statement took
-  \import FILE                   load an N-Quads export into this (new) store, all or nothing
+  \import FILE                   make this new memory: store the exported one (files: mql import FILE DB)
   \export FILE                   write the store as N-Quads
   \quit                          leave (also Ctrl-D)`
 

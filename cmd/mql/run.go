@@ -31,7 +31,7 @@ const (
 const usageText = `Usage:
   mql [flags] [DB]             open DB (default: the embedded store) and start the REPL,
                                or run -c / -f / piped stdin as a script
-  mql import [--db DB] FILE.nq load an N-Quads export into a new store, all or nothing
+  mql import [--db DB] FILE.nq create the store DB from an N-Quads export; all or nothing
   mql export [--db DB] [FILE]  write the store as N-Quads (stdout if no FILE)
   mql check [DB]               verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]   run the bundled demo on a fresh store and print a transcript
