@@ -227,12 +227,12 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 			}
 		}
 		if c.sound && c.opts.Rules != nil {
-			c.st.cur = tx
+			c.st.setCur(tx)
 			c.opts.Rules(c.st, tx, func(p Problem) {
 				c.byRules++
 				c.addProblem(p)
 			})
-			c.st.cur = nil
+			c.st.setCur(nil)
 		}
 	}
 	if c.keepHashes {

@@ -37,7 +37,9 @@ type CheckState struct {
 	audIx  map[string]int32
 	strs   map[string]string // interned subjects, predicates, artifact names
 
-	cur *Tx // the transaction being checked, for lookups of what it records itself
+	cur       *Tx // the transaction being checked, for lookups of what it records itself
+	curClaims map[ClaimID]*Claim
+	curArts   map[ArtifactID]*Artifact
 }
 
 type recordInfo struct {
@@ -130,15 +132,30 @@ func (s *CheckState) Claim(id ClaimID) (ClaimFacts, bool) {
 			return ClaimFacts{By: s.names[c.by], SeenBy: s.auds[c.aud]}, true
 		}
 	}
-	if s.cur != nil {
-		for _, c := range s.cur.Claims {
-			if c.ID == id {
-				return ClaimFacts{By: c.By, SeenBy: s.auds[s.audience(c.SeenBy)]}, true
-			}
-		}
+	if c := s.curClaim(id); c != nil {
+		return ClaimFacts{By: c.By, SeenBy: s.auds[s.audience(c.SeenBy)]}, true
 	}
 	return ClaimFacts{}, false
 }
+
+// curClaim finds a claim of the transaction being checked (indexing them on first use, so
+// that a transaction of many claims and of events about them is not checked in quadratic
+// time).
+func (s *CheckState) curClaim(id ClaimID) *Claim {
+	if s.cur == nil {
+		return nil
+	}
+	if s.curClaims == nil {
+		s.curClaims = make(map[ClaimID]*Claim, len(s.cur.Claims))
+		for _, c := range s.cur.Claims {
+			s.curClaims[c.ID] = c
+		}
+	}
+	return s.curClaims[id]
+}
+
+// setCur sets the transaction being checked (nil: none).
+func (s *CheckState) setCur(tx *Tx) { s.cur, s.curClaims, s.curArts = tx, nil, nil }
 
 // Artifact returns who may see an artifact version recorded up to and including the
 // transaction being checked.
@@ -149,10 +166,14 @@ func (s *CheckState) Artifact(id ArtifactID) (seenBy []string, ok bool) {
 		}
 	}
 	if s.cur != nil {
-		for _, a := range s.cur.Artifacts {
-			if a.ID == id {
-				return s.auds[s.audience(a.SeenBy)], true
+		if s.curArts == nil {
+			s.curArts = make(map[ArtifactID]*Artifact, len(s.cur.Artifacts))
+			for _, a := range s.cur.Artifacts {
+				s.curArts[a.ID] = a
 			}
+		}
+		if a := s.curArts[id]; a != nil {
+			return s.auds[s.audience(a.SeenBy)], true
 		}
 	}
 	return nil, false
