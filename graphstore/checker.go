@@ -467,7 +467,8 @@ func (c *checker) apply(tx *Tx) {
 		if cs == nil || cs.tx != tx.ID {
 			continue
 		}
-		cs.by, cs.aud, cs.until = st.name(cl.By), st.audience(cl.SeenBy), cl.ValidUntil
+		cs.by, cs.aud = st.name(cl.By), st.audience(cl.SeenBy)
+		cs.setUntil(cl.ValidUntil)
 		switch {
 		case cl.Contests != nil:
 			cs.state = foldContested
@@ -555,7 +556,7 @@ func (c *checker) checkLive() {
 		var auds []int32
 		var live map[int32][]string
 		for v, cs := range ks.vs {
-			if cs.state != foldLive || (!cs.until.IsZero() && !now.Before(cs.until)) {
+			if cs.state != foldLive || cs.expired(now) {
 				continue
 			}
 			if live == nil {

@@ -54,13 +54,27 @@ type keyState struct {
 	vs  []claimState
 }
 
-// claimState is one claim version: 48 bytes.
+// claimState is one claim version: 32 bytes.
 type claimState struct {
-	tx    TxID
-	until time.Time // valid-until; zero: none
-	by    int32     // index into names
-	aud   int32     // index into auds
-	state claimFold
+	tx        TxID
+	untilSec  int64 // valid-until, as time.Time.Unix and Nanosecond; untilNsec -1: none
+	untilNsec int32
+	by        int32 // index into names
+	aud       int32 // index into auds
+	state     claimFold
+}
+
+func (c *claimState) setUntil(t time.Time) {
+	if t.IsZero() {
+		c.untilSec, c.untilNsec = 0, -1
+		return
+	}
+	c.untilSec, c.untilNsec = t.Unix(), int32(t.Nanosecond())
+}
+
+// expired reports whether the claim's valid time has ended at now.
+func (c *claimState) expired(now time.Time) bool {
+	return c.untilNsec >= 0 && !now.Before(time.Unix(c.untilSec, int64(c.untilNsec)))
 }
 
 // claimFold is a claim's state folded over the events recorded so far (as View.fold does),

@@ -35,8 +35,9 @@ type ImportSummary struct {
 }
 
 // importBatchQuads is how many quads a bbolt import writes per Cayley transaction: large
-// enough that commits are rare, small enough that a batch's memory is a few megabytes.
-const importBatchQuads = 32 << 10
+// enough that commits are rare, small enough that what Cayley and bbolt allocate to write a
+// batch stays a few tens of megabytes.
+const importBatchQuads = 16 << 10
 
 // ImportStore creates the store named by dsn (see Open) from an N-Quads export read from r.
 // The store must not exist yet: a bbolt file must not exist (not even as an empty store), and

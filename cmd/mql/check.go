@@ -51,6 +51,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	boundMemory()
 	rep, err := mql.CheckStore(ctx, dsn, mql.Options{})
 	if err != nil {
 		switch {

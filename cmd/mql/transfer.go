@@ -62,6 +62,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	boundMemory()
 	sum, err := mql.ImportStore(ctx, target, r, mql.Options{Clock: clock})
 	switch {
 	case err == nil:
