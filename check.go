@@ -11,7 +11,8 @@ import (
 
 // CheckProblem is one thing wrong with a store: its kind (graphstore.Problem* constants:
 // "label", "tx-ids", "transaction", "record", "reference", "version", "revocation",
-// "encoding", "live", "standing"), the transaction and record concerned, and a message.
+// "encoding", "author", "live", "standing", "snapshot"), the transaction and record concerned,
+// and a message.
 type CheckProblem = graphstore.Problem
 
 // CheckReport is what Check found: what the store holds, and every problem (at most

@@ -204,7 +204,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 			c.add(ProblemRecord, id, iri, "unknown record class %s", n.class)
 		}
 	}
-	c.checkInvalidations(revs)
+	c.checkInvalidations(revs, revOrder)
 	dirty := c.added > before
 
 	tx, encoded, err := decodeTxQuads(id, canon)
@@ -870,7 +870,7 @@ func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 
 // checkInvalidations checks the quads a revocation writes on the claim it revokes: each names a
 // revocation of that claim in the same transaction, and each revocation has them.
-func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI) {
+func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IRI) {
 	for _, iri := range c.order {
 		n := c.cur[iri]
 		for _, v := range n.props[provWasInvalidatedBy] {
@@ -885,7 +885,8 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI) {
 			c.add(ProblemReference, c.id, iri, "prov:wasInvalidatedBy %s, which is not a revocation of it", showVal(v))
 		}
 	}
-	for rv, target := range revs {
+	for _, rv := range order {
+		target := revs[rv]
 		found := false
 		if n := c.cur[target]; n != nil {
 			found = slices.Contains(n.props[provWasInvalidatedBy], quad.Value(rv))

@@ -41,12 +41,12 @@ const importBatchQuads = 16 << 10
 
 // ImportStore creates the store named by dsn (see Open) from an N-Quads export read from r.
 // The store must not exist yet: a bbolt file must not exist (not even as an empty store), and
-// a PostgreSQL database must hold no mql quads; otherwise the error wraps ErrNotEmpty. "memory:"
+// a PostgreSQL database must hold no quads; otherwise the error wraps ErrNotEmpty. "memory:"
 // is checked and written, then gone (an import that only checks the file).
 //
 // Every transaction must be what an export writes: its quads together in its graph, ids from
 // the genesis (tx 1) on without gaps, times that never go backwards, and everything `mql check`
-// checks, plus opts.Rules. A file that fails is refused with an *ImportError (wrapping
+// checks, plus copts.Rules. A file that fails is refused with an *ImportError (wrapping
 // ErrBadImport) naming the line of the first problem, and the store is not created: on any
 // failure, an interrupt (ctx) included, the target is left as it was.
 func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
