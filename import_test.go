@@ -137,8 +137,9 @@ func TestImportRoundTripExact(t *testing.T) {
 	if qa != qb {
 		t.Fatalf("quads: original %d, copy %d", qa, qb)
 	}
-	// Before the first claim, right after it, and after the second.
-	for _, at := range []time.Duration{90 * time.Second, 4*time.Minute + 30*time.Second, 10 * time.Minute} {
+	// Between the genesis and tx 2 (a copy whose genesis was stamped at the import has no
+	// transaction then), before the first claim, right after it, and after the second.
+	for _, at := range []time.Duration{30 * time.Second, 90 * time.Second, 4*time.Minute + 30*time.Second, 10 * time.Minute} {
 		read := func(db *mql.DB) string {
 			live, err := db.AsOf(t0.Add(at)).Live(f.ctx, "Klarveld.price")
 			if err != nil {

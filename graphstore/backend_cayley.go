@@ -138,8 +138,13 @@ func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCo
 	refs := map[any]graph.Ref{}
 	out := graphCounts{txs: map[TxID]int{}}
 	for n := 1; it.Next(ctx); n++ {
-		if every != nil && n%(1<<16) == 0 {
-			every()
+		if n%(1<<16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			if every != nil {
+				every()
+			}
 		}
 		l, err := qs.QuadDirection(it.Result(), quad.Label)
 		if err != nil {
@@ -175,7 +180,12 @@ func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCo
 func eachQuad(ctx context.Context, qs graph.QuadStore, fn func(quad.Quad) error) error {
 	it := qs.QuadsAllIterator().Iterate()
 	defer it.Close()
-	for it.Next(ctx) {
+	for n := 1; it.Next(ctx); n++ {
+		if n%(1<<16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		q, err := qs.Quad(it.Result())
 		if err != nil {
 			return err
