@@ -130,7 +130,7 @@ type graphCounts struct {
 
 // countGraphs counts the quads of every graph without resolving their subjects, predicates
 // and objects: only each distinct graph label is looked up, once. It calls every, if set,
-// after each 16,384 quads.
+// after each 4,096 quads.
 func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCounts, error) {
 	it := qs.QuadsAllIterator().Iterate()
 	defer it.Close()
@@ -138,7 +138,7 @@ func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCo
 	refs := map[any]graph.Ref{}
 	out := graphCounts{txs: map[TxID]int{}}
 	for n := 1; it.Next(ctx); n++ {
-		if n%(1<<14) == 0 {
+		if n%(1<<12) == 0 {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}

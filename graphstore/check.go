@@ -250,7 +250,7 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 		}
 		c.addTx(id, quads)
 		c.r.Quads += counts.txs[id] - len(quads)
-		if read += len(quads); read >= 1<<14 {
+		if read += len(quads); read >= 1<<12 {
 			release()
 			read = 0
 		}
