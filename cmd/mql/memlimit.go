@@ -5,16 +5,15 @@ import (
 	"runtime/debug"
 )
 
-// streamMemoryLimit is the soft memory limit of the commands that read a whole store or file
-// one transaction at a time (import, check).
-const streamMemoryLimit = 768 << 20
+// streamGCPercent is the garbage collector's target for the commands that read a whole store
+// or file one transaction at a time (import, check): the heap may grow to 1.5 times what is
+// live, not twice (the default), which bounds their memory more tightly for a little more
+// collection work, and scales with the store, as a fixed limit would not.
+const streamGCPercent = 50
 
-// boundMemory gives such a command a soft memory limit, unless the user set one (GOMEMLIMIT):
-// it holds one transaction and a few words per record, but without a limit the Go runtime
-// lets the heap grow to twice what is live before it collects. Past the limit the runtime
-// collects more often; it never fails for it.
+// boundMemory sets streamGCPercent, unless the user tuned the collector (GOGC, GOMEMLIMIT).
 func boundMemory() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(streamMemoryLimit)
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(streamGCPercent)
 	}
 }
