@@ -72,6 +72,7 @@ var (
 	xsdDouble   = quad.IRI(nsXSD + "double")
 	xsdInteger  = quad.IRI(nsXSD + "integer")
 	xsdBoolean  = quad.IRI(nsXSD + "boolean")
+	xsdString   = quad.IRI(nsXSD + "string")
 )
 
 // mql classes.
@@ -269,15 +270,23 @@ func parseDuration(s string) (time.Duration, bool) {
 }
 
 // canonValue maps equivalent spellings of a literal to the one the encoder writes: N-Quads
-// readers turn xsd:dateTime literals into quad.Time, storage gives back the typed string.
+// readers turn xsd:dateTime literals into quad.Time, storage gives back the typed string, and
+// a reader that keeps every literal as written (a typed string with its full datatype IRI)
+// gives strings, integers, doubles and booleans as typed strings, which the encoder writes as
+// quad.String, quad.Int, quad.Float and quad.Bool.
 func canonValue(v quad.Value) quad.Value {
 	switch x := v.(type) {
 	case quad.Time:
 		return timeLit(time.Time(x))
 	case quad.TypedString:
-		if x.Type == xsdDateTime || x.Type == "xsd:dateTime" {
+		switch x.Type {
+		case xsdDateTime, "xsd:dateTime":
 			if t, err := time.Parse(time.RFC3339Nano, string(x.Value)); err == nil {
 				return timeLit(t)
+			}
+		case xsdString, xsdInteger, xsdDouble, xsdBoolean:
+			if nv, err := x.ParseValue(); err == nil {
+				return nv
 			}
 		}
 	}
