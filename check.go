@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore"
@@ -12,7 +11,8 @@ import (
 
 // CheckProblem is one thing wrong with a store: its kind (graphstore.Problem* constants:
 // "label", "tx-ids", "transaction", "record", "reference", "version", "revocation",
-// "encoding", "live", "standing"), the transaction and record concerned, and a message.
+// "encoding", "author", "live", "standing", "snapshot"), the transaction and record concerned,
+// and a message.
 type CheckProblem = graphstore.Problem
 
 // CheckReport is what Check found: what the store holds, and every problem (at most
@@ -34,15 +34,17 @@ type CheckReport struct {
 func (r CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
 
 // Check verifies the integrity of the open store from its quads (not from the in-memory
-// index): every transaction is present (ids 1..head without gaps) with its time and principal;
-// every claim has its subject, predicate, value, asserter and transaction; every reference
-// resolves; the versions of each key and artifact are unique and gapless; each key has at most
-// one live claim per audience; every revocation names a principal, a standing and a claim, and
-// every recorded standing (revocations, confirmations, strict assertions, grants, principals,
-// decays) held when it was used. Writers wait while it reads. A store that passes can be
-// reopened.
+// index), one transaction at a time: every transaction is present (ids 1..head without gaps)
+// with its time, never before an earlier one's, and its principal; every claim has its
+// subject, predicate, value, asserter and transaction; every reference resolves to a record
+// recorded no later (seen-by principals too); the versions of each key and artifact are unique
+// and gapless; each key has at most one live claim per audience; every revocation names a
+// principal, a standing and a claim; the genesis is made by its owner and every record but a
+// claim by its transaction's principal; and every recorded standing (revocations,
+// confirmations, strict assertions, grants, principals, decays) held when it was used. Writers
+// wait while it reads. A store that passes can be reopened.
 func (db *DB) Check(ctx context.Context) (CheckReport, error) {
-	r, err := db.store.Check(ctx)
+	r, err := db.store.Check(ctx, graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
 		return CheckReport{}, err
 	}
@@ -53,33 +55,19 @@ func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 // quads straight from the storage engine, so it works on a store that Open refuses, and it
 // never creates or initialises a store (a missing bbolt file is an error wrapping ErrNoStore
 // and fs.ErrNotExist; an empty file, or a database without mql's tables, wraps ErrNoStore). A bbolt
-// file held by another process fails with ErrInUse after opts.OpenTimeout.
+// file held by another process fails with ErrInUse after opts.OpenTimeout. Its memory grows
+// with the number of records, not of quads: it holds one transaction at a time.
 func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, error) {
 	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout,
-		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout})
+		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout},
+		graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
 		return CheckReport{}, err
 	}
 	return checkReport(r), nil
 }
 
-// checkImport refuses transactions read for an import that Check would find fault with.
-func checkImport(txs []*graphstore.Tx, now time.Time) error {
-	rep := checkReport(graphstore.CheckTxs(txs, now))
-	if rep.OK() {
-		return nil
-	}
-	more := ""
-	if n := len(rep.Problems) + rep.Omitted - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d more problems)", n)
-	}
-	return fmt.Errorf("graphstore: import: %w: %s: %s%s; nothing was imported", graphstore.ErrBadImport, rep.Problems[0].Kind, rep.Problems[0], more)
-}
-
 func checkReport(r *graphstore.Report) CheckReport {
-	if r.Index != nil {
-		checkStandings(r)
-	}
 	return CheckReport{
 		Quads: r.Quads, Transactions: r.Transactions, Head: int64(r.Head), Principals: r.Principals,
 		Claims: r.Claims, Keys: r.Keys, Revocations: r.Revocations, Artifacts: r.Artifacts,
@@ -87,18 +75,74 @@ func checkReport(r *graphstore.Report) CheckReport {
 	}
 }
 
-// checkStandings replays the authority rules over the decoded store: every standing a
-// transaction recorded (or needed) held in the store as it was just before it.
-func checkStandings(r *graphstore.Report) {
-	ix := r.Index
-	owner := ix.Meta().Owner
-	strict := ix.Meta().Strict
-	bad := func(tx graphstore.TxID, node, format string, args ...any) {
-		r.Add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx, Node: node, Msg: fmt.Sprintf(format, args...)})
+// modelRules are the rules of the model that the storage layer does not know: who made each
+// record, and the standing each one needed. st is the store just before tx (its claims and
+// artifacts: up to and including tx).
+func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstore.Problem)) {
+	checkAuthors(tx, add)
+	if tx.ID != 1 {
+		checkStandings(st, tx, add)
 	}
-	// grant finds grant id held by who with right over target, in v.
-	grant := func(v *graphstore.View, id, who string, right graphstore.Right, target string) error {
-		for _, g := range v.Grants(who) {
+}
+
+// checkAuthors checks that the transaction's principal made what it records, as every write
+// does (db.write commits each statement as one transaction made by its principal): the genesis
+// is made by the owner it records, and every grant, revocation, confirmation, artifact, review
+// and decay names the transaction's principal. Claims are the exception the API makes:
+// AssertBatch records the claims of several asserters in one transaction made by one
+// principal, so a claim's asserter may be any recorded principal (whose standing, in a strict
+// store, checkStandings judges).
+func checkAuthors(tx *graphstore.Tx, add func(graphstore.Problem)) {
+	lie := func(node, what, by string) {
+		add(graphstore.Problem{Kind: graphstore.ProblemAuthor, Tx: tx.ID, Node: node,
+			Msg: fmt.Sprintf("%s %s in a transaction made by %s: every record but a claim is made by its transaction's principal", what, by, tx.By)})
+	}
+	if tx.Meta != nil && tx.By != tx.Meta.Owner {
+		lie("urn:mql:tx:1", "the genesis records owner "+tx.Meta.Owner+" and is made by", tx.By)
+	}
+	for _, g := range tx.Grants {
+		if g.By != tx.By {
+			lie("urn:mql:grant:"+g.ID, "given by", g.By)
+		}
+	}
+	for _, r := range tx.Revocations {
+		if r.By != tx.By {
+			lie("urn:mql:revocation:"+r.ID, "made by", r.By)
+		}
+	}
+	for _, c := range tx.Confirmations {
+		if c.By != tx.By {
+			lie("urn:mql:confirmation:"+c.ID, "made by", c.By)
+		}
+	}
+	for _, a := range tx.Artifacts {
+		if a.By != tx.By {
+			lie("urn:mql:artifact:"+a.ID.String(), "derived by", a.By)
+		}
+	}
+	for _, r := range tx.Reviews {
+		if r.By != tx.By {
+			lie("urn:mql:review:"+r.ID, "made by", r.By)
+		}
+	}
+	for _, d := range tx.Decays {
+		if d.By != tx.By {
+			lie("", "the decay of "+d.Predicate+" declared by", d.By)
+		}
+	}
+}
+
+// checkStandings replays the authority rules: every standing tx recorded (or needed) held in
+// the store as it was just before it.
+func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstore.Problem)) {
+	owner := st.Meta().Owner
+	strict := st.Meta().Strict
+	bad := func(node, format string, args ...any) {
+		add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
+	}
+	// grant finds grant id held by who with right over target.
+	grant := func(id, who string, right graphstore.Right, target string) error {
+		for _, g := range st.Grants(who) {
 			if g.ID != id {
 				continue
 			}
@@ -109,113 +153,102 @@ func checkStandings(r *graphstore.Report) {
 		}
 		return fmt.Errorf("%s held no grant %s", who, id)
 	}
-	holds := func(v *graphstore.View, who string, right graphstore.Right, target string) bool {
-		_, err := authority.Standing(v, who, right, target)
+	holds := func(who string, right graphstore.Right, target string) bool {
+		_, err := authority.Standing(st, who, right, target)
 		return err == nil
 	}
 	canSee := func(who string, seenBy []string) bool {
 		return who == owner || len(seenBy) == 0 || slices.Contains(seenBy, who)
 	}
-	ix.RLock()
-	defer ix.RUnlock()
-	for _, tx := range ix.Txs() {
-		if tx.ID == 1 {
-			continue
+	for _, p := range tx.Principals {
+		if !holds(tx.By, graphstore.RightGrant, "*") {
+			bad("urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
 		}
-		v := ix.View(tx.ID-1, tx.Time, "")
-		for _, p := range tx.Principals {
-			if !holds(v, tx.By, graphstore.RightGrant, "*") {
-				bad(tx.ID, "urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
+	}
+	for _, g := range tx.Grants {
+		if !holds(g.By, graphstore.RightGrant, g.Scope) {
+			bad("urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
+		}
+	}
+	for _, d := range tx.Decays {
+		if !holds(d.By, graphstore.RightGrant, d.Predicate) {
+			bad("", "decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
+		}
+	}
+	for _, c := range tx.Claims {
+		node := "urn:mql:claim:" + c.ID.String()
+		switch {
+		case !strict && c.Grant != "":
+			bad(node, "records standing %q, but the store is not strict", c.Grant)
+		case !strict:
+		case c.Grant == authority.StandingOwner:
+			if c.By != owner {
+				bad(node, "asserted by %s on the owner's standing", c.By)
+			}
+		case c.Grant == "":
+			bad(node, "asserted by %s in a strict store without a standing", c.By)
+		default:
+			if err := grant(c.Grant, c.By, graphstore.RightAssert, c.ID.Key.String()); err != nil {
+				bad(node, "its standing does not hold: %v", err)
 			}
 		}
-		for _, g := range tx.Grants {
-			if !holds(v, g.By, graphstore.RightGrant, g.Scope) {
-				bad(tx.ID, "urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
+	}
+	for _, rv := range tx.Revocations {
+		node := "urn:mql:revocation:" + rv.ID
+		e, ok := st.Claim(rv.Claim)
+		if !ok {
+			continue // graphstore reported it
+		}
+		switch rv.Standing {
+		case authority.StandingOwnClaim:
+			if e.By != rv.By {
+				bad(node, "%s revoked %s as its own claim, but %s asserted it", rv.By, rv.Claim, e.By)
+			}
+		case authority.StandingOwner:
+			if rv.By != owner {
+				bad(node, "%s revoked %s on the owner's standing", rv.By, rv.Claim)
+			}
+		default:
+			if err := grant(rv.Standing, rv.By, graphstore.RightRevoke, rv.Claim.Key.String()); err != nil {
+				bad(node, "%s revoked %s without standing: %v", rv.By, rv.Claim, err)
 			}
 		}
-		for _, d := range tx.Decays {
-			if !holds(v, d.By, graphstore.RightGrant, d.Predicate) {
-				bad(tx.ID, "", "decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
+		if !canSee(rv.By, e.SeenBy) {
+			bad(node, "%s revoked %s, which it may not see", rv.By, rv.Claim)
+		}
+	}
+	for _, cf := range tx.Confirmations {
+		node := "urn:mql:confirmation:" + cf.ID
+		if p := st.Principal(cf.By); p == nil || p.Type != graphstore.User {
+			bad(node, "confirmed by %s, who is not a user", cf.By)
+		}
+		switch cf.Standing {
+		case authority.StandingOwner:
+			if cf.By != owner {
+				bad(node, "%s confirmed %s on the owner's standing", cf.By, cf.Claim)
+			}
+		default:
+			if err := grant(cf.Standing, cf.By, graphstore.RightConfirm, cf.Claim.Key.String()); err != nil {
+				bad(node, "%s confirmed %s without standing: %v", cf.By, cf.Claim, err)
 			}
 		}
-		for _, c := range tx.Claims {
-			node := "urn:mql:claim:" + c.ID.String()
+		if e, ok := st.Claim(cf.Claim); ok && !canSee(cf.By, e.SeenBy) {
+			bad(node, "%s confirmed %s, which it may not see", cf.By, cf.Claim)
+		}
+	}
+	for _, a := range tx.Artifacts {
+		for _, in := range a.DerivedFrom {
+			var seen []string
 			switch {
-			case !strict && c.Grant != "":
-				bad(tx.ID, node, "records standing %q, but the store is not strict", c.Grant)
-			case !strict:
-			case c.Grant == authority.StandingOwner:
-				if c.By != owner {
-					bad(tx.ID, node, "asserted by %s on the owner's standing", c.By)
+			case in.Claim != nil:
+				if e, ok := st.Claim(*in.Claim); ok {
+					seen = e.SeenBy
 				}
-			case c.Grant == "":
-				bad(tx.ID, node, "asserted by %s in a strict store without a standing", c.By)
-			default:
-				if err := grant(v, c.Grant, c.By, graphstore.RightAssert, c.ID.Key.String()); err != nil {
-					bad(tx.ID, node, "its standing does not hold: %v", err)
-				}
+			case in.Artifact != nil:
+				seen, _ = st.Artifact(*in.Artifact)
 			}
-		}
-		for _, rv := range tx.Revocations {
-			node := "urn:mql:revocation:" + rv.ID
-			e := ix.View(0, tx.Time, "").Claim(rv.Claim)
-			if e == nil {
-				continue // graphstore reported it
-			}
-			switch rv.Standing {
-			case authority.StandingOwnClaim:
-				if e.By != rv.By {
-					bad(tx.ID, node, "%s revoked %s as its own claim, but %s asserted it", rv.By, rv.Claim, e.By)
-				}
-			case authority.StandingOwner:
-				if rv.By != owner {
-					bad(tx.ID, node, "%s revoked %s on the owner's standing", rv.By, rv.Claim)
-				}
-			default:
-				if err := grant(v, rv.Standing, rv.By, graphstore.RightRevoke, rv.Claim.Key.String()); err != nil {
-					bad(tx.ID, node, "%s revoked %s without standing: %v", rv.By, rv.Claim, err)
-				}
-			}
-			if !canSee(rv.By, e.SeenBy) {
-				bad(tx.ID, node, "%s revoked %s, which it may not see", rv.By, rv.Claim)
-			}
-		}
-		for _, cf := range tx.Confirmations {
-			node := "urn:mql:confirmation:" + cf.ID
-			if p := v.Principal(cf.By); p == nil || p.Type != graphstore.User {
-				bad(tx.ID, node, "confirmed by %s, who is not a user", cf.By)
-			}
-			switch cf.Standing {
-			case authority.StandingOwner:
-				if cf.By != owner {
-					bad(tx.ID, node, "%s confirmed %s on the owner's standing", cf.By, cf.Claim)
-				}
-			default:
-				if err := grant(v, cf.Standing, cf.By, graphstore.RightConfirm, cf.Claim.Key.String()); err != nil {
-					bad(tx.ID, node, "%s confirmed %s without standing: %v", cf.By, cf.Claim, err)
-				}
-			}
-			if e := ix.View(0, tx.Time, "").Claim(cf.Claim); e != nil && !canSee(cf.By, e.SeenBy) {
-				bad(tx.ID, node, "%s confirmed %s, which it may not see", cf.By, cf.Claim)
-			}
-		}
-		for _, a := range tx.Artifacts {
-			all := ix.View(0, tx.Time, "")
-			for _, in := range a.DerivedFrom {
-				var seen []string
-				switch {
-				case in.Claim != nil:
-					if e := all.Claim(*in.Claim); e != nil {
-						seen = e.SeenBy
-					}
-				case in.Artifact != nil:
-					if n := all.Artifact(*in.Artifact); n != nil {
-						seen = n.SeenBy
-					}
-				}
-				if !canSee(a.By, seen) {
-					bad(tx.ID, "urn:mql:artifact:"+a.ID.String(), "derived by %s from %s, which it may not see", a.By, in)
-				}
+			if !canSee(a.By, seen) {
+				bad("urn:mql:artifact:"+a.ID.String(), "derived by %s from %s, which it may not see", a.By, in)
 			}
 		}
 	}

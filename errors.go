@@ -46,6 +46,13 @@ var (
 	ErrNoStore = graphstore.ErrNoStore
 	// ErrBadDSN is returned by Open for a data source name it does not understand.
 	ErrBadDSN = graphstore.ErrBadDSN
+	// ErrNotEmpty is returned by ImportStore when the store it would create exists already (a
+	// file, or a database holding a store), and by Import when the store is not a new memory:
+	// store. An import creates a store; it never adds to one.
+	ErrNotEmpty = graphstore.ErrNotEmpty
+	// ErrBadImport is returned (wrapped in an *ImportError) when a file to import is not a
+	// sound export; nothing was imported.
+	ErrBadImport = graphstore.ErrBadImport
 	// ErrStorage is returned when the storage engine failed to apply a write; nothing of that
 	// write was applied.
 	ErrStorage = graphstore.ErrStorage

@@ -101,20 +101,39 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 	return out
 }
 
-// Import loads an N-Quads export into this store, all or nothing. The store must be new (hold
-// only its genesis) and have the same owner and strictness as the exported one. A malformed line
-// is reported with its line number, and nothing is imported.
+// ImportSummary says what an import created: how many transactions, claims and quads.
+type ImportSummary = graphstore.ImportSummary
+
+// ImportError is an import refused for what the file holds, with the line (and column, when
+// the parser gives one) of the first problem. It wraps graphstore.ErrBadImport.
+type ImportError = graphstore.ImportError
+
+// ImportStore creates the store named by dsn from an N-Quads export (an owner's export, which
+// holds every transaction), exactly: the genesis — owner, strict flag and time — and every
+// transaction keep their ids and times, so an export of the new store is byte-identical to the
+// file, and a reader as of any time or transaction sees what it saw in the original. opts.Owner
+// and opts.Strict are not used: the file says them.
+//
+// An import creates a store and never adds to one: a bbolt file must not exist, a PostgreSQL
+// database must hold no store (ErrNotEmpty otherwise). The file is read, checked and written one
+// transaction at a time, with every check Check runs — the transactions' quads in order and
+// together, their times never going backwards, every reference resolving to what came before,
+// authors and standings that hold, at most one live claim per key and audience — and nothing
+// is visible until all of it was: a refused or interrupted import leaves no store behind. A
+// refusal is an *ImportError naming the line of the first problem.
+func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options) (ImportSummary, error) {
+	return graphstore.ImportStore(ctx, dsn, r, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout},
+		graphstore.CheckOptions{Rules: modelRules})
+}
+
+// Import loads an N-Quads export into this store, which must be a new memory: store (holding
+// only its genesis): the store becomes exactly the exported one, its genesis included, checked
+// as ImportStore checks it. A store on a file or in a database is created from an export with
+// ImportStore (`mql import FILE NEWDB`) instead, and Import refuses it with ErrNotEmpty. A
+// refused import changes nothing.
 func (db *DB) Import(ctx context.Context, r io.Reader) error {
-	txs, err := graphstore.ReadNQuads(r)
-	if err != nil {
-		return err
-	}
-	// A file that decodes may still describe an unsound store (two live claims of a key, a
-	// standing that never held): refuse it as Check would flag it.
-	if err := checkImport(txs, db.clock()); err != nil {
-		return err
-	}
-	return db.store.Import(ctx, txs)
+	_, err := db.store.Import(ctx, r, graphstore.CheckOptions{Now: db.clock(), Rules: modelRules})
+	return err
 }
 
 // citedSources are the sources cited by some claim the view's reader may see.

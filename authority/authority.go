@@ -65,10 +65,18 @@ func Covers(scope, target string) bool {
 	return false
 }
 
+// Holdings is what standing is judged on: the store's owner and the grants each principal
+// holds. A *graphstore.View is one (as of its transaction), and so is the state a check has
+// reached (*graphstore.CheckState).
+type Holdings interface {
+	Meta() graphstore.StoreMeta
+	Grants(grantee string) []*graphstore.Grant
+}
+
 // Standing returns the standing by which principal holds right over target: "owner" for the
 // store owner, else the id of a grant that covers it. It fails with ErrNoStanding, naming the
 // principal, the right and the scope.
-func Standing(v *graphstore.View, principal string, right graphstore.Right, target string) (string, error) {
+func Standing(v Holdings, principal string, right graphstore.Right, target string) (string, error) {
 	if principal == v.Meta().Owner {
 		return StandingOwner, nil
 	}

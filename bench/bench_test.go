@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
@@ -175,4 +176,31 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// The generated export (-export) is a sound store: it imports, and the store checks clean.
+func TestExportImports(t *testing.T) {
+	dir := t.TempDir()
+	nq := filepath.Join(dir, "gen.nq")
+	if err := writeExport(nq, 3000, 100, 1); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(nq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	db := filepath.Join(dir, "gen.db")
+	sum, err := mql.ImportStore(ctx, db, f, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Claims != 3000 {
+		t.Fatalf("imported %+v", sum)
+	}
+	rep, err := mql.CheckStore(ctx, db, mql.Options{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("check: %v %v", err, rep.Problems)
+	}
 }

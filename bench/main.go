@@ -53,6 +53,9 @@ type config struct {
 	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
 	pgProcesses  int
 	pgAssertions int
+
+	export      string // write a generated export of each size here instead of benchmarking
+	exportPerTx int
 }
 
 // Column order of the sizes table; engines, names and figures are indexed by it.
@@ -83,6 +86,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if cfg.export != "" {
+		if len(cfg.sizes) != 1 || cfg.exportPerTx < 1 {
+			fmt.Fprintln(os.Stderr, "bench: -export takes one size (-sizes N) and a positive -export-per-tx")
+			os.Exit(2)
+		}
+		if err := writeExport(cfg.export, cfg.sizes[0], cfg.exportPerTx, cfg.seed); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -107,12 +121,14 @@ func parseFlags(args []string) (*config, error) {
 	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
+	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
+	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &config{runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve}
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}

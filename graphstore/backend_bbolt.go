@@ -49,6 +49,7 @@ type bboltBackend struct {
 	// (a fault while a transaction begins leaves its meta lock locked), so it is not called
 	// again, not even to close it; reads the index answers go on.
 	poisoned bool
+	noSync   bool // an import: the file is synced once, at the end
 }
 
 // walkOnOpenBytes bounds the files whose every page Open checks (walkBolt). The walk reads the
@@ -134,6 +135,7 @@ func (b *bboltBackend) open() error {
 		var err error
 		db, err = bolt.Open(b.path, 0o600, &bolt.Options{
 			Timeout:  b.timeout,
+			NoSync:   b.noSync,
 			OpenFile: func(string, int, os.FileMode) (*os.File, error) { return f, nil },
 		})
 		return err
@@ -296,6 +298,18 @@ func (b *bboltBackend) all(ctx context.Context) (out []quad.Quad, err error) {
 	return out, err
 }
 
+func (b *bboltBackend) countGraphs(ctx context.Context) (counts graphCounts, err error) {
+	err = b.read(func(qs graph.QuadStore) error {
+		counts, err = countGraphs(ctx, qs, b.dropMapped)
+		return err
+	})
+	return counts, err
+}
+
+func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
+	return b.read(func(qs graph.QuadStore) error { return eachQuad(ctx, qs, fn) })
+}
+
 func (b *bboltBackend) txQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
 	err = b.read(func(qs graph.QuadStore) error {
 		out, err = txQuadsOf(ctx, qs, id)
@@ -328,6 +342,12 @@ func (b *bboltBackend) reopen(context.Context) error {
 	b.poisoned = false
 	b.mu.Unlock()
 	return b.open()
+}
+
+// dropMapped releases the pages of the file's memory map read so far (see dropMapped). The
+// caller holds the writer lock.
+func (b *bboltBackend) dropMapped() {
+	b.guard(func() error { dropMapped(b.db); return nil })
 }
 
 func (b *bboltBackend) lockWriters(ctx context.Context) (func(), error) { return noLock(ctx) }

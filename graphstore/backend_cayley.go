@@ -19,6 +19,10 @@ type backend interface {
 	shared() bool
 	// all returns every quad in the store.
 	all(ctx context.Context) ([]quad.Quad, error)
+	// countGraphs counts the quads of every graph (see countGraphs).
+	countGraphs(ctx context.Context) (graphCounts, error)
+	// eachQuad calls fn with every quad in the store, one at a time.
+	eachQuad(ctx context.Context, fn func(quad.Quad) error) error
 	// txQuads returns the quads of transaction id, or none if it is not (yet) stored.
 	txQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
 	// apply adds quads as one transaction. The quads are new: they carry a transaction label
@@ -120,4 +124,83 @@ func noLock(context.Context) (func(), error) { return func() {}, nil }
 
 func storageErr(what string, err error) error {
 	return fmt.Errorf("graphstore: %s: %w: %w", what, ErrStorage, err)
+}
+
+// graphCounts is how many quads each transaction graph holds, and how many quads lie outside
+// every transaction graph.
+type graphCounts struct {
+	txs   map[TxID]int
+	other int
+}
+
+// countGraphs counts the quads of every graph without resolving their subjects, predicates
+// and objects: only each distinct graph label is looked up, once. It calls every, if set,
+// after each 4,096 quads.
+func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCounts, error) {
+	it := qs.QuadsAllIterator().Iterate()
+	defer it.Close()
+	byLabel := map[any]int{}
+	refs := map[any]graph.Ref{}
+	out := graphCounts{txs: map[TxID]int{}}
+	for n := 1; it.Next(ctx); n++ {
+		if n%(1<<12) == 0 {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			if every != nil {
+				every()
+			}
+		}
+		l, err := qs.QuadDirection(it.Result(), quad.Label)
+		if err != nil {
+			return out, err
+		}
+		if l == nil {
+			out.other++
+			continue
+		}
+		k := l.Key()
+		if byLabel[k]++; byLabel[k] == 1 {
+			refs[k] = l
+		}
+	}
+	if err := it.Err(); err != nil {
+		return out, err
+	}
+	for k, n := range byLabel {
+		v, err := qs.NameOf(refs[k])
+		if err != nil {
+			return out, err
+		}
+		if id, ok := parseTxIRI(v); ok {
+			out.txs[id] += n
+		} else {
+			out.other += n
+		}
+	}
+	return out, ctx.Err()
+}
+
+// eachQuad calls fn with every quad of the store, one at a time.
+func eachQuad(ctx context.Context, qs graph.QuadStore, fn func(quad.Quad) error) error {
+	it := qs.QuadsAllIterator().Iterate()
+	defer it.Close()
+	for n := 1; it.Next(ctx); n++ {
+		if n%(1<<16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		q, err := qs.Quad(it.Result())
+		if err != nil {
+			return err
+		}
+		if err := fn(q); err != nil {
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }

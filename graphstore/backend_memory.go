@@ -27,6 +27,18 @@ func (b *memoryBackend) all(ctx context.Context) ([]quad.Quad, error) {
 	return allQuads(ctx, b.qs)
 }
 
+func (b *memoryBackend) countGraphs(ctx context.Context) (graphCounts, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return countGraphs(ctx, b.qs, nil)
+}
+
+func (b *memoryBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return eachQuad(ctx, b.qs, fn)
+}
+
 func (b *memoryBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -150,6 +150,23 @@ func (b *pgBackend) all(ctx context.Context) ([]quad.Quad, error) {
 	return pgUnescape(allQuads(ctx, b.qs))
 }
 
+func (b *pgBackend) countGraphs(ctx context.Context) (graphCounts, error) {
+	if !b.schema {
+		return graphCounts{}, nil
+	}
+	return countGraphs(ctx, b.qs, nil)
+}
+
+func (b *pgBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
+	if !b.schema {
+		return nil
+	}
+	return eachQuad(ctx, b.qs, func(q quad.Quad) error {
+		q.Object = pgMapText(q.Object, pgUnescapeText)
+		return fn(q)
+	})
+}
+
 func (b *pgBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
 	if !b.schema {
 		return nil, nil

@@ -74,6 +74,7 @@ var (
 	xsdDouble   = quad.IRI(nsXSD + "double")
 	xsdInteger  = quad.IRI(nsXSD + "integer")
 	xsdBoolean  = quad.IRI(nsXSD + "boolean")
+	xsdString   = quad.IRI(nsXSD + "string")
 )
 
 // mql classes.
@@ -280,15 +281,23 @@ func parseDuration(s string) (time.Duration, bool) {
 }
 
 // canonValue maps equivalent spellings of a literal to the one the encoder writes: N-Quads
-// readers turn xsd:dateTime literals into quad.Time, storage gives back the typed string.
+// readers turn xsd:dateTime literals into quad.Time, storage gives back the typed string, and
+// a reader that keeps every literal as written (a typed string with its full datatype IRI)
+// gives strings, integers, doubles and booleans as typed strings, which the encoder writes as
+// quad.String, quad.Int, quad.Float and quad.Bool.
 func canonValue(v quad.Value) quad.Value {
 	switch x := v.(type) {
 	case quad.Time:
 		return timeLit(time.Time(x))
 	case quad.TypedString:
-		if x.Type == xsdDateTime || x.Type == "xsd:dateTime" {
+		switch x.Type {
+		case xsdDateTime, "xsd:dateTime":
 			if t, err := time.Parse(time.RFC3339Nano, string(x.Value)); err == nil {
 				return timeLit(t)
+			}
+		case xsdString, xsdInteger, xsdDouble, xsdBoolean:
+			if nv, err := x.ParseValue(); err == nil {
+				return nv
 			}
 		}
 	}
@@ -1097,14 +1106,22 @@ func decodeTxs(quads []quad.Quad) ([]*Tx, error) {
 // decodeTx decodes the (canonicalised) quads of one transaction and checks that they are
 // exactly the canonical encoding of the result.
 func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
+	tx, _, err := decodeTxQuads(id, quads)
+	return tx, err
+}
+
+// decodeTxQuads is decodeTx that also returns the canonical encoding of the transaction (the
+// same quads, in the encoder's order).
+func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
 	var order []quad.IRI
+	seen := make(map[quad.Quad]struct{}, len(quads))
 	for _, q := range quads {
 		s, ok1 := q.Subject.(quad.IRI)
 		p, ok2 := q.Predicate.(quad.IRI)
 		if !ok1 || !ok2 {
 			qq := q
-			return nil, &decodeError{tx: id, quad: &qq, msg: fmt.Sprintf("subject and predicate must be IRIs: %s %s", show(q.Subject), show(q.Predicate))}
+			return nil, nil, &decodeError{tx: id, quad: &qq, msg: fmt.Sprintf("subject and predicate must be IRIs: %s %s", show(q.Subject), show(q.Predicate))}
 		}
 		n := d.nodes[s]
 		if n == nil {
@@ -1112,21 +1129,22 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 			d.nodes[s] = n
 			order = append(order, s)
 		}
-		if !slices.Contains(n.props[p], q.Object) {
+		if _, dup := seen[q]; !dup {
+			seen[q] = struct{}{}
 			n.props[p] = append(n.props[p], q.Object)
 		}
 	}
 	txn := d.nodes[txIRI(id)]
 	if txn == nil {
-		return nil, &decodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", txIRI(id))}
+		return nil, nil, &decodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", txIRI(id))}
 	}
 	tx := &Tx{ID: id}
 	var err error
 	if tx.Time, err = d.time(txn, provEndedAtTime, true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.By, err = d.principal(txn, provWasAssociatedWith, true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
 		principals    []ordered[*Principal]
@@ -1150,7 +1168,7 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 		for _, t := range n.all(rdfType) {
 			if iri, ok := t.(quad.IRI); ok && strings.HasPrefix(string(iri), nsMQL) {
 				if class != "" {
-					return nil, d.fail(n, "has two mql classes, %s and %s", class, iri)
+					return nil, nil, d.fail(n, "has two mql classes, %s and %s", class, iri)
 				}
 				class = iri
 			}
@@ -1161,240 +1179,240 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 		switch class {
 		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay, mqlToken, mqlTokenRevoke:
 		default:
-			return nil, d.fail(n, "unknown record class %s", class)
+			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
 		var ord int
 		if class != mqlStore {
 			if ord, err = d.int(n, mqlOrd); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		switch class {
 		case mqlStore:
 			if s != iriStore {
-				return nil, d.fail(n, "store meta must be on %s", iriStore)
+				return nil, nil, d.fail(n, "store meta must be on %s", iriStore)
 			}
 			m := &StoreMeta{}
 			if m.Owner, err = d.principal(n, mqlOwner, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if m.Strict, err = d.bool(n, mqlStrict); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			tx.Meta = m
 		case mqlPrincipal:
 			p := &Principal{Tx: id}
 			if p.Name, err = parseNamed(prefPrincipal, "principal", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			t, err := d.str(n, mqlPrincipalType, true)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			p.Type = PrincipalType(t)
 			principals = append(principals, ordered[*Principal]{ord, p})
 		case mqlGrant:
 			g := &Grant{Tx: id}
 			if g.ID, err = parseNamed(prefGrant, "grant", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			if g.Grantee, err = d.principal(n, mqlGrantee, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			r, err := d.str(n, mqlRight, true)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			g.Right = Right(r)
 			if g.Scope, err = d.str(n, mqlScope, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if g.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			grants = append(grants, ordered[*Grant]{ord, g})
 		case mqlSource:
 			src := &Source{Tx: id}
 			if src.ID, err = parseNamed(prefSource, "source", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			if src.Excerpt, err = d.str(n, mqlExcerpt, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if src.URI, err = d.str(n, mqlURI, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if src.Revision, err = d.str(n, mqlRevision, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			sources = append(sources, ordered[*Source]{ord, src})
 		case mqlClaim:
 			c, err := d.claim(n)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			claims = append(claims, ordered[*Claim]{ord, c})
 		case mqlRevocation:
 			r := &Revocation{Tx: id}
 			if r.ID, err = parseNamed(prefRevocation, "revocation", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			c, err := d.claimRef(n, provInvalidated, true)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			r.Claim = *c
 			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.Because, err = d.str(n, mqlBecause, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.Standing, err = d.str(n, mqlStanding, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.ReplacedBy, err = d.claimRef(n, mqlReplacedBy, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			revocations = append(revocations, ordered[*Revocation]{ord, r})
 		case mqlConfirmation:
 			c := &Confirmation{Tx: id}
 			if c.ID, err = parseNamed(prefConfirmation, "confirmation", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			cl, err := d.claimRef(n, mqlConfirms, true)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			c.Claim = *cl
 			if c.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if c.Standing, err = d.str(n, mqlStanding, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			confirmations = append(confirmations, ordered[*Confirmation]{ord, c})
 		case mqlArtifact:
 			a, err := d.artifact(n)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			artifacts = append(artifacts, ordered[*Artifact]{ord, a})
 		case mqlReview:
 			r := &Review{Tx: id}
 			if r.ID, err = parseNamed(prefReview, "review", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			v, err := d.one(n, provUsed)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.Artifact, err = parseArtifactIRI(v); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.Because, err = d.str(n, mqlBecause, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			reviews = append(reviews, ordered[*Review]{ord, r})
 		case mqlDecay:
 			dc := &Decay{Tx: id}
 			if dc.Predicate, err = d.str(n, mqlPredicate, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			v, err := d.one(n, mqlHalfLife)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ts, ok := v.(quad.TypedString)
 			if ok && ts.Type == xsdDuration {
 				dc.HalfLife, ok = parseDuration(string(ts.Value))
 			}
 			if !ok {
-				return nil, d.fail(n, "%s must be an xsd:duration PTnS, got %s", mqlHalfLife, show(v))
+				return nil, nil, d.fail(n, "%s must be an xsd:duration PTnS, got %s", mqlHalfLife, show(v))
 			}
 			if dc.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			decays = append(decays, ordered[*Decay]{ord, dc})
 		case mqlToken:
 			k := &Token{Tx: id}
 			if k.ID, err = parseNamed(prefToken, "token", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			if k.Principal, err = d.principal(n, mqlHolder, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k.Hash, err = d.str(n, mqlSecretHash, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k.Expires, err = d.time(n, mqlExpires, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			tokens = append(tokens, ordered[*Token]{ord, k})
 		case mqlTokenRevoke:
 			r := &TokenRevocation{Tx: id}
 			if r.ID, err = parseNamed(prefTokenRevoke, "token revocation", s); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			v, err := d.one(n, provInvalidated)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if r.Token, err = parseNamed(prefToken, "token", v); err != nil {
-				return nil, d.fail(n, "%v", err)
+				return nil, nil, d.fail(n, "%v", err)
 			}
 			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			tokenRevokes = append(tokenRevokes, ordered[*TokenRevocation]{ord, r})
 		default:
-			return nil, d.fail(n, "unknown record class %s", class)
+			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
 	}
 	if tx.Principals, err = sortRecords(d, "principal", principals); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Grants, err = sortRecords(d, "grant", grants); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Sources, err = sortRecords(d, "source", sources); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Claims, err = sortRecords(d, "claim", claims); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Revocations, err = sortRecords(d, "revocation", revocations); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Confirmations, err = sortRecords(d, "confirmation", confirmations); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Artifacts, err = sortRecords(d, "artifact", artifacts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Reviews, err = sortRecords(d, "review", reviews); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Decays, err = sortRecords(d, "decay", decays); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.Tokens, err = sortRecords(d, "token", tokens); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tx.TokenRevocations, err = sortRecords(d, "token revocation", tokenRevokes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// Canonical check: the input must be exactly what encoding the result gives.
 	want, err := encodeTx(tx)
 	if err != nil {
-		return nil, &decodeError{tx: id, msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
+		return nil, nil, &decodeError{tx: id, msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
 	}
 	wantSet := make(map[quad.Quad]struct{}, len(want))
 	for _, q := range want {
@@ -1404,16 +1422,16 @@ func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
 	for _, q := range quads {
 		if _, ok := wantSet[q]; !ok {
 			qq := q
-			return nil, &decodeError{tx: id, quad: &qq, msg: "unexpected quad " + formatQuad(q)}
+			return nil, nil, &decodeError{tx: id, quad: &qq, msg: "unexpected quad " + formatQuad(q)}
 		}
 		got[q] = struct{}{}
 	}
 	for _, q := range want {
 		if _, ok := got[q]; !ok {
-			return nil, &decodeError{tx: id, msg: "missing quad " + formatQuad(q)}
+			return nil, nil, &decodeError{tx: id, msg: "missing quad " + formatQuad(q)}
 		}
 	}
-	return tx, nil
+	return tx, want, nil
 }
 
 func (d *txDecoder) claim(n *node) (*Claim, error) {

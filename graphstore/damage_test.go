@@ -114,7 +114,7 @@ func TestOpenDamagedFile(t *testing.T) {
 			path, want := closedSample(t)
 			g := geometry(t, path)
 			damageFile(t, path, func(d []byte) []byte { return c.edit(t, d, g) })
-			_, checkErr := CheckDSN(ctx, path, Options{})
+			_, checkErr := CheckDSN(ctx, path, Options{}, CheckOptions{})
 			s, err := Open(ctx, path, Options{})
 			if c.unopenable {
 				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mql check") {
@@ -142,7 +142,7 @@ func TestOpenDamagedFile(t *testing.T) {
 			if got := txsOf(s); len(got) != len(want) {
 				t.Fatalf("the index holds %d transactions, want %d", len(got), len(want))
 			}
-			r, err := s.Check(ctx)
+			r, err := s.Check(ctx, CheckOptions{})
 			if err != nil || r.OK() || r.Problems[0].Kind != ProblemFile {
 				t.Fatalf("Check: %v %+v", err, r)
 			}
@@ -166,7 +166,7 @@ func TestTruncatedWhileOpen(t *testing.T) {
 	if err := writeOne(s); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("a write on a truncated file: %v, want ErrDamaged", err)
 	}
-	if r, err := s.Check(ctx); err != nil || r.OK() || r.Problems[0].Kind != ProblemFile {
+	if r, err := s.Check(ctx, CheckOptions{}); err != nil || r.OK() || r.Problems[0].Kind != ProblemFile {
 		t.Fatalf("Check: %v %+v", err, r)
 	}
 	if got := txsOf(s); len(got) != len(want) {
@@ -199,7 +199,7 @@ func TestTruncatedToNothingWhileOpen(t *testing.T) {
 	}
 	s.Close()
 	// What is left is no store at all, as every command says of an empty file.
-	if _, err := CheckDSN(context.Background(), path, Options{}); !errors.Is(err, ErrNoStore) {
+	if _, err := CheckDSN(context.Background(), path, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("CheckDSN of an empty file: %v, want ErrNoStore", err)
 	}
 }
@@ -230,7 +230,7 @@ func TestCheckRecordsUnreadableQuads(t *testing.T) {
 	db.Close()
 
 	for range 2 { // the second check finds the damage again, and keeps the verdict
-		r, err := CheckDSN(ctx, path, Options{})
+		r, err := CheckDSN(ctx, path, Options{}, CheckOptions{})
 		if err != nil || r.OK() || r.Problems[0].Kind != ProblemFile || !strings.Contains(r.Problems[0].Msg, "quads cannot be read") {
 			t.Fatalf("CheckDSN: %v %+v", err, r)
 		}

@@ -30,15 +30,18 @@ var (
 	// write.
 	ErrStorage = errors.New("storage failure")
 
-	// ErrBadImport is returned by ReadNQuads and Import when the input is not a valid mql
-	// export: a line that does not parse as an N-Quad (the message names the line), a record
-	// with an unknown shape or a missing field, transaction ids that are not contiguous, a
-	// reference to something that was never recorded, or a genesis whose owner or strict flag
-	// differs from the store's. Nothing is written when it is returned.
+	// ErrBadImport is returned by ReadNQuads, ImportStore and Store.Import when the input is not
+	// a sound mql export: a line that does not parse as an N-Quad, quads outside a transaction
+	// graph, transactions whose quads are not together and in order, a record with an unknown
+	// shape or a missing field, a reference to something not recorded before it, times that go
+	// backwards, or anything else a check finds. The error is an *ImportError naming the line.
+	// Nothing is written when it is returned.
 	ErrBadImport = errors.New("invalid import")
 
-	// ErrNotEmpty is returned by Import when the store already holds transactions beyond its
-	// genesis. Import only into a newly created store.
+	// ErrNotEmpty is returned by ImportStore when the store it would create exists already (a
+	// bbolt file, even an empty one, or a PostgreSQL database holding quads), and by
+	// Store.Import when the store is not a new memory: store. An import creates a store; it
+	// never adds to one.
 	ErrNotEmpty = errors.New("store is not empty")
 
 	// ErrNoStore is returned by Open with Options.MustExist, and by CheckDSN, when there is no

@@ -96,14 +96,14 @@ func TestCheckDSNCreatesNothing(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CheckDSN(ctx, empty, Options{}); !errors.Is(err, ErrNoStore) {
+	if _, err := CheckDSN(ctx, empty, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("empty file: %v", err)
 	}
 	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
 		t.Fatalf("the empty file changed: %v %v", fi.Size(), err)
 	}
 	missing := filepath.Join(dir, "missing.db")
-	if _, err := CheckDSN(ctx, missing, Options{}); !errors.Is(err, ErrNoStore) || !errors.Is(err, fs.ErrNotExist) {
+	if _, err := CheckDSN(ctx, missing, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestOpenMustExistPostgres(t *testing.T) {
 		}
 		t.Fatalf("empty database: %v", err)
 	}
-	if _, err := CheckDSN(ctx, dsn, Options{}); !errors.Is(err, ErrNoStore) {
+	if _, err := CheckDSN(ctx, dsn, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("check of an empty database: %v", err)
 	}
 	db, err := sql.Open("postgres", dsn)

@@ -9,10 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cayleygraph/quad"
-	"github.com/cayleygraph/quad/nquads"
 )
 
 // WriteNQuads writes txs as RDF 1.1 N-Quads, one quad per line, each transaction's quads in
@@ -125,58 +123,32 @@ func quoteLit(s string) string {
 	return b.String()
 }
 
-// ReadNQuads reads an export written by WriteNQuads. Blank lines and # comments are skipped.
-// Every other line must be one N-Quad in a transaction graph <urn:mql:tx:N>; a line that is
-// not is reported by number ("line 17: …"). The quads must decode into well-formed
-// transactions with contiguous ids, and when the file starts at the genesis, every reference
-// must resolve to something recorded earlier in the file. Every error wraps ErrBadImport.
+// ReadNQuads reads an export written by WriteNQuads into memory (an import streams instead:
+// see ImportStore). The quads of each transaction must be one contiguous run in its graph
+// <urn:mql:tx:N>, transactions in id order without gaps; a line that breaks this, or is not an
+// N-Quad in a transaction graph, is reported by number ("line 17: …"). Each transaction must
+// decode, and when the file starts at the genesis every reference must resolve to something
+// recorded earlier in the file. Every error wraps ErrBadImport.
 func ReadNQuads(r io.Reader) ([]*Tx, error) {
-	br := bufio.NewReader(r)
-	var quads []quad.Quad
-	lineOf := map[quad.Quad]int{}
-	firstLine := map[TxID]int{}
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("graphstore: import: reading line %d: %w", lineNo, err)
-		}
-		if line == "" && err != nil {
+	tr := newTxReader(newQuadReader(r), 0)
+	var txs []*Tx
+	for {
+		g, err := tr.read()
+		if errors.Is(err, io.EOF) {
 			break
-		}
-		s := strings.TrimSpace(line)
-		if s != "" && s[0] != '#' {
-			q, perr := parseLine(s)
-			if perr != nil {
-				return nil, fmt.Errorf("%w: line %d: %v", ErrBadImport, lineNo, perr)
-			}
-			cq := canonQuad(q)
-			if _, ok := lineOf[cq]; !ok {
-				lineOf[cq] = lineNo
-			}
-			id, _ := parseTxIRI(q.Label)
-			if _, ok := firstLine[id]; !ok {
-				firstLine[id] = lineNo
-			}
-			quads = append(quads, q)
 		}
 		if err != nil {
-			break
+			return nil, err
 		}
-	}
-	txs, err := decodeTxs(quads)
-	if err != nil {
-		var de *decodeError
-		if errors.As(err, &de) {
-			if de.quad != nil {
-				if n, ok := lineOf[canonQuad(*de.quad)]; ok {
-					return nil, fmt.Errorf("%w: line %d: %v", ErrBadImport, n, err)
-				}
+		tx, err := decodeTx(g.id, canonQuads(g.quads))
+		if err != nil {
+			line := g.lines[0]
+			if de, ok := err.(*decodeError); ok && de.quad != nil {
+				line = g.lineOf(*de.quad)
 			}
-			if n, ok := firstLine[de.tx]; ok {
-				return nil, fmt.Errorf("%w: transaction starting on line %d: %v", ErrBadImport, n, err)
-			}
+			return nil, &ImportError{Line: line, Tx: g.id, Msg: err.Error()}
 		}
-		return nil, fmt.Errorf("%w: %v", ErrBadImport, err)
+		txs = append(txs, tx)
 	}
 	if err := checkSequence(txs); err != nil {
 		return nil, err
@@ -184,18 +156,10 @@ func ReadNQuads(r io.Reader) ([]*Tx, error) {
 	return txs, nil
 }
 
-// checkSequence checks that txs have contiguous ids and, when they start at the genesis, that
-// each one only refers to what came before it.
+// checkSequence checks that txs, when they start at the genesis, each only refer to what came
+// before them (the reader checked that their ids follow on).
 func checkSequence(txs []*Tx) error {
-	if len(txs) == 0 {
-		return nil
-	}
-	for i := 1; i < len(txs); i++ {
-		if txs[i].ID != txs[i-1].ID+1 {
-			return fmt.Errorf("%w: transaction ids jump from %d to %d; an export holds contiguous transactions", ErrBadImport, txs[i-1].ID, txs[i].ID)
-		}
-	}
-	if txs[0].ID != 1 {
+	if len(txs) == 0 || txs[0].ID != 1 {
 		return nil
 	}
 	c := newChain()
@@ -208,28 +172,140 @@ func checkSequence(txs []*Tx) error {
 	return nil
 }
 
-// parseLine parses one N-Quad that must be in a transaction graph.
-func parseLine(s string) (q quad.Quad, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("cannot parse N-Quad: %v", r)
+// ImportError is an import refused for what the file holds: where (the line, and the column
+// when the parser gives one; no line when the problem is the file as a whole, such as two live
+// claims of a key) and why. It wraps ErrBadImport.
+type ImportError struct {
+	Line, Column int
+	Tx           TxID   // the transaction concerned, 0 if none
+	Kind         string // the kind of problem the check found (Problem.Kind); "" for the syntax
+	Msg          string
+}
+
+func (e *ImportError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrBadImport.Error())
+	b.WriteString(": ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ", column %d", e.Column)
 		}
-	}()
-	if !utf8.ValidString(s) {
-		return q, errors.New("not valid UTF-8")
+		b.WriteString(": ")
 	}
-	q, err = nquads.Parse(s)
-	if err != nil {
-		return q, fmt.Errorf("cannot parse N-Quad: %v", err)
+	if e.Kind != "" {
+		b.WriteString(e.Kind)
+		b.WriteString(": ")
 	}
-	if !q.IsValid() {
-		return q, errors.New("incomplete N-Quad: want <subject> <predicate> object <graph> .")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func (e *ImportError) Unwrap() error { return ErrBadImport }
+
+// txGroup is the quads of one transaction, as read from a file, with the line of each.
+type txGroup struct {
+	id    TxID
+	quads []quad.Quad
+	lines []int
+}
+
+// lineOf is the line of q (compared in canonical form); the transaction's first line if it is
+// not in the group.
+func (g *txGroup) lineOf(q quad.Quad) int {
+	q = canonQuad(q)
+	for i := range g.quads {
+		if canonQuad(g.quads[i]) == q {
+			return g.lines[i]
+		}
 	}
+	return g.lines[0]
+}
+
+// lineOfSubject is the line of the first quad about s; the transaction's first line if none.
+func (g *txGroup) lineOfSubject(s quad.IRI) int {
+	for i := range g.quads {
+		if g.quads[i].Subject == s {
+			return g.lines[i]
+		}
+	}
+	return g.lines[0]
+}
+
+// txReader groups a stream of quads into transactions. An exporter writes each transaction's
+// quads together in its graph, transactions in id order; the reader holds one transaction at
+// a time and refuses a file that does otherwise, with the line where it does.
+type txReader struct {
+	src      quadReader
+	start    TxID // the id the first transaction must have; 0: any
+	last     TxID // the id of the last transaction read
+	ahead    *quad.Quad
+	aheadAt  int
+	finished bool
+}
+
+func newTxReader(src quadReader, start TxID) *txReader { return &txReader{src: src, start: start} }
+
+// read returns the next transaction's quads, io.EOF after the last, or an *ImportError.
+func (r *txReader) read() (*txGroup, error) {
+	var g *txGroup
+	for {
+		var q quad.Quad
+		var line int
+		if r.ahead != nil {
+			q, line, r.ahead = *r.ahead, r.aheadAt, nil
+		} else {
+			if r.finished {
+				break
+			}
+			var err error
+			q, err = r.src.Next()
+			if errors.Is(err, io.EOF) {
+				r.finished = true
+				break
+			}
+			if err != nil {
+				return nil, syntaxError(err)
+			}
+			line = r.src.Line()
+		}
+		id, err := txLabel(q)
+		if err != nil {
+			return nil, &ImportError{Line: line, Msg: err.Error()}
+		}
+		if g != nil && id != g.id {
+			r.ahead, r.aheadAt = &q, line // the next transaction starts here
+			break
+		}
+		if g == nil {
+			switch {
+			case r.last == 0 && r.start != 0 && id != r.start:
+				return nil, &ImportError{Line: line, Tx: id, Msg: fmt.Sprintf("the file starts with tx %d; an export starts with the genesis, tx %d", id, r.start)}
+			case r.last != 0 && id <= r.last:
+				return nil, &ImportError{Line: line, Tx: id, Msg: fmt.Sprintf("a quad of tx %d after the quads of tx %d: each transaction's quads must be together, transactions in order, as an export writes them", id, r.last)}
+			case r.last != 0 && id != r.last+1:
+				return nil, &ImportError{Line: line, Tx: id, Msg: fmt.Sprintf("transaction ids jump from %d to %d; an export holds contiguous transactions", r.last, id)}
+			}
+			g = &txGroup{id: id}
+		}
+		g.quads = append(g.quads, q)
+		g.lines = append(g.lines, line)
+	}
+	if g == nil {
+		return nil, io.EOF
+	}
+	r.last = g.id
+	return g, nil
+}
+
+// txLabel returns the transaction a quad's graph names.
+func txLabel(q quad.Quad) (TxID, error) {
 	if q.Label == nil {
-		return q, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", prefTx)
+		return 0, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", prefTx)
 	}
-	if _, ok := parseTxIRI(q.Label); !ok {
-		return q, fmt.Errorf("graph %s is not a transaction <%sN>", show(q.Label), prefTx)
+	id, ok := parseTxIRI(q.Label)
+	if !ok {
+		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", show(q.Label), prefTx)
 	}
-	return q, nil
+	return id, nil
 }

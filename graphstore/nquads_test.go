@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cayleygraph/quad"
 )
 
 // sampleChain is a valid history from the genesis on, built without a store.
@@ -166,4 +168,37 @@ func FuzzReadNQuads(f *testing.F) {
 			t.Fatal("export of accepted input reads back differently")
 		}
 	})
+}
+
+// A reader that keeps every literal as written — a typed string with its full datatype IRI, as
+// a strict RDF 1.1 reader does — gives quads that decode to the same transactions: strings,
+// integers, doubles, booleans and times are brought to the encoder's forms.
+func TestDecodeLiteralsAsWritten(t *testing.T) {
+	for _, tx := range sampleChain(t) {
+		qs, err := encodeTx(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, q := range qs {
+			var lex string
+			var typ quad.IRI
+			switch o := q.Object.(type) {
+			case quad.String:
+				lex, typ = string(o), xsdString
+			case quad.Int:
+				lex, typ = strconv.FormatInt(int64(o), 10), xsdInteger
+			case quad.Float:
+				lex, typ = strconv.FormatFloat(float64(o), 'g', -1, 64), xsdDouble
+			case quad.Bool:
+				lex, typ = strconv.FormatBool(bool(o)), xsdBoolean
+			default:
+				continue
+			}
+			qs[i].Object = quad.TypedString{Value: quad.String(lex), Type: typ}
+		}
+		got, err := decodeTx(tx.ID, canonQuads(qs))
+		if err != nil || !reflect.DeepEqual(got, tx) {
+			t.Fatalf("tx %d from literals as written: %v", tx.ID, err)
+		}
+	}
 }

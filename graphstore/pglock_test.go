@@ -69,7 +69,7 @@ func TestPostgresReadersDoNotLock(t *testing.T) {
 		t.Fatalf("write gave up after %s, want about 300ms", took)
 	}
 	t.Logf("write: %v (after %s)", err, took)
-	if _, err := s.Check(context.Background()); !errors.Is(err, ErrInUse) {
+	if _, err := s.Check(context.Background(), CheckOptions{}); !errors.Is(err, ErrInUse) {
 		t.Fatalf("check while locked: %v", err)
 	}
 	if quadCount(t, s) != n || head(s) != 7 {
@@ -80,7 +80,7 @@ func TestPostgresReadersDoNotLock(t *testing.T) {
 	if _, err := s.Write(context.Background(), "owner", countingClaim("X", 1)); err != nil {
 		t.Fatalf("write after the lock was released: %v", err)
 	}
-	r, err := s.Check(context.Background())
+	r, err := s.Check(context.Background(), CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +98,11 @@ func TestPostgresNewStoreWhileLocked(t *testing.T) {
 	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "creator") {
 		t.Fatalf("open of a new database while locked: %v", err)
 	}
-	if _, err := CheckDSN(context.Background(), dsn, Options{WriteLockTimeout: 300 * time.Millisecond}); !errors.Is(err, ErrNoStore) {
+	if _, err := CheckDSN(context.Background(), dsn, Options{WriteLockTimeout: 300 * time.Millisecond}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("check while locked: %v", err)
 	}
 	release()
-	if _, err := CheckDSN(context.Background(), dsn, Options{}); !errors.Is(err, ErrNoStore) {
+	if _, err := CheckDSN(context.Background(), dsn, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("check of an empty database: %v", err)
 	}
 	db := pgOpenDB(t, dsn)
@@ -184,7 +184,7 @@ func TestPostgresStalledWriterIsFenced(t *testing.T) {
 			}
 		}
 	}
-	r, err := CheckDSN(context.Background(), dsn, Options{})
+	r, err := CheckDSN(context.Background(), dsn, Options{}, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -318,10 +318,10 @@ func TestCheckFindsForgedSnapshot(t *testing.T) {
 			var r *Report
 			var err error
 			if viaDSN {
-				r, err = CheckDSN(context.Background(), path, Options{})
+				r, err = CheckDSN(context.Background(), path, Options{}, CheckOptions{})
 			} else {
 				s := mustOpen(t, path, Options{})
-				r, err = s.Check(context.Background())
+				r, err = s.Check(context.Background(), CheckOptions{})
 				s.Close()
 			}
 			if err != nil {

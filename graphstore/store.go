@@ -495,6 +495,11 @@ func (s *Store) buildOne(ctx context.Context, by string, build func(ix *Index, t
 		defer s.ix.RUnlock() // even if build panics
 		h := s.ix.buildHandle()
 		tx = &Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: by}
+		// Transaction times never go backwards (reads as of a time search them, and a check
+		// refuses a store whose times do): a clock stepped back stamps the previous time.
+		if prev := h.Tx(h.Head()); prev != nil && tx.Time.Before(prev.Time) {
+			tx.Time = prev.Time
+		}
 		return build(h, tx)
 	}()
 	if err != nil {
@@ -678,125 +683,6 @@ func (s *Store) QuadCount(ctx context.Context) (int64, error) {
 		return 0, storageErr("counting quads", err)
 	}
 	return n, nil
-}
-
-// Import commits transactions read by ReadNQuads as one Cayley transaction: all or nothing.
-// The store must hold only its genesis (else ErrNotEmpty). The imported genesis must record
-// the same owner and strict flag as this store's (else ErrBadImport) and is skipped; the other
-// transactions keep their ids, which must run on from 2 without gaps.
-func (s *Store) Import(ctx context.Context, txs []*Tx) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	if len(txs) == 0 || txs[0] == nil {
-		return fmt.Errorf("graphstore: import: %w: there are no transactions to import", ErrBadImport)
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	// Check and encode everything before taking the writer lock (on PostgreSQL a writer that
-	// is silent for WriteIdleTimeout while holding it loses it): what is imported depends only
-	// on the genesis, which never changes, and on the store holding nothing else, which is
-	// checked again under the lock.
-	s.imu.Lock()
-	err := s.refreshLocked(ctx)
-	s.ix.RLock()
-	head, genesis := s.chain.head(), s.ix.Tx(1)
-	s.ix.RUnlock()
-	s.imu.Unlock()
-	if err != nil {
-		return err
-	}
-	notEmpty := func(head TxID) error {
-		return fmt.Errorf("graphstore: import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
-	}
-	if head != 1 {
-		return notEmpty(head)
-	}
-	g := txs[0]
-	if g.ID != 1 || g.Meta == nil {
-		return fmt.Errorf("graphstore: import: %w: the first transaction must be the genesis (tx 1, with owner and strict flag), got tx %d", ErrBadImport, g.ID)
-	}
-	if !isPlainGenesis(g) {
-		return fmt.Errorf("graphstore: import: %w: the genesis may record only the store meta and its owner principal, and it is skipped on import; this one records more", ErrBadImport)
-	}
-	meta := genesis.Meta
-	if meta == nil || *meta != *g.Meta {
-		var have StoreMeta
-		if meta != nil {
-			have = *meta
-		}
-		return fmt.Errorf("graphstore: import: %w: the file was exported from a store owned by %q with strict=%t, but this store is owned by %q with strict=%t; create the store with the same owner and strict flag",
-			ErrBadImport, g.Meta.Owner, g.Meta.Strict, have.Owner, have.Strict)
-	}
-	rest := txs[1:]
-	if len(rest) == 0 {
-		return nil
-	}
-	// Check everything before writing anything, against a copy of the chain.
-	c := newChain()
-	c.add(genesis)
-	var quads []quad.Quad
-	for _, tx := range rest {
-		if tx == nil {
-			return fmt.Errorf("graphstore: import: %w: nil transaction", ErrBadImport)
-		}
-		if err := c.check(tx); err != nil {
-			return fmt.Errorf("graphstore: import: %w: %v", ErrBadImport, err)
-		}
-		q, err := encodeTx(tx)
-		if err != nil {
-			return fmt.Errorf("graphstore: import: %w: %v", ErrBadImport, err)
-		}
-		c.add(tx)
-		quads = append(quads, q...)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	unlock, err := s.be.lockWriters(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if err := s.refreshLocked(ctx); err != nil {
-		return err
-	}
-	if head := s.chain.head(); head != 1 {
-		return notEmpty(head)
-	}
-	if s.broken {
-		if err := s.be.reopen(ctx); err != nil {
-			return storageErr("reopening after a failed write", err)
-		}
-		s.broken = false
-	}
-	if err := s.be.apply(ctx, quads); err != nil {
-		s.broken = true
-		return fmt.Errorf("graphstore: import failed %s: %w: %w", outcome(err), ErrStorage, err)
-	}
-	for _, tx := range rest {
-		if err := s.index(tx); err != nil {
-			return fmt.Errorf("graphstore: import: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
-		}
-		s.snapClaims += len(tx.Claims)
-	}
-	s.saveSnapshot(ctx, false)
-	s.commits.notify()
-	return nil
-}
-
-// isPlainGenesis reports whether g records nothing but what Open writes at creation.
-func isPlainGenesis(g *Tx) bool {
-	return g.Meta != nil && len(g.Principals) == 1 && g.Principals[0] != nil &&
-		g.Principals[0].Name == g.Meta.Owner && g.Principals[0].Type == User &&
-		len(g.Grants)+len(g.Sources)+len(g.Claims)+len(g.Revocations)+len(g.Confirmations)+
-			len(g.Artifacts)+len(g.Reviews)+len(g.Decays)+len(g.Tokens)+len(g.TokenRevocations) == 0
 }
 
 // waitAll returns a context that is done when every writer's context is done.

@@ -407,7 +407,7 @@ func TestClosedAndBadDSN(t *testing.T) {
 	if _, err := s.QuadCount(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("count after close: %v", err)
 	}
-	if err := s.Import(ctx, []*Tx{{ID: 1}}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Import(ctx, strings.NewReader(""), CheckOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("import after close: %v", err)
 	}
 	for _, dsn := range []string{"", "mysql://x", "sqlite:x.db", "bbolt:", "http://x"} {
@@ -652,10 +652,31 @@ func TestPostgresRefresh(t *testing.T) {
 
 // ---- export and import ---------------------------------------------------------------------
 
+// importInto creates a store of backend bc from an export: with ImportStore for a file or a
+// database, with Store.Import for memory:. It returns the store, open, and its DSN.
+func importInto(t *testing.T, bc backendCase, data []byte) (*Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := bc.newDSN(t)
+	if !bc.persistent {
+		s := mustOpen(t, dsn, Options{})
+		if _, err := s.Import(ctx, bytes.NewReader(data), CheckOptions{}); err != nil {
+			t.Fatalf("import: %v", err)
+		}
+		return s, dsn
+	}
+	if _, err := ImportStore(ctx, dsn, bytes.NewReader(data), Options{}, CheckOptions{}); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	return mustOpen(t, dsn, Options{}), dsn
+}
+
 func TestExportImport(t *testing.T) {
 	eachBackend(t, func(t *testing.T, bc backendCase) {
 		ctx := context.Background()
-		src := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
+		// A strict store created in 2001: the store it is imported into would be neither.
+		created := time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC)
+		src := mustOpen(t, "memory:", Options{Strict: true, Clock: func() time.Time { created = created.Add(time.Second); return created }})
 		defer src.Close()
 		writeSample(t, src)
 		var buf bytes.Buffer
@@ -668,50 +689,55 @@ func TestExportImport(t *testing.T) {
 		}
 		sameTxs(t, txs, txsOf(src))
 
-		dst := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
+		// The import is the exported store: the genesis (owner, strict flag, time) included.
+		dst, dsn := importInto(t, bc, buf.Bytes())
 		defer dst.Close()
-		if err := dst.Import(ctx, txs); err != nil {
-			t.Fatal(err)
-		}
-		got, want := txsOf(dst), txsOf(src)
-		sameTxs(t, got[1:], want[1:])
+		sameTxs(t, txsOf(dst), txsOf(src))
 		if a, b := quadCount(t, src), quadCount(t, dst); a != b {
 			t.Fatalf("quads: source %d, imported %d", a, b)
 		}
-		// Importing again: the store is no longer empty.
-		if err := dst.Import(ctx, txs); !errors.Is(err, ErrNotEmpty) {
+		var again bytes.Buffer
+		if err := WriteNQuads(&again, txsOf(dst)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again.Bytes(), buf.Bytes()) {
+			t.Fatal("export → import → export is not byte-identical")
+		}
+		if r, err := dst.Check(ctx, CheckOptions{}); err != nil || !r.OK() {
+			t.Fatalf("the imported store does not check: %v %v", err, r.Problems)
+		}
+		// A second import into the same store is refused: an import creates a store.
+		if bc.persistent {
+			_, err = ImportStore(ctx, dsn, bytes.NewReader(buf.Bytes()), Options{}, CheckOptions{})
+		} else {
+			_, err = dst.Import(ctx, bytes.NewReader(buf.Bytes()), CheckOptions{})
+		}
+		if !errors.Is(err, ErrNotEmpty) {
 			t.Fatalf("second import: %v", err)
 		}
-		// Another owner or strict flag is refused, naming both.
-		other := mustOpen(t, bc.newDSN(t), Options{Owner: "boss"})
-		defer other.Close()
-		n := quadCount(t, other)
-		err = other.Import(ctx, txs)
-		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), `"boss" with strict=true`) || !strings.Contains(err.Error(), `"boss" with strict=false`) {
-			t.Fatalf("import into another owner's store: %v", err)
-		}
-		// A file whose transactions do not hold together is refused as a whole.
-		bad := append([]*Tx{}, txs...)
-		broken := *bad[3]
-		broken.Revocations = []*Revocation{{ID: "r", Claim: *cid("Ghost.p@1"), By: "owner", Tx: broken.ID}}
-		bad[3] = &broken
-		same := mustOpen(t, bc.newDSN(t), Options{Owner: "boss", Strict: true})
-		defer same.Close()
-		if err := same.Import(ctx, bad); !errors.Is(err, ErrBadImport) {
-			t.Fatalf("broken import: %v", err)
-		}
-		// A genesis that records more than Open would is refused: it is skipped on import.
-		fat := append([]*Tx{}, txs...)
-		g := *fat[0]
-		g.Principals = append(append([]*Principal{}, g.Principals...), &Principal{Name: "extra", Type: Agent, Tx: 1})
-		fat[0] = &g
-		if err := same.Import(ctx, fat); !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "genesis") {
-			t.Fatalf("import with a fat genesis: %v", err)
-		}
-		if quadCount(t, other) != n || head(same) != 1 {
-			t.Fatal("a refused import changed the store")
-		}
+		sameTxs(t, txsOf(dst), txsOf(src))
 	})
+}
+
+// A store opened on a file or a database is not replaced by Store.Import: ImportStore creates
+// one.
+func TestStoreImportOnlyMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	s := mustOpen(t, path, Options{})
+	defer s.Close()
+	_, err := s.Import(context.Background(), strings.NewReader(ckExport(t)), CheckOptions{})
+	if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), "mql import FILE NEWDB") {
+		t.Fatalf("import into an open bbolt store: %v", err)
+	}
+	if head(s) != 1 || quadCount(t, s) != quadCount(t, mustOpenMemory(t)) {
+		t.Fatal("the refused import changed the store")
+	}
+}
+
+func mustOpenMemory(t *testing.T) *Store {
+	s := mustOpen(t, "memory:", Options{})
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func TestImportBadLine(t *testing.T) {
@@ -724,18 +750,20 @@ func TestImportBadLine(t *testing.T) {
 		}
 		lines := strings.Split(buf.String(), "\n")
 		lines[16] = `<urn:mql:claim:X.p@1> <urn:mql:kind> "observed <urn:mql:tx:3> .`
-		_, err := ReadNQuads(strings.NewReader(strings.Join(lines, "\n")))
+		bad := strings.Join(lines, "\n")
+		_, err := ReadNQuads(strings.NewReader(bad))
 		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "line 17: ") {
 			t.Fatalf("bad line: %v", err)
 		}
-		dst := mustOpen(t, bc.newDSN(t), Options{})
-		defer dst.Close()
-		n := quadCount(t, dst)
-		if err == nil {
-			dst.Import(context.Background(), nil)
+		dsn := bc.newDSN(t)
+		if bc.persistent {
+			_, err = ImportStore(context.Background(), dsn, strings.NewReader(bad), Options{}, CheckOptions{})
+		} else {
+			_, err = mustOpenMemory(t).Import(context.Background(), strings.NewReader(bad), CheckOptions{})
 		}
-		if quadCount(t, dst) != n || head(dst) != 1 {
-			t.Fatal("store changed")
+		var ie *ImportError
+		if !errors.As(err, &ie) || ie.Line != 17 || !errors.Is(err, ErrBadImport) {
+			t.Fatalf("import of a bad line: %v", err)
 		}
 	})
 }

@@ -50,7 +50,8 @@ const metaHelp = `Meta commands (prefix \ or .):
   \help [STATEMENT]                  this list, or one statement's syntax and an example
   \format [table|tree|json|csv|dot]  show or set the output format
   \timing [on|off]                   toggle printing the time each statement took
-  \import FILE                       load an N-Quads export into this (new) store, all or nothing (owner only)
+  \import FILE                       make this new memory: store the exported one, all or nothing
+                                     (owner only; to create a file store: mql import FILE DB)
   \export [--force] FILE             write what you may see as N-Quads; asks before replacing a file
                                      (--force: does not ask); never replaces an mql store
   \watch [PATTERN]                   print each change as it is committed, until Ctrl-C

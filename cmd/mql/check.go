@@ -65,6 +65,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer c.Close()
 		rep, err = c.Check(ctx)
 	} else {
+		boundMemory()
 		rep, err = mql.CheckStore(ctx, dsn, mql.Options{})
 	}
 	if err != nil {

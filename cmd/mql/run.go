@@ -33,7 +33,8 @@ const usageText = `Usage:
   mql [flags] [DB]              open DB and start the REPL, or run -c / -f / piped stdin as a script
   mql export [--as P] [-o FILE [--force]] [DB]
                                 write DB as N-Quads to stdout, or to FILE (atomically)
-  mql import FILE.nq [DB]       load an N-Quads export (FILE - is stdin) into a new store, all or nothing
+  mql import FILE.nq [DB]       create the store DB from an N-Quads export (FILE - is stdin),
+                                exactly; all or nothing, and DB must not exist yet
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -293,29 +295,40 @@ func TestImportExport(t *testing.T) {
 	if a != b {
 		t.Errorf("imported store differs:\n%s\n%s", a, b)
 	}
-	// A bad line imports nothing.
+	// A bad line imports nothing and creates nothing: a correct import into the same path
+	// then succeeds.
 	lines := strings.Split(toStdout, "\n")
 	lines[3] = "garbage"
 	bad := filepath.Join(dir, "bad.nq")
 	os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644)
-	empty := filepath.Join(dir, "empty.db")
-	_, e, code := mqlRun(t, "", "import", "--db", empty, bad)
+	fresh := filepath.Join(dir, "fresh.db")
+	_, e, code := mqlRun(t, "", "import", "--db", fresh, bad)
 	if code != exitTransfer || !strings.Contains(e, "line 4") {
 		t.Errorf("bad import: exit %d, %s", code, e)
 	}
-	out, _, _ := mqlRun(t, "", "--format", "csv", "-c", "stats", empty)
-	if !strings.Contains(out, "transactions,1\n") {
-		t.Errorf("a failed import changed the store:\n%s", out)
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused import left %s behind: %v", fresh, err)
 	}
-	// \export and \import as meta commands in a script.
+	if _, e, code := mqlRun(t, "", "import", "--db", fresh, nq); code != 0 || !strings.Contains(e, "imported ") {
+		t.Fatalf("import after a refused one: exit %d, %s", code, e)
+	}
+	// An existing store is never imported into.
+	if _, e, code := mqlRun(t, "", "import", "--db", fresh, nq); code != exitTransfer || !strings.Contains(e, "the file exists") {
+		t.Errorf("import into an existing store: exit %d, %s", code, e)
+	}
+	// \export, and \import into a new memory: store, as meta commands in a script; \import
+	// into a file store points at mql import.
 	nq2 := filepath.Join(dir, "meta.nq")
 	if _, e, code := mqlRun(t, "", "-c", `\export `+nq2, src); code != 0 {
 		t.Fatalf(`\export: %s`, e)
 	}
-	if _, e, code := mqlRun(t, "", "-c", `\import `+nq2+"\nstats", filepath.Join(dir, "meta.db")); code != 0 {
+	if out, e, code := mqlRun(t, "", "--format", "csv", "-c", `\import `+nq2+"\nstats", "memory:"); code != 0 || !strings.Contains(out, "transactions,") {
 		t.Fatalf(`\import: %s`, e)
 	}
-	if _, e, code := mqlRun(t, "", "-c", `\import `+bad, filepath.Join(dir, "meta2.db")); code != exitTransfer {
+	if _, e, code := mqlRun(t, "", "-c", `\import `+nq2, filepath.Join(dir, "meta.db")); code != exitTransfer || !strings.Contains(e, "mql import FILE NEWDB") {
+		t.Errorf(`\import into a file store: exit %d, %s`, code, e)
+	}
+	if _, e, code := mqlRun(t, "", "-c", `\import `+bad, "memory:"); code != exitTransfer {
 		t.Errorf(`\import of a bad file: exit %d, %s`, code, e)
 	}
 }

@@ -149,11 +149,6 @@ func attachIfServed(ctx context.Context, dsn string) *server.Client {
 	return nil
 }
 
-// openDB opens dsn ("" for the default store), creating it if missing, for mql import.
-func openDB(ctx context.Context, dsn string, opts mql.Options, stderr io.Writer) (*mql.DB, string, int) {
-	return openStore(ctx, openReq{cmd: "mql import", dsn: dsn, opts: opts}, stderr)
-}
-
 // noStoreHint says what creates a store, after "no such store".
 func noStoreHint(cmd string) string {
 	return cmd + " never creates a store: check the name, or create it with a write or the REPL"

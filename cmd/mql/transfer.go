@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,16 +16,15 @@ import (
 	"github.com/mql-dev/mql/output"
 )
 
-// runImport is `mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]`: it loads an
-// N-Quads export into a new store, all or nothing.
+// runImport is `mql import FILE.nq [DB | --db DB]`: it creates the store DB from an N-Quads
+// export, exactly (the export's genesis, ids and times), all or nothing: DB must not exist yet.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mql import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbFlag := addDBFlag(fs)
-	owner := fs.String("owner", "", "owner `NAME` of the new store; must match the export's")
-	strict := fs.Bool("strict", false, "create the store strict; must match the export")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]  (FILE - is stdin)")
+		fmt.Fprintln(stderr, "usage: mql import FILE.nq [DB | --db DB]  (FILE - is stdin)")
+		fmt.Fprintln(stderr, "Creates the store DB from an export, exactly (its owner, ids and times); DB must not exist yet (a bbolt file) or hold no store (PostgreSQL).")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -36,9 +37,6 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	dsn, rest, err := takeDB(*dbFlag, pos, 1)
 	if err == nil && len(rest) != 1 {
 		err = errors.New("name the file to import (- for stdin)")
-	}
-	if err == nil && *owner != "" {
-		err = mql.CheckName("--owner", *owner)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mql import: %v\n", err)
@@ -54,19 +52,52 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitTransfer
 		}
 		defer f.Close()
-		r = f
+		r = bufio.NewReaderSize(f, 1<<20)
+	}
+	target := dsn
+	if target == "" {
+		if target, err = defaultDB(true); err != nil {
+			fmt.Fprintf(stderr, "mql import: %v\n", err)
+			return exitOpen
+		}
+	}
+	shown := output.EscapeText(redactDSN(target))
+	clock, err := testClock()
+	if err != nil {
+		fmt.Fprintf(stderr, "mql: %v\n", err)
+		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, dsnUsed, code := openDB(ctx, dsn, mql.Options{Owner: *owner, Strict: *strict}, stderr)
-	if db == nil {
-		return code
-	}
-	defer db.Close()
-	if err := db.Import(ctx, r); err != nil {
-		fmt.Fprintf(stderr, "mql import: %s: %s\n", name, output.EscapeText(err.Error()))
+	boundMemory()
+	sum, err := mql.ImportStore(ctx, target, r, mql.Options{Clock: clock})
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "imported %d transactions (%d claims, %d quads) from %s into %s\n", sum.Transactions, sum.Claims, sum.Quads, output.EscapeText(name), shown)
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "mql import: interrupted; nothing was imported and %s was not created\n", shown)
+		return exitInterrupted
+	case errors.Is(err, mql.ErrBadDSN):
+		fmt.Fprintf(stderr, "mql import: %s\n", output.EscapeText(err.Error()))
+		return exitOpen
+	case errors.Is(err, mql.ErrNotEmpty):
+		fmt.Fprintf(stderr, "mql import: %s\n", output.EscapeText(err.Error()))
+		return exitTransfer
+	default:
+		fmt.Fprintf(stderr, "mql import: %s: %s; nothing was imported and %s was not created\n", output.EscapeText(name), output.EscapeText(err.Error()), shown)
 		return exitTransfer
 	}
-	fmt.Fprintf(stderr, "imported %s into %s\n", name, dsnUsed)
-	return exitOK
+}
+
+// redactDSN hides the password of a postgres:// DSN, for messages.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

@@ -1,0 +1,1001 @@
+package graphstore
+
+// The incremental checker: one transaction at a time, in id order, against the compact state
+// of everything before it (CheckState). `mql check` feeds it a store's transactions and
+// `mql import` a file's, so both run the same checks and neither holds all the quads.
+//
+// For each transaction it checks the raw quads first — every record has its mandatory fields,
+// once and well typed, and every reference resolves to a record of the right class recorded
+// no later — so that a broken store gets a message about the record that is wrong rather than
+// a decoding error; then it decodes the transaction (which must be exactly the canonical
+// encoding of what it records), runs the chain check Open runs, and hands the transaction to
+// the caller's rules (package mql checks authors and standings there). While every
+// transaction so far has decoded and chained, it folds each claim's state, so that at the end
+// it can check that each key has at most one live claim per audience.
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cayleygraph/quad"
+)
+
+// CheckOptions configure a check or an import.
+type CheckOptions struct {
+	// Now is when liveness is judged (valid-until expiry); time.Now if zero.
+	Now time.Time
+	// Rules, if set, is called with each transaction that decodes and chains, in order, while
+	// every transaction before it did too. st holds what was recorded before tx (its claims
+	// and artifacts: up to and including tx). It reports what is wrong with add. Package mql
+	// checks standings here.
+	Rules func(st *CheckState, tx *Tx, add func(Problem))
+}
+
+// maxGapFill bounds the versions a check remembers as missing between the last one recorded
+// and one recorded after a gap; a larger gap is reported at once.
+const maxGapFill = 1024
+
+type rawNode struct {
+	iri   quad.IRI
+	class quad.IRI // the mql class, "" if none
+	props map[quad.IRI][]quad.Value
+	first quad.Quad
+}
+
+// own returns the values of p in the transaction being checked.
+func (n *rawNode) own(p quad.IRI) []quad.Value { return n.props[p] }
+
+type dangling struct {
+	tx   TxID
+	node quad.IRI
+	what string
+	iri  quad.IRI
+	want quad.IRI
+}
+
+type checker struct {
+	r     *Report
+	opts  CheckOptions
+	st    *CheckState
+	recs  *stateRecords
+	chain *chain
+
+	id    TxID // the transaction being checked
+	cur   map[quad.IRI]*rawNode
+	order []quad.IRI
+
+	prevTime time.Time // the time of the transaction before, if it has a valid one
+	prevID   TxID
+	sound    bool // every transaction so far decoded and chained
+	added    int  // problems found, listed or not
+	byRules  int  // of which the caller's rules found
+	// deferDangling keeps references that do not resolve until the end, to say whether they
+	// name something recorded later (a check) instead of failing at once (an import).
+	deferDangling bool
+	deferred      []dangling
+	// hashes are the canonical quads of each transaction, hashed, to compare a snapshot with.
+	hashes     []uint64
+	keepHashes bool
+}
+
+func newChecker(opts CheckOptions) *checker {
+	st := newCheckState()
+	recs := &stateRecords{s: st}
+	return &checker{
+		r:     &Report{Problems: []Problem{}},
+		opts:  opts,
+		st:    st,
+		recs:  recs,
+		chain: &chain{rec: recs},
+		sound: true,
+	}
+}
+
+func (c *checker) add(kind string, tx TxID, node quad.IRI, format string, args ...any) {
+	c.addProblem(Problem{Kind: kind, Tx: tx, Node: string(node), Msg: fmt.Sprintf(format, args...)})
+}
+
+// addAt reports a problem about quad q of the transaction being checked (an import names its
+// line).
+func (c *checker) addAt(q quad.Quad, kind string, format string, args ...any) {
+	s, _ := q.Subject.(quad.IRI)
+	c.addProblem(Problem{Kind: kind, Tx: c.id, Node: string(s), Msg: fmt.Sprintf(format, args...), quad: &q})
+}
+
+func (c *checker) addProblem(p Problem) {
+	c.added++
+	c.r.Add(p)
+}
+
+// missing reports that transactions from..to are absent; the store cannot be replayed.
+func (c *checker) missing(from, to, head TxID) {
+	c.sound = false
+	if from == to {
+		c.add(ProblemTxIDs, from, "", "transaction %d is missing (ids must run 1..%d without gaps)", from, head)
+	} else {
+		c.add(ProblemTxIDs, from, "", "transactions %d to %d are missing (ids must run 1..%d without gaps)", from, to, head)
+	}
+}
+
+// addTx checks the quads of transaction id (all labelled with it) and adds it to the state.
+// When the transaction decodes, it returns it and its canonical quads (what a store holds).
+func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
+	c.id = id
+	c.r.Transactions++
+	c.r.Head = max(c.r.Head, id)
+	c.r.Quads += len(quads)
+	c.cur = make(map[quad.IRI]*rawNode)
+	c.order = c.order[:0]
+	before := c.added
+
+	canon := make([]quad.Quad, 0, len(quads))
+	seen := make(map[quad.Quad]struct{}, len(quads))
+	for i := range quads {
+		q := canonQuad(quads[i])
+		s, ok1 := q.Subject.(quad.IRI)
+		p, ok2 := q.Predicate.(quad.IRI)
+		if !ok1 || !ok2 || q.Object == nil {
+			c.add(ProblemRecord, id, "", "quad %s: subject and predicate must be IRIs and the object present", formatQuadShort(q))
+			continue
+		}
+		if _, dup := seen[q]; dup {
+			continue // RDF: a graph is a set of quads
+		}
+		seen[q] = struct{}{}
+		canon = append(canon, q)
+		n := c.cur[s]
+		if n == nil {
+			n = &rawNode{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
+			c.cur[s] = n
+			c.order = append(c.order, s)
+		}
+		n.props[p] = append(n.props[p], q.Object)
+	}
+	seen = nil
+	c.classes()
+	c.txNode()
+
+	var claims []rawClaim
+	var arts []rawArtifact
+	revs := map[quad.IRI]quad.IRI{} // revocation node -> the claim it revokes
+	var revOrder []quad.IRI
+	for _, iri := range c.order {
+		n := c.cur[iri]
+		switch n.class {
+		case "", mqlTransaction:
+		case mqlStore:
+			c.checkStore(n)
+		case mqlPrincipal:
+			c.r.Principals++
+			c.checkPrincipal(n)
+		case mqlGrant:
+			c.checkGrant(n)
+		case mqlSource:
+			if _, err := parseNamed(prefSource, "source", n.iri); err != nil {
+				c.add(ProblemRecord, id, n.iri, "%v", err)
+			}
+		case mqlClaim:
+			c.r.Claims++
+			if cid, ok := c.checkClaim(n); ok {
+				claims = append(claims, rawClaim{n, cid})
+			}
+		case mqlRevocation:
+			c.r.Revocations++
+			if target, ok := c.checkRevocation(n); ok {
+				revs[n.iri] = target
+				revOrder = append(revOrder, n.iri)
+			}
+		case mqlConfirmation:
+			c.checkConfirmation(n)
+		case mqlArtifact:
+			c.r.Artifacts++
+			if aid, ok := c.checkArtifact(n); ok {
+				arts = append(arts, rawArtifact{n, aid})
+			}
+		case mqlReview:
+			c.checkReview(n)
+		case mqlDecay:
+			c.checkDecay(n)
+		case mqlToken:
+			c.checkToken(n)
+		case mqlTokenRevoke:
+			c.checkTokenRevocation(n)
+		default:
+			c.add(ProblemRecord, id, iri, "unknown record class %s", n.class)
+		}
+	}
+	c.checkInvalidations(revs, revOrder)
+	dirty := c.added > before
+
+	tx, encoded, err := decodeTxQuads(id, canon)
+	if err != nil {
+		c.sound = false
+		if !dirty {
+			p := Problem{Kind: ProblemEncoding, Tx: id, Msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
+			if de, ok := err.(*decodeError); ok && de.quad != nil {
+				q := *de.quad
+				p.quad = &q
+			}
+			c.addProblem(p)
+		}
+	}
+	if tx != nil {
+		if c.sound {
+			if err := c.chain.check(tx); err != nil {
+				c.sound = false
+				c.add(ProblemReference, id, "", "%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id)))
+			}
+		}
+		if c.sound && c.opts.Rules != nil {
+			c.st.setCur(tx)
+			c.opts.Rules(c.st, tx, func(p Problem) {
+				c.byRules++
+				c.addProblem(p)
+			})
+			c.st.setCur(nil)
+		}
+	}
+	if c.keepHashes {
+		for TxID(len(c.hashes)) < id-1 {
+			c.hashes = append(c.hashes, 0)
+		}
+		var h uint64
+		if tx != nil {
+			h = hashQuads(canon)
+		}
+		c.hashes = append(c.hashes[:id-1], h)
+	}
+
+	// What this transaction records now exists for the ones after it.
+	c.register(claims, arts)
+	for _, rv := range revOrder {
+		c.registerRevocation(rv, revs[rv])
+	}
+	if tx != nil && c.sound {
+		c.apply(tx)
+	}
+	c.recs.head = id
+	c.cur, c.order = nil, c.order[:0]
+	return tx, encoded
+}
+
+type rawClaim struct {
+	n  *rawNode
+	id ClaimID
+}
+
+type rawArtifact struct {
+	n  *rawNode
+	id ArtifactID
+}
+
+// hashQuads hashes a set of canonical quads, in any order.
+func hashQuads(qs []quad.Quad) uint64 {
+	lines := make([]string, len(qs))
+	for i, q := range qs {
+		lines[i] = q.NQuad()
+	}
+	slices.Sort(lines)
+	h := fnv.New64a()
+	for _, l := range lines {
+		h.Write([]byte(l))
+		h.Write([]byte{'\n'})
+	}
+	return h.Sum64() | 1 // never 0, which means "did not decode"
+}
+
+// classes sets each node's mql class and reports records recorded twice.
+func (c *checker) classes() {
+	for _, iri := range c.order {
+		n := c.cur[iri]
+		for _, t := range n.props[rdfType] {
+			cl, ok := t.(quad.IRI)
+			if !ok || !strings.HasPrefix(string(cl), nsMQL) {
+				continue
+			}
+			if n.class == "" {
+				n.class = cl
+			} else if cl != n.class {
+				c.add(ProblemRecord, c.id, iri, "has two classes, %s and %s", n.class, cl)
+			}
+		}
+		if n.class == "" || n.class == mqlTransaction {
+			continue
+		}
+		if prev, ok := c.st.lookup(iri); ok {
+			if prev.class == n.class {
+				c.add(ProblemRecord, c.id, iri, "recorded twice, by tx %d and tx %d", prev.tx, c.id)
+			} else {
+				c.add(ProblemRecord, c.id, iri, "has two classes, %s (tx %d) and %s (tx %d)", prev.class, prev.tx, n.class, c.id)
+			}
+		}
+	}
+}
+
+// txNode checks the transaction node: its time (never before the previous transaction's) and
+// principal; and that the genesis records the store meta.
+func (c *checker) txNode() {
+	id := c.id
+	for _, iri := range c.order {
+		if n := c.cur[iri]; n.class == mqlTransaction && iri != txIRI(id) {
+			c.add(ProblemTx, id, iri, "a transaction node in tx %d's graph", id)
+		}
+	}
+	n := c.cur[txIRI(id)]
+	if c.prevID != id-1 {
+		c.prevTime = time.Time{} // a transaction between without a time: nothing to compare with
+	}
+	if n == nil || n.class != mqlTransaction {
+		c.add(ProblemTx, id, txIRI(id), "the transaction has quads but no transaction node (rdf:type mql:Transaction)")
+	} else {
+		switch ts := n.own(provEndedAtTime); {
+		case len(ts) == 0:
+			c.add(ProblemTx, id, n.iri, "the transaction records no time (prov:endedAtTime)")
+		case len(ts) > 1:
+			c.add(ProblemTx, id, n.iri, "the transaction records %d times (prov:endedAtTime), want one", len(ts))
+		default:
+			t, ok := asTime(ts[0])
+			at := quad.Quad{Subject: n.iri, Predicate: provEndedAtTime, Object: ts[0], Label: n.iri}
+			switch {
+			case !ok:
+				c.addAt(at, ProblemTx, "its time %s is not an xsd:dateTime", showVal(ts[0]))
+			case !c.prevTime.IsZero() && t.Before(c.prevTime):
+				c.addAt(at, ProblemTx, "its time %s is before tx %d's, %s: transaction times never go backwards",
+					t.Format(time.RFC3339Nano), c.prevID, c.prevTime.Format(time.RFC3339Nano))
+			}
+			c.prevTime, c.prevID = t, id
+		}
+		if len(n.own(provWasAssociatedWith)) == 0 {
+			c.add(ProblemTx, id, n.iri, "the transaction records no principal (prov:wasAssociatedWith)")
+		} else {
+			c.principalRef(n, provWasAssociatedWith, "principal", true)
+		}
+	}
+	if id == 1 {
+		if s := c.cur[iriStore]; s == nil || s.class != mqlStore {
+			c.add(ProblemRecord, 1, iriStore, "the genesis (tx 1) records no store meta (owner, strict flag)")
+		}
+	}
+}
+
+// register adds what the transaction's raw records recorded to the state, checking that
+// versions follow on and that no claim is revoked twice.
+func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
+	st := c.st
+	for _, iri := range c.order {
+		n := c.cur[iri]
+		switch n.class {
+		case mqlStore:
+			if iri == iriStore && c.id == 1 && !st.hasMeta {
+				st.hasMeta = true
+			}
+		case mqlPrincipal:
+			if name, err := parseNamed(prefPrincipal, "principal", iri); err == nil {
+				if _, ok := st.principalTx[name]; !ok {
+					st.principalTx[st.intern(name)] = c.id
+				}
+			}
+		case mqlGrant:
+			if g, err := parseNamed(prefGrant, "grant", iri); err == nil {
+				if _, ok := st.grantTx[g]; !ok {
+					st.grantTx[strings.Clone(g)] = c.id
+				}
+			}
+		case mqlSource:
+			if s, err := parseNamed(prefSource, "source", iri); err == nil {
+				if _, ok := st.sources[s]; !ok {
+					st.sources[strings.Clone(s)] = c.id
+				}
+			}
+		case mqlRevocation, mqlConfirmation, mqlReview, mqlToken, mqlTokenRevoke:
+			if _, ok := st.events[iri]; !ok {
+				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.class, c.id}
+			}
+		}
+	}
+	for _, rc := range claims {
+		ks := st.key(rc.id.Key)
+		if slot, ok := c.version("key "+rc.id.Key.String(), rc.n.iri, rc.id.Version, len(ks.vs), func(v int) TxID { return ks.vs[v-1].tx }); ok {
+			for len(ks.vs) < slot {
+				ks.vs = append(ks.vs, claimState{})
+			}
+			ks.vs[slot-1] = claimState{tx: c.id}
+		}
+	}
+	for _, ra := range arts {
+		as := st.art(ra.id.Name)
+		if slot, ok := c.version("artifact "+ra.id.Name, ra.n.iri, ra.id.Version, len(as.vs), func(v int) TxID { return as.vs[v-1].tx }); ok {
+			for len(as.vs) < slot {
+				as.vs = append(as.vs, artVersion{})
+			}
+			as.vs[slot-1] = artVersion{tx: c.id}
+		}
+	}
+}
+
+// version checks that version v of a key or artifact (of which n are known, some perhaps
+// gaps) may be recorded now; it reports whether to record it.
+func (c *checker) version(what string, iri quad.IRI, v, n int, txOf func(v int) TxID) (int, bool) {
+	switch {
+	case v <= n && txOf(v) != 0:
+		c.add(ProblemVersion, c.id, iri, "%s: version %d is recorded %d times: in tx %d and tx %d", what, v, 2, txOf(v), c.id)
+		return 0, false
+	case v <= n: // fills a gap left by a later version recorded earlier
+		if v < n && txOf(v+1) != 0 && txOf(v+1) < c.id {
+			c.add(ProblemVersion, c.id, iri, "%s: version %d is recorded in tx %d, before version %d (tx %d)", what, v+1, txOf(v+1), v, c.id)
+		}
+	case v > n+1+maxGapFill:
+		c.add(ProblemVersion, c.id, iri, "%s: versions %d to %d are missing (versions must run 1..%d without gaps)", what, n+1, v-1, v)
+		return 0, false
+	}
+	return v, true
+}
+
+// registerRevocation records that a claim is revoked, reporting a second revocation.
+func (c *checker) registerRevocation(rev, target quad.IRI) {
+	id, err := parseClaimIRI(target)
+	if err != nil {
+		return
+	}
+	if r := c.st.revoked[id]; r != nil {
+		r.n++
+		c.add(ProblemRevocation, c.id, target, "revoked %d times: first by %s (tx %d), again by %s (tx %d)", r.n, r.first, r.tx, rev, c.id)
+		return
+	}
+	c.st.revoked[id] = &revokedBy{first: quad.IRI(strings.Clone(string(rev))), tx: c.id, n: 1}
+}
+
+// apply adds the facts of a decoded transaction to the state and folds the states of the
+// claims it touches, in View.fold's order: a new claim's own state, then supersessions, then
+// promotions by replacement, then revocations, which are final.
+func (c *checker) apply(tx *Tx) {
+	st := c.st
+	if tx.Meta != nil {
+		st.meta = *tx.Meta
+	}
+	for _, p := range tx.Principals {
+		pc := *p
+		pc.Name = st.intern(p.Name)
+		st.principals[pc.Name] = &pc
+	}
+	for _, g := range tx.Grants {
+		gc := *g
+		st.grants[gc.Grantee] = append(st.grants[gc.Grantee], &gc)
+	}
+	for _, cl := range tx.Claims {
+		cs := st.claim(cl.ID)
+		if cs == nil || cs.tx != tx.ID {
+			continue
+		}
+		cs.by, cs.aud = st.name(cl.By), st.audience(cl.SeenBy)
+		cs.setUntil(cl.ValidUntil)
+		switch {
+		case cl.Contests != nil:
+			cs.state = foldContested
+		case cl.Corroborates != nil:
+			cs.state = foldSuperseded
+		default:
+			cs.state = foldLive
+		}
+	}
+	for _, cl := range tx.Claims {
+		if cl.Supersedes != nil {
+			if old := st.claim(*cl.Supersedes); old != nil && old.state == foldLive {
+				old.state = foldSuperseded
+			}
+		}
+	}
+	for _, r := range tx.Revocations {
+		if r.ReplacedBy != nil {
+			if e := st.claim(*r.ReplacedBy); e != nil && e.state != foldRevoked {
+				e.state = foldLive
+			}
+		}
+	}
+	for _, r := range tx.Revocations {
+		if e := st.claim(r.Claim); e != nil {
+			e.state = foldRevoked
+		}
+	}
+	for _, a := range tx.Artifacts {
+		if av := st.artifact(a.ID); av != nil && av.tx == tx.ID {
+			av.aud = st.audience(a.SeenBy)
+		}
+	}
+}
+
+// finish reports what can only be judged at the end: references to records that were never
+// recorded (or only later), version gaps, and, if every transaction replayed, live claims.
+func (c *checker) finish() *Report {
+	r := c.r
+	for _, d := range c.deferred {
+		switch rec, ok := c.st.lookup(d.iri); {
+		case !ok:
+			c.add(ProblemReference, d.tx, d.node, "its %s %s was never recorded", d.what, d.iri)
+		case rec.class != d.want:
+			c.add(ProblemReference, d.tx, d.node, "its %s %s is a %s, not a %s", d.what, d.iri, short(rec.class), short(d.want))
+		default:
+			c.add(ProblemReference, d.tx, d.node, "its %s %s is recorded later, in tx %d", d.what, d.iri, rec.tx)
+		}
+	}
+	c.deferred = nil
+	for _, ks := range c.st.keyOrder {
+		c.gaps("key "+ks.key.String(), len(ks.vs), func(v int) TxID { return ks.vs[v-1].tx })
+	}
+	names := make([]string, 0, len(c.st.arts))
+	for name := range c.st.arts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		as := c.st.arts[name]
+		c.gaps("artifact "+name, len(as.vs), func(v int) TxID { return as.vs[v-1].tx })
+	}
+	r.Keys = len(c.st.keys)
+	if r.Transactions == 0 {
+		c.add(ProblemTxIDs, 0, "", "the store holds no transactions: it is not an mql memory (no genesis)")
+	}
+	if c.sound && r.Transactions > 0 {
+		c.checkLive()
+	}
+	return r
+}
+
+func (c *checker) gaps(what string, n int, txOf func(v int) TxID) {
+	for v := 1; v <= n; v++ {
+		if txOf(v) == 0 {
+			c.add(ProblemVersion, 0, "", "%s: version %d is missing (versions must run 1..%d without gaps)", what, v, n)
+		}
+	}
+}
+
+// checkLive checks that each key has at most one live claim per audience, judged at Now.
+func (c *checker) checkLive() {
+	now := c.opts.Now
+	for _, ks := range c.st.keyOrder {
+		var auds []int32
+		var live map[int32][]string
+		for v, cs := range ks.vs {
+			if cs.state != foldLive || cs.expired(now) {
+				continue
+			}
+			if live == nil {
+				live = map[int32][]string{}
+			}
+			if _, ok := live[cs.aud]; !ok {
+				auds = append(auds, cs.aud)
+			}
+			live[cs.aud] = append(live[cs.aud], "@"+strconv.Itoa(v+1))
+		}
+		for _, a := range auds {
+			if l := live[a]; len(l) > 1 {
+				who := "everyone"
+				if a != 0 {
+					who = "seen by " + strings.Join(c.st.auds[a], ",")
+				}
+				c.add(ProblemLive, 0, "", "%s has %d live claims for %s: %s (at most one may be live)", ks.key, len(l), who, strings.Join(l, ", "))
+			}
+		}
+	}
+}
+
+// ---- checks of one transaction's raw records -----------------------------------------------
+
+func (c *checker) checkStore(n *rawNode) {
+	if n.iri != iriStore {
+		c.add(ProblemRecord, c.id, n.iri, "store meta must be on %s", iriStore)
+	}
+	if c.id != 1 {
+		c.add(ProblemRecord, c.id, n.iri, "store meta recorded outside the genesis (tx 1)")
+	}
+	c.principalRef(n, mqlOwner, "an owner", true)
+	if v, ok := c.one(n, mqlStrict, "a strict flag"); ok {
+		if _, isBool := v.(quad.Bool); !isBool {
+			c.add(ProblemRecord, c.id, n.iri, "strict flag %s is not an xsd:boolean", showVal(v))
+		}
+	}
+}
+
+// one returns the single value of p, reporting a missing or repeated one. what says what the
+// field is, for the message.
+func (c *checker) one(n *rawNode, p quad.IRI, what string) (quad.Value, bool) {
+	vs := n.own(p)
+	switch len(vs) {
+	case 0:
+		c.add(ProblemRecord, c.id, n.iri, "has no %s (%s)", what, short(p))
+		return nil, false
+	case 1:
+		return vs[0], true
+	}
+	c.add(ProblemRecord, c.id, n.iri, "has %d values of %s (%s), want one", len(vs), what, short(p))
+	return nil, false
+}
+
+// opt returns the value of p if there is one, reporting a repeated one.
+func (c *checker) opt(n *rawNode, p quad.IRI, what string) (quad.Value, bool) {
+	vs := n.own(p)
+	switch len(vs) {
+	case 0:
+		return nil, false
+	case 1:
+		return vs[0], true
+	}
+	c.add(ProblemRecord, c.id, n.iri, "has %d values of %s (%s), want at most one", len(vs), what, short(p))
+	return nil, false
+}
+
+func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (string, bool) {
+	var v quad.Value
+	var ok bool
+	if mandatory {
+		v, ok = c.one(n, p, what)
+	} else {
+		v, ok = c.opt(n, p, what)
+	}
+	if !ok {
+		return "", false
+	}
+	s, isStr := v.(quad.String)
+	if !isStr {
+		c.add(ProblemRecord, c.id, n.iri, "its %s %s is not a plain string", what, showVal(v))
+		return "", false
+	}
+	if mandatory && s == "" {
+		c.add(ProblemRecord, c.id, n.iri, "its %s is empty", what)
+		return "", false
+	}
+	return string(s), true
+}
+
+// target resolves an IRI a record refers to: it must be a record of class want, recorded in
+// this transaction or an earlier one. It reports whether it is.
+func (c *checker) target(from *rawNode, p quad.IRI, v quad.Value, want quad.IRI, what string) bool {
+	at := quad.Quad{Subject: from.iri, Predicate: p, Object: v, Label: txIRI(c.id)}
+	iri, ok := v.(quad.IRI)
+	if !ok {
+		c.addAt(at, ProblemReference, "its %s %s is not an IRI", what, showVal(v))
+		return false
+	}
+	var rec recordInfo
+	if n := c.cur[iri]; n != nil && n.class != "" {
+		rec, ok = recordInfo{n.class, c.id}, true
+	} else {
+		rec, ok = c.st.lookup(iri)
+	}
+	switch {
+	case !ok && c.deferDangling && len(c.deferred) < MaxProblems:
+		c.added++ // a problem either way, reported at the end
+		c.deferred = append(c.deferred, dangling{tx: c.id, node: from.iri, what: what, iri: iri, want: want})
+		return false
+	case !ok && c.deferDangling:
+		c.addAt(at, ProblemReference, "its %s %s was never recorded", what, iri)
+		return false
+	case !ok:
+		c.addAt(at, ProblemReference, "its %s %s is not recorded before it", what, iri)
+		return false
+	case rec.class != want:
+		c.addAt(at, ProblemReference, "its %s %s is a %s, not a %s", what, iri, short(rec.class), short(want))
+		return false
+	}
+	return true
+}
+
+// principalRef checks the principal edge p of n.
+func (c *checker) principalRef(n *rawNode, p quad.IRI, what string, mandatory bool) {
+	var v quad.Value
+	var ok bool
+	if mandatory {
+		v, ok = c.one(n, p, what)
+	} else {
+		v, ok = c.opt(n, p, what)
+	}
+	if !ok {
+		return
+	}
+	if _, err := parseNamed(prefPrincipal, "principal", v); err != nil {
+		c.add(ProblemReference, c.id, n.iri, "its %s: %v", what, err)
+		return
+	}
+	c.target(n, p, v, mqlPrincipal, what)
+}
+
+func (c *checker) principalList(n *rawNode, p quad.IRI, what string) {
+	for _, v := range n.own(p) {
+		c.target(n, p, v, mqlPrincipal, what)
+	}
+}
+
+func (c *checker) checkPrincipal(n *rawNode) {
+	name, err := parseNamed(prefPrincipal, "principal", n.iri)
+	if err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	if s, ok := c.str(n, mqlName, "name", true); ok && err == nil && s != name {
+		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", s, name)
+	}
+	if t, ok := c.str(n, mqlPrincipalType, "type", true); ok {
+		switch PrincipalType(t) {
+		case User, Agent, Tool:
+		default:
+			c.add(ProblemRecord, c.id, n.iri, "unknown principal type %q", t)
+		}
+	}
+}
+
+func (c *checker) checkGrant(n *rawNode) {
+	if _, err := parseNamed(prefGrant, "grant", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	c.principalRef(n, mqlGrantee, "grantee", true)
+	c.principalRef(n, provWasAttributedTo, "granter", true)
+	if r, ok := c.str(n, mqlRight, "right", true); ok {
+		switch Right(r) {
+		case RightAssert, RightRevoke, RightConfirm, RightGrant:
+		default:
+			c.add(ProblemRecord, c.id, n.iri, "unknown right %q", r)
+		}
+	}
+	c.str(n, mqlScope, "scope", true)
+}
+
+// version returns a claim's or artifact's mql:version, 0 (and a problem) when it is missing or
+// not a positive integer.
+func (c *checker) versionOf(n *rawNode) int {
+	v, ok := c.one(n, mqlVersion, "version")
+	if !ok {
+		return 0
+	}
+	if i, isInt := v.(quad.Int); isInt && i >= 1 && int64(i) <= 1<<31 {
+		return int(i)
+	}
+	c.add(ProblemRecord, c.id, n.iri, "its version %s is not a positive xsd:integer", showVal(v))
+	return 0
+}
+
+// checkClaim checks a claim record and returns its id as its own fields give it.
+func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
+	id, err := parseClaimIRI(n.iri)
+	if err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	subj, okS := c.str(n, mqlSubject, "subject", true)
+	pred, okP := c.str(n, mqlPredicate, "predicate", true)
+	ver := c.versionOf(n)
+	if err == nil {
+		if okS && subj != id.Subject {
+			c.add(ProblemRecord, c.id, n.iri, "its subject %q differs from its IRI's %q", subj, id.Subject)
+		}
+		if okP && pred != id.Predicate {
+			c.add(ProblemRecord, c.id, n.iri, "its predicate %q differs from its IRI's %q", pred, id.Predicate)
+		}
+		if ver != 0 && ver != id.Version {
+			c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
+		}
+	}
+	if v, ok := c.one(n, mqlValue, "value"); ok {
+		switch x := v.(type) {
+		case quad.String, quad.Bool:
+		case quad.Float:
+			if !finite(float64(x)) {
+				c.add(ProblemRecord, c.id, n.iri, "its value %s is not a finite number", showVal(v))
+			}
+		case quad.TypedString:
+			if _, isTime := asTime(x); !isTime && x.Type != mqlRefType {
+				c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported datatype", showVal(v))
+			}
+		default:
+			c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported type", showVal(v))
+		}
+	}
+	c.principalRef(n, provWasAttributedTo, "asserter", true)
+	if k, ok := c.str(n, mqlKind, "kind", true); ok {
+		switch Kind(k) {
+		case Confirmed, Observed, Inferred:
+		default:
+			c.add(ProblemRecord, c.id, n.iri, "unknown kind %q", k)
+		}
+	}
+	if v, ok := c.one(n, mqlConfidence, "confidence"); ok {
+		if f, isF := v.(quad.Float); !isF || !validConfidence(float64(f)) {
+			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
+		}
+	}
+	for _, v := range n.own(provHadPrimarySource) {
+		c.target(n, provHadPrimarySource, v, mqlSource, "source")
+	}
+	c.principalList(n, mqlSeenBy, "seen-by principal")
+	key := Key{Subject: subj, Predicate: pred}
+	if err == nil {
+		key = id.Key
+	}
+	for _, p := range []struct {
+		pred quad.IRI
+		what string
+	}{{provWasRevisionOf, "superseded claim"}, {mqlContests, "contested claim"}, {mqlCorroborates, "corroborated claim"}} {
+		v, ok := c.opt(n, p.pred, p.what)
+		if !ok {
+			continue
+		}
+		if !c.target(n, p.pred, v, mqlClaim, p.what) {
+			continue
+		}
+		if tid, err := parseClaimIRI(v); err == nil && (tid.Key != key || tid.Version >= ver && ver > 0) {
+			c.add(ProblemReference, c.id, n.iri, "its %s %s is not an earlier version of %s", p.what, v, key)
+		}
+	}
+	if v, ok := c.opt(n, mqlGrantPred, "grant"); ok {
+		// "owner" is the standing the store owner asserts by in a strict store; it names no grant.
+		if g, err := parseNamed(prefGrant, "grant", v); err != nil || g != "owner" {
+			c.target(n, mqlGrantPred, v, mqlGrant, "grant")
+		}
+	}
+	if err != nil || !okS || !okP || ver == 0 {
+		return ClaimID{}, false
+	}
+	return ClaimID{Key: key, Version: ver}, true
+}
+
+// checkRevocation checks a revocation and returns the claim it revokes.
+func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
+	if _, err := parseNamed(prefRevocation, "revocation", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	if len(n.own(provWasAssociatedWith)) == 0 {
+		c.add(ProblemRevocation, c.id, n.iri, "names no principal (prov:wasAssociatedWith)")
+	} else {
+		c.principalRef(n, provWasAssociatedWith, "principal", true)
+	}
+	if len(n.own(mqlStanding)) == 0 {
+		c.add(ProblemRevocation, c.id, n.iri, "names no standing (mql:standing)")
+	} else {
+		c.str(n, mqlStanding, "standing", true)
+	}
+	var target quad.IRI
+	if len(n.own(provInvalidated)) == 0 {
+		c.add(ProblemRevocation, c.id, n.iri, "names no claim (prov:invalidated)")
+	} else if v, ok := c.one(n, provInvalidated, "revoked claim"); ok && c.target(n, provInvalidated, v, mqlClaim, "revoked claim") {
+		target = v.(quad.IRI)
+	}
+	if v, ok := c.opt(n, mqlReplacedBy, "replacement"); ok {
+		if c.target(n, mqlReplacedBy, v, mqlClaim, "replacement") && target != "" {
+			a, err1 := parseClaimIRI(target)
+			b, err2 := parseClaimIRI(v)
+			if err1 == nil && err2 == nil && (a.Key != b.Key || a.Version == b.Version) {
+				c.add(ProblemReference, c.id, n.iri, "its replacement %s is not another version of %s", v, a.Key)
+			}
+		}
+	}
+	return target, target != ""
+}
+
+// checkInvalidations checks the quads a revocation writes on the claim it revokes: each names a
+// revocation of that claim in the same transaction, and each revocation has them.
+func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IRI) {
+	for _, iri := range c.order {
+		n := c.cur[iri]
+		for _, v := range n.props[provWasInvalidatedBy] {
+			rv, ok := v.(quad.IRI)
+			if ok && revs[rv] == iri {
+				continue
+			}
+			if rec, found := c.st.lookup(rv); ok && found && rec.class == mqlRevocation {
+				c.add(ProblemReference, c.id, iri, "its invalidation by %s is recorded in tx %d, the revocation in tx %d", rv, c.id, rec.tx)
+				continue
+			}
+			c.add(ProblemReference, c.id, iri, "prov:wasInvalidatedBy %s, which is not a revocation of it", showVal(v))
+		}
+	}
+	for _, rv := range order {
+		target := revs[rv]
+		found := false
+		if n := c.cur[target]; n != nil {
+			found = slices.Contains(n.props[provWasInvalidatedBy], quad.Value(rv))
+		}
+		if !found {
+			c.add(ProblemRevocation, c.id, target, "revoked by %s but does not record it (prov:wasInvalidatedBy)", rv)
+		}
+	}
+}
+
+func (c *checker) checkConfirmation(n *rawNode) {
+	if _, err := parseNamed(prefConfirmation, "confirmation", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	if v, ok := c.one(n, mqlConfirms, "confirmed claim"); ok {
+		c.target(n, mqlConfirms, v, mqlClaim, "confirmed claim")
+	}
+	c.principalRef(n, provWasAssociatedWith, "principal", true)
+	c.str(n, mqlStanding, "standing", true)
+}
+
+func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
+	id, err := parseArtifactIRI(n.iri)
+	if err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	name, okN := c.str(n, mqlName, "name", true)
+	ver := c.versionOf(n)
+	if err == nil && okN && name != id.Name {
+		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", name, id.Name)
+	}
+	if err == nil && ver != 0 && ver != id.Version {
+		c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
+	}
+	c.principalRef(n, provWasAttributedTo, "principal", true)
+	if v, ok := c.one(n, mqlConfidence, "confidence"); ok {
+		if f, isF := v.(quad.Float); !isF || !validConfidence(float64(f)) {
+			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
+		}
+	}
+	for _, v := range n.own(provWasDerivedFrom) {
+		iri, _ := v.(quad.IRI)
+		switch {
+		case strings.HasPrefix(string(iri), prefClaim):
+			c.target(n, provWasDerivedFrom, v, mqlClaim, "input")
+		case strings.HasPrefix(string(iri), prefArtifact):
+			if c.target(n, provWasDerivedFrom, v, mqlArtifact, "input") && iri == n.iri {
+				c.add(ProblemReference, c.id, n.iri, "is derived from itself")
+			}
+		default:
+			c.add(ProblemReference, c.id, n.iri, "derived from %s, which is neither a claim nor an artifact", showVal(v))
+		}
+	}
+	c.principalList(n, mqlSeenBy, "seen-by principal")
+	if v, ok := c.opt(n, provWasRevisionOf, "previous version"); ok {
+		c.target(n, provWasRevisionOf, v, mqlArtifact, "previous version")
+	}
+	if err != nil || ver == 0 {
+		return ArtifactID{}, false
+	}
+	return ArtifactID{Name: id.Name, Version: ver}, true
+}
+
+func (c *checker) checkReview(n *rawNode) {
+	if _, err := parseNamed(prefReview, "review", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	if v, ok := c.one(n, provUsed, "reviewed artifact"); ok {
+		c.target(n, provUsed, v, mqlArtifact, "reviewed artifact")
+	}
+	c.principalRef(n, provWasAssociatedWith, "principal", true)
+}
+
+func (c *checker) checkToken(n *rawNode) {
+	if _, err := parseNamed(prefToken, "token", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	c.principalRef(n, mqlHolder, "holder", true)
+	if h, ok := c.str(n, mqlSecretHash, "secret hash", true); ok && !validHash(h) {
+		c.add(ProblemRecord, c.id, n.iri, "its secret hash %q is not a SHA-256 in hex", h)
+	}
+	c.principalRef(n, provWasAttributedTo, "issuer", true)
+}
+
+func (c *checker) checkTokenRevocation(n *rawNode) {
+	if _, err := parseNamed(prefTokenRevoke, "token revocation", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	if v, ok := c.one(n, provInvalidated, "revoked token"); ok {
+		c.target(n, provInvalidated, v, mqlToken, "revoked token")
+	}
+	c.principalRef(n, provWasAssociatedWith, "principal", true)
+}
+
+func (c *checker) checkDecay(n *rawNode) {
+	c.str(n, mqlPredicate, "predicate", true)
+	if v, ok := c.one(n, mqlHalfLife, "half-life"); ok {
+		ts, isTS := v.(quad.TypedString)
+		d, okD := time.Duration(0), false
+		if isTS && ts.Type == xsdDuration {
+			d, okD = parseDuration(string(ts.Value))
+		}
+		if !okD || d <= 0 {
+			c.add(ProblemRecord, c.id, n.iri, "its half-life %s is not a positive xsd:duration", showVal(v))
+		}
+	}
+	c.principalRef(n, provWasAttributedTo, "principal", true)
+}
