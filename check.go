@@ -96,6 +96,10 @@ func checkStandings(r *graphstore.Report) {
 	bad := func(tx graphstore.TxID, node, format string, args ...any) {
 		r.Add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx, Node: node, Msg: fmt.Sprintf(format, args...)})
 	}
+	// A transaction of several statements (DB.Tx) may rest on its own earlier records: a
+	// grant it gives is standing for its other records, a principal it records may confirm.
+	// Grants are checked against the grants given before them in their transaction only, so
+	// that no grant is its own standing.
 	// grant finds grant id held by who with right over target, in v.
 	grant := func(v *graphstore.View, id, who string, right graphstore.Right, target string) error {
 		for _, g := range v.Grants(who) {
@@ -122,14 +126,20 @@ func checkStandings(r *graphstore.Report) {
 		if tx.ID == 1 {
 			continue
 		}
-		v := ix.View(tx.ID-1, tx.Time, "")
+		before := ix.View(tx.ID-1, tx.Time, "")
+		v := ix.View(tx.ID, tx.Time, "")
 		for _, p := range tx.Principals {
 			if !holds(v, tx.By, graphstore.RightGrant, "*") {
 				bad(tx.ID, "urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
 			}
 		}
-		for _, g := range tx.Grants {
-			if !holds(v, g.By, graphstore.RightGrant, g.Scope) {
+		for i, g := range tx.Grants {
+			if holds(before, g.By, graphstore.RightGrant, g.Scope) {
+				continue
+			}
+			// The first grant that covers it, in order: one given earlier in this transaction.
+			st, err := authority.Standing(v, g.By, graphstore.RightGrant, g.Scope)
+			if err != nil || !slices.ContainsFunc(tx.Grants[:i], func(e *graphstore.Grant) bool { return e.ID == st }) {
 				bad(tx.ID, "urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
 			}
 		}

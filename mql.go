@@ -128,6 +128,7 @@ type Reader struct {
 	asOfTx   int64
 	asOfTime time.Time
 	asOfSet  bool // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx  // reads inside a transaction: its pending state (Tx.Reader)
 }
 
 // Reader returns a reader of the newest state, as the owner.
@@ -159,14 +160,24 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := r.db.store.Refresh(ctx); err != nil {
-		return err
-	}
-	ix := r.db.store.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	asOf := ix.Head()
+	var ix *graphstore.Index
 	now := r.db.clock()
+	if r.tx != nil {
+		// Inside a transaction: its writer's handle, which the transaction's own goroutine
+		// reads without the lock (only the writer changes the index meanwhile).
+		if r.tx.ended || r.tx.tx == nil {
+			return ErrTxDone
+		}
+		ix, now = r.tx.ix, r.tx.tx.Time
+	} else {
+		if err := r.db.store.Refresh(ctx); err != nil {
+			return err
+		}
+		ix = r.db.store.Index()
+		ix.RLock()
+		defer ix.RUnlock()
+	}
+	asOf := ix.Head()
 	switch {
 	case r.asOfTx != 0:
 		if r.asOfTx < 1 || graphstore.TxID(r.asOfTx) > ix.Head() {

@@ -186,6 +186,12 @@ type Receipt struct {
 	Contests   string `json:"contests,omitempty"`
 	// Corroborates names the live claim a lower-ranked, agreeing claim was filed under.
 	Corroborates string `json:"corroborates,omitempty"`
+	// Unchanged says that the write found its record there already (a principal declared again
+	// with the same type, a grant given again) and wrote nothing; Tx and At are the transaction
+	// that recorded it.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Note explains a state a writer may not expect, e.g. why a claim is contested.
+	Note string `json:"note,omitempty"`
 }
 
 // NodeKind says what a provenance tree node holds.
