@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"slices"
 	"fmt"
 	"strings"
 
@@ -186,8 +187,8 @@ func (s *sliceLexer) Next() (lexer.Token, error) {
 // statement keywords, in the order error messages list them.
 var (
 	writeKeywords = []string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}
-	readKeywords  = []string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}
-	keywordList   = strings.Join(append(append([]string{}, writeKeywords...), readKeywords...), ", ")
+	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords)
+	keywordList   = strings.Join(slices.Concat(writeKeywords, readKeywords, controlKeywords), ", ")
 	clauseWords   = map[string]bool{
 		"by": true, "from": true, "confidence": true, "kind": true, "valid": true, "seen": true,
 		"excerpt": true, "uri": true, "revision": true, "because": true, "replaced": true,
@@ -195,8 +196,9 @@ var (
 	}
 )
 
-func isRead(kw string) bool  { return contains(readKeywords, kw) }
-func isWrite(kw string) bool { return contains(writeKeywords, kw) }
+func isRead(kw string) bool    { return contains(readKeywords, kw) }
+func isWrite(kw string) bool   { return contains(writeKeywords, kw) }
+func isControl(kw string) bool { return contains(controlKeywords, kw) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -246,7 +248,7 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	if kw.Type != tokIdent {
 		return nil, errorf(at(k), "expected a statement (%s), found %s", keywordList, found(k)), false
 	}
-	if !isRead(kw.Value) && !isWrite(kw.Value) {
+	if !isRead(kw.Value) && !isWrite(kw.Value) && !isControl(kw.Value) {
 		msg := fmt.Sprintf("unknown statement %q; expected one of %s", kw.Value, keywordList)
 		if clauseWords[kw.Value] {
 			msg += fmt.Sprintf(` (%q starts a clause: a newline ends a complete statement, so a clause must stay on its statement's line)`, kw.Value)
@@ -270,6 +272,9 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	}
 	if k > 0 && isWrite(kw.Value) {
 		return nil, errorf(at(k), "modifiers (as of, as) apply only to reads; %q is a write", kw.Value), false
+	}
+	if k > 0 && isControl(kw.Value) {
+		return nil, errorf(at(k), "modifiers (as of, as) apply only to reads; %q ends or starts a transaction", kw.Value), false
 	}
 	st, cerr := convert(g.Body, mods, posOf(toks[0].Pos))
 	if cerr != nil {
@@ -349,7 +354,7 @@ func suggest(s string) string {
 	if len(s) <= 3 {
 		bestD = 2
 	}
-	for _, kw := range append(append([]string{}, writeKeywords...), readKeywords...) {
+	for _, kw := range slices.Concat(writeKeywords, readKeywords, controlKeywords) {
 		if d := editDistance(s, kw); d < bestD {
 			best, bestD = kw, d
 		}
@@ -437,7 +442,7 @@ var trailing = map[string]string{
 }
 
 func init() {
-	for _, kw := range append(append([]string{}, writeKeywords...), readKeywords...) {
+	for _, kw := range slices.Concat(writeKeywords, readKeywords, controlKeywords) {
 		if _, ok := trailing[kw]; !ok {
 			trailing[kw] = "end of statement"
 		}
@@ -470,6 +475,7 @@ var head = map[string]string{
 	"conflicts":  "a subject name",
 	"beliefs":    patternHelp,
 	"context":    `a subject name or "*"`,
+	"describe":   "a principal, subject, predicate or artifact name",
 }
 
 // expectAfter says what was expected at toks[i], judging by the tokens
@@ -546,7 +552,7 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 		case "valid":
 			return `"from" or "until" after "valid"`
 		case "kind":
-			return `a claim kind (confirmed, observed or inferred) after "kind"`
+			return `a claim kind (observed or inferred) after "kind"`
 		case "excerpt", "uri", "revision":
 			return fmt.Sprintf("a string after %q", p)
 		}
