@@ -75,15 +75,20 @@ func posOf(p lexer.Position) Position {
 // unterminated reports that the input ends inside a string literal. After
 // more than maxErrs errors (when maxErrs > 0) it stops as if the input ended.
 func scan(name, src string, keepComments bool, maxErrs int) (toks []lexer.Token, errs ErrorList, unterminated bool) {
+	return scanAt(lexer.Position{Filename: name, Line: 1, Column: 1}, src, keepComments, maxErrs)
+}
+
+// scanAt is scan for src that starts at start in its file, so that positions are the file's.
+func scanAt(start lexer.Position, src string, keepComments bool, maxErrs int) (toks []lexer.Token, errs ErrorList, unterminated bool) {
 	if off, msg := checkEncoding(src); msg != "" {
-		pos := advance(lexer.Position{Filename: name, Line: 1, Column: 1}, src[:off])
+		pos := advance(start, src[:off])
 		errs.add(posOf(pos), "%s", msg)
 		return []lexer.Token{{Type: tokBad, Pos: pos}, {Type: tokEOF, Pos: pos}}, errs, false
 	}
-	base := lexer.Position{Filename: name, Line: 1, Column: 1}
+	base := start
 	rest := src
 	for {
-		lx, err := lexDef.LexString(name, rest)
+		lx, err := lexDef.LexString(start.Filename, rest)
 		if err != nil { // cannot happen for LexString
 			errs.add(posOf(base), "%v", err)
 			return append(toks, lexer.Token{Type: tokEOF, Pos: base}), errs, false

@@ -25,6 +25,14 @@ func Parse(name, src string) (*Script, error) {
 	return &Script{Stmts: r.stmts}, r.errs.Err()
 }
 
+// ParseAt is Parse for src that starts at line and column (both from 1) of the script name:
+// positions in the statements and errors are the script's. A reader that takes a script one
+// statement at a time (see Scanner) parses each where it starts.
+func ParseAt(name, src string, line, column int) (*Script, error) {
+	r := parseScriptAt(lexer.Position{Filename: name, Line: max(line, 1), Column: max(column, 1)}, src, maxErrors)
+	return &Script{Stmts: r.stmts}, r.errs.Err()
+}
+
 // ParseStmt parses exactly one statement; a trailing ";", comments and blank
 // lines are allowed around it.
 func ParseStmt(name, src string) (Stmt, error) {
@@ -65,7 +73,11 @@ type scriptResult struct {
 // parseScript splits the tokens of src into statements and parses each.
 // It stops after maxErrs errors (no limit when maxErrs <= 0).
 func parseScript(name, src string, maxErrs int) (r scriptResult) {
-	toks, lexErrs, unterminated := scan(name, src, false, maxErrs)
+	return parseScriptAt(lexer.Position{Filename: name, Line: 1, Column: 1}, src, maxErrs)
+}
+
+func parseScriptAt(start lexer.Position, src string, maxErrs int) (r scriptResult) {
+	toks, lexErrs, unterminated := scanAt(start, src, false, maxErrs)
 	r.errs = append(r.errs, lexErrs...)
 	r.incomplete = unterminated
 	r.end = posOf(toks[len(toks)-1].Pos)

@@ -57,15 +57,47 @@ func (s *Session) Import(ctx context.Context, r io.Reader) error {
 // statements in order, calling emit after each; it stops at the first error, having applied
 // the statements before it and nothing of the failing one. Parse errors match ErrSyntax;
 // evaluation errors wrap mql's sentinels and are prefixed with the statement's position.
+//
+// The statements from a begin to its commit are one transaction (see ExecBlock): they are
+// evaluated, and their results emitted, only at the commit, all of them or none. A rollback
+// discards the statements since its begin without evaluating them. A script that ends inside
+// a transaction, a begin inside one, and a commit or rollback outside one are errors.
 func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result) error) error {
-	script, perr := Parse(name, src)
+	return s.ExecAt(ctx, name, src, 1, 1, emit)
+}
+
+// ExecAt is Exec for src that starts at line and column of the script name (see ParseAt).
+func (s *Session) ExecAt(ctx context.Context, name, src string, line, column int, emit func(*Result) error) error {
+	script, perr := ParseAt(name, src, line, column)
 	var first Position
 	if perr != nil {
 		first = firstErrorPos(perr)
 	}
+	var block []Stmt // statements of an open transaction, its begin first
 	for _, st := range script.Stmts {
 		if perr != nil && !before(st.Pos(), first) {
 			break
+		}
+		switch st.(type) {
+		case *Begin:
+			if block != nil {
+				return errorf(st.Pos(), "begin inside a transaction (begun at %d:%d): commit or roll it back first", block[0].Pos().Line, block[0].Pos().Column)
+			}
+			block = []Stmt{st}
+			continue
+		case *Commit, *Rollback:
+			if block == nil {
+				return errorf(st.Pos(), "%s without begin: no transaction is open", st.String())
+			}
+			if err := s.ExecBlock(ctx, append(block, st), emit); err != nil {
+				return err
+			}
+			block = nil
+			continue
+		}
+		if block != nil {
+			block = append(block, st)
+			continue
 		}
 		res, err := s.Eval(ctx, st)
 		if err != nil {
@@ -77,8 +109,95 @@ func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result)
 			}
 		}
 	}
-	return perr
+	if perr != nil {
+		return perr
+	}
+	if block != nil {
+		return errorf(block[0].Pos(), "the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)")
+	}
+	return nil
 }
+
+// ExecBlock runs a transaction: stmts is begin, the statements, and commit or rollback. On
+// commit the statements are evaluated in one mql transaction (mql.DB.Tx), each write checked
+// against what the ones before it wrote, each read seeing them too; if one fails, nothing is
+// written and the error, at that statement, says the transaction was rolled back. Results are
+// emitted only when the transaction has committed, in order, followed by the commit's own
+// result (its transaction id). On rollback nothing is evaluated, and the result says how many
+// statements were discarded.
+func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result) error) error {
+	if len(stmts) < 2 {
+		return fmt.Errorf("a transaction block needs a begin and a commit or rollback")
+	}
+	begin, end, body := stmts[0], stmts[len(stmts)-1], stmts[1:len(stmts)-1]
+	if err := s.inBlock(body); err != nil {
+		return err
+	}
+	if _, ok := end.(*Rollback); ok {
+		if emit == nil {
+			return nil
+		}
+		return emit(&Result{Kind: "rollback", Statement: end.String(), Control: &Control{Statements: len(body)}})
+	}
+	var results []*Result
+	id, err := s.db.Tx(ctx, s.actor(), func(tx *mql.Tx) error {
+		results = results[:0]
+		for _, st := range body {
+			res, err := s.eval(ctx, st, txWriter{tx}, tx.Reader())
+			if err != nil {
+				return &EvalError{Pos: st.Pos(), Err: err}
+			}
+			res.Statement = st.String()
+			results = append(results, res)
+		}
+		return nil
+	})
+	if err != nil {
+		var ee *EvalError
+		if errors.As(err, &ee) {
+			return &TxError{Begin: begin.Pos(), Err: ee}
+		}
+		return &TxError{Begin: begin.Pos(), Err: &EvalError{Pos: end.Pos(), Err: err}}
+	}
+	if emit == nil {
+		return nil
+	}
+	for _, res := range results {
+		if err := emit(res); err != nil {
+			return err
+		}
+	}
+	c := &Control{Statements: len(body), Tx: id}
+	for _, res := range results {
+		if res.Receipt != nil && res.Receipt.Tx == id {
+			c.At = res.Receipt.At
+		}
+	}
+	return emit(&Result{Kind: "commit", Statement: end.String(), Control: c})
+}
+
+// inBlock refuses what a transaction cannot hold: a statement that starts or ends one.
+func (s *Session) inBlock(body []Stmt) error {
+	for _, st := range body {
+		if IsControl(st) {
+			return errorf(st.Pos(), "%s inside a transaction: a transaction holds reads and writes only", st.String())
+		}
+	}
+	return nil
+}
+
+// TxError is an error that rolled a transaction back: nothing of it was written. It unwraps to
+// the statement's error.
+type TxError struct {
+	Begin Position // where the transaction began
+	Err   *EvalError
+}
+
+func (e *TxError) Error() string {
+	return fmt.Sprintf("%s; the transaction begun at %d:%d was rolled back: nothing of it was written", e.Err.Error(), e.Begin.Line, e.Begin.Column)
+}
+
+func (e *TxError) Unwrap() error { return e.Err }
 
 func firstErrorPos(err error) Position {
 	var e *Error
@@ -106,9 +225,13 @@ type EvalError struct {
 func (e *EvalError) Error() string { return e.Pos.String() + ": " + e.Err.Error() }
 func (e *EvalError) Unwrap() error { return e.Err }
 
-// Eval evaluates one parsed statement.
+// Eval evaluates one parsed statement. A begin, commit or rollback cannot be evaluated on its
+// own: see Exec and ExecBlock.
 func (s *Session) Eval(ctx context.Context, st Stmt) (*Result, error) {
-	res, err := s.eval(ctx, st)
+	if IsControl(st) {
+		return nil, errorf(st.Pos(), "%s: transactions run through Exec or ExecBlock", st.String())
+	}
+	res, err := s.eval(ctx, st, dbWriter{ctx, s.db}, s.db.Reader())
 	if err != nil {
 		return nil, &EvalError{Pos: st.Pos(), Err: err}
 	}
@@ -132,8 +255,8 @@ func (s *Session) actor() string {
 	return s.as
 }
 
-func (s *Session) reader(m Mods) (mql.Reader, error) {
-	r := s.db.Reader()
+func (s *Session) reader(base mql.Reader, m Mods) (mql.Reader, error) {
+	r := base
 	if s.as != "" {
 		r = r.As(s.as)
 	}
@@ -163,15 +286,45 @@ func (s *Session) write(who string, kind string, f func() (mql.Receipt, error)) 
 	return &Result{Kind: kind, Receipt: &rc}, nil
 }
 
-func (s *Session) eval(ctx context.Context, st Stmt) (*Result, error) {
+// writer makes the writes of a statement: on the store, or in a transaction.
+type writer interface {
+	AddPrincipal(mql.PrincipalSpec) (mql.Receipt, error)
+	Grant(mql.GrantSpec) (mql.Receipt, error)
+	Assert(mql.AssertSpec) (mql.Receipt, error)
+	Revoke(mql.RevokeSpec) (mql.Receipt, error)
+	Confirm(mql.ConfirmSpec) (mql.Receipt, error)
+	Derive(mql.DeriveSpec) (mql.Receipt, error)
+	Review(mql.ReviewSpec) (mql.Receipt, error)
+	SetDecay(mql.DecaySpec) (mql.Receipt, error)
+}
+
+type dbWriter struct {
+	ctx context.Context
+	db  *mql.DB
+}
+
+func (w dbWriter) AddPrincipal(s mql.PrincipalSpec) (mql.Receipt, error) {
+	return w.db.AddPrincipal(w.ctx, s)
+}
+func (w dbWriter) Grant(s mql.GrantSpec) (mql.Receipt, error)     { return w.db.Grant(w.ctx, s) }
+func (w dbWriter) Assert(s mql.AssertSpec) (mql.Receipt, error)   { return w.db.Assert(w.ctx, s) }
+func (w dbWriter) Revoke(s mql.RevokeSpec) (mql.Receipt, error)   { return w.db.Revoke(w.ctx, s) }
+func (w dbWriter) Confirm(s mql.ConfirmSpec) (mql.Receipt, error) { return w.db.Confirm(w.ctx, s) }
+func (w dbWriter) Derive(s mql.DeriveSpec) (mql.Receipt, error)   { return w.db.Derive(w.ctx, s) }
+func (w dbWriter) Review(s mql.ReviewSpec) (mql.Receipt, error)   { return w.db.Review(w.ctx, s) }
+func (w dbWriter) SetDecay(s mql.DecaySpec) (mql.Receipt, error)  { return w.db.SetDecay(w.ctx, s) }
+
+type txWriter struct{ *mql.Tx }
+
+func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) (*Result, error) {
 	switch st := st.(type) {
 	case *Principal:
 		return s.write(s.actor(), "principal", func() (mql.Receipt, error) {
-			return s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind), By: s.actor()})
+			return w.AddPrincipal(mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind), By: s.actor()})
 		})
 	case *Grant:
 		return s.write(st.By, "grant", func() (mql.Receipt, error) {
-			return s.db.Grant(ctx, mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
+			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
 		spec := mql.AssertSpec{
@@ -187,33 +340,33 @@ func (s *Session) eval(ctx context.Context, st Stmt) (*Result, error) {
 		if st.ValidUntil != nil {
 			spec.ValidUntil = *st.ValidUntil
 		}
-		return s.write(st.By, "assert", func() (mql.Receipt, error) { return s.db.Assert(ctx, spec) })
+		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
 		spec := mql.RevokeSpec{Claim: st.Claim.String(), By: st.By, Because: st.Because}
 		if st.ReplacedBy != nil {
 			spec.ReplacedBy = st.ReplacedBy.String()
 		}
-		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return s.db.Revoke(ctx, spec) })
+		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
 	case *Confirm:
 		return s.write(st.By, "confirm", func() (mql.Receipt, error) {
-			return s.db.Confirm(ctx, mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
+			return w.Confirm(mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
 		})
 	case *Derive:
 		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy}
 		for _, r := range st.From {
 			spec.From = append(spec.From, r.String())
 		}
-		return s.write(st.By, "derive", func() (mql.Receipt, error) { return s.db.Derive(ctx, spec) })
+		return s.write(st.By, "derive", func() (mql.Receipt, error) { return w.Derive(spec) })
 	case *Review:
 		return s.write(st.By, "review", func() (mql.Receipt, error) {
-			return s.db.Review(ctx, mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
+			return w.Review(mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
 		})
 	case *Decay:
 		return s.write(s.actor(), "decay", func() (mql.Receipt, error) {
-			return s.db.SetDecay(ctx, mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife, By: s.actor()})
+			return w.SetDecay(mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife, By: s.actor()})
 		})
 	case ReadStmt:
-		r, err := s.reader(st.Modifiers())
+		r, err := s.reader(base, st.Modifiers())
 		if err != nil {
 			return nil, err
 		}
@@ -291,6 +444,27 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 	case *Stats:
 		stats, err := r.Stats(ctx)
 		return &Result{Kind: "stats", Stats: &stats}, err
+	case *Principals:
+		ps, err := r.Principals(ctx, st.Pattern)
+		return &Result{Kind: "principals", Principals: ps}, err
+	case *Grants:
+		gs, err := r.Grants(ctx, st.Grantee)
+		return &Result{Kind: "grants", Grants: gs}, err
+	case *Subjects:
+		ss, err := r.Subjects(ctx, st.Pattern)
+		return &Result{Kind: "subjects", Subjects: ss}, err
+	case *Predicates:
+		ps, err := r.Predicates(ctx, st.Pattern)
+		return &Result{Kind: "predicates", Predicates: ps}, err
+	case *Artifacts:
+		as, err := r.Artifacts(ctx, st.Pattern)
+		return &Result{Kind: "artifacts", Artifacts: as}, err
+	case *Sources:
+		ss, err := r.Sources(ctx, st.Pattern)
+		return &Result{Kind: "sources", Sources: ss}, err
+	case *Describe:
+		d, err := r.Describe(ctx, st.Name)
+		return &Result{Kind: "describe", Describe: &d}, err
 	}
 	return nil, fmt.Errorf("statement %T cannot be evaluated", st)
 }
@@ -337,7 +511,7 @@ func Keywords() []string {
 // Names returns completion candidates from the store as the session sees it: principals,
 // subjects, predicates, claim keys and references, and artifact names.
 func (s *Session) Names(ctx context.Context) ([]string, error) {
-	r, err := s.reader(Mods{})
+	r, err := s.reader(s.db.Reader(), Mods{})
 	if err != nil {
 		return nil, err
 	}
