@@ -162,6 +162,17 @@ func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Re
 func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 	var out *Node
 	err := r.view(ctx, func(v *graphstore.View) error {
+		// A key whose live claim was revoked or expired (or that has none any more) is
+		// explained by its newest version: what it said, and what happened to it.
+		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
+			if vs := v.Versions(id.Key); len(vs) > 0 {
+				e := vs[len(vs)-1]
+				out = whyClaim(v, e, true, 0)
+				st, _ := v.State(e)
+				out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", id.Key, e.ID, st)
+				return nil
+			}
+		}
 		n, err := resolveNode(v, ref)
 		if err != nil {
 			return err
@@ -193,7 +204,7 @@ func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth 
 		}
 	}
 	if cf := v.Confirmation(e); cf != nil {
-		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing})
+		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing, StandingGrant: standingGrant(v, cf.Standing)})
 	}
 	if rv := v.Revocation(e); rv != nil {
 		r := revocationOf(v, rv)

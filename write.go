@@ -191,7 +191,7 @@ func (s PrincipalSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt)
 			return fmt.Errorf("principal %s: %w: it is already recorded as %s (tx %d); a principal keeps its type", s.Name, ErrConflict, article(string(p.Type)), p.Tx)
 		}
 		// Declaring it again, the same, is a no-op: scripts can be run again.
-		*rc = Receipt{Tx: int64(p.Tx), At: v.TxTime(p.Tx), Ref: s.Name, Unchanged: true}
+		*rc = Receipt{Tx: int64(p.Tx), At: v.TxTime(p.Tx), Ref: s.Name, Unchanged: true, Note: "already recorded"}
 		return nil
 	}
 	tx.Principals = append(tx.Principals, &graphstore.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
@@ -225,7 +225,7 @@ func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) err
 	for _, g := range v.Grants(s.Grantee) {
 		if g.Right == s.Right && g.Scope == s.Scope && g.By == s.By {
 			// The same grant again is a no-op: scripts can be run again.
-			*rc = Receipt{Tx: int64(g.Tx), At: v.TxTime(g.Tx), Ref: g.ID, Unchanged: true}
+			*rc = Receipt{Tx: int64(g.Tx), At: v.TxTime(g.Tx), Ref: g.ID, Unchanged: true, Note: "already granted"}
 			return nil
 		}
 	}
@@ -246,11 +246,12 @@ func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
 func (t *Tx) Assert(s AssertSpec) (Receipt, error) { return t.write(s.By, s.build) }
 
 func (s AssertSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-	c, err := newPending(v).buildClaim(tx, s)
+	c, liveKind, err := newPending(v).buildClaim(tx, s)
 	if err != nil {
 		return err
 	}
 	*rc = claimReceipt(c, tx)
+	rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
 	return nil
 }
 
@@ -266,11 +267,13 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 			if v.Principal(s.By) == nil {
 				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
 			}
-			c, err := p.buildClaim(tx, s)
+			c, liveKind, err := p.buildClaim(tx, s)
 			if err != nil {
 				return fmt.Errorf("claim %d (%s.%s): %w", i+1, s.Subject, s.Predicate, err)
 			}
-			out = append(out, claimReceipt(c, tx))
+			rc := claimReceipt(c, tx)
+			rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
+			out = append(out, rc)
 		}
 		return nil
 	})
@@ -281,6 +284,27 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 		out[i].Tx, out[i].At = rc.Tx, rc.At
 	}
 	return out, nil
+}
+
+// rankNote says why a new claim did not become live, when its kind ranked below the live
+// claim's (liveKind): it is contested, or filed as corroborating evidence. "" otherwise.
+func rankNote(c *graphstore.Claim, liveKind Kind, sourced bool) string {
+	var note string
+	switch {
+	case c.Contests != nil:
+		note = fmt.Sprintf("%s claim cannot supersede %s one", article(string(c.Kind)), article(string(liveKind)))
+	case c.Corroborates != nil:
+		return fmt.Sprintf("it agrees with the live %s claim, which ranks above %s one: filed as corroborating evidence", liveKind, article(string(c.Kind)))
+	default:
+		return ""
+	}
+	switch {
+	case c.Kind == Inferred && !sourced:
+		note += "; name a source (from \"…\") to assert it as observed"
+	case liveKind == Confirmed:
+		note += "; revoke the confirmed claim first, or confirm this one once it is live"
+	}
+	return note
 }
 
 func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
@@ -308,6 +332,7 @@ type pending struct {
 	live     map[audKey]liveClaim
 	typed    map[string][]*graphstore.Claim // by predicate, the first claim built so far of each audience: the value types they fix
 	sources  map[string]*graphstore.Source
+	lastLive Kind // the kind of the live claim the last claim built was ranked against
 }
 
 type audKey struct {
@@ -376,7 +401,17 @@ func (p *pending) source(id string) *graphstore.Source {
 	return p.v.Source(id)
 }
 
-func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
+// buildClaim records the claim s asks for and returns it with the kind of the live claim it
+// was ranked against (its audience's live claim of the key; "" when there was none).
+func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, Kind, error) {
+	c, err := p.buildClaim1(tx, s)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, p.lastLive, nil
+}
+
+func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
 	v := p.v
 	if err := checkName("subject", s.Subject); err != nil {
 		return nil, err
@@ -464,6 +499,7 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		Tx:         tx.ID,
 	}
 	live := p.liveOf(key, aud)
+	p.lastLive = live.kind
 	switch {
 	case !live.ok:
 	case authority.Rank(kind) >= authority.Rank(live.kind):

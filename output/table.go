@@ -96,6 +96,10 @@ func writeLine(r *query.Result) string {
 	notes = append(notes, "tx "+strconv.FormatInt(rc.Tx, 10))
 	var head, verb string
 	ref := Escape(rc.Ref)
+	switch {
+	case rc.Unchanged:
+		return r.Kind + " " + ref + "  " + Escape(rc.Note) + "  (tx " + strconv.FormatInt(rc.Tx, 10) + ")\n"
+	}
 	switch r.Kind {
 	case "principal":
 		head, verb = "principal "+ref, "recorded"
@@ -121,6 +125,9 @@ func writeLine(r *query.Result) string {
 	if verb == "" {
 		verb = "ok"
 	}
+	if rc.Note != "" {
+		verb += ": " + Escape(rc.Note)
+	}
 	return head + "  " + verb + "  (" + strings.Join(notes, ", ") + ")\n"
 }
 
@@ -144,6 +151,8 @@ func artifactGrid(arts []mql.Artifact) *grid {
 // writeTable renders r for a person.
 func writeTable(b *strings.Builder, r *query.Result) {
 	switch {
+	case isCatalog(r):
+		writeCatalogTable(b, r)
 	case r.Receipt != nil:
 		b.WriteString(writeLine(r))
 	case r.Kind == "live":
@@ -175,6 +184,9 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		}
 		walk(r.Why, 0, "")
 		g.render(b)
+		if r.Why.Note != "" {
+			b.WriteString("(" + Escape(r.Why.Note) + ")\n")
+		}
 	case r.RevokedBy != nil:
 		c, rv := r.RevokedBy.Claim, r.RevokedBy.Revocation
 		pairs := [][2]string{{"claim", Escape(c.Ref) + " = " + valueText(c.Value)}, {"state", string(c.State)}}
@@ -185,7 +197,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 				[2]string{"revoked by", Escape(rv.By)},
 				[2]string{"at", fmtTime(rv.At) + " (tx " + strconv.FormatInt(rv.Tx, 10) + ")"},
 				[2]string{"because", Escape(rv.Because)},
-				[2]string{"standing", Escape(rv.Standing)},
+				[2]string{"standing", standingText(rv.Standing, rv.StandingGrant)},
 				[2]string{"replaced by", orDash(Escape(rv.ReplacedBy))})
 		}
 		vertical(b, pairs)
@@ -241,7 +253,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(b, "(~%d tokens, budget %d)\n", cx.Tokens, cx.Budget)
+		b.WriteString(contextFooter(cx) + "\n")
 	case r.Stats != nil:
 		st := r.Stats
 		pairs := [][2]string{
@@ -302,4 +314,15 @@ func relationOf(n *mql.Node, depth int) string {
 		return string(n.Kind)
 	}
 	return n.Relation
+}
+
+// contextFooter is the line under a context's text: its size and its budget.
+func contextFooter(cx *mql.ContextResult) string {
+	switch {
+	case cx.Budget == 0:
+		return fmt.Sprintf("(~%d tokens, no budget)", cx.Tokens)
+	case cx.Tokens > cx.Budget:
+		return fmt.Sprintf("(~%d tokens, over the budget of %d: the notice of what was left out does not fit in it)", cx.Tokens, cx.Budget)
+	}
+	return fmt.Sprintf("(~%d tokens, budget %d, the notices included)", cx.Tokens, cx.Budget)
 }

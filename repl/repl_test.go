@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -435,8 +436,18 @@ find ?s, ?v where ?s.p = ?v`
 	if claims < 10 {
 		t.Errorf("only %d claim objects checked", claims)
 	}
-	if !strings.Contains(o.out.String(), `"value":"2026-01-02T00:00:00Z","value_type":"time"`) {
-		t.Errorf("time value not rendered as RFC 3339")
+	if !strings.Contains(o.out.String(), `"value":"2026-01-02T00:00:00.000000000Z","value_type":"time"`) {
+		t.Errorf("time value not rendered as RFC 3339 with nine digits of fraction")
+	}
+	// Every timestamp has the same width, so that timestamps sort as strings.
+	stamps := regexp.MustCompile(`"\d{4}-\d\d-\d\dT[^"]*"`).FindAllString(o.out.String(), -1)
+	for _, ts := range stamps {
+		if !regexp.MustCompile(`^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z"$`).MatchString(ts) {
+			t.Errorf("timestamp %s has not the fixed width", ts)
+		}
+	}
+	if len(stamps) < 20 {
+		t.Errorf("only %d timestamps checked", len(stamps))
 	}
 }
 
