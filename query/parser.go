@@ -362,16 +362,36 @@ func parseMods(toks []tok, at func(int) Position, found func(int) string) (m Mod
 
 // suggest returns the statement keyword closest to s, if it is close.
 func suggest(s string) string {
+	return closest(s, slices.Concat(writeKeywords, readKeywords, controlKeywords))
+}
+
+// closest returns the word of list closest to s, if it is close; keywords are lowercase, so
+// "BEGIN" is close to "begin".
+func closest(s string, list []string) string {
+	s = strings.ToLower(s)
 	best, bestD := "", 3
 	if len(s) <= 3 {
 		bestD = 2
 	}
-	for _, kw := range slices.Concat(writeKeywords, readKeywords, controlKeywords) {
+	for _, kw := range list {
 		if d := editDistance(s, kw); d < bestD {
 			best, bestD = kw, d
 		}
 	}
 	return best
+}
+
+// clauses lists the clause keywords of each statement, for "did you mean".
+var clauses = map[string][]string{
+	"assert":  {"from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision"},
+	"revoke":  {"because", "replaced"},
+	"derive":  {"confidence", "seen"},
+	"review":  {"because"},
+	"live":    {"where"},
+	"find":    {"order", "limit"},
+	"impact":  {"depth"},
+	"beliefs": {"gate"},
+	"context": {"budget"},
 }
 
 func editDistance(a, b string) int {
@@ -437,7 +457,13 @@ func translate(err error, kind string, toks []tok, k int, found func(int) string
 		}
 		return i, fmt.Sprintf("expected %s, found %s", exp, found(i))
 	}
-	return i, fmt.Sprintf("unexpected %s; expected %s", found(i), trailing[kind])
+	msg := fmt.Sprintf("unexpected %s; expected %s", found(i), trailing[kind])
+	if i < len(toks) && toks[i].Type == tokIdent {
+		if s := closest(toks[i].Value, clauses[kind]); s != "" && s != toks[i].Value {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return i, msg
 }
 
 // trailing lists what may follow a complete statement of each kind.

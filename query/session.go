@@ -176,6 +176,31 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 	return emit(&Result{Kind: "commit", Statement: end.String(), Control: c})
 }
 
+// ExecTx runs the statements of src, which starts at line and column of the script name, as
+// one transaction begun at begin (see ExecBlock): all of them or none, results emitted at the
+// end. src may not begin, commit or roll back a transaction of its own. It is how a script runs
+// with -1 (--single-transaction), and how a client sends the statements of a begin … commit
+// block it has gathered: a begin whose position's file name is "-1" is the whole script.
+func (s *Session) ExecTx(ctx context.Context, name, src string, line, column int, begin Position, emit func(*Result) error) error {
+	script, err := ParseAt(name, src, line, column)
+	if err != nil {
+		return err
+	}
+	stmts := make([]Stmt, 0, len(script.Stmts)+2)
+	stmts = append(stmts, &Begin{Start: begin})
+	stmts = append(stmts, script.Stmts...)
+	return s.ExecBlock(ctx, append(stmts, &Commit{Start: begin}), emit)
+}
+
+// ExecStmts runs parsed statements as one transaction begun at begin: ExecTx for a caller that
+// parsed them itself, a statement at a time.
+func (s *Session) ExecStmts(ctx context.Context, begin Position, stmts []Stmt, emit func(*Result) error) error {
+	all := make([]Stmt, 0, len(stmts)+2)
+	all = append(all, &Begin{Start: begin})
+	all = append(all, stmts...)
+	return s.ExecBlock(ctx, append(all, &Commit{Start: begin}), emit)
+}
+
 // inBlock refuses what a transaction cannot hold: a statement that starts or ends one.
 func (s *Session) inBlock(body []Stmt) error {
 	for _, st := range body {
@@ -194,6 +219,9 @@ type TxError struct {
 }
 
 func (e *TxError) Error() string {
+	if e.Begin.Filename == "-1" {
+		return e.Err.Error() + "; the script ran as one transaction (-1), which was rolled back: nothing of it was written"
+	}
 	return fmt.Sprintf("%s; the transaction begun at %d:%d was rolled back: nothing of it was written", e.Err.Error(), e.Begin.Line, e.Begin.Column)
 }
 
