@@ -300,7 +300,7 @@ func rankNote(c *graphstore.Claim, liveKind Kind, sourced bool) string {
 	}
 	switch {
 	case c.Kind == Inferred && !sourced:
-		note += "; name a source (from \"…\") to assert it as observed"
+		note += "; name a source"
 	case liveKind == Confirmed:
 		note += "; revoke the confirmed claim first, or confirm this one once it is live"
 	}

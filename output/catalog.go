@@ -73,38 +73,38 @@ func seenByText(s []string) string {
 }
 
 // writeCatalogTable renders r for a person.
-func writeCatalogTable(b *strings.Builder, r *query.Result) {
+func writeCatalogTable(b *strings.Builder, r *query.Result, ex bool) {
 	switch r.Kind {
 	case "principals":
 		g := &grid{header: []string{"name", "type", "rights"}}
 		for _, p := range r.Principals {
 			g.add(Escape(p.Name), string(p.Type), rightsText(p))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "grants":
 		g := &grid{header: []string{"grant", "grantee", "right", "scope", "by", "tx"}}
 		for _, x := range r.Grants {
 			g.add(Escape(x.ID), Escape(x.Grantee), Escape(string(x.Right)), Escape(x.Scope), Escape(x.By), strconv.FormatInt(x.Tx, 10))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "subjects":
 		g := &grid{header: []string{"subject", "keys", "live", "claims"}}
 		for _, s := range r.Subjects {
 			g.add(Escape(s.Subject), strconv.Itoa(s.Keys), strconv.Itoa(s.Live), strconv.Itoa(s.Claims))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "predicates":
 		g := &grid{header: []string{"predicate", "type", "half-life", "subjects", "live", "claims"}}
 		for _, p := range r.Predicates {
 			g.add(Escape(p.Predicate), valueTypeText(p.ValueType), halfLifeText(p.HalfLife), strconv.Itoa(p.Subjects), strconv.Itoa(p.Live), strconv.Itoa(p.Claims))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "artifacts":
 		g := &grid{header: []string{"artifact", "versions", "latest", "state", "review", "derived by"}}
 		for _, a := range r.Artifacts {
 			g.add(Escape(a.Name), strconv.Itoa(a.Versions), Escape(a.Latest.Ref), string(a.Latest.State), string(a.Latest.Review), Escape(a.Latest.By))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "sources":
 		g := &grid{header: []string{"source", "claims", "excerpt", "uri", "revision", "seen by"}}
 		for _, s := range r.Sources {
@@ -114,9 +114,9 @@ func writeCatalogTable(b *strings.Builder, r *query.Result) {
 			}
 			g.add(Escape(s.ID), strconv.Itoa(s.Claims), excerpt, Escape(s.URI), Escape(s.Revision), seenByText(s.SeenBy))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case "describe":
-		writeDescribe(b, r.Describe)
+		writeDescribe(b, r.Describe, ex)
 	case "commit":
 		c := r.Control
 		if c.Tx == 0 {
@@ -137,7 +137,7 @@ func statements(n int) string {
 }
 
 // writeDescribe writes each thing a name is, one section after another.
-func writeDescribe(b *strings.Builder, d *mql.Description) {
+func writeDescribe(b *strings.Builder, d *mql.Description, ex bool) {
 	sep := func() {
 		if b.Len() > 0 {
 			b.WriteString("\n")
@@ -159,7 +159,7 @@ func writeDescribe(b *strings.Builder, d *mql.Description) {
 	if s := d.Subject; s != nil {
 		sep()
 		fmt.Fprintf(b, "subject %s  %d keys, %d live claims, %d claims in all\n", Escape(s.Subject), s.Keys, s.Live, s.Claims)
-		claimGrid(d.Live).render(b)
+		claimGrid(d.Live).render(b, ex)
 	}
 	if p := d.Predicate; p != nil {
 		sep()
@@ -169,7 +169,7 @@ func writeDescribe(b *strings.Builder, d *mql.Description) {
 	if a := d.Artifact; a != nil {
 		sep()
 		fmt.Fprintf(b, "artifact %s  %d versions, the newest %s\n", Escape(a.Name), a.Versions, Escape(a.Latest.Ref))
-		artifactGrid(d.Versions).render(b)
+		artifactGrid(d.Versions).render(b, ex)
 	}
 }
 

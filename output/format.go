@@ -89,6 +89,9 @@ func (p *Printer) Comment(text string) error {
 	return err
 }
 
+// SetWriter sends the results printed from now on to w.
+func (p *Printer) SetWriter(w io.Writer) { p.w = w }
+
 // Format returns the printer's format.
 func (p *Printer) Format() Format { return p.format }
 
@@ -102,6 +105,8 @@ type Style struct {
 	// table and tree output, which are for people; CSV keeps the exact text for programs
 	// unless it goes to a terminal (docs/OUTPUT.md).
 	Terminal bool
+	// Expanded prints the rows of table results one field per line (\x), as psql does.
+	Expanded bool
 }
 
 // Style is the printer's style.
@@ -125,10 +130,10 @@ func Render(r *query.Result, st Style) (string, error) {
 		case r.Impact != nil:
 			writeImpactTree(&b, r.Impact)
 		default:
-			writeTable(&b, r)
+			writeTable(&b, r, st.Expanded)
 		}
 	default:
-		writeTable(&b, r)
+		writeTable(&b, r, st.Expanded)
 	}
 	out := b.String()
 	if f == FormatJSON {

@@ -22,7 +22,14 @@ func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
 // render writes the grid with columns aligned and separated by two spaces, a rule under the
 // header, and "(0 rows)" when it is empty. Trailing spaces are trimmed; the last column is
 // never padded.
-func (g *grid) render(b *strings.Builder) {
+//
+// Expanded (\x), each row is written as a record of field/value lines under a "-[ N ]-" rule,
+// as psql does, for rows too wide for a terminal.
+func (g *grid) render(b *strings.Builder, expanded bool) {
+	if expanded {
+		g.renderExpanded(b)
+		return
+	}
 	width := make([]int, len(g.header))
 	measure := func(row []string) {
 		for i, c := range row {
@@ -60,6 +67,21 @@ func (g *grid) render(b *strings.Builder) {
 	}
 	if len(g.rows) == 0 {
 		b.WriteString("(0 rows)\n")
+	}
+}
+
+func (g *grid) renderExpanded(b *strings.Builder) {
+	if len(g.rows) == 0 {
+		b.WriteString("(0 rows)\n")
+		return
+	}
+	for i, r := range g.rows {
+		fmt.Fprintf(b, "-[ %d ]%s\n", i+1, strings.Repeat("-", 20))
+		pairs := make([][2]string, len(g.header))
+		for j, h := range g.header {
+			pairs[j] = [2]string{h, r[j]}
+		}
+		vertical(b, pairs)
 	}
 }
 
@@ -149,14 +171,14 @@ func artifactGrid(arts []mql.Artifact) *grid {
 }
 
 // writeTable renders r for a person.
-func writeTable(b *strings.Builder, r *query.Result) {
+func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 	switch {
 	case isCatalog(r):
-		writeCatalogTable(b, r)
+		writeCatalogTable(b, r, ex)
 	case r.Receipt != nil:
 		b.WriteString(writeLine(r))
 	case r.Kind == "live":
-		claimGrid(r.Claims).render(b)
+		claimGrid(r.Claims).render(b, ex)
 	case r.Find != nil:
 		g := &grid{}
 		for _, v := range r.Find.Vars {
@@ -170,7 +192,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 			}
 			g.add(append(cells, escapeJoin(row.Claims, ", "))...)
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Why != nil:
 		g := &grid{header: []string{"relation", "node", "detail"}}
 		var walk func(n *mql.Node, depth int, parent string)
@@ -183,7 +205,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 			}
 		}
 		walk(r.Why, 0, "")
-		g.render(b)
+		g.render(b, ex)
 		if r.Why.Note != "" {
 			b.WriteString("(" + Escape(r.Why.Note) + ")\n")
 		}
@@ -206,20 +228,20 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		for _, d := range r.Impact.Dependents {
 			g.add(Escape(d.Artifact.Ref), string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), escapeJoin(d.Path, " → "))
 		}
-		g.render(b)
+		g.render(b, ex)
 		if r.Impact.Truncated {
 			b.WriteString("(depth limit reached: more dependents lie beyond it)\n")
 		}
 	case r.History != nil:
 		if len(r.History.Artifacts) > 0 {
-			artifactGrid(r.History.Artifacts).render(b)
+			artifactGrid(r.History.Artifacts).render(b, ex)
 			return
 		}
 		g := &grid{header: []string{"ref", "value", "state", "since", "confidence", "kind", "asserted by", "recorded", "sources"}}
 		for _, c := range r.History.Claims {
 			g.add(Escape(c.Ref), valueText(c.Value), string(c.State), fmtTime(c.Since), fmtConf(c.Effective), string(c.Kind), Escape(c.By), fmtTime(c.RecordedAt), sourceIDs(c.Sources))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Kind == "conflicts":
 		g := &grid{header: []string{"key", "role", "ref", "value", "confidence", "kind", "asserted by"}}
 		for _, cf := range r.Conflicts {
@@ -233,14 +255,14 @@ func writeTable(b *strings.Builder, r *query.Result) {
 				g.add(key, "contested", Escape(c.Ref), valueText(c.Value), fmtConf(c.Effective), string(c.Kind), Escape(c.By))
 			}
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Beliefs != nil:
 		be := r.Beliefs
 		g := &grid{header: []string{"subject", "value", "ref", "weight", "probability"}}
 		for _, c := range be.Candidates {
 			g.add(Escape(c.Subject), valueText(c.Claim.Value), Escape(c.Claim.Ref), fmtConf(c.Weight), fmtNum(c.Probability))
 		}
-		g.render(b)
+		g.render(b, ex)
 		fmt.Fprintf(b, "entropy %s bits, gate [%s, %s]: %s", fmtNum(be.Entropy), fmtNum(be.Gate[0]), fmtNum(be.Gate[1]), be.Decision)
 		if be.Top != "" && be.Decision == mql.Act {
 			fmt.Fprintf(b, " on %s", Escape(be.Top))
@@ -274,7 +296,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		)
 		vertical(b, pairs)
 	case r.Kind == "live" || r.Claims != nil:
-		claimGrid(r.Claims).render(b)
+		claimGrid(r.Claims).render(b, ex)
 	default:
 		fmt.Fprintf(b, "%s: ok\n", r.Kind)
 	}
@@ -322,7 +344,9 @@ func contextFooter(cx *mql.ContextResult) string {
 	case cx.Budget == 0:
 		return fmt.Sprintf("(~%d tokens, no budget)", cx.Tokens)
 	case cx.Tokens > cx.Budget:
-		return fmt.Sprintf("(~%d tokens, over the budget of %d: the notice of what was left out does not fit in it)", cx.Tokens, cx.Budget)
+		return fmt.Sprintf("(~%d tokens, over the budget of %d: the line saying what was left out does not fit in it)", cx.Tokens, cx.Budget)
+	case len(cx.Omitted) > 0:
+		return fmt.Sprintf("(~%d tokens, budget %d, the line saying what was left out included)", cx.Tokens, cx.Budget)
 	}
-	return fmt.Sprintf("(~%d tokens, budget %d, the notices included)", cx.Tokens, cx.Budget)
+	return fmt.Sprintf("(~%d tokens, budget %d)", cx.Tokens, cx.Budget)
 }

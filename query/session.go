@@ -30,6 +30,9 @@ func NewSession(db *mql.DB, as string) *Session { return &Session{db: db, as: as
 // As is the acting principal ("" for the owner).
 func (s *Session) As() string { return s.as }
 
+// Reader reads as the session's principal.
+func (s *Session) Reader() (mql.Reader, error) { return s.reader(s.db.Reader(), Mods{}) }
+
 // DB is the store the session evaluates against.
 func (s *Session) DB() *mql.DB { return s.db }
 

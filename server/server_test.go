@@ -165,7 +165,7 @@ live *`)
 		t.Errorf("worker-3 sees %d live claims, want 2", got)
 	}
 	for _, script := range []string{
-		`assert K.p = 1 by worker-3`,         // writes by another principal
+		`assert K.p = 1 by worker-3`,          // writes by another principal
 		`as worker-3 live *`,                  // reads as another
 		`principal intruder agent`,            // only the owner records principals
 		`revoke Player7.style@1 by worker-7`,  // cannot see it: not found

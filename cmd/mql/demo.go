@@ -71,7 +71,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer db.Close()
-	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, "")), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
+	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, ""), dsn), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
 	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitCode(err)
@@ -90,7 +90,12 @@ func runNarrated(ctx context.Context, sh *repl.Shell, name, src string) error {
 		if strings.TrimSpace(text) == "" {
 			return nil
 		}
-		return sh.RunScript(ctx, name, strings.Repeat("\n", start-1)+text)
+		sc := repl.NewScanner(name, strings.NewReader(text))
+		return sh.RunItems(ctx, func() (repl.Item, error) {
+			it, err := sc.Next()
+			it.Src.Line += start - 1
+			return it, err
+		})
 	}
 	for i, line := range splitLines(src) {
 		t := strings.TrimSpace(line)

@@ -205,3 +205,44 @@ func defaultDB(create bool) (string, error) {
 	}
 	return filepath.Join(dir, "default.db"), nil
 }
+
+// cmdFlags are a command's flags and its usage: -h or --help prints the usage on stdout and
+// exits 0; a bad flag prints it on stderr and exits 2.
+type cmdFlags struct {
+	*flag.FlagSet
+	synopsis       string
+	stdout, stderr io.Writer
+}
+
+func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // printed by parse
+	return &cmdFlags{FlagSet: fs, synopsis: synopsis, stdout: stdout, stderr: stderr}
+}
+
+// usage writes the synopsis and the flags.
+func (c *cmdFlags) usage(w io.Writer) {
+	io.WriteString(w, c.synopsis)
+	if !strings.Contains(c.synopsis, "Flags:") {
+		c.SetOutput(w)
+		fmt.Fprintln(w, "Flags:")
+		c.PrintDefaults()
+		c.SetOutput(c.stderr)
+	}
+}
+
+// parse parses args, flags and positional arguments in any order; ok is false when the
+// command is done (it printed its usage), with the exit code.
+func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
+	pos, err := parseInterleaved(c.FlagSet, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.usage(c.stdout)
+		return nil, exitOK, false
+	case err != nil:
+		c.usage(c.stderr)
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
+}
