@@ -76,6 +76,7 @@ type Description struct {
 // MatchName reports whether name matches pattern, in which "*" stands for any run of
 // characters (none included); "" matches every name.
 func MatchName(pattern, name string) bool {
+	pattern = nfc(pattern)
 	if pattern == "" {
 		return true
 	}
@@ -128,6 +129,7 @@ func grantInfo(v *graphstore.View, g *graphstore.Grant) Grant {
 // Grants lists the grants given, oldest first, or only those grantee holds ("" for all).
 func (r Reader) Grants(ctx context.Context, grantee string) ([]Grant, error) {
 	out := []Grant{}
+	grantee = nfc(grantee)
 	err := r.view(ctx, func(v *graphstore.View) error {
 		if grantee != "" {
 			if v.Principal(grantee) == nil {
@@ -273,6 +275,7 @@ func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, erro
 // counts), an artifact (with its versions), or several of these — and fails with ErrNotFound
 // when it is none.
 func (r Reader) Describe(ctx context.Context, name string) (Description, error) {
+	name = nfc(name)
 	d := Description{Name: name}
 	if err := checkName("name", name); err != nil {
 		return d, err

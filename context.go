@@ -33,6 +33,7 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 	if len(subjects) == 0 {
 		return out, fmt.Errorf("context: %w: name the subjects, or * for all", ErrInvalid)
 	}
+	subjects = nfcAll(subjects)
 	for _, s := range subjects {
 		if s != "*" {
 			if err := checkName("subject", s); err != nil {

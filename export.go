@@ -109,6 +109,9 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	for _, tx := range txs {
+		nfcTx(tx)
+	}
 	// A file that decodes may still describe an unsound store (two live claims of a key, a
 	// standing that never held): refuse it as Check would flag it.
 	if err := checkImport(txs, db.clock()); err != nil {

@@ -58,6 +58,7 @@ type DB struct {
 // ErrBadReference and opens nothing.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Owner != "" {
+		opts.Owner = nfc(opts.Owner)
 		if err := CheckName("owner", opts.Owner); err != nil {
 			return nil, err
 		}
@@ -144,7 +145,7 @@ func (db *DB) AsOf(t time.Time) Reader { return db.Reader().AsOf(t) }
 func (db *DB) AsOfTx(id int64) Reader { return db.Reader().AsOfTx(id) }
 
 // As narrows the reader to what principal may see.
-func (r Reader) As(principal string) Reader { r.as = principal; return r }
+func (r Reader) As(principal string) Reader { r.as = nfc(principal); return r }
 
 // AsOf reads the store as it was at time t.
 func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0; return r }

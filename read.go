@@ -25,6 +25,7 @@ type Filter struct {
 type pattern struct{ subject, predicate string } // "*" for any; predicate "" means any too
 
 func parsePattern(s string) (pattern, error) {
+	s = nfc(s)
 	subj, pred, dotted := strings.Cut(s, ".")
 	p := pattern{subject: subj, predicate: "*"}
 	if dotted {
@@ -71,10 +72,12 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range where {
+	where = append([]Filter(nil), where...)
+	for i, f := range where {
 		if err := checkOp(f.Op); err != nil {
 			return nil, err
 		}
+		where[i].Value = nfcValue(f.Value)
 	}
 	out := []Claim{}
 	err = r.view(ctx, func(v *graphstore.View) error {
@@ -442,6 +445,7 @@ func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, er
 
 // Conflicts lists contested claims beside the live claim they dispute.
 func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+	subjects = nfcAll(subjects)
 	for _, s := range subjects {
 		if err := checkName("subject", s); err != nil {
 			return nil, err

@@ -41,6 +41,7 @@ type Tx struct {
 // lock and fails. Tx returns the id of the transaction it committed, or 0 when fn wrote
 // nothing (a transaction of no-ops commits nothing).
 func (db *DB) Tx(ctx context.Context, by string, fn func(tx *Tx) error) (int64, error) {
+	by = nfc(by)
 	t := &Tx{db: db, by: by}
 	gtx, err := db.store.WriteStaged(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx, stage func() error) error {
 		t.ix, t.tx, t.stage = ix, tx, stage

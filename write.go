@@ -16,11 +16,13 @@ import (
 
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
 // It is the language's identifier, so anything written through the API can be named in mql.
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$`)
+// Letters and digits are Unicode's (a combining mark may follow a letter: names are stored in
+// NFC, see names.go).
+var nameRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(-[\p{L}\p{M}\p{Nd}_:/]+)*$`)
 
 // CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
 // letters, digits, _ : / and single - between them, starting with a letter or _, at most 256
-// bytes. The error wraps ErrBadReference and names s as what ("owner", "principal", …).
+// bytes. Letters and digits are any script's (Klärveld, 東京). The error wraps ErrBadReference and names s as what ("owner", "principal", …).
 func CheckName(what, s string) error { return checkName(what, s) }
 
 func checkName(what, s string) error {
@@ -28,7 +30,7 @@ func checkName(what, s string) error {
 		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
 	}
 	if !nameRE.MatchString(s) {
-		return fmt.Errorf("%s %q: %w: use letters, digits, _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
+		return fmt.Errorf("%s %q: %w: use letters, digits (of any script), _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
 	}
 	return nil
 }
@@ -112,6 +114,7 @@ type DecaySpec struct {
 // record there already (rc.Unchanged) writes nothing either, and its receipt names the
 // transaction that recorded it.
 func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error) (Receipt, error) {
+	by = nfc(by)
 	var rc Receipt
 	tx, err := db.store.Write(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx) error {
 		v := ix.View(0, tx.Time, "")
@@ -162,12 +165,14 @@ func recordID(prefix string, tx *graphstore.Tx, n int) string {
 
 // AddPrincipal records a principal.
 func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
 // the transaction's, so s.By must be the principal that makes the transaction.
 func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
 	if s.By != t.by {
 		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
 	}
@@ -201,11 +206,15 @@ func (s PrincipalSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt)
 
 // Grant gives a right over a scope.
 func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Grant in a transaction (see DB.Tx).
-func (t *Tx) Grant(s GrantSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	if v.Principal(s.Grantee) == nil {
@@ -239,11 +248,15 @@ func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) err
 // higher; otherwise it is recorded as contested (or, if it agrees with the live claim, filed as
 // corroborating evidence that is never live).
 func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Assert in a transaction (see DB.Tx).
-func (t *Tx) Assert(s AssertSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s AssertSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	c, liveKind, err := newPending(v).buildClaim(tx, s)
@@ -264,6 +277,7 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 		p := newPending(v)
 		out = out[:0]
 		for i, s := range specs {
+			s = s.norm()
 			if v.Principal(s.By) == nil {
 				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
 			}
@@ -620,6 +634,7 @@ func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
 
 // parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
 func parseClaimRef(s string) (graphstore.ClaimID, error) {
+	s = nfc(s)
 	base, ver, hasVer := strings.Cut(s, "@")
 	subj, pred, dotted := strings.Cut(base, ".")
 	if !dotted {
@@ -667,11 +682,15 @@ func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimE
 // Revoke hard-invalidates a claim version. A principal may revoke its own claims; revoking
 // another's needs the revoke right on its key.
 func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Revoke in a transaction (see DB.Tx).
-func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s RevokeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	id, err := parseClaimRef(s.Claim)
@@ -734,11 +753,15 @@ func (s RevokeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 
 // Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
 func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Confirm in a transaction (see DB.Tx).
-func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s ConfirmSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	id, err := parseClaimRef(s.Claim)
@@ -770,6 +793,7 @@ func (s ConfirmSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) e
 
 // parseArtifactRef parses "name" (version 0: newest) or "name@N".
 func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
+	s = nfc(s)
 	name, ver, hasVer := strings.Cut(s, "@")
 	if err := checkName("artifact", name); err != nil {
 		return graphstore.ArtifactID{}, err
@@ -830,11 +854,15 @@ func resolveNode(v *graphstore.View, ref string) (graphstore.NodeRef, error) {
 
 // Derive records a new version of an artifact. Its inputs are pinned to exact versions.
 func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Derive in a transaction (see DB.Tx).
-func (t *Tx) Derive(s DeriveSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	if err := checkName("artifact", s.Artifact); err != nil {
@@ -941,11 +969,15 @@ func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
 // Review records that By looked at an artifact again; it clears "needs review" until one of
 // its inputs changes again.
 func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // Review in a transaction (see DB.Tx).
-func (t *Tx) Review(s ReviewSpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s ReviewSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	id, err := parseArtifactRef(s.Artifact)
@@ -969,11 +1001,15 @@ func (s ReviewSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 
 // SetDecay declares a half-life for a predicate from now on.
 func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
+	s = s.norm()
 	return db.write(ctx, s.By, s.build)
 }
 
 // SetDecay in a transaction (see DB.Tx).
-func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) { return t.write(s.By, s.build) }
+func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
 
 func (s DecaySpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
 	if err := checkName("predicate", s.Predicate); err != nil {

@@ -62,6 +62,15 @@ func Complete(src string) bool {
 	return !parseScript("", src, maxErrors).incomplete
 }
 
+// ParseComplete parses src, which starts at line and column of the script name, and reports
+// whether it is complete (see Complete): one pass where Complete followed by ParseAt would
+// parse twice. A reader that takes a script a statement at a time uses it to find where each
+// statement ends and to parse it at once.
+func ParseComplete(name, src string, line, column int) (script *Script, err error, complete bool) {
+	r := parseScriptAt(lexer.Position{Filename: name, Line: max(line, 1), Column: max(column, 1)}, src, maxErrors)
+	return &Script{Stmts: r.stmts}, r.errs.Err(), !r.incomplete
+}
+
 // scriptResult is what parseScript found.
 type scriptResult struct {
 	stmts      []Stmt

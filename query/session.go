@@ -72,6 +72,12 @@ func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result)
 // ExecAt is Exec for src that starts at line and column of the script name (see ParseAt).
 func (s *Session) ExecAt(ctx context.Context, name, src string, line, column int, emit func(*Result) error) error {
 	script, perr := ParseAt(name, src, line, column)
+	return s.ExecParsed(ctx, script, perr, emit)
+}
+
+// ExecParsed is Exec for a script parsed already: the statements Parse returned and its error,
+// of which only the statements before the error run.
+func (s *Session) ExecParsed(ctx context.Context, script *Script, perr error, emit func(*Result) error) error {
 	var first Position
 	if perr != nil {
 		first = firstErrorPos(perr)
@@ -225,7 +231,11 @@ func (e *TxError) Error() string {
 	if e.Begin.Filename == "-1" {
 		return e.Err.Error() + "; the script ran as one transaction (-1), which was rolled back: nothing of it was written"
 	}
-	return fmt.Sprintf("%s; the transaction begun at %d:%d was rolled back: nothing of it was written", e.Err.Error(), e.Begin.Line, e.Begin.Column)
+	at := fmt.Sprintf("%d:%d", e.Begin.Line, e.Begin.Column)
+	if e.Begin.Filename != e.Err.Pos.Filename {
+		at = e.Begin.String()
+	}
+	return fmt.Sprintf("%s; the transaction begun at %s was rolled back: nothing of it was written", e.Err.Error(), at)
 }
 
 func (e *TxError) Unwrap() error { return e.Err }

@@ -99,7 +99,7 @@ type openBlock struct {
 
 // renumber makes src the next lines of the block typed at the prompt.
 func (b *openBlock) renumber(src Source) Source {
-	src.Line, src.Col = b.lines+1, 1
+	src = src.At(b.lines+1, 1)
 	b.text.WriteString(src.Text)
 	if !strings.HasSuffix(src.Text, "\n") {
 		b.text.WriteByte('\n')

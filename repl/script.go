@@ -18,6 +18,17 @@ type Source struct {
 	Text string
 	Line int // where Text starts, from 1
 	Col  int // in code points, from 1
+
+	// What the Scanner's parse of Text found while it looked for the statement's end, so that
+	// a session on an open store does not parse it again.
+	parsed *query.Script
+	perr   error
+}
+
+// At is src moved to line and column of its script (its text parsed again where it runs).
+func (s Source) At(line, col int) Source {
+	s.Line, s.Col, s.parsed, s.perr = line, col, nil, nil
+	return s
 }
 
 // Item is what a Scanner reads: one statement, or one meta command line.
@@ -126,7 +137,9 @@ func (sc *Scanner) Next() (Item, error) {
 		default:
 			sc.blank = false
 		}
-		if sc.buf.Len() > query.MaxStmtBytes+4 && !sc.blank {
+		// Past twice the limit the parser would refuse it anyway; reading on would let one
+		// statement hold the whole script.
+		if sc.buf.Len() > 2*query.MaxStmtBytes && !sc.blank {
 			return Item{}, fmt.Errorf("%s:%d:%d: %w", sc.name, sc.at[0], sc.at[1], ErrTooLong)
 		}
 	}
@@ -139,8 +152,12 @@ func (sc *Scanner) lineEnd() (Item, bool) {
 	case sc.blank:
 		sc.reset()
 		return Item{}, false
-	case query.Complete(sc.buf.String()):
-		return sc.item(), true
+	}
+	script, err, complete := query.ParseComplete(sc.name, sc.buf.String(), sc.at[0], sc.at[1])
+	if complete {
+		it := sc.item()
+		it.Src.parsed, it.Src.perr = script, err
+		return it, true
 	}
 	return Item{}, false
 }

@@ -132,6 +132,9 @@ func (l local) render(st output.Style, emit func(Rendered) error) func(*query.Re
 }
 
 func (l local) Exec(ctx context.Context, src Source, st output.Style, emit func(Rendered) error) error {
+	if src.parsed != nil {
+		return l.Session.ExecParsed(ctx, src.parsed, src.perr, l.render(st, emit))
+	}
 	return l.Session.ExecAt(ctx, src.Name, src.Text, src.Line, src.Col, l.render(st, emit))
 }
 
@@ -140,7 +143,10 @@ func (l local) Exec(ctx context.Context, src Source, st output.Style, emit func(
 func (l local) ExecTx(ctx context.Context, begin Source, srcs []Source, st output.Style, emit func(Rendered) error) error {
 	var stmts []query.Stmt
 	for _, src := range srcs {
-		script, err := query.ParseAt(src.Name, src.Text, src.Line, src.Col)
+		script, err := src.parsed, src.perr
+		if script == nil {
+			script, err = query.ParseAt(src.Name, src.Text, src.Line, src.Col)
+		}
 		if err != nil {
 			return err
 		}

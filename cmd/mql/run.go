@@ -35,7 +35,8 @@ const usageText = `Usage:
   mql [flags] [DB]              open DB and start the REPL, or run -c / -f / piped stdin as a script
   mql export [--as P] [-o FILE [--force]] [DB]
                                 write DB as N-Quads to stdout, or to FILE (atomically)
-  mql import FILE.nq [DB]       load an N-Quads export (FILE - is stdin) into a new store, all or nothing
+  mql import [--owner N] [--strict] FILE.nq [DB]
+                                load an N-Quads export (FILE - is stdin) into a new store, all or nothing
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
@@ -44,7 +45,8 @@ const usageText = `Usage:
                                 GET /v1/watch, each request as its bearer token's principal
   mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
                                 issue, list and revoke the tokens of mql serve (owner only)
-  mql version                   print the version
+  mql version                   print the version (also mql --version, mql -V)
+  mql COMMAND --help            a command's own usage
 
 While mql serve holds a bbolt DB, mql, mql export, mql check and mql token attach to it over its
 local socket instead of failing with exit 4: the same statements, output and exit codes.
@@ -67,16 +69,24 @@ Flags:
   --as PRINCIPAL     act as PRINCIPAL: read what it may see, write only as it, export only what it sees
   --owner NAME       owner principal of a store being created (default owner); a principal name
   --strict           a store being created requires the assert right to assert
+  -1, --single-transaction
+                     run the scripts as one transaction: all of their writes or none, one commit
+  -X, --no-mqlrc     the REPL does not read the startup file ($MQLRC, $XDG_CONFIG_HOME/mql/mqlrc
+                     or ~/.mqlrc)
+  -V, --version      print the version
+  -h, --help         this text
 
 Exit codes:
   0    ok
   1    a statement failed to evaluate
-  2    usage error (bad flag or argument, the store named twice, unreadable script file)
+  2    usage error (bad flag or argument, the store named twice, unreadable script file,
+       --as a principal the store does not know)
   3    syntax error in a statement or meta command
   4    the store could not be opened (no such store, in use by another process, …)
   5    import or export failed or was refused (an existing file, an mql store)
   130  interrupted
-Errors are printed to stderr as name:line:col: message, name being -c, the file or <stdin>.
+Errors are printed to stderr as name:line:col: message, name being -c (-c#N when there are
+several), the file or <stdin>.
 `
 
 func usage(w io.Writer) { io.WriteString(w, usageText) }

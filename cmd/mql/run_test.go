@@ -319,3 +319,57 @@ func TestImportExport(t *testing.T) {
 		t.Errorf(`\import of a bad file: exit %d, %s`, code, e)
 	}
 }
+
+// TestHelp: --help (and -h) prints a full synopsis on stdout and exits 0 for mql and every
+// subcommand; mql --version and -V print the version.
+func TestHelp(t *testing.T) {
+	testEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "mql [flags] [DB]"},
+		{[]string{"-h"}, "Exit codes:"},
+		{[]string{"help"}, "Exit codes:"},
+		{[]string{"export", "--help"}, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]"},
+		{[]string{"import", "--help"}, "usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]"},
+		{[]string{"check", "--help"}, "usage: mql check [--format text|json] [DB | --db DB]"},
+		{[]string{"demo", "--help"}, "usage: mql demo [--format FORMAT] [DB | --db DB]"},
+		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [DB | --db DB]"},
+		{[]string{"serve", "--help"}, "usage: mql serve [--listen ADDR]"},
+		{[]string{"token", "--help"}, "mql token create NAME"},
+		{[]string{"token", "list", "--help"}, "mql token list"},
+		{[]string{"version", "--help"}, "usage: mql version"},
+	} {
+		out, errOut, code := mqlRun(t, "", tc.args...)
+		if code != exitOK || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("mql %s: exit %d, stdout %q, stderr %q; want exit 0 and %q on stdout", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+		if tc.args[0] != "help" && tc.args[0] != "-h" && tc.args[0] != "--help" && tc.args[0] != "token" && tc.args[0] != "version" && !strings.Contains(out, "--db DB") {
+			t.Errorf("mql %s: the usage does not say how to name the store: %q", strings.Join(tc.args, " "), out)
+		}
+	}
+	// A mistake prints the usage on stderr and exits 2.
+	if out, errOut, code := mqlRun(t, "", "export", "--nope"); code != exitUsage || out != "" || !strings.Contains(errOut, "usage: mql export") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, args := range [][]string{{"--version"}, {"-V"}, {"version"}} {
+		if out, _, code := mqlRun(t, "", args...); code != exitOK || !strings.HasPrefix(out, "mql ") {
+			t.Errorf("mql %v: exit %d, %q", args, code, out)
+		}
+	}
+}
+
+// TestActAsUnknown: --as names a principal the store does not know: a usage error (exit 2)
+// that names it, before anything runs.
+func TestActAsUnknown(t *testing.T) {
+	dir := testEnv(t)
+	db := filepath.Join(dir, "t.db")
+	if _, errOut, code := mqlRun(t, "", "-c", "principal alice user", db); code != 0 {
+		t.Fatal(errOut)
+	}
+	_, errOut, code := mqlRun(t, "", "--as", "bob", "-c", "stats", db)
+	if code != exitUsage || !strings.Contains(errOut, "--as bob") || !strings.Contains(errOut, `"bob" is not a principal`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

@@ -17,6 +17,12 @@ import (
 // Every subcommand names its store the same way: as its DB argument, or as --db DB. Both mean
 // the same, and naming it twice is a usage error. Without either, the default store is used.
 
+// dbUsage explains DB in every command's usage.
+const dbUsage = `DB is the store: a bbolt file path, bbolt:PATH, memory: or postgres://…, given as the DB
+argument or as --db DB (not both). Without it: $MQL_DB, else $XDG_DATA_HOME/mql/default.db
+(~/.local/share/mql/default.db).
+`
+
 // addDBFlag registers --db on fs.
 func addDBFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", "", "the store `DB`, as the DB argument: a file, bbolt:PATH, memory: or postgres://…")

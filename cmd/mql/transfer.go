@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,24 +13,21 @@ import (
 	"github.com/mql-dev/mql/output"
 )
 
+const importUsage = `usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]
+Loads an N-Quads export (FILE - is stdin) into a store that holds nothing yet, creating it: all
+or nothing. --owner and --strict must match the exported store's.
+` + dbUsage
+
 // runImport is `mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]`: it loads an
 // N-Quads export into a new store, all or nothing.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlag := addDBFlag(fs)
+	fs := newFlags("mql import", importUsage, stdout, stderr)
+	dbFlag := addDBFlag(fs.FlagSet)
 	owner := fs.String("owner", "", "owner `NAME` of the new store; must match the export's")
 	strict := fs.Bool("strict", false, "create the store strict; must match the export")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]  (FILE - is stdin)")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, rest, err := takeDB(*dbFlag, pos, 1)
 	if err == nil && len(rest) != 1 {
@@ -42,7 +38,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mql import: %v\n", err)
-		fs.Usage()
+		fs.usage(stderr)
 		return exitUsage
 	}
 	name := rest[0]
