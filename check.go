@@ -44,7 +44,7 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
 func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 	r, err := db.store.Check(ctx)
 	if err != nil {
-		return CheckReport{}, err
+		return CheckReport{}, userError(err)
 	}
 	return checkReport(r), nil
 }
@@ -58,7 +58,7 @@ func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, err
 	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout,
 		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout})
 	if err != nil {
-		return CheckReport{}, err
+		return CheckReport{}, userError(err)
 	}
 	return checkReport(r), nil
 }
@@ -73,7 +73,7 @@ func checkImport(txs []*graphstore.Tx, now time.Time) error {
 	if n := len(rep.Problems) + rep.Omitted - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d more problems)", n)
 	}
-	return fmt.Errorf("graphstore: import: %w: %s: %s%s; nothing was imported", graphstore.ErrBadImport, rep.Problems[0].Kind, rep.Problems[0], more)
+	return fmt.Errorf("import: %w: %s: %s%s; nothing was imported", graphstore.ErrBadImport, rep.Problems[0].Kind, rep.Problems[0], more)
 }
 
 func checkReport(r *graphstore.Report) CheckReport {

@@ -2,7 +2,6 @@ package mql
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 
@@ -36,10 +35,7 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := graphstore.WriteNQuads(w, txs); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	return nil
+	return userError(graphstore.WriteNQuads(w, txs))
 }
 
 // visibleTx copies tx without what v's reader may not see: claims and artifacts outside its
@@ -107,7 +103,7 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	txs, err := graphstore.ReadNQuads(r)
 	if err != nil {
-		return err
+		return userError(err)
 	}
 	for _, tx := range txs {
 		nfcTx(tx)
@@ -115,9 +111,9 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	// A file that decodes may still describe an unsound store (two live claims of a key, a
 	// standing that never held): refuse it as Check would flag it.
 	if err := checkImport(txs, db.clock()); err != nil {
-		return err
+		return userError(err)
 	}
-	return db.store.Import(ctx, txs)
+	return userError(db.store.Import(ctx, txs))
 }
 
 // citedSources are the sources cited by some claim the view's reader may see.

@@ -77,7 +77,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		WriteIdleTimeout: opts.WriteIdleTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, userError(err)
 	}
 	return &DB{store: s, clock: clock}, nil
 }
@@ -172,7 +172,7 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 		ix, now = r.tx.ix, r.tx.tx.Time
 	} else {
 		if err := r.db.store.Refresh(ctx); err != nil {
-			return err
+			return userError(err)
 		}
 		ix = r.db.store.Index()
 		ix.RLock()

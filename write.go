@@ -133,7 +133,7 @@ func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.Vie
 		return rc, nil
 	}
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, userError(err)
 	}
 	rc.Tx, rc.At = int64(tx.ID), tx.Time
 	return rc, nil

@@ -373,3 +373,24 @@ func TestActAsUnknown(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// TestNoInternalWords: messages a user reads do not carry the storage layer's package name
+// ("graphstore:") or its sentinel ("storage failure:").
+func TestNoInternalWords(t *testing.T) {
+	dir := testEnv(t)
+	os.Mkdir(filepath.Join(dir, "adir"), 0o755)
+	for _, args := range [][]string{
+		{"-c", "assert K.p = 1 by owner", filepath.Join(dir, "adir")},
+		{"-c", "principal x agent", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"},
+		{"export", filepath.Join(dir, "adir")},
+		{"check", filepath.Join(dir, "adir")},
+	} {
+		_, errOut, code := mqlRun(t, "", args...)
+		if code == exitOK || errOut == "" {
+			t.Errorf("mql %v: exit %d, %q", args, code, errOut)
+		}
+		if strings.Contains(errOut, "graphstore:") || strings.Contains(errOut, "storage failure:") {
+			t.Errorf("mql %v: %q", args, errOut)
+		}
+	}
+}
