@@ -129,11 +129,14 @@ func writeCatalogTable(b *strings.Builder, r *query.Result, ex bool) {
 	}
 }
 
-func statements(n int) string {
+func statements(n int) string { return plural(n, "statement") }
+
+// plural is "1 key", "2 keys".
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 statement"
+		return "1 " + noun
 	}
-	return strconv.Itoa(n) + " statements"
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // writeDescribe writes each thing a name is, one section after another.
@@ -158,17 +161,21 @@ func writeDescribe(b *strings.Builder, d *mql.Description, ex bool) {
 	}
 	if s := d.Subject; s != nil {
 		sep()
-		fmt.Fprintf(b, "subject %s  %d keys, %d live claims, %d claims in all\n", Escape(s.Subject), s.Keys, s.Live, s.Claims)
+		fmt.Fprintf(b, "subject %s  %s, %s, %s in all\n", Escape(s.Subject), plural(s.Keys, "key"), plural(s.Live, "live claim"), plural(s.Claims, "claim"))
 		claimGrid(d.Live).render(b, ex)
 	}
 	if p := d.Predicate; p != nil {
 		sep()
-		fmt.Fprintf(b, "predicate %s  %s values, half-life %s, %d subjects, %d live claims, %d claims in all\n",
-			Escape(p.Predicate), valueTypeText(p.ValueType), halfLifeText(p.HalfLife), p.Subjects, p.Live, p.Claims)
+		decay := "no decay"
+		if p.HalfLife > 0 {
+			decay = "half-life " + halfLifeText(p.HalfLife)
+		}
+		fmt.Fprintf(b, "predicate %s  %s values, %s, %s, %s, %s in all\n",
+			Escape(p.Predicate), valueTypeText(p.ValueType), decay, plural(p.Subjects, "subject"), plural(p.Live, "live claim"), plural(p.Claims, "claim"))
 	}
 	if a := d.Artifact; a != nil {
 		sep()
-		fmt.Fprintf(b, "artifact %s  %d versions, the newest %s\n", Escape(a.Name), a.Versions, Escape(a.Latest.Ref))
+		fmt.Fprintf(b, "artifact %s  %s, the newest %s\n", Escape(a.Name), plural(a.Versions, "version"), Escape(a.Latest.Ref))
 		artifactGrid(d.Versions).render(b, ex)
 	}
 }

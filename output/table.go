@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+	"unicode"
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/query"
@@ -33,7 +33,7 @@ func (g *grid) render(b *strings.Builder, expanded bool) {
 	width := make([]int, len(g.header))
 	measure := func(row []string) {
 		for i, c := range row {
-			if n := utf8.RuneCountInString(c); n > width[i] {
+			if n := displayWidth(c); n > width[i] {
 				width[i] = n
 			}
 		}
@@ -50,7 +50,7 @@ func (g *grid) render(b *strings.Builder, expanded bool) {
 			}
 			l.WriteString(c)
 			if i < len(row)-1 {
-				l.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)))
+				l.WriteString(strings.Repeat(" ", width[i]-displayWidth(c)))
 			}
 		}
 		b.WriteString(strings.TrimRight(l.String(), " "))
@@ -89,12 +89,12 @@ func (g *grid) renderExpanded(b *strings.Builder) {
 func vertical(b *strings.Builder, pairs [][2]string) {
 	w := 0
 	for _, p := range pairs {
-		if n := utf8.RuneCountInString(p[0]); n > w {
+		if n := displayWidth(p[0]); n > w {
 			w = n
 		}
 	}
 	for _, p := range pairs {
-		fmt.Fprintf(b, "%s%s  %s", p[0], strings.Repeat(" ", w-utf8.RuneCountInString(p[0])), p[1])
+		fmt.Fprintf(b, "%s%s  %s", p[0], strings.Repeat(" ", w-displayWidth(p[0])), p[1])
 		b.WriteString("\n")
 	}
 }
@@ -349,4 +349,28 @@ func contextFooter(cx *mql.ContextResult) string {
 		return fmt.Sprintf("(~%d tokens, budget %d, the line saying what was left out included)", cx.Tokens, cx.Budget)
 	}
 	return fmt.Sprintf("(~%d tokens, budget %d)", cx.Tokens, cx.Budget)
+}
+
+// displayWidth is how many columns s takes on a terminal: East Asian wide and fullwidth
+// characters take two, combining marks and zero-width characters none, others one.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+func runeWidth(r rune) int {
+	switch {
+	case r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+		return 0
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0x303E, r >= 0x3041 && r <= 0x33FF,
+		r >= 0x3400 && r <= 0x4DBF, r >= 0x4E00 && r <= 0x9FFF, r >= 0xA000 && r <= 0xA4CF,
+		r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F,
+		r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F,
+		r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+		return 2
+	}
+	return 1
 }
