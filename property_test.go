@@ -1245,6 +1245,21 @@ func (tw *twins) reads(who string, keys, arts []string, asOf int) {
 		add(r.Context(ctx, []string{"*"}, 0))
 		add(r.Stats(ctx))
 		add(r.Names(ctx))
+		// The catalogue: what the store holds, counted from what the reader may see.
+		add(r.Principals(ctx, ""))
+		add(r.Grants(ctx, ""))
+		add(r.Subjects(ctx, ""))
+		add(r.Predicates(ctx, ""))
+		add(r.Artifacts(ctx, ""))
+		add(r.Sources(ctx, ""))
+		for _, k := range keys {
+			subj, pred, _ := strings.Cut(k, ".")
+			add(r.Describe(ctx, subj))
+			add(r.Describe(ctx, pred))
+		}
+		for _, a := range arts {
+			add(r.Describe(ctx, a))
+		}
 		var b bytes.Buffer
 		err := r.Export(ctx, &b)
 		var lines []string

@@ -309,7 +309,7 @@ type BeliefsResult struct {
 type ContextResult struct {
 	Text    string   `json:"text"`
 	Lines   []string `json:"lines"`
-	Tokens  int      `json:"tokens"` // estimated: see EstimateTokens
+	Tokens  int      `json:"tokens"`            // estimated: see EstimateTokens
 	Budget  int      `json:"budget"`            // 0: no budget
 	Omitted []string `json:"omitted,omitempty"` // subjects left out for the budget
 	// Empty lists the subjects asked for by name of which the reader may see no live claim:

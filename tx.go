@@ -14,7 +14,7 @@ var ErrTxDone = errors.New("the transaction has ended")
 // transaction, with one id and one commit, all of them or none.
 type Tx struct {
 	db    *DB
-	by    string // who makes the transaction
+	by    string            // who makes the transaction
 	ix    *graphstore.Index // the writer's handle: committed and pending transactions, this one's staged records
 	tx    *graphstore.Tx
 	stage func() error
@@ -36,7 +36,8 @@ type Tx struct {
 // transaction sees them before it commits.
 //
 // fn runs while the store's writers wait, possibly on another goroutine: keep it short, and do
-// not call db's other methods from it (they would wait for the transaction to end). On
+// not call db's other methods from it: its writes would wait for the transaction to end, which
+// waits for fn (so would its reads, on PostgreSQL). Read through tx.Reader(). On
 // PostgreSQL a transaction that runs longer than Options.WriteIdleTimeout loses the writer
 // lock and fails. Tx returns the id of the transaction it committed, or 0 when fn wrote
 // nothing (a transaction of no-ops commits nothing).

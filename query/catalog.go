@@ -197,11 +197,13 @@ func (s *Grants) String() string     { return s.Mods.String() + withPattern("gra
 func (s *Subjects) String() string   { return s.Mods.String() + withPattern("subjects", s.Pattern) }
 func (s *Predicates) String() string { return s.Mods.String() + withPattern("predicates", s.Pattern) }
 func (s *Artifacts) String() string  { return s.Mods.String() + withPattern("artifacts", s.Pattern) }
-func (s *Sources) String() string    { return s.Mods.String() + withPattern("sources", globSource(s.Pattern)) }
-func (s *Describe) String() string   { return s.Mods.String() + "describe " + s.Name }
-func (s *Begin) String() string      { return "begin" }
-func (s *Commit) String() string     { return "commit" }
-func (s *Rollback) String() string   { return "rollback" }
+func (s *Sources) String() string {
+	return s.Mods.String() + withPattern("sources", globSource(s.Pattern))
+}
+func (s *Describe) String() string { return s.Mods.String() + "describe " + s.Name }
+func (s *Begin) String() string    { return "begin" }
+func (s *Commit) String() string   { return "commit" }
+func (s *Rollback) String() string { return "rollback" }
 
 // globSource prints a pattern as written in the language: bare when it lexes back as names
 // and "*", else as a string.

@@ -2,8 +2,8 @@ package query
 
 import (
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"

@@ -2,10 +2,10 @@ package repl
 
 import (
 	"bufio"
-	"os"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/mql-dev/mql/query"

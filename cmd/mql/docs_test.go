@@ -183,7 +183,7 @@ func (r *transcriptReader) Readline() (string, error) {
 	}
 	return l, nil
 }
-func (r *transcriptReader) SetPrompt(p string)       { r.prompt = p }
+func (r *transcriptReader) SetPrompt(p string)      { r.prompt = p }
 func (r *transcriptReader) AddHistory(string) error { return nil }
 func (r *transcriptReader) Close() error            { return nil }
 

@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -281,7 +281,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *as != "" {
 		if ok, err := db.HasPrincipal(ctx, *as); err != nil || !ok {
 			if err == nil {
-				err = fmt.Errorf("%q is not a principal of %s; record it first, e.g. `principal %s agent`", *as, dsn, *as)
+				err = fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", *as, mql.ErrUnknownPrincipal, *as)
 			}
 			fmt.Fprintf(stderr, "mql: --as %s: %v\n", *as, output.EscapeText(err.Error()))
 			return exitUsage

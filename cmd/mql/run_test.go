@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -369,7 +370,7 @@ func TestActAsUnknown(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	_, errOut, code := mqlRun(t, "", "--as", "bob", "-c", "stats", db)
-	if code != exitUsage || !strings.Contains(errOut, "--as bob") || !strings.Contains(errOut, `"bob" is not a principal`) {
+	if code != exitUsage || !strings.Contains(errOut, "--as bob") || !strings.Contains(errOut, `"bob": unknown principal`) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
@@ -391,6 +392,69 @@ func TestNoInternalWords(t *testing.T) {
 		}
 		if strings.Contains(errOut, "graphstore:") || strings.Contains(errOut, "storage failure:") {
 			t.Errorf("mql %v: %q", args, errOut)
+		}
+	}
+}
+
+// TestScriptStreams: a script on stdin runs each statement as it arrives, before the script
+// ends: a producer sees each result while it still writes (on a store mql opens, and through
+// mql serve).
+func TestScriptStreams(t *testing.T) {
+	bin := crashBuild(t)
+	home := t.TempDir()
+	dir := t.TempDir()
+	local, held := filepath.Join(dir, "local.db"), filepath.Join(dir, "held.db")
+	for _, db := range []string{local, held} {
+		if _, errs, code := runMQL(t, bin, home, "principal w agent\n", "-f", "-", db); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	startServe(t, bin, home, held)
+	for _, db := range []string{local, held} {
+		cmd := crashCmd(bin, home, "--format", "csv", "-f", "-", db)
+		in, _ := cmd.StdinPipe()
+		outPipe, _ := cmd.StdoutPipe()
+		var errb syncBuffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 100)
+		go func() {
+			buf := make([]byte, 4096)
+			var acc string
+			for {
+				n, err := outPipe.Read(buf)
+				acc += string(buf[:n])
+				for {
+					i := strings.IndexByte(acc, '\n')
+					if i < 0 {
+						break
+					}
+					lines <- acc[:i]
+					acc = acc[i+1:]
+				}
+				if err != nil {
+					close(lines)
+					return
+				}
+			}
+		}()
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\"\n", i, i)
+			deadline := time.After(20 * time.Second)
+			for got := false; !got; {
+				select {
+				case l := <-lines:
+					got = strings.HasPrefix(l, fmt.Sprintf("assert,K.p@%d,", i))
+				case <-deadline:
+					t.Fatalf("%s: statement %d has no result while the script goes on; stderr %s", db, i, errb.String())
+				}
+			}
+		}
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v %s", db, err, errb.String())
 		}
 	}
 }
