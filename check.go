@@ -46,7 +46,7 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
 func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 	r, err := db.store.Check(ctx, graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
-		return CheckReport{}, err
+		return CheckReport{}, userError(err)
 	}
 	return checkReport(r), nil
 }
@@ -62,7 +62,7 @@ func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, err
 		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout},
 		graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
-		return CheckReport{}, err
+		return CheckReport{}, userError(err)
 	}
 	return checkReport(r), nil
 }
@@ -79,7 +79,11 @@ func checkReport(r *graphstore.Report) CheckReport {
 // record, and the standing each one needed. st is the store just before tx (its claims and
 // artifacts: up to and including tx).
 func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstore.Problem)) {
-	checkAuthors(tx, add)
+	if name, ok := notNFC(tx); ok {
+		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID,
+			Msg: fmt.Sprintf("the name %q is not in Unicode normalization form C (NFC), as mql writes every name", name)})
+	}
+	checkAuthors(tx, st.Meta().Owner, add)
 	if tx.ID != 1 {
 		checkStandings(st, tx, add)
 	}
@@ -88,17 +92,22 @@ func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstor
 // checkAuthors checks that the transaction's principal made what it records, as every write
 // does (db.write commits each statement as one transaction made by its principal): the genesis
 // is made by the owner it records, and every grant, revocation, confirmation, artifact, review
-// and decay names the transaction's principal. Claims are the exception the API makes:
+// and decay names the transaction's principal, unless the owner made the transaction (the
+// owner may write by anyone, and DB.Tx records several principals' writes in one transaction
+// made by the owner). Claims are the exception the API makes everywhere:
 // AssertBatch records the claims of several asserters in one transaction made by one
 // principal, so a claim's asserter may be any recorded principal (whose standing, in a strict
 // store, checkStandings judges).
-func checkAuthors(tx *graphstore.Tx, add func(graphstore.Problem)) {
+func checkAuthors(tx *graphstore.Tx, owner string, add func(graphstore.Problem)) {
 	lie := func(node, what, by string) {
 		add(graphstore.Problem{Kind: graphstore.ProblemAuthor, Tx: tx.ID, Node: node,
-			Msg: fmt.Sprintf("%s %s in a transaction made by %s: every record but a claim is made by its transaction's principal", what, by, tx.By)})
+			Msg: fmt.Sprintf("%s %s in a transaction made by %s: every record but a claim is made by its transaction's principal (or in the owner's)", what, by, tx.By)})
 	}
 	if tx.Meta != nil && tx.By != tx.Meta.Owner {
 		lie("urn:mql:tx:1", "the genesis records owner "+tx.Meta.Owner+" and is made by", tx.By)
+	}
+	if owner != "" && tx.By == owner {
+		return // the owner writes on anyone's behalf, several principals' records in one DB.Tx too
 	}
 	for _, g := range tx.Grants {
 		if g.By != tx.By {
@@ -140,9 +149,10 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 	bad := func(node, format string, args ...any) {
 		add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
 	}
-	// grant finds grant id held by who with right over target.
+	// grant finds grant id held by who with right over target, this transaction's grants
+	// included.
 	grant := func(id, who string, right graphstore.Right, target string) error {
-		for _, g := range st.Grants(who) {
+		for _, g := range (txHoldings{st, tx}).Grants(who) {
 			if g.ID != id {
 				continue
 			}
@@ -153,25 +163,35 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 		}
 		return fmt.Errorf("%s held no grant %s", who, id)
 	}
-	holds := func(who string, right graphstore.Right, target string) bool {
-		_, err := authority.Standing(st, who, right, target)
+	// A transaction of several statements (DB.Tx) may rest on its own earlier records: a
+	// grant it gives is standing for its other records, a principal it records may confirm.
+	// A grant is checked against the grants given before it in its transaction only, so that
+	// no grant is its own standing.
+	v := txHoldings{st, tx}
+	holds := func(h authority.Holdings, who string, right graphstore.Right, target string) bool {
+		_, err := authority.Standing(h, who, right, target)
 		return err == nil
 	}
 	canSee := func(who string, seenBy []string) bool {
 		return who == owner || len(seenBy) == 0 || slices.Contains(seenBy, who)
 	}
 	for _, p := range tx.Principals {
-		if !holds(tx.By, graphstore.RightGrant, "*") {
+		if !holds(v, tx.By, graphstore.RightGrant, "*") {
 			bad("urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
 		}
 	}
-	for _, g := range tx.Grants {
-		if !holds(g.By, graphstore.RightGrant, g.Scope) {
+	for i, g := range tx.Grants {
+		if holds(st, g.By, graphstore.RightGrant, g.Scope) {
+			continue
+		}
+		// The first grant that covers it, in order: one given earlier in this transaction.
+		id, err := authority.Standing(v, g.By, graphstore.RightGrant, g.Scope)
+		if err != nil || !slices.ContainsFunc(tx.Grants[:i], func(e *graphstore.Grant) bool { return e.ID == id }) {
 			bad("urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
 		}
 	}
 	for _, d := range tx.Decays {
-		if !holds(d.By, graphstore.RightGrant, d.Predicate) {
+		if !holds(v, d.By, graphstore.RightGrant, d.Predicate) {
 			bad("", "decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
 		}
 	}
@@ -219,7 +239,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 	}
 	for _, cf := range tx.Confirmations {
 		node := "urn:mql:confirmation:" + cf.ID
-		if p := st.Principal(cf.By); p == nil || p.Type != graphstore.User {
+		if p := v.Principal(cf.By); p == nil || p.Type != graphstore.User {
 			bad(node, "confirmed by %s, who is not a user", cf.By)
 		}
 		switch cf.Standing {
@@ -252,4 +272,32 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 			}
 		}
 	}
+}
+
+// txHoldings is the store just before tx with the principals and grants tx records added.
+type txHoldings struct {
+	*graphstore.CheckState
+	tx *graphstore.Tx
+}
+
+func (h txHoldings) Principal(name string) *graphstore.Principal {
+	if p := h.CheckState.Principal(name); p != nil {
+		return p
+	}
+	for _, p := range h.tx.Principals {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (h txHoldings) Grants(grantee string) []*graphstore.Grant {
+	gs := h.CheckState.Grants(grantee)
+	for _, g := range h.tx.Grants {
+		if g.Grantee == grantee {
+			gs = append(slices.Clip(gs), g)
+		}
+	}
+	return gs
 }

@@ -3,6 +3,7 @@ package mql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 	if len(subjects) == 0 {
 		return out, fmt.Errorf("context: %w: name the subjects, or * for all", ErrInvalid)
 	}
+	subjects = nfcAll(subjects)
 	for _, s := range subjects {
 		if s != "*" {
 			if err := checkName("subject", s); err != nil {
@@ -58,6 +60,9 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 		for i, s := range order {
 			line, refs := contextLine(v, s)
 			if line == "" {
+				if !slices.Contains(subjects, "*") || slices.Contains(subjects, s) {
+					out.Empty = append(out.Empty, s)
+				}
 				continue
 			}
 			cost := EstimateTokens(line + "\n")
@@ -79,6 +84,15 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 		text := strings.Join(out.Lines, "\n")
 		if len(out.Lines) > 0 {
 			text += "\n"
+		}
+		// Saying that nothing could be shown matters more than the budget when nothing is;
+		// otherwise the names of the empty subjects are added when they fit. (The same text
+		// whether the store holds claims the reader may not see or none at all.)
+		if len(out.Empty) > 0 || len(out.Lines) == 0 && len(out.Omitted) == 0 {
+			notice := emptyLine(out.Empty, len(out.Lines) == 0)
+			if len(out.Lines) == 0 || budget == 0 || EstimateTokens(text+notice+"\n") <= budget {
+				text += notice + "\n"
+			}
 		}
 		if len(out.Omitted) > 0 {
 			notice := omittedLine(out.Omitted)
@@ -108,6 +122,18 @@ func omittedSubjects(v *graphstore.View, subjects []string) []string {
 // even this line is exceeded by it: saying that something was left out matters more.
 func shortOmittedLine(n int) string {
 	return fmt.Sprintf("(%d subjects left out for the token budget)", n)
+}
+
+// emptyLine says which subjects asked for have no live claim the reader may see; nothing says
+// that none of them has.
+func emptyLine(subjects []string, nothing bool) string {
+	switch {
+	case nothing && len(subjects) == 0:
+		return "(nothing visible: no live claims)"
+	case nothing:
+		return fmt.Sprintf("(nothing visible: no live claims of %s)", strings.Join(subjects, ", "))
+	}
+	return fmt.Sprintf("(no live claims of %s)", strings.Join(subjects, ", "))
 }
 
 func omittedLine(subjects []string) string {

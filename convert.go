@@ -116,7 +116,7 @@ func nodeVisible(v *graphstore.View, n graphstore.NodeRef) bool {
 }
 
 func revocationOf(v *graphstore.View, r *graphstore.Revocation) Revocation {
-	out := Revocation{Claim: r.Claim.String(), By: r.By, At: v.TxTime(r.Tx), Tx: int64(r.Tx), Because: r.Because, Standing: r.Standing}
+	out := Revocation{Claim: r.Claim.String(), By: r.By, At: v.TxTime(r.Tx), Tx: int64(r.Tx), Because: r.Because, Standing: r.Standing, StandingGrant: standingGrant(v, r.Standing)}
 	out.ReplacedBy = visibleRef(v, r.ReplacedBy)
 	return out
 }
@@ -131,4 +131,13 @@ func grantOf(v *graphstore.View, id string) *Grant {
 		}
 	}
 	return nil
+}
+
+// standingGrant is the grant a recorded standing names, or nil for "owner", "own claim" and
+// the like.
+func standingGrant(v *graphstore.View, standing string) *Grant {
+	if len(standing) < 2 || standing[0] != 'g' || standing[1] < '0' || standing[1] > '9' {
+		return nil
+	}
+	return grantOf(v, standing)
 }

@@ -2,7 +2,6 @@ package mql
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 
@@ -36,10 +35,7 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := graphstore.WriteNQuads(w, txs); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	return nil
+	return userError(graphstore.WriteNQuads(w, txs))
 }
 
 // visibleTx copies tx without what v's reader may not see: claims and artifacts outside its

@@ -57,6 +57,11 @@ func (db *DB) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 // Find answers a conjunctive query over live claims.
 func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 	out := FindResult{Vars: q.Select, Rows: []Row{}}
+	q.Where = append([]Cond(nil), q.Where...)
+	for i := range q.Where {
+		c := &q.Where[i]
+		c.Predicate, c.Subject.Value, c.Object.Value = nfc(c.Predicate), nfcValue(c.Subject.Value), nfcValue(c.Object.Value)
+	}
 	if err := checkFind(q); err != nil {
 		return out, err
 	}

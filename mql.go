@@ -58,6 +58,7 @@ type DB struct {
 // ErrBadReference and opens nothing.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Owner != "" {
+		opts.Owner = nfc(opts.Owner)
 		if err := CheckName("owner", opts.Owner); err != nil {
 			return nil, err
 		}
@@ -76,7 +77,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		WriteIdleTimeout: opts.WriteIdleTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, userError(err)
 	}
 	return &DB{store: s, clock: clock}, nil
 }
@@ -128,6 +129,7 @@ type Reader struct {
 	asOfTx   int64
 	asOfTime time.Time
 	asOfSet  bool // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx  // reads inside a transaction: its pending state (Tx.Reader)
 }
 
 // Reader returns a reader of the newest state, as the owner.
@@ -143,7 +145,7 @@ func (db *DB) AsOf(t time.Time) Reader { return db.Reader().AsOf(t) }
 func (db *DB) AsOfTx(id int64) Reader { return db.Reader().AsOfTx(id) }
 
 // As narrows the reader to what principal may see.
-func (r Reader) As(principal string) Reader { r.as = principal; return r }
+func (r Reader) As(principal string) Reader { r.as = nfc(principal); return r }
 
 // AsOf reads the store as it was at time t.
 func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0; return r }
@@ -159,14 +161,24 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := r.db.store.Refresh(ctx); err != nil {
-		return err
-	}
-	ix := r.db.store.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	asOf := ix.Head()
+	var ix *graphstore.Index
 	now := r.db.clock()
+	if r.tx != nil {
+		// Inside a transaction: its writer's handle, which the transaction's own goroutine
+		// reads without the lock (only the writer changes the index meanwhile).
+		if r.tx.ended || r.tx.tx == nil {
+			return ErrTxDone
+		}
+		ix, now = r.tx.ix, r.tx.tx.Time
+	} else {
+		if err := r.db.store.Refresh(ctx); err != nil {
+			return userError(err)
+		}
+		ix = r.db.store.Index()
+		ix.RLock()
+		defer ix.RUnlock()
+	}
+	asOf := ix.Head()
 	switch {
 	case r.asOfTx != 0:
 		if r.asOfTx < 1 || graphstore.TxID(r.asOfTx) > ix.Head() {

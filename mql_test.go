@@ -564,8 +564,8 @@ func TestBadInput(t *testing.T) {
 		{"revoke without standing", mql.ErrNoStanding, func() (mql.Receipt, error) {
 			return f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: "K.price@1", By: "worker-7"})
 		}},
-		{"principal twice", mql.ErrConflict, func() (mql.Receipt, error) {
-			return f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "alice", Type: mql.User, By: "owner"})
+		{"principal twice, of another type", mql.ErrConflict, func() (mql.Receipt, error) {
+			return f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "alice", Type: mql.Agent, By: "owner"})
 		}},
 		{"bad principal type", mql.ErrInvalid, func() (mql.Receipt, error) {
 			return f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "carol", Type: "robot", By: "owner"})
@@ -696,5 +696,32 @@ func TestAudiencesDoNotLeak(t *testing.T) {
 	mine, _ := arch.Live(f.ctx, "Player7.style")
 	if len(mine) != 1 || mine[0].Ref != "Player7.style@3" {
 		t.Errorf("architect live = %+v", mine)
+	}
+}
+
+// TestRedeclaringIsNoop: declaring a principal again with the same type, or giving a grant
+// again, writes nothing and says so, with the transaction that recorded it; scripts can be
+// run again.
+func TestRedeclaringIsNoop(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	g := f.ok(f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "alice", Right: mql.RightRevoke, Scope: "price", By: "owner"}))
+	head, _ := f.db.Head(f.ctx)
+	rc, err := f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "alice", Type: mql.User, By: "owner"})
+	if err != nil || !rc.Unchanged || rc.Tx != 2 || rc.Ref != "alice" {
+		t.Fatalf("principal again: %+v %v", rc, err)
+	}
+	rc, err = f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "alice", Right: mql.RightRevoke, Scope: "price", By: "owner"})
+	if err != nil || !rc.Unchanged || rc.Tx != g.Tx || rc.Ref != g.Ref {
+		t.Fatalf("grant again: %+v %v (first %+v)", rc, err, g)
+	}
+	if h, _ := f.db.Head(f.ctx); h != head {
+		t.Fatalf("head %d → %d", head, h)
+	}
+	// Another giver, or a standing the writer lacks, is not the same grant.
+	if _, err := f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "alice", Right: mql.RightRevoke, Scope: "price", By: "bob"}); !errors.Is(err, mql.ErrNoStanding) {
+		t.Fatalf("grant by bob: %v", err)
+	}
+	if _, err := f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "alice", Type: mql.User, By: "bob"}); !errors.Is(err, mql.ErrNoStanding) {
+		t.Fatalf("principal by bob: %v", err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestOpenOwnerIsAName(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	for _, owner := range []string{"bad name", "a--b", "-x", "9lives", "x\x1b[31m", "über"} {
+	for _, owner := range []string{"bad name", "a--b", "-x", "9lives", "x\x1b[31m", "€uro", "a b"} { // (über is a name: letters of any script)
 		path := filepath.Join(dir, "o.db")
 		db, err := mql.Open(ctx, path, mql.Options{Owner: owner})
 		if err == nil {

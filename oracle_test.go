@@ -6,6 +6,7 @@ package mql_test
 // observer gets: the answer to its own write, and every read.
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -356,12 +357,10 @@ func TestValueTypeFollowsVisibility(t *testing.T) {
 	}
 	// Reopening a file store rebuilds the index (and the snapshot) with both types.
 	path := t.TempDir() + "/mixed.db"
-	h := openDSN(t, path, mql.Options{})
-	if err := h.db.Import(h.ctx, strings.NewReader(b.String())); err != nil {
+	if _, err := mql.ImportStore(context.Background(), path, strings.NewReader(b.String()), mql.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	h.db.Close()
-	h = openDSN(t, path, mql.Options{})
+	h := openDSN(t, path, mql.Options{})
 	if again, _ := h.db.Live(h.ctx, "*.secret"); len(again) != len(live) {
 		t.Fatalf("after reopening: %d claims", len(again))
 	}

@@ -25,6 +25,7 @@ type Filter struct {
 type pattern struct{ subject, predicate string } // "*" for any; predicate "" means any too
 
 func parsePattern(s string) (pattern, error) {
+	s = nfc(s)
 	subj, pred, dotted := strings.Cut(s, ".")
 	p := pattern{subject: subj, predicate: "*"}
 	if dotted {
@@ -71,10 +72,12 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range where {
+	where = append([]Filter(nil), where...)
+	for i, f := range where {
 		if err := checkOp(f.Op); err != nil {
 			return nil, err
 		}
+		where[i].Value = nfcValue(f.Value)
 	}
 	out := []Claim{}
 	err = r.view(ctx, func(v *graphstore.View) error {
@@ -162,6 +165,17 @@ func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Re
 func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 	var out *Node
 	err := r.view(ctx, func(v *graphstore.View) error {
+		// A key whose live claim was revoked or expired (or that has none any more) is
+		// explained by its newest version: what it said, and what happened to it.
+		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
+			if vs := v.Versions(id.Key); len(vs) > 0 {
+				e := vs[len(vs)-1]
+				out = whyClaim(v, e, true, 0)
+				st, _ := v.State(e)
+				out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", id.Key, e.ID, st)
+				return nil
+			}
+		}
 		n, err := resolveNode(v, ref)
 		if err != nil {
 			return err
@@ -193,7 +207,7 @@ func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth 
 		}
 	}
 	if cf := v.Confirmation(e); cf != nil {
-		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing})
+		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing, StandingGrant: standingGrant(v, cf.Standing)})
 	}
 	if rv := v.Revocation(e); rv != nil {
 		r := revocationOf(v, rv)
@@ -431,6 +445,7 @@ func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, er
 
 // Conflicts lists contested claims beside the live claim they dispute.
 func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+	subjects = nfcAll(subjects)
 	for _, s := range subjects {
 		if err := checkName("subject", s); err != nil {
 			return nil, err

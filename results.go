@@ -164,6 +164,8 @@ type Revocation struct {
 	Because    string    `json:"because,omitempty"`
 	Standing   string    `json:"standing"` // a grant id, "owner" or "own claim"
 	ReplacedBy string    `json:"replaced_by,omitempty"`
+	// StandingGrant is the grant Standing names, when it names one.
+	StandingGrant *Grant `json:"standing_grant,omitempty"`
 }
 
 // Grant is a right held over a scope.
@@ -188,6 +190,12 @@ type Receipt struct {
 	Contests   string `json:"contests,omitempty"`
 	// Corroborates names the live claim a lower-ranked, agreeing claim was filed under.
 	Corroborates string `json:"corroborates,omitempty"`
+	// Unchanged says that the write found its record there already (a principal declared again
+	// with the same type, a grant given again) and wrote nothing; Tx and At are the transaction
+	// that recorded it.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Note explains a state a writer may not expect, e.g. why a claim is contested.
+	Note string `json:"note,omitempty"`
 }
 
 // NodeKind says what a provenance tree node holds.
@@ -208,18 +216,23 @@ const (
 // says how the node relates to its parent: "from" (source), "supersedes", "standing",
 // "revoked", "confirmed", "derived from", "reviewed", "contests".
 type Node struct {
-	Kind       NodeKind    `json:"kind"`
-	Relation   string      `json:"relation,omitempty"`
-	Claim      *Claim      `json:"claim,omitempty"`
-	Artifact   *Artifact   `json:"artifact,omitempty"`
-	Source     *Source     `json:"source,omitempty"`
-	Grant      *Grant      `json:"grant,omitempty"`
-	Standing   string      `json:"standing,omitempty"` // for a grant-less standing ("owner", "open")
-	Revocation *Revocation `json:"revocation,omitempty"`
-	Review     *Review     `json:"review,omitempty"`
-	By         string      `json:"by,omitempty"` // confirmation
-	At         time.Time   `json:"at,omitzero"`
-	Children   []*Node     `json:"children,omitempty"`
+	Kind     NodeKind  `json:"kind"`
+	Relation string    `json:"relation,omitempty"`
+	Claim    *Claim    `json:"claim,omitempty"`
+	Artifact *Artifact `json:"artifact,omitempty"`
+	Source   *Source   `json:"source,omitempty"`
+	Grant    *Grant    `json:"grant,omitempty"`
+	Standing string    `json:"standing,omitempty"` // for a grant-less standing ("owner", "open"), and a confirmation's
+	// StandingGrant is the grant a confirmation's Standing names, when it names one.
+	StandingGrant *Grant      `json:"standing_grant,omitempty"`
+	Revocation    *Revocation `json:"revocation,omitempty"`
+	Review        *Review     `json:"review,omitempty"`
+	By            string      `json:"by,omitempty"` // confirmation
+	At            time.Time   `json:"at,omitzero"`
+	// Note, on a tree's root, says what the reader may not expect: that a key has no live claim
+	// and its newest version is shown.
+	Note     string  `json:"note,omitempty"`
+	Children []*Node `json:"children,omitempty"`
 }
 
 // RevokedByResult answers revoked-by: the claim, and its revocation if it was revoked.
@@ -298,10 +311,13 @@ type BeliefsResult struct {
 type ContextResult struct {
 	Text    string   `json:"text"`
 	Lines   []string `json:"lines"`
-	Tokens  int      `json:"tokens"` // estimated: see EstimateTokens
-	Budget  int      `json:"budget"`
+	Tokens  int      `json:"tokens"`            // estimated: see EstimateTokens
+	Budget  int      `json:"budget"`            // 0: no budget
 	Omitted []string `json:"omitted,omitempty"` // subjects left out for the budget
-	Refs    []string `json:"refs"`              // every claim reference included
+	// Empty lists the subjects asked for by name of which the reader may see no live claim:
+	// the text says so rather than nothing.
+	Empty []string `json:"empty,omitempty"`
+	Refs  []string `json:"refs"` // every claim reference included
 }
 
 // Stats summarises a store as a reader sees it.

@@ -67,7 +67,7 @@ func (db *DB) CreateToken(ctx context.Context, s TokenSpec) (string, Token, erro
 		if !s.Expires.IsZero() && !s.Expires.After(tx.Time) {
 			return fmt.Errorf("token for %s: %w: it would expire at %s, before it is issued", s.Principal, ErrInvalid, s.Expires.UTC().Format(time.RFC3339))
 		}
-		id = recordID("t", tx)
+		id = recordID("t", tx, len(tx.Tokens)+1)
 		tx.Tokens = append(tx.Tokens, &graphstore.Token{ID: id, Principal: s.Principal, Hash: hex.EncodeToString(sum[:]), By: s.By, Expires: utc(s.Expires), Tx: tx.ID})
 		rc.Ref = id
 		return nil
@@ -111,7 +111,7 @@ func (db *DB) RevokeToken(ctx context.Context, id, by string) (Receipt, error) {
 		if rev != nil {
 			return fmt.Errorf("token %s: %w: already revoked by %s in tx %d", id, ErrConflict, rev.By, rev.Tx)
 		}
-		tx.TokenRevocations = append(tx.TokenRevocations, &graphstore.TokenRevocation{ID: recordID("k", tx), Token: id, By: by, Tx: tx.ID})
+		tx.TokenRevocations = append(tx.TokenRevocations, &graphstore.TokenRevocation{ID: recordID("k", tx, len(tx.TokenRevocations)+1), Token: id, By: by, Tx: tx.ID})
 		rc.Ref = id
 		return nil
 	})

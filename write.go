@@ -2,6 +2,7 @@ package mql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -15,11 +16,13 @@ import (
 
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
 // It is the language's identifier, so anything written through the API can be named in mql.
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$`)
+// Letters and digits are Unicode's (a combining mark may follow a letter: names are stored in
+// NFC, see names.go).
+var nameRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(-[\p{L}\p{M}\p{Nd}_:/]+)*$`)
 
 // CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
 // letters, digits, _ : / and single - between them, starting with a letter or _, at most 256
-// bytes. The error wraps ErrBadReference and names s as what ("owner", "principal", …).
+// bytes. Letters and digits are any script's (Klärveld, 東京). The error wraps ErrBadReference and names s as what ("owner", "principal", …).
 func CheckName(what, s string) error { return checkName(what, s) }
 
 func checkName(what, s string) error {
@@ -27,7 +30,7 @@ func checkName(what, s string) error {
 		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
 	}
 	if !nameRE.MatchString(s) {
-		return fmt.Errorf("%s %q: %w: use letters, digits, _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
+		return fmt.Errorf("%s %q: %w: use letters, digits (of any script), _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
 	}
 	return nil
 }
@@ -107,93 +110,162 @@ type DecaySpec struct {
 }
 
 // write runs build against the newest state under the store's write lock and commits what it
-// recorded as one transaction. If build fails, nothing is written.
+// recorded as one transaction. If build fails, nothing is written. A build that finds its
+// record there already (rc.Unchanged) writes nothing either, and its receipt names the
+// transaction that recorded it.
 func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error) (Receipt, error) {
+	by = nfc(by)
 	var rc Receipt
 	tx, err := db.store.Write(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx) error {
 		v := ix.View(0, tx.Time, "")
-		if err := checkName("principal", by); err != nil {
+		if err := checkWriter(v, by); err != nil {
 			return err
 		}
-		if v.Principal(by) == nil {
-			return unknownPrincipal(by)
+		if err := build(v, tx, &rc); err != nil {
+			return err
 		}
-		return build(v, tx, &rc)
+		if rc.Unchanged {
+			return errUnchanged
+		}
+		return nil
 	})
+	if errors.Is(err, errUnchanged) {
+		return rc, nil
+	}
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, userError(err)
 	}
 	rc.Tx, rc.At = int64(tx.ID), tx.Time
 	return rc, nil
+}
+
+// errUnchanged aborts a write whose record exists already; it never reaches the caller.
+var errUnchanged = errors.New("unchanged")
+
+// checkWriter checks that by names a recorded principal.
+func checkWriter(v *graphstore.View, by string) error {
+	if err := checkName("principal", by); err != nil {
+		return err
+	}
+	if v.Principal(by) == nil {
+		return unknownPrincipal(by)
+	}
+	return nil
 }
 
 func unknownPrincipal(name string) error {
 	return fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", name, ErrUnknownPrincipal, name)
 }
 
-func recordID(prefix string, tx *graphstore.Tx) string {
-	return prefix + strconv.FormatInt(int64(tx.ID), 10) + ".1"
+// recordID is the id of the n-th record of its kind in tx: "g6.1", "r9.2" (a transaction of
+// several statements records several of a kind).
+func recordID(prefix string, tx *graphstore.Tx, n int) string {
+	return prefix + strconv.FormatInt(int64(tx.ID), 10) + "." + strconv.Itoa(n)
 }
 
 // AddPrincipal records a principal.
 func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		if err := checkName("principal", s.Name); err != nil {
-			return err
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
+// the transaction's, so s.By must be the principal that makes the transaction.
+func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
+	if s.By != t.by {
+		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
+	}
+	return t.write(s.By, s.build)
+}
+
+func (s PrincipalSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	if err := checkName("principal", s.Name); err != nil {
+		return err
+	}
+	switch s.Type {
+	case User, Agent, Tool:
+	default:
+		return fmt.Errorf("principal type %q: %w: use user, agent or tool", s.Type, ErrInvalid)
+	}
+	if _, err := authority.Standing(v, s.By, RightGrant, "*"); err != nil {
+		return err
+	}
+	if p := v.Principal(s.Name); p != nil {
+		if p.Type != s.Type {
+			return fmt.Errorf("principal %s: %w: it is already recorded as %s (tx %d); a principal keeps its type", s.Name, ErrConflict, article(string(p.Type)), p.Tx)
 		}
-		switch s.Type {
-		case User, Agent, Tool:
-		default:
-			return fmt.Errorf("principal type %q: %w: use user, agent or tool", s.Type, ErrInvalid)
-		}
-		if v.Principal(s.Name) != nil {
-			return fmt.Errorf("principal %s: %w: it is already recorded", s.Name, ErrConflict)
-		}
-		if _, err := authority.Standing(v, s.By, RightGrant, "*"); err != nil {
-			return err
-		}
-		tx.Principals = append(tx.Principals, &graphstore.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
-		rc.Ref = s.Name
+		// Declaring it again, the same, is a no-op: scripts can be run again.
+		*rc = Receipt{Tx: int64(p.Tx), At: v.TxTime(p.Tx), Ref: s.Name, Unchanged: true, Note: "already recorded"}
 		return nil
-	})
+	}
+	tx.Principals = append(tx.Principals, &graphstore.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
+	rc.Ref = s.Name
+	return nil
 }
 
 // Grant gives a right over a scope.
 func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		if v.Principal(s.Grantee) == nil {
-			return unknownPrincipal(s.Grantee)
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Grant in a transaction (see DB.Tx).
+func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	if v.Principal(s.Grantee) == nil {
+		return unknownPrincipal(s.Grantee)
+	}
+	switch s.Right {
+	case RightAssert, RightRevoke, RightConfirm, RightGrant:
+	default:
+		return fmt.Errorf("right %q: %w: use assert, revoke, confirm or grant", s.Right, ErrInvalid)
+	}
+	if !authority.ValidScope(s.Scope) {
+		return fmt.Errorf("scope %q: %w: use *, a predicate, Subject.* or Subject.predicate", s.Scope, ErrBadReference)
+	}
+	if _, err := authority.Standing(v, s.By, RightGrant, s.Scope); err != nil {
+		return err
+	}
+	for _, g := range v.Grants(s.Grantee) {
+		if g.Right == s.Right && g.Scope == s.Scope && g.By == s.By {
+			// The same grant again is a no-op: scripts can be run again.
+			*rc = Receipt{Tx: int64(g.Tx), At: v.TxTime(g.Tx), Ref: g.ID, Unchanged: true, Note: "already granted"}
+			return nil
 		}
-		switch s.Right {
-		case RightAssert, RightRevoke, RightConfirm, RightGrant:
-		default:
-			return fmt.Errorf("right %q: %w: use assert, revoke, confirm or grant", s.Right, ErrInvalid)
-		}
-		if !authority.ValidScope(s.Scope) {
-			return fmt.Errorf("scope %q: %w: use *, a predicate, Subject.* or Subject.predicate", s.Scope, ErrBadReference)
-		}
-		if _, err := authority.Standing(v, s.By, RightGrant, s.Scope); err != nil {
-			return err
-		}
-		id := recordID("g", tx)
-		tx.Grants = append(tx.Grants, &graphstore.Grant{ID: id, Grantee: s.Grantee, Right: s.Right, Scope: s.Scope, By: s.By, Tx: tx.ID})
-		rc.Ref = id
-		return nil
-	})
+	}
+	id := recordID("g", tx, len(tx.Grants)+1)
+	tx.Grants = append(tx.Grants, &graphstore.Grant{ID: id, Grantee: s.Grantee, Right: s.Right, Scope: s.Scope, By: s.By, Tx: tx.ID})
+	rc.Ref = id
+	return nil
 }
 
 // Assert records a claim. It supersedes the key's live claim when its kind ranks equal or
 // higher; otherwise it is recorded as contested (or, if it agrees with the live claim, filed as
 // corroborating evidence that is never live).
 func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		c, err := newPending(v).buildClaim(tx, s)
-		if err != nil {
-			return err
-		}
-		*rc = claimReceipt(c, tx)
-		return nil
-	})
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Assert in a transaction (see DB.Tx).
+func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s AssertSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	c, liveKind, err := newPending(v).buildClaim(tx, s)
+	if err != nil {
+		return err
+	}
+	*rc = claimReceipt(c, tx)
+	rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
+	return nil
 }
 
 // AssertBatch records many claims in one transaction made by by, as if each were asserted after
@@ -205,14 +277,17 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 		p := newPending(v)
 		out = out[:0]
 		for i, s := range specs {
+			s = s.norm()
 			if v.Principal(s.By) == nil {
 				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
 			}
-			c, err := p.buildClaim(tx, s)
+			c, liveKind, err := p.buildClaim(tx, s)
 			if err != nil {
 				return fmt.Errorf("claim %d (%s.%s): %w", i+1, s.Subject, s.Predicate, err)
 			}
-			out = append(out, claimReceipt(c, tx))
+			rc := claimReceipt(c, tx)
+			rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
+			out = append(out, rc)
 		}
 		return nil
 	})
@@ -223,6 +298,27 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 		out[i].Tx, out[i].At = rc.Tx, rc.At
 	}
 	return out, nil
+}
+
+// rankNote says why a new claim did not become live, when its kind ranked below the live
+// claim's (liveKind): it is contested, or filed as corroborating evidence. "" otherwise.
+func rankNote(c *graphstore.Claim, liveKind Kind, sourced bool) string {
+	var note string
+	switch {
+	case c.Contests != nil:
+		note = fmt.Sprintf("%s claim cannot supersede %s one", article(string(c.Kind)), article(string(liveKind)))
+	case c.Corroborates != nil:
+		return fmt.Sprintf("it agrees with the live %s claim, which ranks above %s one: filed as corroborating evidence", liveKind, article(string(c.Kind)))
+	default:
+		return ""
+	}
+	switch {
+	case c.Kind == Inferred && !sourced:
+		note += "; name a source"
+	case liveKind == Confirmed:
+		note += "; revoke the confirmed claim first, or confirm this one once it is live"
+	}
+	return note
 }
 
 func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
@@ -250,6 +346,7 @@ type pending struct {
 	live     map[audKey]liveClaim
 	typed    map[string][]*graphstore.Claim // by predicate, the first claim built so far of each audience: the value types they fix
 	sources  map[string]*graphstore.Source
+	lastLive Kind // the kind of the live claim the last claim built was ranked against
 }
 
 type audKey struct {
@@ -318,7 +415,17 @@ func (p *pending) source(id string) *graphstore.Source {
 	return p.v.Source(id)
 }
 
-func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
+// buildClaim records the claim s asks for and returns it with the kind of the live claim it
+// was ranked against (its audience's live claim of the key; "" when there was none).
+func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, Kind, error) {
+	c, err := p.buildClaim1(tx, s)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, p.lastLive, nil
+}
+
+func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
 	v := p.v
 	if err := checkName("subject", s.Subject); err != nil {
 		return nil, err
@@ -406,6 +513,7 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 		Tx:         tx.ID,
 	}
 	live := p.liveOf(key, aud)
+	p.lastLive = live.kind
 	switch {
 	case !live.ok:
 	case authority.Rank(kind) >= authority.Rank(live.kind):
@@ -526,6 +634,7 @@ func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
 
 // parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
 func parseClaimRef(s string) (graphstore.ClaimID, error) {
+	s = nfc(s)
 	base, ver, hasVer := strings.Cut(s, "@")
 	subj, pred, dotted := strings.Cut(base, ".")
 	if !dotted {
@@ -573,99 +682,118 @@ func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimE
 // Revoke hard-invalidates a claim version. A principal may revoke its own claims; revoking
 // another's needs the revoke right on its key.
 func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		id, err := parseClaimRef(s.Claim)
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Revoke in a transaction (see DB.Tx).
+func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s RevokeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	id, err := parseClaimRef(s.Claim)
+	if err != nil {
+		return err
+	}
+	if id.Version == 0 {
+		return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", s.Claim, ErrBadReference, s.Claim)
+	}
+	// The revoker must be able to see what it revokes; otherwise it does not exist for it.
+	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+	e, err := resolveClaim(mine, id)
+	if err != nil {
+		return err
+	}
+	if r := v.Revocation(e); r != nil {
+		return fmt.Errorf("%s: %w: already revoked by %s in tx %d", id, ErrConflict, r.By, r.Tx)
+	}
+	standing := authority.StandingOwnClaim
+	if e.By != s.By {
+		if standing, err = authority.Standing(v, s.By, RightRevoke, id.Key.String()); err != nil {
+			return err
+		}
+	}
+	rev := &graphstore.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
+	if s.ReplacedBy != "" {
+		rid, err := parseClaimRef(s.ReplacedBy)
 		if err != nil {
 			return err
 		}
-		if id.Version == 0 {
-			return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", s.Claim, ErrBadReference, s.Claim)
+		if rid.Version == 0 {
+			return fmt.Errorf("replaced by %s: %w: name the exact version", s.ReplacedBy, ErrBadReference)
 		}
-		// The revoker must be able to see what it revokes; otherwise it does not exist for it.
-		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-		e, err := resolveClaim(mine, id)
+		if rid.Key != id.Key || rid.Version == id.Version {
+			return fmt.Errorf("replaced by %s: %w: the replacement must be another version of %s", rid, ErrBadReference, id.Key)
+		}
+		re, err := resolveClaim(mine, rid)
 		if err != nil {
 			return err
 		}
-		if r := v.Revocation(e); r != nil {
-			return fmt.Errorf("%s: %w: already revoked by %s in tx %d", id, ErrConflict, r.By, r.Tx)
+		if re.Audience() != e.Audience() {
+			return fmt.Errorf("replaced by %s: %w: it is seen by %q and %s by %q; a replacement must have the same audience", rid, ErrConflict, re.Audience(), id, e.Audience())
 		}
-		standing := authority.StandingOwnClaim
-		if e.By != s.By {
-			if standing, err = authority.Standing(v, s.By, RightRevoke, id.Key.String()); err != nil {
-				return err
-			}
+		if v.Revocation(re) != nil {
+			return fmt.Errorf("replaced by %s: %w: it is revoked", rid, ErrConflict)
 		}
-		rev := &graphstore.Revocation{ID: recordID("r", tx), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
-		if s.ReplacedBy != "" {
-			rid, err := parseClaimRef(s.ReplacedBy)
-			if err != nil {
-				return err
-			}
-			if rid.Version == 0 {
-				return fmt.Errorf("replaced by %s: %w: name the exact version", s.ReplacedBy, ErrBadReference)
-			}
-			if rid.Key != id.Key || rid.Version == id.Version {
-				return fmt.Errorf("replaced by %s: %w: the replacement must be another version of %s", rid, ErrBadReference, id.Key)
-			}
-			re, err := resolveClaim(mine, rid)
-			if err != nil {
-				return err
-			}
-			if re.Audience() != e.Audience() {
-				return fmt.Errorf("replaced by %s: %w: it is seen by %q and %s by %q; a replacement must have the same audience", rid, ErrConflict, re.Audience(), id, e.Audience())
-			}
-			if v.Revocation(re) != nil {
-				return fmt.Errorf("replaced by %s: %w: it is revoked", rid, ErrConflict)
-			}
-			st, _ := v.State(re)
-			if live := v.LiveIn(id.Key, e.Audience()); st != Live && live != nil && live != e {
-				return fmt.Errorf("replaced by %s: %w: %s is live; revoke or supersede it instead", rid, ErrConflict, live.ID)
-			}
-			if st == Expired {
-				return fmt.Errorf("replaced by %s: %w: it has expired", rid, ErrConflict)
-			}
-			rev.ReplacedBy = &rid
+		st, _ := v.State(re)
+		if live := v.LiveIn(id.Key, e.Audience()); st != Live && live != nil && live != e {
+			return fmt.Errorf("replaced by %s: %w: %s is live; revoke or supersede it instead", rid, ErrConflict, live.ID)
 		}
-		tx.Revocations = append(tx.Revocations, rev)
-		rc.Ref, rc.State = id.String(), Revoked
-		return nil
-	})
+		if st == Expired {
+			return fmt.Errorf("replaced by %s: %w: it has expired", rid, ErrConflict)
+		}
+		rev.ReplacedBy = &rid
+	}
+	tx.Revocations = append(tx.Revocations, rev)
+	rc.Ref, rc.State = id.String(), Revoked
+	return nil
 }
 
 // Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
 func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		id, err := parseClaimRef(s.Claim)
-		if err != nil {
-			return err
-		}
-		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-		e, err := resolveClaim(mine, id)
-		if err != nil {
-			return err
-		}
-		if st, _ := v.State(e); st != Live {
-			return fmt.Errorf("confirm %s: %w: it is %s; only the live claim can be confirmed", e.ID, ErrConflict, st)
-		}
-		if p := v.Principal(s.By); p.Type != User {
-			return fmt.Errorf("confirm %s: %w: %s is a %s; only a user can confirm", e.ID, ErrNoStanding, s.By, p.Type)
-		}
-		if c := v.Confirmation(e); c != nil {
-			return fmt.Errorf("confirm %s: %w: already confirmed by %s in tx %d", e.ID, ErrConflict, c.By, c.Tx)
-		}
-		standing, err := authority.Standing(v, s.By, RightConfirm, e.ID.Key.String())
-		if err != nil {
-			return err
-		}
-		tx.Confirmations = append(tx.Confirmations, &graphstore.Confirmation{ID: recordID("c", tx), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
-		rc.Ref, rc.State = e.ID.String(), Live
-		return nil
-	})
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Confirm in a transaction (see DB.Tx).
+func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s ConfirmSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	id, err := parseClaimRef(s.Claim)
+	if err != nil {
+		return err
+	}
+	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+	e, err := resolveClaim(mine, id)
+	if err != nil {
+		return err
+	}
+	if st, _ := v.State(e); st != Live {
+		return fmt.Errorf("confirm %s: %w: it is %s; only the live claim can be confirmed", e.ID, ErrConflict, st)
+	}
+	if p := v.Principal(s.By); p.Type != User {
+		return fmt.Errorf("confirm %s: %w: %s is a %s; only a user can confirm", e.ID, ErrNoStanding, s.By, p.Type)
+	}
+	if c := v.Confirmation(e); c != nil {
+		return fmt.Errorf("confirm %s: %w: already confirmed by %s in tx %d", e.ID, ErrConflict, c.By, c.Tx)
+	}
+	standing, err := authority.Standing(v, s.By, RightConfirm, e.ID.Key.String())
+	if err != nil {
+		return err
+	}
+	tx.Confirmations = append(tx.Confirmations, &graphstore.Confirmation{ID: recordID("c", tx, len(tx.Confirmations)+1), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
+	rc.Ref, rc.State = e.ID.String(), Live
+	return nil
 }
 
 // parseArtifactRef parses "name" (version 0: newest) or "name@N".
 func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
+	s = nfc(s)
 	name, ver, hasVer := strings.Cut(s, "@")
 	if err := checkName("artifact", name); err != nil {
 		return graphstore.ArtifactID{}, err
@@ -726,76 +854,85 @@ func resolveNode(v *graphstore.View, ref string) (graphstore.NodeRef, error) {
 
 // Derive records a new version of an artifact. Its inputs are pinned to exact versions.
 func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		if err := checkName("artifact", s.Artifact); err != nil {
-			return err
-		}
-		if len(s.From) == 0 {
-			return fmt.Errorf("derive %s: %w: name what it is derived from", s.Artifact, ErrInvalid)
-		}
-		conf := 1.0
-		if s.Confidence != nil {
-			conf = *s.Confidence
-		}
-		if !(conf >= 0 && conf <= 1) {
-			return fmt.Errorf("confidence %g: %w: confidence must be between 0 and 1", conf, ErrInvalid)
-		}
-		mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-		var inputs []graphstore.NodeRef
-		var restricted [][]string
-		for _, ref := range s.From {
-			n, err := resolveNode(mine, ref)
-			if err != nil {
-				return err
-			}
-			if slices.ContainsFunc(inputs, func(o graphstore.NodeRef) bool { return o.String() == n.String() }) {
-				continue
-			}
-			// Deriving a version from the artifact's own earlier version folds it forward; any
-			// other input that rests on the artifact would close a cycle.
-			if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, n, s.Artifact) {
-				return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
-			}
-			if seen := seenByOf(v, n); len(seen) > 0 {
-				restricted = append(restricted, seen)
-			}
-			inputs = append(inputs, n)
-		}
-		seen, err := checkPrincipals(v, s.SeenBy)
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Derive in a transaction (see DB.Tx).
+func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	if err := checkName("artifact", s.Artifact); err != nil {
+		return err
+	}
+	if len(s.From) == 0 {
+		return fmt.Errorf("derive %s: %w: name what it is derived from", s.Artifact, ErrInvalid)
+	}
+	conf := 1.0
+	if s.Confidence != nil {
+		conf = *s.Confidence
+	}
+	if !(conf >= 0 && conf <= 1) {
+		return fmt.Errorf("confidence %g: %w: confidence must be between 0 and 1", conf, ErrInvalid)
+	}
+	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
+	var inputs []graphstore.NodeRef
+	var restricted [][]string
+	for _, ref := range s.From {
+		n, err := resolveNode(mine, ref)
 		if err != nil {
 			return err
 		}
-		if len(seen) == 0 && len(restricted) > 0 {
-			seen = restricted[0]
-			for _, r := range restricted[1:] {
-				seen = slices.DeleteFunc(slices.Clone(seen), func(p string) bool { return !slices.Contains(r, p) })
-			}
-			if len(seen) == 0 {
-				return fmt.Errorf("derive %s: %w: its inputs are seen by disjoint principals; say who may see it with `seen by`", s.Artifact, ErrInvalid)
-			}
+		if slices.ContainsFunc(inputs, func(o graphstore.NodeRef) bool { return o.String() == n.String() }) {
+			continue
 		}
-		if err := checkAudience(v, s.By, seen); err != nil {
-			return err
+		// Deriving a version from the artifact's own earlier version folds it forward; any
+		// other input that rests on the artifact would close a cycle.
+		if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, n, s.Artifact) {
+			return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
 		}
-		a := &graphstore.Artifact{
-			ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
-			DerivedFrom: inputs,
-			By:          s.By,
-			Confidence:  conf,
-			SeenBy:      seen,
-			Tx:          tx.ID,
+		if seen := seenByOf(v, n); len(seen) > 0 {
+			restricted = append(restricted, seen)
 		}
-		// Like a claim, a version supersedes only within its own audience: versions seen by
-		// different principals are separate memories, and one never changes the other.
-		if prev := v.LatestArtifactIn(s.Artifact, graphstore.Audience(seen)); prev != nil {
-			id := prev.ID
-			a.Supersedes = &id
-			rc.Supersedes = id.String()
+		inputs = append(inputs, n)
+	}
+	seen, err := checkPrincipals(v, s.SeenBy)
+	if err != nil {
+		return err
+	}
+	if len(seen) == 0 && len(restricted) > 0 {
+		seen = restricted[0]
+		for _, r := range restricted[1:] {
+			seen = slices.DeleteFunc(slices.Clone(seen), func(p string) bool { return !slices.Contains(r, p) })
 		}
-		tx.Artifacts = append(tx.Artifacts, a)
-		rc.Ref, rc.State = a.ID.String(), Live
-		return nil
-	})
+		if len(seen) == 0 {
+			return fmt.Errorf("derive %s: %w: its inputs are seen by disjoint principals; say who may see it with `seen by`", s.Artifact, ErrInvalid)
+		}
+	}
+	if err := checkAudience(v, s.By, seen); err != nil {
+		return err
+	}
+	a := &graphstore.Artifact{
+		ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
+		DerivedFrom: inputs,
+		By:          s.By,
+		Confidence:  conf,
+		SeenBy:      seen,
+		Tx:          tx.ID,
+	}
+	// Like a claim, a version supersedes only within its own audience: versions seen by
+	// different principals are separate memories, and one never changes the other.
+	if prev := v.LatestArtifactIn(s.Artifact, graphstore.Audience(seen)); prev != nil {
+		id := prev.ID
+		a.Supersedes = &id
+		rc.Supersedes = id.String()
+	}
+	tx.Artifacts = append(tx.Artifacts, a)
+	rc.Ref, rc.State = a.ID.String(), Live
+	return nil
 }
 
 func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
@@ -832,41 +969,67 @@ func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
 // Review records that By looked at an artifact again; it clears "needs review" until one of
 // its inputs changes again.
 func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		id, err := parseArtifactRef(s.Artifact)
-		if err != nil {
-			return err
-		}
-		n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), id)
-		if err != nil {
-			return err
-		}
-		if len(s.Because) > maxLiteral {
-			return fmt.Errorf("review %s: %w: the reason is over 1 MiB", n.ID, ErrInvalid)
-		}
-		tx.Reviews = append(tx.Reviews, &graphstore.Review{ID: recordID("v", tx), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
-		rc.Ref, rc.State = n.ID.String(), Live
-		if v.ArtifactSupersededBy(n) != nil {
-			rc.State = Superseded
-		}
-		return nil
-	})
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// Review in a transaction (see DB.Tx).
+func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s ReviewSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	id, err := parseArtifactRef(s.Artifact)
+	if err != nil {
+		return err
+	}
+	n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), id)
+	if err != nil {
+		return err
+	}
+	if len(s.Because) > maxLiteral {
+		return fmt.Errorf("review %s: %w: the reason is over 1 MiB", n.ID, ErrInvalid)
+	}
+	tx.Reviews = append(tx.Reviews, &graphstore.Review{ID: recordID("v", tx, len(tx.Reviews)+1), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
+	rc.Ref, rc.State = n.ID.String(), Live
+	if v.ArtifactSupersededBy(n) != nil {
+		rc.State = Superseded
+	}
+	return nil
 }
 
 // SetDecay declares a half-life for a predicate from now on.
 func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
-	return db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
-		if err := checkName("predicate", s.Predicate); err != nil {
-			return err
-		}
-		if s.HalfLife <= 0 {
-			return fmt.Errorf("half-life %s: %w: it must be positive", s.HalfLife, ErrInvalid)
-		}
-		if _, err := authority.Standing(v, s.By, RightGrant, s.Predicate); err != nil {
-			return err
-		}
-		tx.Decays = append(tx.Decays, &graphstore.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
-		rc.Ref = s.Predicate
-		return nil
-	})
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
+}
+
+// SetDecay in a transaction (see DB.Tx).
+func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+func (s DecaySpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	if err := checkName("predicate", s.Predicate); err != nil {
+		return err
+	}
+	if s.HalfLife <= 0 {
+		return fmt.Errorf("half-life %s: %w: it must be positive", s.HalfLife, ErrInvalid)
+	}
+	if _, err := authority.Standing(v, s.By, RightGrant, s.Predicate); err != nil {
+		return err
+	}
+	tx.Decays = append(tx.Decays, &graphstore.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
+	rc.Ref = s.Predicate
+	return nil
+}
+
+// article is "a user", "an agent".
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

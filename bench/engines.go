@@ -499,7 +499,6 @@ func (e *sqlEngine) deriveLevel(ds []deriveOp) error {
 
 type sqlClaim struct {
 	id, version, tx    int64
-	subject, predicate string
 	vtype, by, kind    string
 	vtext              sql.NullString
 	vnum, confidence   sql.NullFloat64

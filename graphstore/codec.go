@@ -1672,11 +1672,15 @@ func (r indexRecords) artifactVersion(name string) int {
 }
 
 // check reports the first problem with appending tx; it changes nothing.
-func (c *chain) check(tx *Tx) error {
+func (c *chain) check(tx *Tx) error { return c.checkPart(tx, false) }
+
+// checkPart is check for the records of tx, which continues the last transaction recorded
+// when cont is set (a staged build's later parts).
+func (c *chain) checkPart(tx *Tx, cont bool) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("tx %d: %s", tx.ID, fmt.Sprintf(format, args...))
 	}
-	if head := c.rec.top(); tx.ID != head+1 {
+	if head := c.rec.top(); !cont && tx.ID != head+1 || cont && tx.ID != head {
 		return fmt.Errorf("tx %d follows tx %d: transaction ids must be contiguous", tx.ID, head)
 	}
 	if tx.ID == 1 && tx.Meta == nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cayleygraph/quad"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // ImportSummary says what an import created.
@@ -262,7 +263,7 @@ func removeStaleImports(dir, base string) {
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+base+".import-*"))
 	for _, p := range stale {
 		db, err := bolt.Open(p, 0o600, &bolt.Options{ReadOnly: true, Timeout: 10 * time.Millisecond})
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			continue // an import in progress
 		}
 		if err == nil {

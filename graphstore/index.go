@@ -171,27 +171,53 @@ func (ix *Index) addPending(tx *Tx) {
 		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.top(), tx.ID))
 	}
 	ix.txs = append(ix.txs, tx)
-	if tx.Meta != nil {
+	ix.addRecords(tx, txMark{})
+}
+
+// txMark counts the records of a transaction that are indexed already: a staged build (see
+// Store.WriteStaged) indexes its transaction in parts.
+type txMark struct {
+	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
+}
+
+// markOf is the mark after every record of tx.
+func markOf(tx *Tx) txMark {
+	return txMark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
+		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews)}
+}
+
+// since is a transaction with tx's id, time and author holding only the records after m.
+func (tx *Tx) since(m txMark) *Tx {
+	return &Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
+		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
+		Decays: tx.Decays[m.decays:], Claims: tx.Claims[m.claims:], Revocations: tx.Revocations[m.revocations:],
+		Confirmations: tx.Confirmations[m.confirmations:], Artifacts: tx.Artifacts[m.artifacts:], Tokens: tx.Tokens[m.tokens:],
+		TokenRevocations: tx.TokenRevocations[m.tokenRevocations:], Reviews: tx.Reviews[m.reviews:]}
+}
+
+// addRecords indexes the records of tx after mark m; tx is in ix.txs already.
+func (ix *Index) addRecords(tx *Tx, m txMark) {
+	if m == (txMark{}) && tx.Meta != nil {
 		ix.meta = *tx.Meta
 	}
-	for _, p := range tx.Principals {
+	for _, p := range tx.Principals[m.principals:] {
 		ix.principals[p.Name] = p
 	}
-	for _, g := range tx.Grants {
+	for _, g := range tx.Grants[m.grants:] {
 		ix.grants[g.Grantee] = append(ix.grants[g.Grantee], g)
 	}
-	for _, s := range tx.Sources {
+	for _, s := range tx.Sources[m.sources:] {
 		if _, ok := ix.sources[s.ID]; !ok {
 			ix.sources[s.ID] = s
 		}
 	}
-	for _, d := range tx.Decays {
+	for _, d := range tx.Decays[m.decays:] {
 		ix.decays[d.Predicate] = append(ix.decays[d.Predicate], d)
 	}
-	for _, c := range tx.Claims {
+	for _, c := range tx.Claims[m.claims:] {
 		ix.addClaim(c)
 	}
-	for _, r := range tx.Revocations {
+	for _, r := range tx.Revocations[m.revocations:] {
 		revoked := ix.mustClaim(r.Claim)
 		revoked.Revocations = append(revoked.Revocations, r)
 		revoked.slot.tx = tx.ID
@@ -205,22 +231,22 @@ func (ix *Index) addPending(tx *Tx) {
 			ix.setLive(e.slot, e)
 		}
 	}
-	for _, c := range tx.Confirmations {
+	for _, c := range tx.Confirmations[m.confirmations:] {
 		e := ix.mustClaim(c.Claim)
 		e.Confirmations = append(e.Confirmations, c)
 	}
-	for _, a := range tx.Artifacts {
+	for _, a := range tx.Artifacts[m.artifacts:] {
 		ix.addArtifact(a)
 	}
-	for _, k := range tx.Tokens {
+	for _, k := range tx.Tokens[m.tokens:] {
 		ix.tokens[k.ID] = &TokenEntry{Token: k}
 	}
-	for _, r := range tx.TokenRevocations {
+	for _, r := range tx.TokenRevocations[m.tokenRevocations:] {
 		if k := ix.tokens[r.Token]; k != nil && k.Revoked == nil {
 			k.Revoked = r
 		}
 	}
-	for _, r := range tx.Reviews {
+	for _, r := range tx.Reviews[m.reviews:] {
 		n := ix.arts[r.Artifact]
 		if n == nil {
 			panic(fmt.Sprintf("graphstore: review of unknown artifact %s", r.Artifact))
@@ -317,13 +343,21 @@ func (ix *Index) commitTo(id TxID) {
 // dropPending rebuilds the index from its committed transactions, forgetting pending ones
 // (after a failed group apply). Caller holds the write lock. It costs a rebuild from memory,
 // not a store scan, and only runs after a failure.
-func (ix *Index) dropPending() {
-	if ix.top() == ix.head {
+func (ix *Index) dropPending() { ix.dropFrom(ix.head + 1) }
+
+// dropFrom rebuilds the index without transaction id and the pending ones after it, keeping
+// the committed transactions and the pending ones before id (a group commit's writers that
+// built before a staged build that failed). Caller holds the write lock.
+func (ix *Index) dropFrom(id TxID) {
+	if id > ix.top() {
 		return
 	}
 	fresh := NewIndex()
 	for _, tx := range ix.txs[:ix.head] {
 		fresh.Add(tx)
+	}
+	for _, tx := range ix.txs[ix.head : id-1] {
+		fresh.addPending(tx)
 	}
 	*ix.indexData = *fresh.indexData
 }

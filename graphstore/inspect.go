@@ -16,6 +16,7 @@ import (
 	"github.com/cayleygraph/quad"
 	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Found says what Inspect found at a data source name.
@@ -93,7 +94,7 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 		return other("an empty file")
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return Inspection{}, fmt.Errorf("%s is held by another process (its lock was not released within %s); close the other mql session using it, or give another file: %w", path, timeout, ErrInUse)
 	}
 	if err != nil {

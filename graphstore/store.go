@@ -313,14 +313,18 @@ func (s *Store) leave() { s.life.RUnlock() }
 // itself, the store asks PostgreSQL whether it committed; only if it cannot be asked does the
 // error say the group may have been recorded, and the next Refresh or Write loads it if it was.)
 func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
-	if err := ctx.Err(); err != nil {
+	return s.write(&writer{ctx: ctx, by: by, build: build})
+}
+
+// write queues w and waits until a group commit stored or failed it.
+func (s *Store) write(w *writer) (*Tx, error) {
+	if err := w.ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
 	defer s.leave()
-	w := &writer{ctx: ctx, by: by, build: build}
 	s.qmu.Lock()
 	s.queue = append(s.queue, w)
 	s.qmu.Unlock()
@@ -331,7 +335,7 @@ func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *
 		group := s.queue
 		s.queue = nil
 		s.qmu.Unlock()
-		s.commitGroup(context.WithoutCancel(ctx), group)
+		s.commitGroup(context.WithoutCancel(w.ctx), group)
 	}
 	if w.panicked != nil {
 		panic(w.panicked) // the build panicked: re-raise it in its own writer's goroutine
@@ -339,11 +343,30 @@ func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *
 	return w.tx, w.err
 }
 
+// WriteStaged is Write for a transaction built in steps, each of which must see the steps
+// before it: build gets, besides the index and the new Tx, stage, which checks the records
+// build added to tx since the last call and indexes them as pending, so that from then on ix
+// (and every View made from it, as of tx.ID) shows them; readers, whose views stop at the
+// committed head, do not. Records not yet staged when build returns are staged then. A stage
+// that fails changes nothing and returns the error; build may remove the records it refused
+// (only those not yet staged) and go on. If build returns an error, or the transaction fails
+// later, nothing of it is written and the index forgets it.
+//
+// Unlike Write's build, this build runs without the index's read lock (the group commit's
+// leader holds the lock that serialises every change to the index, so nothing else changes it
+// meanwhile) and must not call back into the Store. Forgetting a failed staged transaction
+// rebuilds the index from memory, which costs time in proportion to the store.
+func (s *Store) WriteStaged(ctx context.Context, by string, build func(ix *Index, tx *Tx, stage func() error) error) (*Tx, error) {
+	return s.write(&writer{ctx: ctx, by: by, staged: build})
+}
+
 // writer is one queued Write.
 type writer struct {
 	ctx      context.Context
 	by       string
 	build    func(ix *Index, tx *Tx) error
+	staged   func(ix *Index, tx *Tx, stage func() error) error // WriteStaged's build, instead of build
+	indexed  bool                                              // the staged build indexed its tx already
 	tx       *Tx
 	err      error
 	panicked any  // what build panicked with, re-raised by Write
@@ -419,6 +442,13 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			w.err, w.done = err, true
 			continue
 		}
+		if w.indexed {
+			s.chain.add(tx)
+			w.tx = tx
+			quads = append(quads, q...)
+			built = append(built, w)
+			continue
+		}
 		if err := addPending(s.ix, tx); err != nil {
 			// The index may be half-changed: drop everything pending and fail the group.
 			s.dropPending()
@@ -480,7 +510,81 @@ func (s *Store) buildGuarded(w *writer) (tx *Tx, quads []quad.Quad, err error) {
 			tx, quads, err = nil, nil, fmt.Errorf("graphstore: build panicked: %v", r)
 		}
 	}()
+	if w.staged != nil {
+		return s.buildStaged(w)
+	}
 	return s.buildOne(w.ctx, w.by, w.build)
+}
+
+// buildStaged runs a WriteStaged build (see there). Caller holds imu. On success the tx is
+// indexed as pending (w.indexed); on failure the index is as it was before.
+func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	h := s.ix.buildHandle()
+	tx := &Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: w.by}
+	var done txMark // what is indexed of tx
+	appended, ok := false, false
+	var broken error // indexing failed: the index may be half-changed
+	defer func() {   // also when build panics
+		if !ok && appended {
+			s.ix.Lock()
+			s.ix.dropFrom(tx.ID)
+			s.ix.Unlock()
+		}
+	}()
+	stage := func() error {
+		if broken != nil {
+			return broken
+		}
+		part := tx.since(done)
+		normalize(part)
+		if err := s.chain.checkPart(part, appended); err != nil {
+			return fmt.Errorf("graphstore: refusing to write: %w", err)
+		}
+		s.ix.Lock()
+		defer s.ix.Unlock()
+		if !appended {
+			s.ix.txs = append(s.ix.txs, tx)
+			appended = true
+			h.head = tx.ID
+		}
+		if err := addRecordsGuarded(s.ix, tx, done); err != nil {
+			broken = err
+			return err
+		}
+		done = markOf(tx)
+		return nil
+	}
+	if err := w.staged(h, tx, stage); err != nil {
+		return nil, nil, err
+	}
+	if err := stage(); err != nil {
+		return nil, nil, err
+	}
+	if broken != nil {
+		return nil, nil, broken
+	}
+	normalize(tx)
+	quads, err := encodeTx(tx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	ok, w.indexed = true, true
+	return tx, quads, nil
+}
+
+// addRecordsGuarded is ix.addRecords, with a panic (a reference the chain check let through)
+// returned as an error. Caller holds ix's write lock.
+func addRecordsGuarded(ix *Index, tx *Tx, m txMark) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, r, ErrStorage)
+		}
+	}()
+	ix.addRecords(tx, m)
+	return nil
 }
 
 // buildOne builds, normalises, encodes and checks one transaction on top of everything indexed

@@ -49,8 +49,6 @@ func New(db *mql.DB, as string) *mcp.Server {
 		Version: version(),
 	}, &mcp.ServerOptions{
 		Instructions:       instructions(as),
-		HasTools:           true,
-		HasResources:       true,
 		SubscribeHandler:   subscribe,
 		UnsubscribeHandler: unsubscribe,
 	})

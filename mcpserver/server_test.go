@@ -166,7 +166,7 @@ func TestEveryTool(t *testing.T) {
 		t.Fatalf("context *:\n%s", txt)
 	}
 	txt, _ = w3.ok("context", map[string]any{"subjects": []any{"Nobody"}})
-	if !strings.HasPrefix(txt, "(no live claims") {
+	if txt != "(nothing visible: no live claims of Nobody)\n" {
 		t.Fatalf("context of nothing: %q", txt)
 	}
 

@@ -462,12 +462,14 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 	for _, st := range script.Stmts {
 		if _, ok := st.(query.ReadStmt); !ok {
 			head, _, _ := strings.Cut(st.String(), " ")
-			use := "it is not available through this server"
+			what, use := "a write", "it is not available through this server"
 			switch head {
 			case "assert", "revoke", "derive", "review":
 				use = "use the " + head + " tool"
+			case "begin", "commit", "rollback":
+				what, use = "transaction control", "each write tool call is a transaction of its own"
 			}
-			return output{}, fmt.Errorf("%s: %s is a write; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats): %s", st.Pos(), head, use)
+			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
 		}
 	}
 	out := output{many: true}

@@ -30,10 +30,12 @@ func csvClaim(c mql.Claim) []string {
 // csvOf returns the header and rows of r.
 func csvOf(r *query.Result) (header []string, rows [][]string) {
 	switch {
+	case isCatalog(r):
+		return catalogCSV(r)
 	case r.Receipt != nil:
 		rc := r.Receipt
-		return []string{"kind", "ref", "state", "tx", "at", "supersedes", "contests", "corroborates"},
-			[][]string{{r.Kind, rc.Ref, string(rc.State), csvInt(rc.Tx), fmtTime(rc.At), rc.Supersedes, rc.Contests, rc.Corroborates}}
+		return []string{"kind", "ref", "state", "tx", "at", "supersedes", "contests", "corroborates", "note"},
+			[][]string{{r.Kind, rc.Ref, string(rc.State), csvInt(rc.Tx), fmtTime(rc.At), rc.Supersedes, rc.Contests, rc.Corroborates, rc.Note}}
 	case r.Find != nil:
 		for _, v := range r.Find.Vars {
 			header = append(header, strings.TrimPrefix(v, "?"))
@@ -48,11 +50,17 @@ func csvOf(r *query.Result) (header []string, rows [][]string) {
 		}
 		return header, rows
 	case r.Why != nil:
-		header = []string{"depth", "relation", "node", "name", "detail"}
+		// Each row names the claim or artifact the tree explains (of), so that the rows of
+		// several why statements can be told apart in one table.
+		header = []string{"of", "depth", "relation", "node", "name", "detail"}
+		of := nodeRef(r.Why)
 		var walk func(n *mql.Node, depth int, parent string)
 		walk = func(n *mql.Node, depth int, parent string) {
 			name, detail := nodeCells(n, parent)
-			rows = append(rows, []string{strconv.Itoa(depth), n.Relation, string(n.Kind), name, detail})
+			if depth == 0 && n.Note != "" {
+				detail += " (" + Escape(n.Note) + ")"
+			}
+			rows = append(rows, []string{of, strconv.Itoa(depth), n.Relation, string(n.Kind), name, detail})
 			for _, c := range n.Children {
 				walk(c, depth+1, nodeRef(n))
 			}

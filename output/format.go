@@ -29,7 +29,8 @@ const (
 	// FormatJSON prints one JSON object per result, one per line; docs/OUTPUT.md gives the
 	// schema of every kind.
 	FormatJSON Format = "json"
-	// FormatCSV prints a header and rows per result, with a blank line between results.
+	// FormatCSV prints a header and rows per result (RFC 4180), stacked: a result with the same
+	// header as the one before continues its table, another starts a new one after a blank line.
 	FormatCSV Format = "csv"
 	// FormatDOT prints why and impact as Graphviz digraphs (for `dot -Tsvg`), writes as
 	// comment lines, and refuses other reads with ErrNoGraph.
@@ -54,6 +55,7 @@ func ParseFormat(s string) (Format, error) {
 type Printer struct {
 	w      io.Writer
 	format Format
+	header string // CSV: the header of the table being printed
 	n      int    // results printed
 	multi  bool   // the last result printed more than one line
 	prompt string // print each statement after this prompt before its result ("": don't)
@@ -90,6 +92,9 @@ func (p *Printer) Comment(text string) error {
 	return err
 }
 
+// SetWriter sends the results printed from now on to w.
+func (p *Printer) SetWriter(w io.Writer) { p.w = w }
+
 // Format returns the printer's format.
 func (p *Printer) Format() Format { return p.format }
 
@@ -103,6 +108,8 @@ type Style struct {
 	// table and tree output, which are for people; CSV keeps the exact text for programs
 	// unless it goes to a terminal (docs/OUTPUT.md).
 	Terminal bool
+	// Expanded prints the rows of table results one field per line (\x), as psql does.
+	Expanded bool
 }
 
 // Style is the printer's style.
@@ -128,10 +135,10 @@ func Render(r *query.Result, st Style) (string, error) {
 		case r.Impact != nil:
 			writeImpactTree(&b, r.Impact)
 		default:
-			writeTable(&b, r)
+			writeTable(&b, r, st.Expanded)
 		}
 	default:
-		writeTable(&b, r)
+		writeTable(&b, r, st.Expanded)
 	}
 	out := b.String()
 	if f == FormatJSON {
@@ -155,10 +162,28 @@ func (p *Printer) Print(r *query.Result) error {
 // PrintRendered prints a result that Render rendered in the printer's format (the command
 // line attached to a server gets its results rendered so), separating it from the results
 // before it. statement is echoed before it when SetEcho asked for that.
+//
+// CSV results are stacked: a result whose header is the same as the one before it (writes'
+// receipts, one why after another) continues its table, without the header; any other starts
+// a new table, after a blank line.
 func (p *Printer) PrintRendered(statement, out string) error {
 	multi := strings.Count(out, "\n") > 1
 	if p.prompt != "" && p.format != FormatJSON && p.format != FormatCSV && p.format != FormatDOT {
 		out = p.prompt + statement + "\n" + out
+	}
+	if p.format == FormatCSV {
+		header, rest, _ := strings.Cut(out, "\n")
+		switch {
+		case p.n > 0 && header == p.header:
+			out, multi = rest, true
+		case p.n > 0:
+			out = "\n" + out
+		}
+		p.header = header
+		p.n++
+		p.multi = multi
+		_, err := io.WriteString(p.w, out)
+		return err
 	}
 	if p.n > 0 && p.format != FormatJSON && (multi || p.multi) {
 		out = "\n" + out

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/query"
@@ -32,8 +33,23 @@ type resultJSON struct {
 	Rows []any `json:"rows"`
 }
 
-// valueJSON is a value as a JSON scalar: a string, number or bool; times as RFC 3339 strings
-// and references as their name.
+// stampLayout is every time in JSON: RFC 3339 in UTC with nine digits of fraction, so that
+// timestamps have one width and sort as strings.
+const stampLayout = "2006-01-02T15:04:05.000000000Z"
+
+// stamp is a time as JSON writes it (stampLayout). The wrappers below put it in the place of
+// every time.Time of mql's results, whose own JSON (RFC 3339 with as many digits as needed)
+// varies in width.
+type stamp time.Time
+
+func (s stamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(s).UTC().Format(stampLayout) + `"`), nil
+}
+
+func (s stamp) IsZero() bool { return time.Time(s).IsZero() }
+
+// valueJSON is a value as a JSON scalar: a string, number or bool; times as stamps and
+// references as their name.
 func valueJSON(v mql.Value) any {
 	switch v.Type {
 	case mql.TypeString, mql.TypeRef:
@@ -43,26 +59,80 @@ func valueJSON(v mql.Value) any {
 	case mql.TypeBool:
 		return v.Bool
 	case mql.TypeTime:
-		return fmtTime(v.Time)
+		return stamp(v.Time)
 	}
 	return nil
 }
 
-// claimJSON is a claim with its value as a JSON scalar beside its type, and sources never
-// null.
+// claimJSON is a claim with its value as a JSON scalar beside its type, sources never null,
+// and its times as stamps.
 type claimJSON struct {
 	mql.Claim
-	Value     any          `json:"value"`
-	ValueType string       `json:"value_type"`
-	Sources   []mql.Source `json:"sources"`
+	Value      any          `json:"value"`
+	ValueType  string       `json:"value_type"`
+	Sources    []mql.Source `json:"sources"`
+	Since      stamp        `json:"since"`
+	RecordedAt stamp        `json:"recorded_at"`
+	ValidFrom  stamp        `json:"valid_from,omitzero"`
+	ValidUntil stamp        `json:"valid_until,omitzero"`
 }
 
 func claimOut(c mql.Claim) *claimJSON {
-	out := &claimJSON{Claim: c, Value: valueJSON(c.Value), ValueType: string(c.Value.Type), Sources: c.Sources}
+	out := &claimJSON{Claim: c, Value: valueJSON(c.Value), ValueType: string(c.Value.Type), Sources: c.Sources,
+		Since: stamp(c.Since), RecordedAt: stamp(c.RecordedAt), ValidFrom: stamp(c.ValidFrom), ValidUntil: stamp(c.ValidUntil)}
 	if out.Sources == nil {
 		out.Sources = []mql.Source{}
 	}
 	return out
+}
+
+type artifactJSON struct {
+	mql.Artifact
+	RecordedAt stamp       `json:"recorded_at"`
+	LastReview *reviewJSON `json:"last_review,omitempty"`
+}
+
+func artifactOut(a mql.Artifact) artifactJSON {
+	out := artifactJSON{Artifact: a, RecordedAt: stamp(a.RecordedAt)}
+	if a.LastReview != nil {
+		r := reviewOut(*a.LastReview)
+		out.LastReview = &r
+	}
+	return out
+}
+
+type reviewJSON struct {
+	mql.Review
+	At stamp `json:"at"`
+}
+
+func reviewOut(r mql.Review) reviewJSON { return reviewJSON{Review: r, At: stamp(r.At)} }
+
+type grantJSON struct {
+	mql.Grant
+	At stamp `json:"at"`
+}
+
+func grantOut(g mql.Grant) grantJSON { return grantJSON{Grant: g, At: stamp(g.At)} }
+
+type revocationJSON struct {
+	mql.Revocation
+	At            stamp      `json:"at"`
+	StandingGrant *grantJSON `json:"standing_grant,omitempty"`
+}
+
+func revocationOut(r mql.Revocation) *revocationJSON {
+	out := &revocationJSON{Revocation: r, At: stamp(r.At)}
+	if r.StandingGrant != nil {
+		g := grantOut(*r.StandingGrant)
+		out.StandingGrant = &g
+	}
+	return out
+}
+
+type receiptJSON struct {
+	mql.Receipt
+	At stamp `json:"at"`
 }
 
 func claimsOut(cs []mql.Claim) []any {
@@ -73,17 +143,42 @@ func claimsOut(cs []mql.Claim) []any {
 	return out
 }
 
-// nodeJSON is a provenance tree node with its claim in claimJSON form.
+// nodeJSON is a provenance tree node with its records in their JSON forms.
 type nodeJSON struct {
 	mql.Node
-	Claim    *claimJSON  `json:"claim,omitempty"`
-	Children []*nodeJSON `json:"children,omitempty"`
+	Claim         *claimJSON      `json:"claim,omitempty"`
+	Artifact      *artifactJSON   `json:"artifact,omitempty"`
+	Grant         *grantJSON      `json:"grant,omitempty"`
+	Revocation    *revocationJSON `json:"revocation,omitempty"`
+	Review        *reviewJSON     `json:"review,omitempty"`
+	StandingGrant *grantJSON      `json:"standing_grant,omitempty"`
+	At            stamp           `json:"at,omitzero"`
+	Children      []*nodeJSON     `json:"children,omitempty"`
 }
 
 func nodeOut(n *mql.Node) *nodeJSON {
-	out := &nodeJSON{Node: *n}
+	out := &nodeJSON{Node: *n, At: stamp(n.At)}
 	if n.Claim != nil {
 		out.Claim = claimOut(*n.Claim)
+	}
+	if n.Artifact != nil {
+		a := artifactOut(*n.Artifact)
+		out.Artifact = &a
+	}
+	if n.Grant != nil {
+		g := grantOut(*n.Grant)
+		out.Grant = &g
+	}
+	if n.StandingGrant != nil {
+		g := grantOut(*n.StandingGrant)
+		out.StandingGrant = &g
+	}
+	if n.Revocation != nil {
+		out.Revocation = revocationOut(*n.Revocation)
+	}
+	if n.Review != nil {
+		r := reviewOut(*n.Review)
+		out.Review = &r
 	}
 	for _, c := range n.Children {
 		out.Children = append(out.Children, nodeOut(c))
@@ -99,7 +194,7 @@ type findRowJSON struct {
 type revokedByJSON struct {
 	Claim      *claimJSON      `json:"claim"`
 	Revoked    bool            `json:"revoked"`
-	Revocation *mql.Revocation `json:"revocation,omitempty"`
+	Revocation *revocationJSON `json:"revocation,omitempty"`
 }
 
 type conflictJSON struct {
@@ -116,7 +211,7 @@ type beliefJSON struct {
 }
 
 type dependentJSON struct {
-	Artifact mql.Artifact `json:"artifact"`
+	Artifact artifactJSON `json:"artifact"`
 	Path     []string     `json:"path"`
 	Depth    int          `json:"depth"`
 }
@@ -132,8 +227,10 @@ func nonNil(s []string) []string {
 func jsonOf(r *query.Result) *resultJSON {
 	out := &resultJSON{Kind: r.Kind, Statement: r.Statement, Rows: []any{}}
 	switch {
+	case isCatalog(r):
+		catalogJSON(out, r)
 	case r.Receipt != nil:
-		out.Rows = append(out.Rows, r.Receipt)
+		out.Rows = append(out.Rows, receiptJSON{Receipt: *r.Receipt, At: stamp(r.Receipt.At)})
 	case r.Find != nil:
 		for _, v := range r.Find.Vars {
 			out.Vars = append(out.Vars, strings.TrimPrefix(v, "?"))
@@ -153,24 +250,24 @@ func jsonOf(r *query.Result) *resultJSON {
 	case r.Why != nil:
 		out.Rows = append(out.Rows, nodeOut(r.Why))
 	case r.RevokedBy != nil:
-		out.Rows = append(out.Rows, revokedByJSON{
-			Claim:      claimOut(r.RevokedBy.Claim),
-			Revoked:    r.RevokedBy.Revocation != nil,
-			Revocation: r.RevokedBy.Revocation,
-		})
+		rb := revokedByJSON{Claim: claimOut(r.RevokedBy.Claim), Revoked: r.RevokedBy.Revocation != nil}
+		if r.RevokedBy.Revocation != nil {
+			rb.Revocation = revocationOut(*r.RevokedBy.Revocation)
+		}
+		out.Rows = append(out.Rows, rb)
 	case r.Impact != nil:
 		out.Of = nonNil(r.Impact.Of)
 		t := r.Impact.Truncated
 		out.Truncated = &t
 		out.Changes = r.Impact.Changes
 		for _, d := range r.Impact.Dependents {
-			out.Rows = append(out.Rows, dependentJSON{Artifact: d.Artifact, Path: nonNil(d.Path), Depth: d.Depth})
+			out.Rows = append(out.Rows, dependentJSON{Artifact: artifactOut(d.Artifact), Path: nonNil(d.Path), Depth: d.Depth})
 		}
 	case r.History != nil:
 		out.Of = r.History.Of
 		out.Rows = claimsOut(r.History.Claims)
 		for _, a := range r.History.Artifacts {
-			out.Rows = append(out.Rows, a)
+			out.Rows = append(out.Rows, artifactOut(a))
 		}
 	case r.Beliefs != nil:
 		be := r.Beliefs

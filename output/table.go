@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+	"unicode"
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/query"
@@ -22,11 +22,18 @@ func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
 // render writes the grid with columns aligned and separated by two spaces, a rule under the
 // header, and "(0 rows)" when it is empty. Trailing spaces are trimmed; the last column is
 // never padded.
-func (g *grid) render(b *strings.Builder) {
+//
+// Expanded (\x), each row is written as a record of field/value lines under a "-[ N ]-" rule,
+// as psql does, for rows too wide for a terminal.
+func (g *grid) render(b *strings.Builder, expanded bool) {
+	if expanded {
+		g.renderExpanded(b)
+		return
+	}
 	width := make([]int, len(g.header))
 	measure := func(row []string) {
 		for i, c := range row {
-			if n := utf8.RuneCountInString(c); n > width[i] {
+			if n := displayWidth(c); n > width[i] {
 				width[i] = n
 			}
 		}
@@ -43,7 +50,7 @@ func (g *grid) render(b *strings.Builder) {
 			}
 			l.WriteString(c)
 			if i < len(row)-1 {
-				l.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)))
+				l.WriteString(strings.Repeat(" ", width[i]-displayWidth(c)))
 			}
 		}
 		b.WriteString(strings.TrimRight(l.String(), " "))
@@ -63,16 +70,31 @@ func (g *grid) render(b *strings.Builder) {
 	}
 }
 
+func (g *grid) renderExpanded(b *strings.Builder) {
+	if len(g.rows) == 0 {
+		b.WriteString("(0 rows)\n")
+		return
+	}
+	for i, r := range g.rows {
+		fmt.Fprintf(b, "-[ %d ]%s\n", i+1, strings.Repeat("-", 20))
+		pairs := make([][2]string, len(g.header))
+		for j, h := range g.header {
+			pairs[j] = [2]string{h, r[j]}
+		}
+		vertical(b, pairs)
+	}
+}
+
 // vertical writes field/value pairs, one per line, with the values aligned.
 func vertical(b *strings.Builder, pairs [][2]string) {
 	w := 0
 	for _, p := range pairs {
-		if n := utf8.RuneCountInString(p[0]); n > w {
+		if n := displayWidth(p[0]); n > w {
 			w = n
 		}
 	}
 	for _, p := range pairs {
-		fmt.Fprintf(b, "%s%s  %s", p[0], strings.Repeat(" ", w-utf8.RuneCountInString(p[0])), p[1])
+		fmt.Fprintf(b, "%s%s  %s", p[0], strings.Repeat(" ", w-displayWidth(p[0])), p[1])
 		b.WriteString("\n")
 	}
 }
@@ -96,6 +118,10 @@ func writeLine(r *query.Result) string {
 	notes = append(notes, "tx "+strconv.FormatInt(rc.Tx, 10))
 	var head, verb string
 	ref := Escape(rc.Ref)
+	switch {
+	case rc.Unchanged:
+		return r.Kind + " " + ref + "  " + Escape(rc.Note) + "  (tx " + strconv.FormatInt(rc.Tx, 10) + ")\n"
+	}
 	switch r.Kind {
 	case "principal":
 		head, verb = "principal "+ref, "recorded"
@@ -121,6 +147,9 @@ func writeLine(r *query.Result) string {
 	if verb == "" {
 		verb = "ok"
 	}
+	if rc.Note != "" {
+		verb += ": " + Escape(rc.Note)
+	}
 	return head + "  " + verb + "  (" + strings.Join(notes, ", ") + ")\n"
 }
 
@@ -142,12 +171,14 @@ func artifactGrid(arts []mql.Artifact) *grid {
 }
 
 // writeTable renders r for a person.
-func writeTable(b *strings.Builder, r *query.Result) {
+func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 	switch {
+	case isCatalog(r):
+		writeCatalogTable(b, r, ex)
 	case r.Receipt != nil:
 		b.WriteString(writeLine(r))
 	case r.Kind == "live":
-		claimGrid(r.Claims).render(b)
+		claimGrid(r.Claims).render(b, ex)
 	case r.Find != nil:
 		g := &grid{}
 		for _, v := range r.Find.Vars {
@@ -161,7 +192,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 			}
 			g.add(append(cells, escapeJoin(row.Claims, ", "))...)
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Why != nil:
 		g := &grid{header: []string{"relation", "node", "detail"}}
 		var walk func(n *mql.Node, depth int, parent string)
@@ -174,7 +205,10 @@ func writeTable(b *strings.Builder, r *query.Result) {
 			}
 		}
 		walk(r.Why, 0, "")
-		g.render(b)
+		g.render(b, ex)
+		if r.Why.Note != "" {
+			b.WriteString("(" + Escape(r.Why.Note) + ")\n")
+		}
 	case r.RevokedBy != nil:
 		c, rv := r.RevokedBy.Claim, r.RevokedBy.Revocation
 		pairs := [][2]string{{"claim", Escape(c.Ref) + " = " + valueText(c.Value)}, {"state", string(c.State)}}
@@ -185,7 +219,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 				[2]string{"revoked by", Escape(rv.By)},
 				[2]string{"at", fmtTime(rv.At) + " (tx " + strconv.FormatInt(rv.Tx, 10) + ")"},
 				[2]string{"because", Escape(rv.Because)},
-				[2]string{"standing", Escape(rv.Standing)},
+				[2]string{"standing", standingText(rv.Standing, rv.StandingGrant)},
 				[2]string{"replaced by", orDash(Escape(rv.ReplacedBy))})
 		}
 		vertical(b, pairs)
@@ -194,20 +228,20 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		for _, d := range r.Impact.Dependents {
 			g.add(Escape(d.Artifact.Ref), string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), escapeJoin(d.Path, " → "))
 		}
-		g.render(b)
+		g.render(b, ex)
 		if r.Impact.Truncated {
 			b.WriteString("(depth limit reached: more dependents lie beyond it)\n")
 		}
 	case r.History != nil:
 		if len(r.History.Artifacts) > 0 {
-			artifactGrid(r.History.Artifacts).render(b)
+			artifactGrid(r.History.Artifacts).render(b, ex)
 			return
 		}
 		g := &grid{header: []string{"ref", "value", "state", "since", "confidence", "kind", "asserted by", "recorded", "sources"}}
 		for _, c := range r.History.Claims {
 			g.add(Escape(c.Ref), valueText(c.Value), string(c.State), fmtTime(c.Since), fmtConf(c.Effective), string(c.Kind), Escape(c.By), fmtTime(c.RecordedAt), sourceIDs(c.Sources))
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Kind == "conflicts":
 		g := &grid{header: []string{"key", "role", "ref", "value", "confidence", "kind", "asserted by"}}
 		for _, cf := range r.Conflicts {
@@ -221,14 +255,14 @@ func writeTable(b *strings.Builder, r *query.Result) {
 				g.add(key, "contested", Escape(c.Ref), valueText(c.Value), fmtConf(c.Effective), string(c.Kind), Escape(c.By))
 			}
 		}
-		g.render(b)
+		g.render(b, ex)
 	case r.Beliefs != nil:
 		be := r.Beliefs
 		g := &grid{header: []string{"subject", "value", "ref", "weight", "probability"}}
 		for _, c := range be.Candidates {
 			g.add(Escape(c.Subject), valueText(c.Claim.Value), Escape(c.Claim.Ref), fmtConf(c.Weight), fmtNum(c.Probability))
 		}
-		g.render(b)
+		g.render(b, ex)
 		fmt.Fprintf(b, "entropy %s bits, gate [%s, %s]: %s", fmtNum(be.Entropy), fmtNum(be.Gate[0]), fmtNum(be.Gate[1]), be.Decision)
 		if be.Top != "" && be.Decision == mql.Act {
 			fmt.Fprintf(b, " on %s", Escape(be.Top))
@@ -241,7 +275,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(b, "(~%d tokens, budget %d)\n", cx.Tokens, cx.Budget)
+		b.WriteString(contextFooter(cx) + "\n")
 	case r.Stats != nil:
 		st := r.Stats
 		pairs := [][2]string{
@@ -262,7 +296,7 @@ func writeTable(b *strings.Builder, r *query.Result) {
 		)
 		vertical(b, pairs)
 	case r.Kind == "live" || r.Claims != nil:
-		claimGrid(r.Claims).render(b)
+		claimGrid(r.Claims).render(b, ex)
 	default:
 		fmt.Fprintf(b, "%s: ok\n", r.Kind)
 	}
@@ -302,4 +336,41 @@ func relationOf(n *mql.Node, depth int) string {
 		return string(n.Kind)
 	}
 	return n.Relation
+}
+
+// contextFooter is the line under a context's text: its size and its budget.
+func contextFooter(cx *mql.ContextResult) string {
+	switch {
+	case cx.Budget == 0:
+		return fmt.Sprintf("(~%d tokens, no budget)", cx.Tokens)
+	case cx.Tokens > cx.Budget:
+		return fmt.Sprintf("(~%d tokens, over the budget of %d: the line saying what was left out does not fit in it)", cx.Tokens, cx.Budget)
+	case len(cx.Omitted) > 0:
+		return fmt.Sprintf("(~%d tokens, budget %d, the line saying what was left out included)", cx.Tokens, cx.Budget)
+	}
+	return fmt.Sprintf("(~%d tokens, budget %d)", cx.Tokens, cx.Budget)
+}
+
+// displayWidth is how many columns s takes on a terminal: East Asian wide and fullwidth
+// characters take two, combining marks and zero-width characters none, others one.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+func runeWidth(r rune) int {
+	switch {
+	case r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+		return 0
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0x303E, r >= 0x3041 && r <= 0x33FF,
+		r >= 0x3400 && r <= 0x4DBF, r >= 0x4E00 && r <= 0x9FFF, r >= 0xA000 && r <= 0xA4CF,
+		r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F,
+		r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F,
+		r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+		return 2
+	}
+	return 1
 }

@@ -85,7 +85,7 @@ func nodeCells(n *mql.Node, parent string) (name, detail string) {
 		if rv.Because != "" {
 			parts = append(parts, "because "+strconv.Quote(rv.Because))
 		}
-		parts = append(parts, "standing "+Escape(rv.Standing))
+		parts = append(parts, "standing "+standingText(rv.Standing, rv.StandingGrant))
 		if rv.ReplacedBy != "" {
 			parts = append(parts, "replaced by "+Escape(shortRef(rv.ReplacedBy, parent)))
 		}
@@ -100,7 +100,7 @@ func nodeCells(n *mql.Node, parent string) (name, detail string) {
 	case n.Kind == mql.NodeConfirmation:
 		d := "at " + fmtTime(n.At)
 		if n.Standing != "" {
-			d += ", standing " + Escape(n.Standing)
+			d += ", standing " + standingText(n.Standing, n.StandingGrant)
 		}
 		return "by " + Escape(n.By), d
 	case n.Standing != "":
@@ -135,6 +135,9 @@ func writeWhyTree(b *strings.Builder, root *mql.Node) {
 		b.WriteString("  " + detail)
 	}
 	b.WriteString("\n")
+	if root.Note != "" {
+		b.WriteString("(" + Escape(root.Note) + ")\n")
+	}
 	writeChildren(b, root, "")
 }
 

@@ -91,9 +91,11 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 				c.once(seen, "kind", cl.Pos)
 				s.Kind = ClaimKind(cl.Kind.Value)
 				switch s.Kind {
-				case Confirmed, Observed, Inferred:
+				case Observed, Inferred:
+				case Confirmed:
+					c.failf(cl.Kind, "a claim cannot be asserted as confirmed: it becomes confirmed when a user confirms it; assert it (kind observed), then `confirm %s by USER`", s.Key)
 				default:
-					c.failf(cl.Kind, "unknown claim kind %q; expected confirmed, observed or inferred", cl.Kind.Value)
+					c.failf(cl.Kind, "unknown claim kind %q; expected observed or inferred", cl.Kind.Value)
 				}
 			case present(cl.ValidFrom):
 				c.once(seen, "valid from", cl.Pos)
@@ -251,6 +253,9 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 
 	case *statsG:
 		return &Stats{Start: start, Mods: mods}
+	}
+	if st := c.catalog(g, mods, start); st != nil {
+		return st
 	}
 	panic(fmt.Sprintf("query: unhandled statement %T", g))
 }
@@ -432,6 +437,11 @@ func (c *converter) value(g valueG) Value {
 		return Value{Pos: posOf(g.Bool.Pos), Kind: KindBool, Bool: g.Bool.Value == "true"}
 	case g.Ref != nil:
 		r := c.ref(*g.Ref)
+		if r.Predicate == "" && r.Version == 0 && notANumber(r.Subject) {
+			// NaN and Inf look like numbers to a reader; mql stores only finite numbers, and a
+			// reference to an entity named NaN is more likely a mistake than meant.
+			c.failf(g.Ref.Name, "%s is not a number mql stores (numbers are finite); write %q for the string, or name an entity other than %s", r.Subject, r.Subject, r.Subject)
+		}
 		return Value{Pos: r.Pos, Kind: KindRef, Ref: r}
 	}
 	panic("query: empty value")
@@ -472,7 +482,21 @@ func (c *converter) number(t tok) float64 {
 		c.failf(t, "number %s is out of range", shorten(t.Value))
 		return 0
 	}
+	if f == 0 && strings.ContainsAny(t.Value, "123456789") {
+		c.failf(t, "number %s is too small to store: it would be 0", shorten(t.Value))
+		return 0
+	}
 	return f
+}
+
+// notANumber reports whether a bare name spells one of the floating-point values that are not
+// numbers mql stores: NaN, Inf, Infinity, in any case.
+func notANumber(name string) bool {
+	switch strings.ToLower(name) {
+	case "nan", "inf", "infinity":
+		return true
+	}
+	return false
 }
 
 func (c *converter) integer(t tok, what string, min int64) int64 {

@@ -1,6 +1,8 @@
 package query
 
 import (
+	"slices"
+
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
@@ -30,12 +32,12 @@ type tok = lexer.Token
 var stmtParser = participle.MustBuild[stmtG](
 	participle.Lexer(lexDef),
 	participle.UseLookahead(0),
-	participle.Union[stmtNode](
+	participle.Union[stmtNode](slices.Concat([]stmtNode{
 		&principalG{}, &grantG{}, &assertG{}, &revokeG{}, &confirmG{},
 		&deriveG{}, &reviewG{}, &decayG{},
 		&liveG{}, &findG{}, &whyG{}, &revokedByG{}, &impactG{}, &historyG{},
 		&conflictsG{}, &beliefsG{}, &contextG{}, &statsG{},
-	),
+	}, catalogNodes, controlNodes)...),
 )
 
 // stmtG is a statement without its read modifiers, which parseTokens

@@ -39,6 +39,26 @@ func KindOf(st Stmt) string {
 		return "context"
 	case *Stats:
 		return "stats"
+	case *Principals:
+		return "principals"
+	case *Grants:
+		return "grants"
+	case *Subjects:
+		return "subjects"
+	case *Predicates:
+		return "predicates"
+	case *Artifacts:
+		return "artifacts"
+	case *Sources:
+		return "sources"
+	case *Describe:
+		return "describe"
+	case *Begin:
+		return "begin"
+	case *Commit:
+		return "commit"
+	case *Rollback:
+		return "rollback"
 	}
 	return "unknown"
 }
@@ -47,4 +67,13 @@ func KindOf(st Stmt) string {
 func IsRead(st Stmt) bool {
 	_, ok := st.(ReadStmt)
 	return ok
+}
+
+// IsControl reports whether a statement starts or ends a transaction: begin, commit, rollback.
+func IsControl(st Stmt) bool {
+	switch st.(type) {
+	case *Begin, *Commit, *Rollback:
+		return true
+	}
+	return false
 }

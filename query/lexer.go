@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The lexical grammar. The rules are tried in order and the first that
@@ -13,7 +14,8 @@ import (
 // numbers, so that they win over a number followed by a name. The other
 // rules cannot match the same text, and the most frequent come first.
 //
-// Idents may contain ':', '/' and single '-' between other characters, so
+// Idents are letters (of any script: Klärveld, 東京), digits and '_', and may contain ':', '/'
+// and single '-' between other characters, so
 // worker-3, plan:pick-vendor, half-life and revoked-by are one token each; an
 // ident never contains "--" nor ends with '-', so a comment can follow a name
 // without a space.
@@ -23,7 +25,7 @@ import (
 // duration at its own position rather than as a confusing run of tokens.
 var lexDef = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Whitespace", Pattern: `[ \t\r\f\x{FEFF}]+`},
-	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_:/]*(?:-[A-Za-z0-9_:/]+)*`},
+	{Name: "Ident", Pattern: `[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(?:-[\p{L}\p{M}\p{Nd}_:/]+)*`},
 	{Name: "Punct", Pattern: `[.@,*;]`},
 	{Name: "Op", Pattern: `!=|<=|>=|[=<>]`},
 	{Name: "Newline", Pattern: `\n`},
@@ -42,9 +44,7 @@ var (
 	tokNewline    = mustSym("Newline")
 	tokString     = mustSym("String")
 	tokTime       = mustSym("Time")
-	tokDuration   = mustSym("Duration")
 	tokNumber     = mustSym("Number")
-	tokVar        = mustSym("Var")
 	tokIdent      = mustSym("Ident")
 	tokOp         = mustSym("Op")
 	tokPunct      = mustSym("Punct")
@@ -75,15 +75,20 @@ func posOf(p lexer.Position) Position {
 // unterminated reports that the input ends inside a string literal. After
 // more than maxErrs errors (when maxErrs > 0) it stops as if the input ended.
 func scan(name, src string, keepComments bool, maxErrs int) (toks []lexer.Token, errs ErrorList, unterminated bool) {
+	return scanAt(lexer.Position{Filename: name, Line: 1, Column: 1}, src, keepComments, maxErrs)
+}
+
+// scanAt is scan for src that starts at start in its file, so that positions are the file's.
+func scanAt(start lexer.Position, src string, keepComments bool, maxErrs int) (toks []lexer.Token, errs ErrorList, unterminated bool) {
 	if off, msg := checkEncoding(src); msg != "" {
-		pos := advance(lexer.Position{Filename: name, Line: 1, Column: 1}, src[:off])
+		pos := advance(start, src[:off])
 		errs.add(posOf(pos), "%s", msg)
 		return []lexer.Token{{Type: tokBad, Pos: pos}, {Type: tokEOF, Pos: pos}}, errs, false
 	}
-	base := lexer.Position{Filename: name, Line: 1, Column: 1}
+	base := start
 	rest := src
 	for {
-		lx, err := lexDef.LexString(name, rest)
+		lx, err := lexDef.LexString(start.Filename, rest)
 		if err != nil { // cannot happen for LexString
 			errs.add(posOf(base), "%v", err)
 			return append(toks, lexer.Token{Type: tokEOF, Pos: base}), errs, false
@@ -120,6 +125,9 @@ func scan(name, src string, keepComments bool, maxErrs int) (toks []lexer.Token,
 				if !keepComments {
 					continue
 				}
+			case tokIdent:
+				// A name is one name however its letters were composed: NFC, as mql stores it.
+				t.Value = nfc(t.Value)
 			case tokString:
 				if len(t.Value) > MaxStringBytes {
 					errs.add(posOf(t.Pos), "string literal is longer than 1 MiB (%d bytes)", len(t.Value))
@@ -214,4 +222,12 @@ func describe(t lexer.Token) string {
 		v = string([]rune(v)[:36]) + "..."
 	}
 	return `"` + v + `"`
+}
+
+// nfc is s in Unicode normalization form C.
+func nfc(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	return norm.NFC.String(s)
 }

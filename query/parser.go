@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -21,6 +22,14 @@ import (
 // run only the statements before the first error's position.
 func Parse(name, src string) (*Script, error) {
 	r := parseScript(name, src, maxErrors)
+	return &Script{Stmts: r.stmts}, r.errs.Err()
+}
+
+// ParseAt is Parse for src that starts at line and column (both from 1) of the script name:
+// positions in the statements and errors are the script's. A reader that takes a script one
+// statement at a time (see Scanner) parses each where it starts.
+func ParseAt(name, src string, line, column int) (*Script, error) {
+	r := parseScriptAt(lexer.Position{Filename: name, Line: max(line, 1), Column: max(column, 1)}, src, maxErrors)
 	return &Script{Stmts: r.stmts}, r.errs.Err()
 }
 
@@ -53,6 +62,15 @@ func Complete(src string) bool {
 	return !parseScript("", src, maxErrors).incomplete
 }
 
+// ParseComplete parses src, which starts at line and column of the script name, and reports
+// whether it is complete (see Complete): one pass where Complete followed by ParseAt would
+// parse twice. A reader that takes a script a statement at a time uses it to find where each
+// statement ends and to parse it at once.
+func ParseComplete(name, src string, line, column int) (script *Script, err error, complete bool) {
+	r := parseScriptAt(lexer.Position{Filename: name, Line: max(line, 1), Column: max(column, 1)}, src, maxErrors)
+	return &Script{Stmts: r.stmts}, r.errs.Err(), !r.incomplete
+}
+
 // scriptResult is what parseScript found.
 type scriptResult struct {
 	stmts      []Stmt
@@ -64,7 +82,11 @@ type scriptResult struct {
 // parseScript splits the tokens of src into statements and parses each.
 // It stops after maxErrs errors (no limit when maxErrs <= 0).
 func parseScript(name, src string, maxErrs int) (r scriptResult) {
-	toks, lexErrs, unterminated := scan(name, src, false, maxErrs)
+	return parseScriptAt(lexer.Position{Filename: name, Line: 1, Column: 1}, src, maxErrs)
+}
+
+func parseScriptAt(start lexer.Position, src string, maxErrs int) (r scriptResult) {
+	toks, lexErrs, unterminated := scanAt(start, src, false, maxErrs)
 	r.errs = append(r.errs, lexErrs...)
 	r.incomplete = unterminated
 	r.end = posOf(toks[len(toks)-1].Pos)
@@ -186,8 +208,8 @@ func (s *sliceLexer) Next() (lexer.Token, error) {
 // statement keywords, in the order error messages list them.
 var (
 	writeKeywords = []string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}
-	readKeywords  = []string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}
-	keywordList   = strings.Join(append(append([]string{}, writeKeywords...), readKeywords...), ", ")
+	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords)
+	keywordList   = strings.Join(slices.Concat(writeKeywords, readKeywords, controlKeywords), ", ")
 	clauseWords   = map[string]bool{
 		"by": true, "from": true, "confidence": true, "kind": true, "valid": true, "seen": true,
 		"excerpt": true, "uri": true, "revision": true, "because": true, "replaced": true,
@@ -195,8 +217,9 @@ var (
 	}
 )
 
-func isRead(kw string) bool  { return contains(readKeywords, kw) }
-func isWrite(kw string) bool { return contains(writeKeywords, kw) }
+func isRead(kw string) bool    { return contains(readKeywords, kw) }
+func isWrite(kw string) bool   { return contains(writeKeywords, kw) }
+func isControl(kw string) bool { return contains(controlKeywords, kw) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -246,7 +269,7 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	if kw.Type != tokIdent {
 		return nil, errorf(at(k), "expected a statement (%s), found %s", keywordList, found(k)), false
 	}
-	if !isRead(kw.Value) && !isWrite(kw.Value) {
+	if !isRead(kw.Value) && !isWrite(kw.Value) && !isControl(kw.Value) {
 		msg := fmt.Sprintf("unknown statement %q; expected one of %s", kw.Value, keywordList)
 		if clauseWords[kw.Value] {
 			msg += fmt.Sprintf(` (%q starts a clause: a newline ends a complete statement, so a clause must stay on its statement's line)`, kw.Value)
@@ -270,6 +293,9 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	}
 	if k > 0 && isWrite(kw.Value) {
 		return nil, errorf(at(k), "modifiers (as of, as) apply only to reads; %q is a write", kw.Value), false
+	}
+	if k > 0 && isControl(kw.Value) {
+		return nil, errorf(at(k), "modifiers (as of, as) apply only to reads; %q ends or starts a transaction", kw.Value), false
 	}
 	st, cerr := convert(g.Body, mods, posOf(toks[0].Pos))
 	if cerr != nil {
@@ -345,16 +371,36 @@ func parseMods(toks []tok, at func(int) Position, found func(int) string) (m Mod
 
 // suggest returns the statement keyword closest to s, if it is close.
 func suggest(s string) string {
+	return closest(s, slices.Concat(writeKeywords, readKeywords, controlKeywords))
+}
+
+// closest returns the word of list closest to s, if it is close; keywords are lowercase, so
+// "BEGIN" is close to "begin".
+func closest(s string, list []string) string {
+	s = strings.ToLower(s)
 	best, bestD := "", 3
 	if len(s) <= 3 {
 		bestD = 2
 	}
-	for _, kw := range append(append([]string{}, writeKeywords...), readKeywords...) {
+	for _, kw := range list {
 		if d := editDistance(s, kw); d < bestD {
 			best, bestD = kw, d
 		}
 	}
 	return best
+}
+
+// clauses lists the clause keywords of each statement, for "did you mean".
+var clauses = map[string][]string{
+	"assert":  {"from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision"},
+	"revoke":  {"because", "replaced"},
+	"derive":  {"confidence", "seen"},
+	"review":  {"because"},
+	"live":    {"where"},
+	"find":    {"order", "limit"},
+	"impact":  {"depth"},
+	"beliefs": {"gate"},
+	"context": {"budget"},
 }
 
 func editDistance(a, b string) int {
@@ -420,7 +466,13 @@ func translate(err error, kind string, toks []tok, k int, found func(int) string
 		}
 		return i, fmt.Sprintf("expected %s, found %s", exp, found(i))
 	}
-	return i, fmt.Sprintf("unexpected %s; expected %s", found(i), trailing[kind])
+	msg := fmt.Sprintf("unexpected %s; expected %s", found(i), trailing[kind])
+	if i < len(toks) && toks[i].Type == tokIdent {
+		if s := closest(toks[i].Value, clauses[kind]); s != "" && s != toks[i].Value {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return i, msg
 }
 
 // trailing lists what may follow a complete statement of each kind.
@@ -437,7 +489,7 @@ var trailing = map[string]string{
 }
 
 func init() {
-	for _, kw := range append(append([]string{}, writeKeywords...), readKeywords...) {
+	for _, kw := range slices.Concat(writeKeywords, readKeywords, controlKeywords) {
 		if _, ok := trailing[kw]; !ok {
 			trailing[kw] = "end of statement"
 		}
@@ -470,6 +522,7 @@ var head = map[string]string{
 	"conflicts":  "a subject name",
 	"beliefs":    patternHelp,
 	"context":    `a subject name or "*"`,
+	"describe":   "a principal, subject, predicate or artifact name",
 }
 
 // expectAfter says what was expected at toks[i], judging by the tokens
@@ -546,7 +599,7 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 		case "valid":
 			return `"from" or "until" after "valid"`
 		case "kind":
-			return `a claim kind (confirmed, observed or inferred) after "kind"`
+			return `a claim kind (observed or inferred) after "kind"`
 		case "excerpt", "uri", "revision":
 			return fmt.Sprintf("a string after %q", p)
 		}

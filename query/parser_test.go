@@ -134,7 +134,6 @@ var stmtCases = []stmtCase{
 		want: &Assert{Key: ref("Klarveld.region"), Value: vstr("EU"), By: "worker-3", Sources: []Source{src("src:Klarveld:rev0")}, ValidUntil: tp("2027-01-01")}},
 	{src: `assert Player7.style = "patient" by architect kind inferred seen by architect`,
 		want: &Assert{Key: ref("Player7.style"), Value: vstr("patient"), By: "architect", Kind: Inferred, SeenBy: []string{"architect"}}},
-	{src: `assert K.p = 1 by w kind confirmed`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Kind: Confirmed}},
 	{src: `assert K.p = 1 by w kind observed`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Kind: Observed}},
 	{src: `assert K.p = 1 by w valid from 2026-01-01`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", ValidFrom: tp("2026-01-01")}},
 	{src: `assert K.p = 1 by w confidence 0`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Confidence: fp(0)}},
@@ -269,6 +268,26 @@ var stmtCases = []stmtCase{
 
 	// stats
 	{src: `stats`, want: &Stats{}},
+
+	// catalogue reads
+	{src: `principals`, want: &Principals{}},
+	{src: `principals work*`, want: &Principals{Pattern: "work*"}},
+	{src: `grants`, want: &Grants{}},
+	{src: `as of tx 3 grants worker-3`, want: &Grants{Mods: Mods{AsOfTx: i64p(3)}, Grantee: "worker-3"}},
+	{src: `subjects`, want: &Subjects{}},
+	{src: `subjects Kl*`, want: &Subjects{Pattern: "Kl*"}},
+	{src: `as architect subjects *vendor*`, want: &Subjects{Mods: Mods{As: "architect"}, Pattern: "*vendor*"}},
+	{src: `predicates price_per_seat`, want: &Predicates{Pattern: "price_per_seat"}},
+	{src: `artifacts plan:*`, want: &Artifacts{Pattern: "plan:*"}},
+	{src: `sources "src:Kl arveld*"`, want: &Sources{Pattern: "src:Kl arveld*"}},
+	{src: `sources src:Klarveld:*`, want: &Sources{Pattern: "src:Klarveld:*"}},
+	{src: `sources "src:Klarveld:*"`, want: &Sources{Pattern: "src:Klarveld:*"}, canon: `sources src:Klarveld:*`},
+	{src: `describe Klarveld`, want: &Describe{Name: "Klarveld"}},
+
+	// transactions
+	{src: `begin`, want: &Begin{}},
+	{src: `commit`, want: &Commit{}},
+	{src: `rollback`, want: &Rollback{}},
 }
 
 func TestParseStmt(t *testing.T) {

@@ -340,3 +340,6 @@ func formatDuration(d time.Duration) string {
 	}
 	return b.String()
 }
+
+// FormatDuration prints a duration as the language writes it: "14d", "1h30m", "500ms".
+func FormatDuration(d time.Duration) string { return formatDuration(d) }

@@ -1,6 +1,10 @@
 package query
 
-import "github.com/mql-dev/mql"
+import (
+	"time"
+
+	"github.com/mql-dev/mql"
+)
 
 // Result is what one statement produced. Kind is the statement's keyword ("assert", "live",
 // "why", …); exactly the fields that kind fills are set.
@@ -18,4 +22,23 @@ type Result struct {
 	Beliefs   *mql.BeliefsResult   `json:"beliefs,omitempty"`    // beliefs
 	Context   *mql.ContextResult   `json:"context,omitempty"`    // context
 	Stats     *mql.Stats           `json:"stats,omitempty"`      // stats
+
+	Principals []mql.PrincipalInfo `json:"principals,omitempty"` // principals
+	Grants     []mql.Grant         `json:"grants,omitempty"`     // grants
+	Subjects   []mql.SubjectInfo   `json:"subjects,omitempty"`   // subjects
+	Predicates []mql.PredicateInfo `json:"predicates,omitempty"` // predicates
+	Artifacts  []mql.ArtifactInfo  `json:"artifacts,omitempty"`  // artifacts
+	Sources    []mql.SourceInfo    `json:"sources,omitempty"`    // sources
+	Describe   *mql.Description    `json:"describe,omitempty"`   // describe
+
+	Control *Control `json:"control,omitempty"` // commit, rollback
+}
+
+// Control is the result of ending a transaction: how many statements it held and, for a
+// commit that wrote, the transaction's id and time (0 and zero when its writes were all
+// no-ops, or it only read).
+type Control struct {
+	Statements int       `json:"statements"`
+	Tx         int64     `json:"tx,omitempty"`
+	At         time.Time `json:"at,omitzero"`
 }

@@ -30,6 +30,9 @@ func NewSession(db *mql.DB, as string) *Session { return &Session{db: db, as: as
 // As is the acting principal ("" for the owner).
 func (s *Session) As() string { return s.as }
 
+// Reader reads as the session's principal.
+func (s *Session) Reader() (mql.Reader, error) { return s.reader(s.db.Reader(), Mods{}) }
+
 // DB is the store the session evaluates against.
 func (s *Session) DB() *mql.DB { return s.db }
 
@@ -57,15 +60,53 @@ func (s *Session) Import(ctx context.Context, r io.Reader) error {
 // statements in order, calling emit after each; it stops at the first error, having applied
 // the statements before it and nothing of the failing one. Parse errors match ErrSyntax;
 // evaluation errors wrap mql's sentinels and are prefixed with the statement's position.
+//
+// The statements from a begin to its commit are one transaction (see ExecBlock): they are
+// evaluated, and their results emitted, only at the commit, all of them or none. A rollback
+// discards the statements since its begin without evaluating them. A script that ends inside
+// a transaction, a begin inside one, and a commit or rollback outside one are errors.
 func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result) error) error {
-	script, perr := Parse(name, src)
+	return s.ExecAt(ctx, name, src, 1, 1, emit)
+}
+
+// ExecAt is Exec for src that starts at line and column of the script name (see ParseAt).
+func (s *Session) ExecAt(ctx context.Context, name, src string, line, column int, emit func(*Result) error) error {
+	script, perr := ParseAt(name, src, line, column)
+	return s.ExecParsed(ctx, script, perr, emit)
+}
+
+// ExecParsed is Exec for a script parsed already: the statements Parse returned and its error,
+// of which only the statements before the error run.
+func (s *Session) ExecParsed(ctx context.Context, script *Script, perr error, emit func(*Result) error) error {
 	var first Position
 	if perr != nil {
 		first = firstErrorPos(perr)
 	}
+	var block []Stmt // statements of an open transaction, its begin first
 	for _, st := range script.Stmts {
 		if perr != nil && !before(st.Pos(), first) {
 			break
+		}
+		switch st.(type) {
+		case *Begin:
+			if block != nil {
+				return errorf(st.Pos(), "begin inside a transaction (begun at %d:%d): commit or roll it back first", block[0].Pos().Line, block[0].Pos().Column)
+			}
+			block = []Stmt{st}
+			continue
+		case *Commit, *Rollback:
+			if block == nil {
+				return errorf(st.Pos(), "%s without begin: no transaction is open", st.String())
+			}
+			if err := s.ExecBlock(ctx, append(block, st), emit); err != nil {
+				return err
+			}
+			block = nil
+			continue
+		}
+		if block != nil {
+			block = append(block, st)
+			continue
 		}
 		res, err := s.Eval(ctx, st)
 		if err != nil {
@@ -77,8 +118,127 @@ func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result)
 			}
 		}
 	}
-	return perr
+	if perr != nil {
+		return perr
+	}
+	if block != nil {
+		return errorf(block[0].Pos(), "the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)")
+	}
+	return nil
 }
+
+// ExecBlock runs a transaction: stmts is begin, the statements, and commit or rollback. On
+// commit the statements are evaluated in one mql transaction (mql.DB.Tx), each write checked
+// against what the ones before it wrote, each read seeing them too; if one fails, nothing is
+// written and the error, at that statement, says the transaction was rolled back. Results are
+// emitted only when the transaction has committed, in order, followed by the commit's own
+// result (its transaction id). On rollback nothing is evaluated, and the result says how many
+// statements were discarded.
+func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result) error) error {
+	if len(stmts) < 2 {
+		return fmt.Errorf("a transaction block needs a begin and a commit or rollback")
+	}
+	begin, end, body := stmts[0], stmts[len(stmts)-1], stmts[1:len(stmts)-1]
+	if err := s.inBlock(body); err != nil {
+		return err
+	}
+	if _, ok := end.(*Rollback); ok {
+		if emit == nil {
+			return nil
+		}
+		return emit(&Result{Kind: "rollback", Statement: end.String(), Control: &Control{Statements: len(body)}})
+	}
+	var results []*Result
+	id, err := s.db.Tx(ctx, s.actor(), func(tx *mql.Tx) error {
+		results = results[:0]
+		for _, st := range body {
+			res, err := s.eval(ctx, st, txWriter{tx}, tx.Reader())
+			if err != nil {
+				return &EvalError{Pos: st.Pos(), Err: err}
+			}
+			res.Statement = st.String()
+			results = append(results, res)
+		}
+		return nil
+	})
+	if err != nil {
+		var ee *EvalError
+		if errors.As(err, &ee) {
+			return &TxError{Begin: begin.Pos(), Err: ee}
+		}
+		return &TxError{Begin: begin.Pos(), Err: &EvalError{Pos: end.Pos(), Err: err}}
+	}
+	if emit == nil {
+		return nil
+	}
+	for _, res := range results {
+		if err := emit(res); err != nil {
+			return err
+		}
+	}
+	c := &Control{Statements: len(body), Tx: id}
+	for _, res := range results {
+		if res.Receipt != nil && res.Receipt.Tx == id {
+			c.At = res.Receipt.At
+		}
+	}
+	return emit(&Result{Kind: "commit", Statement: end.String(), Control: c})
+}
+
+// ExecTx runs the statements of src, which starts at line and column of the script name, as
+// one transaction begun at begin (see ExecBlock): all of them or none, results emitted at the
+// end. src may not begin, commit or roll back a transaction of its own. It is how a script runs
+// with -1 (--single-transaction), and how a client sends the statements of a begin … commit
+// block it has gathered: a begin whose position's file name is "-1" is the whole script.
+func (s *Session) ExecTx(ctx context.Context, name, src string, line, column int, begin Position, emit func(*Result) error) error {
+	script, err := ParseAt(name, src, line, column)
+	if err != nil {
+		return err
+	}
+	stmts := make([]Stmt, 0, len(script.Stmts)+2)
+	stmts = append(stmts, &Begin{Start: begin})
+	stmts = append(stmts, script.Stmts...)
+	return s.ExecBlock(ctx, append(stmts, &Commit{Start: begin}), emit)
+}
+
+// ExecStmts runs parsed statements as one transaction begun at begin: ExecTx for a caller that
+// parsed them itself, a statement at a time.
+func (s *Session) ExecStmts(ctx context.Context, begin Position, stmts []Stmt, emit func(*Result) error) error {
+	all := make([]Stmt, 0, len(stmts)+2)
+	all = append(all, &Begin{Start: begin})
+	all = append(all, stmts...)
+	return s.ExecBlock(ctx, append(all, &Commit{Start: begin}), emit)
+}
+
+// inBlock refuses what a transaction cannot hold: a statement that starts or ends one.
+func (s *Session) inBlock(body []Stmt) error {
+	for _, st := range body {
+		if IsControl(st) {
+			return errorf(st.Pos(), "%s inside a transaction: a transaction holds reads and writes only", st.String())
+		}
+	}
+	return nil
+}
+
+// TxError is an error that rolled a transaction back: nothing of it was written. It unwraps to
+// the statement's error.
+type TxError struct {
+	Begin Position // where the transaction began
+	Err   *EvalError
+}
+
+func (e *TxError) Error() string {
+	if e.Begin.Filename == "-1" {
+		return e.Err.Error() + "; the script ran as one transaction (-1), which was rolled back: nothing of it was written"
+	}
+	at := fmt.Sprintf("%d:%d", e.Begin.Line, e.Begin.Column)
+	if e.Begin.Filename != e.Err.Pos.Filename {
+		at = e.Begin.String()
+	}
+	return fmt.Sprintf("%s; the transaction begun at %s was rolled back: nothing of it was written", e.Err.Error(), at)
+}
+
+func (e *TxError) Unwrap() error { return e.Err }
 
 func firstErrorPos(err error) Position {
 	var e *Error
@@ -106,9 +266,13 @@ type EvalError struct {
 func (e *EvalError) Error() string { return e.Pos.String() + ": " + e.Err.Error() }
 func (e *EvalError) Unwrap() error { return e.Err }
 
-// Eval evaluates one parsed statement.
+// Eval evaluates one parsed statement. A begin, commit or rollback cannot be evaluated on its
+// own: see Exec and ExecBlock.
 func (s *Session) Eval(ctx context.Context, st Stmt) (*Result, error) {
-	res, err := s.eval(ctx, st)
+	if IsControl(st) {
+		return nil, errorf(st.Pos(), "%s: transactions run through Exec or ExecBlock", st.String())
+	}
+	res, err := s.eval(ctx, st, dbWriter{ctx, s.db}, s.db.Reader())
 	if err != nil {
 		return nil, &EvalError{Pos: st.Pos(), Err: err}
 	}
@@ -132,8 +296,8 @@ func (s *Session) actor() string {
 	return s.as
 }
 
-func (s *Session) reader(m Mods) (mql.Reader, error) {
-	r := s.db.Reader()
+func (s *Session) reader(base mql.Reader, m Mods) (mql.Reader, error) {
+	r := base
 	if s.as != "" {
 		r = r.As(s.as)
 	}
@@ -163,15 +327,45 @@ func (s *Session) write(who string, kind string, f func() (mql.Receipt, error)) 
 	return &Result{Kind: kind, Receipt: &rc}, nil
 }
 
-func (s *Session) eval(ctx context.Context, st Stmt) (*Result, error) {
+// writer makes the writes of a statement: on the store, or in a transaction.
+type writer interface {
+	AddPrincipal(mql.PrincipalSpec) (mql.Receipt, error)
+	Grant(mql.GrantSpec) (mql.Receipt, error)
+	Assert(mql.AssertSpec) (mql.Receipt, error)
+	Revoke(mql.RevokeSpec) (mql.Receipt, error)
+	Confirm(mql.ConfirmSpec) (mql.Receipt, error)
+	Derive(mql.DeriveSpec) (mql.Receipt, error)
+	Review(mql.ReviewSpec) (mql.Receipt, error)
+	SetDecay(mql.DecaySpec) (mql.Receipt, error)
+}
+
+type dbWriter struct {
+	ctx context.Context
+	db  *mql.DB
+}
+
+func (w dbWriter) AddPrincipal(s mql.PrincipalSpec) (mql.Receipt, error) {
+	return w.db.AddPrincipal(w.ctx, s)
+}
+func (w dbWriter) Grant(s mql.GrantSpec) (mql.Receipt, error)     { return w.db.Grant(w.ctx, s) }
+func (w dbWriter) Assert(s mql.AssertSpec) (mql.Receipt, error)   { return w.db.Assert(w.ctx, s) }
+func (w dbWriter) Revoke(s mql.RevokeSpec) (mql.Receipt, error)   { return w.db.Revoke(w.ctx, s) }
+func (w dbWriter) Confirm(s mql.ConfirmSpec) (mql.Receipt, error) { return w.db.Confirm(w.ctx, s) }
+func (w dbWriter) Derive(s mql.DeriveSpec) (mql.Receipt, error)   { return w.db.Derive(w.ctx, s) }
+func (w dbWriter) Review(s mql.ReviewSpec) (mql.Receipt, error)   { return w.db.Review(w.ctx, s) }
+func (w dbWriter) SetDecay(s mql.DecaySpec) (mql.Receipt, error)  { return w.db.SetDecay(w.ctx, s) }
+
+type txWriter struct{ *mql.Tx }
+
+func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) (*Result, error) {
 	switch st := st.(type) {
 	case *Principal:
 		return s.write(s.actor(), "principal", func() (mql.Receipt, error) {
-			return s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind), By: s.actor()})
+			return w.AddPrincipal(mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind), By: s.actor()})
 		})
 	case *Grant:
 		return s.write(st.By, "grant", func() (mql.Receipt, error) {
-			return s.db.Grant(ctx, mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
+			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
 		spec := mql.AssertSpec{
@@ -187,33 +381,33 @@ func (s *Session) eval(ctx context.Context, st Stmt) (*Result, error) {
 		if st.ValidUntil != nil {
 			spec.ValidUntil = *st.ValidUntil
 		}
-		return s.write(st.By, "assert", func() (mql.Receipt, error) { return s.db.Assert(ctx, spec) })
+		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
 		spec := mql.RevokeSpec{Claim: st.Claim.String(), By: st.By, Because: st.Because}
 		if st.ReplacedBy != nil {
 			spec.ReplacedBy = st.ReplacedBy.String()
 		}
-		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return s.db.Revoke(ctx, spec) })
+		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
 	case *Confirm:
 		return s.write(st.By, "confirm", func() (mql.Receipt, error) {
-			return s.db.Confirm(ctx, mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
+			return w.Confirm(mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
 		})
 	case *Derive:
 		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy}
 		for _, r := range st.From {
 			spec.From = append(spec.From, r.String())
 		}
-		return s.write(st.By, "derive", func() (mql.Receipt, error) { return s.db.Derive(ctx, spec) })
+		return s.write(st.By, "derive", func() (mql.Receipt, error) { return w.Derive(spec) })
 	case *Review:
 		return s.write(st.By, "review", func() (mql.Receipt, error) {
-			return s.db.Review(ctx, mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
+			return w.Review(mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
 		})
 	case *Decay:
 		return s.write(s.actor(), "decay", func() (mql.Receipt, error) {
-			return s.db.SetDecay(ctx, mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife, By: s.actor()})
+			return w.SetDecay(mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife, By: s.actor()})
 		})
 	case ReadStmt:
-		r, err := s.reader(st.Modifiers())
+		r, err := s.reader(base, st.Modifiers())
 		if err != nil {
 			return nil, err
 		}
@@ -291,6 +485,27 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 	case *Stats:
 		stats, err := r.Stats(ctx)
 		return &Result{Kind: "stats", Stats: &stats}, err
+	case *Principals:
+		ps, err := r.Principals(ctx, st.Pattern)
+		return &Result{Kind: "principals", Principals: ps}, err
+	case *Grants:
+		gs, err := r.Grants(ctx, st.Grantee)
+		return &Result{Kind: "grants", Grants: gs}, err
+	case *Subjects:
+		ss, err := r.Subjects(ctx, st.Pattern)
+		return &Result{Kind: "subjects", Subjects: ss}, err
+	case *Predicates:
+		ps, err := r.Predicates(ctx, st.Pattern)
+		return &Result{Kind: "predicates", Predicates: ps}, err
+	case *Artifacts:
+		as, err := r.Artifacts(ctx, st.Pattern)
+		return &Result{Kind: "artifacts", Artifacts: as}, err
+	case *Sources:
+		ss, err := r.Sources(ctx, st.Pattern)
+		return &Result{Kind: "sources", Sources: ss}, err
+	case *Describe:
+		d, err := r.Describe(ctx, st.Name)
+		return &Result{Kind: "describe", Describe: &d}, err
 	}
 	return nil, fmt.Errorf("statement %T cannot be evaluated", st)
 }
@@ -337,7 +552,7 @@ func Keywords() []string {
 // Names returns completion candidates from the store as the session sees it: principals,
 // subjects, predicates, claim keys and references, and artifact names.
 func (s *Session) Names(ctx context.Context) ([]string, error) {
-	r, err := s.reader(Mods{})
+	r, err := s.reader(s.db.Reader(), Mods{})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,83 @@ func TestSessionTransfer(t *testing.T) {
 	query.NewSession(dst, "").Exec(ctx, "setup", "principal w1 agent", nil)
 	if err := query.NewSession(dst, "w1").Import(ctx, strings.NewReader(all.String())); !errors.Is(err, query.ErrActAs) || !strings.Contains(err.Error(), "only the owner") {
 		t.Errorf("import as w1: %v", err)
+	}
+}
+
+// TestSessionTransactions: begin … commit is one transaction, all or nothing: later
+// statements see the earlier ones (a revocation of a claim asserted in it, a derivation from
+// it, a read of it), results come at the commit, and a failure writes nothing and says so.
+func TestSessionTransactions(t *testing.T) {
+	ctx := context.Background()
+	run := func(s *query.Session, src string) ([]string, error) {
+		var out []string
+		err := s.Exec(ctx, "tx.mql", src, func(r *query.Result) error {
+			line := r.Kind
+			if r.Receipt != nil {
+				line += " " + r.Receipt.Ref + " tx" + strconv.FormatInt(r.Receipt.Tx, 10)
+			}
+			if r.Control != nil {
+				line += " tx" + strconv.FormatInt(r.Control.Tx, 10) + " n" + strconv.Itoa(r.Control.Statements)
+			}
+			if r.Kind == "live" {
+				for _, c := range r.Claims {
+					line += " " + c.Ref
+				}
+			}
+			out = append(out, line)
+			return nil
+		})
+		return out, err
+	}
+	db := openDB(t)
+	s := query.NewSession(db, "")
+	got, err := run(s, `principal w agent
+begin
+principal alice user
+assert K.p = 1 by w from "s"
+live K
+assert K.p = 2 by alice from "s"
+revoke K.p@2 by alice replaced by K.p@1
+derive plan from K.p by w
+commit
+live K`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "principal w tx2|principal alice tx3|assert K.p@1 tx3|live K.p@1|assert K.p@2 tx3|revoke K.p@2 tx3|derive plan@1 tx3|commit tx3 n6|live K.p@1"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, "|"), want)
+	}
+
+	// A failing statement rolls everything back and emits nothing of the block.
+	head, _ := db.Head(ctx)
+	got, err = run(s, "begin\nassert K.p = 3 by w\nassert K.q = 1 by nobody\ncommit\nstats")
+	var te *query.TxError
+	if !errors.As(err, &te) || !errors.Is(err, mql.ErrUnknownPrincipal) || !strings.Contains(err.Error(), "tx.mql:3:1: ") ||
+		!strings.Contains(err.Error(), "the transaction begun at 1:1 was rolled back: nothing of it was written") || len(got) != 0 {
+		t.Fatalf("failed block: %v, emitted %q", err, got)
+	}
+	if h, _ := db.Head(ctx); h != head {
+		t.Fatalf("a failed block wrote: head %d → %d", head, h)
+	}
+	// A rollback evaluates nothing; reads only, or no-ops only, commit nothing.
+	got, err = run(s, "begin\nassert K.p = 3 by nobody\nrollback\nbegin\nlive K\nprincipal w agent\ncommit")
+	if err != nil || strings.Join(got, "|") != "rollback tx0 n1|live K.p@1|principal w tx2|commit tx0 n2" {
+		t.Fatalf("rollback, reads: %v %q", err, got)
+	}
+	// Structure errors, at their statements.
+	for src, msg := range map[string]string{
+		"commit":                            "tx.mql:1:1: commit without begin: no transaction is open",
+		"rollback":                          "tx.mql:1:1: rollback without begin",
+		"begin\nbegin\ncommit":              "tx.mql:2:1: begin inside a transaction (begun at 1:1)",
+		"stats\nbegin\nassert K.p = 4 by w": "tx.mql:2:1: the script ended inside the transaction begun here: nothing of it was written",
+	} {
+		_, err := run(s, src)
+		if err == nil || !strings.Contains(err.Error(), msg) || !errors.Is(err, query.ErrSyntax) {
+			t.Errorf("%q: %v, want %q", src, err, msg)
+		}
+	}
+	if h, _ := db.Head(ctx); h != head {
+		t.Fatalf("head %d → %d", head, h)
 	}
 }

@@ -7,11 +7,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/output"
-	"github.com/mql-dev/mql/query"
 )
-
-// metaCommands are completed after \ or . at the start of a line.
-var metaCommands = []string{"help", "format", "timing", "import", "export", "quit"}
 
 // isWordRune reports whether r belongs to a completable word: names, references
 // (Subject.predicate@N), artifact names (plan:pick-vendor), variables and keywords.
@@ -23,12 +19,39 @@ func isWordRune(r rune) bool {
 	return strings.ContainsRune("_:/-.@*?", r)
 }
 
+// statementKeywords start a statement; clauseKeywords are what may follow a statement's head.
+var (
+	statementKeywords = []string{
+		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay",
+		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats",
+		"principals", "grants", "subjects", "predicates", "artifacts", "sources", "describe",
+		"begin", "commit", "rollback", "as",
+	}
+	clauseKeywords = map[string][]string{
+		"assert":  {"by", "from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision"},
+		"revoke":  {"by", "because", "replaced"},
+		"confirm": {"by"},
+		"derive":  {"from", "by", "confidence", "seen"},
+		"review":  {"by", "because"},
+		"grant":   {"assert", "revoke", "confirm", "grant", "on", "by"},
+		"decay":   {"half-life"},
+		"live":    {"where", "value"},
+		"find":    {"where", "order", "by", "limit", "asc", "desc"},
+		"impact":  {"depth"},
+		"beliefs": {"gate"},
+		"context": {"budget"},
+	}
+)
+
 // Complete returns Tab-completion candidates for line with the cursor at pos, in the form
 // readline's AutoCompleter wants: the rest of each candidate after the word being typed, and
-// the length of that word. Candidates are keywords and, from the store, principals,
-// subjects, predicates, claim keys and references, and artifact names. A reference is
-// completed one part at a time: "Kl" gives "Klarveld", "Klarveld." its predicates,
-// "Klarveld.price_per_seat@" its versions. A single complete candidate gets a trailing space.
+// the length of that word. What is offered depends on where the cursor is: statement keywords
+// at the start of a statement, principals after "by", "as" or "grant", subjects (and, after
+// their ".", their predicates) where a claim or a pattern goes, predicates after "*." or
+// "decay", artifacts after "review" or "derive", clause keywords after a statement's head. A
+// reference is completed one part at a time: "Kl" gives "Klarveld", "Klarveld." its
+// predicates, "Klarveld.price_per_seat@" its versions. A single complete candidate gets a
+// trailing space.
 func (s *Shell) Complete(line []rune, pos int) ([][]rune, int) {
 	if pos > len(line) {
 		pos = len(line)
@@ -40,21 +63,26 @@ func (s *Shell) Complete(line []rune, pos int) ([][]rune, int) {
 	word := string(line[start:pos])
 	before := strings.TrimLeft(string(line[:start]), " \t")
 
-	var cands []string
 	if (strings.HasPrefix(before, `\`) && before != `\`) || (strings.HasPrefix(before, ".") && isMeta(strings.TrimSpace(before))) {
 		// an argument of a meta command
+		var cands []string
 		if fields := strings.Fields(before[1:]); len(fields) == 1 {
 			switch strings.ToLower(fields[0]) {
-			case "format":
+			case "format", "mode":
 				for _, f := range output.Formats {
 					cands = append(cands, string(f))
 				}
-			case "help":
+			case "help", "h", "?":
 				for _, st := range Statements {
 					cands = append(cands, st.Name)
 				}
-			case "timing":
+			case "timing", "timer", "x", "pager":
 				cands = []string{"on", "off"}
+			case "d":
+				n := s.storeNames()
+				cands = slices.Concat(n.Principals, n.Subjects, n.Predicates, n.Artifacts)
+			case "dp":
+				cands = s.storeNames().Principals
 			}
 		}
 		return finish(prefixed(cands, word), word, false)
@@ -64,18 +92,141 @@ func (s *Shell) Complete(line []rune, pos int) ([][]rune, int) {
 		w := strings.TrimPrefix(word, ".")
 		return finish(prefixed(metaCommands, w), w, false)
 	}
+	return finish(s.candidates(before, word), word, true)
+}
 
-	for _, k := range query.Keywords() {
-		if strings.HasPrefix(k, strings.ToLower(word)) {
-			cands = append(cands, k)
+// candidates lists what may stand where word is being typed after before.
+func (s *Shell) candidates(before, word string) []string {
+	// The statement the cursor is in: what follows the last ";".
+	if i := strings.LastIndexByte(before, ';'); i >= 0 {
+		before = before[i+1:]
+	}
+	toks := strings.Fields(strings.ReplaceAll(before, ",", " , "))
+	// The statement keyword, after the read modifiers.
+	kind, i := "", 0
+	for i < len(toks) && toks[i] == "as" {
+		if i+1 < len(toks) && toks[i+1] == "of" {
+			i += 3
+			if i-1 < len(toks) && toks[i-1] == "tx" {
+				i++
+			}
+		} else {
+			i += 2
 		}
 	}
-	for _, n := range s.storeNames() {
-		if strings.HasPrefix(n, word) {
-			cands = append(cands, n)
+	if i < len(toks) {
+		kind = toks[i]
+	}
+	prev, prev2 := "", ""
+	if n := len(toks); n > 0 {
+		prev = toks[n-1]
+		if n > 1 {
+			prev2 = toks[n-2]
 		}
 	}
-	return finish(cands, word, true)
+	n := s.storeNames()
+	low := strings.ToLower(word)
+	keywords := func(list []string) []string { return prefixed(list, low) }
+	names := func(lists ...[]string) []string { return prefixed(slices.Concat(lists...), word) }
+	// Inside a reference: after "*." predicates, after "Subject." its keys and versions.
+	if dot := strings.IndexByte(word, '.'); dot >= 0 {
+		if word[:dot] == "*" {
+			var out []string
+			for _, p := range n.Predicates {
+				out = append(out, "*."+p)
+			}
+			return prefixed(out, word)
+		}
+		return names(n.Keys, n.Refs)
+	}
+	switch {
+	case len(toks) == i: // the start of a statement, or of the statement after modifiers
+		if i > 0 {
+			return keywords(statementKeywords[:len(statementKeywords)-1])
+		}
+		return keywords(statementKeywords)
+	case prev == "as" && len(toks) == i+1 && kind == "as":
+		return append(keywords([]string{"of"}), names(n.Principals)...)
+	case prev == "as" && prev2 != "of":
+		return append(keywords([]string{"of"}), names(n.Principals)...)
+	case prev == "of" && prev2 == "as":
+		return keywords([]string{"tx"})
+	case prev == "by" && prev2 == "order":
+		return nil
+	case prev == "by", prev == "grant" && len(toks) == i+1, prev == "grants", prev == "principals", prev == "dp":
+		return names(n.Principals)
+	case prev == "seen", prev == "replaced" && kind == "revoke":
+		return keywords([]string{"by"})
+	case prev == "," && (prev2 != "" && (kind == "assert" || kind == "derive") && seenList(toks)):
+		return names(n.Principals)
+	}
+	switch kind {
+	case "principal":
+		if len(toks) == i+2 {
+			return keywords([]string{"user", "agent", "tool"})
+		}
+		return nil
+	case "grant":
+		switch {
+		case len(toks) == i+2:
+			return keywords([]string{"assert", "revoke", "confirm", "grant"})
+		case len(toks) == i+3:
+			return keywords([]string{"on"})
+		case prev == "on":
+			return append(names(n.Predicates, n.Subjects), keywords([]string{"*"})...)
+		}
+		return keywords([]string{"by"})
+	case "decay", "predicates":
+		if len(toks) == i+1 {
+			return names(n.Predicates)
+		}
+		return keywords([]string{"half-life"})
+	case "review", "artifacts":
+		if len(toks) == i+1 {
+			return names(n.Artifacts)
+		}
+	case "derive":
+		switch {
+		case len(toks) == i+1:
+			return names(n.Artifacts)
+		case prev == "from" || prev == ",":
+			return names(n.Subjects, n.Keys, n.Refs, n.Artifacts)
+		}
+	case "describe":
+		if len(toks) == i+1 {
+			return names(n.Principals, n.Subjects, n.Predicates, n.Artifacts)
+		}
+	case "subjects", "conflicts", "context":
+		if len(toks) == i+1 || prev == "," {
+			return names(n.Subjects)
+		}
+	case "live", "beliefs", "assert", "revoke", "revoked-by", "confirm":
+		// A subject, then (after its ".") its keys, then (after "@") their versions.
+		if len(toks) == i+1 || prev == "by" && prev2 == "replaced" {
+			return names(n.Subjects, n.Keys, n.Refs)
+		}
+	case "why", "impact", "history":
+		if len(toks) == i+1 {
+			return names(n.Subjects, n.Keys, n.Refs, n.Artifacts)
+		}
+	case "":
+		return keywords(statementKeywords)
+	}
+	// After a statement's head: its clause keywords, and any name.
+	return append(keywords(clauseKeywords[kind]), names(n.all())...)
+}
+
+// seenList reports whether the last list of toks is a "seen by" list.
+func seenList(toks []string) bool {
+	for j := len(toks) - 1; j > 0; j-- {
+		if toks[j] == "by" {
+			return toks[j-1] == "seen"
+		}
+		if toks[j] != "," && j < len(toks)-1 && toks[j+1] != "," {
+			return false
+		}
+	}
+	return false
 }
 
 func prefixed(list []string, prefix string) []string {
@@ -100,6 +251,9 @@ func finish(cands []string, word string, parts bool) ([][]rune, int) {
 	var list []cand
 	for _, c := range cands {
 		rs := []rune(c)
+		if len(rs) < wl {
+			continue
+		}
 		final := true
 		if parts {
 			for i := wl; i < len(rs); i++ {
@@ -131,9 +285,8 @@ func finish(cands []string, word string, parts bool) ([][]rune, int) {
 	return out, wl
 }
 
-// storeNames returns the store's names, fetched again after a write, with the claim keys of
-// every claim reference added.
-func (s *Shell) storeNames() []string {
+// storeNames returns the store's names, fetched again after a write.
+func (s *Shell) storeNames() Names {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.stale || s.cfg.Session == nil {
@@ -145,18 +298,7 @@ func (s *Shell) storeNames() []string {
 	if err != nil {
 		return s.names // keep the old ones; try again next time
 	}
-	set := map[string]bool{}
-	for _, n := range names {
-		set[n] = true
-		if i := strings.LastIndexByte(n, '@'); i > 0 && strings.Contains(n[:i], ".") {
-			set[n[:i]] = true
-		}
-	}
-	s.names = s.names[:0]
-	for n := range set {
-		s.names = append(s.names, n)
-	}
-	slices.Sort(s.names)
+	s.names = names
 	s.stale = false
 	return s.names
 }

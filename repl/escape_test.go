@@ -96,8 +96,8 @@ func TestEscapeAttacks(t *testing.T) {
 	}{{output.FormatTable, false}, {output.FormatTree, false}, {output.FormatJSON, false}, {output.FormatCSV, true}} {
 		t.Run(string(f.format), func(t *testing.T) {
 			var out bytes.Buffer
-			sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &out, Format: f.format, Terminal: f.terminal})
-			if err := sh.RunScript(context.Background(), "attack", src); err != nil {
+			sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &out, Format: f.format, Terminal: f.terminal})
+			if err := sh.RunScript(context.Background(), "attack", strings.NewReader(src)); err != nil {
 				t.Fatal(err)
 			}
 			got := out.String()
@@ -152,8 +152,8 @@ func TestEscapeAttacks(t *testing.T) {
 
 	// CSV for a program (not a terminal) keeps the exact strings, RFC 4180 quoted.
 	var out bytes.Buffer
-	sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &out, Format: output.FormatCSV})
-	if err := sh.RunScript(context.Background(), "attack", "revoked-by K.p1@1"); err != nil {
+	sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &out, Format: output.FormatCSV})
+	if err := sh.RunScript(context.Background(), "attack", strings.NewReader("revoked-by K.p1@1")); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&out).ReadAll()

@@ -21,7 +21,12 @@ var Statements = []StatementHelp{
 	{"assert", "record a claim", `assert Subject.predicate = VALUE by PRINCIPAL
     [from "SOURCE" [excerpt "TEXT"] [uri "URI"] [revision "REV"], ...]
     [confidence 0..1] [kind observed|inferred]
-    [valid from TIME] [valid until TIME] [seen by PRINCIPAL, ...]`, `assert Klarveld.price_per_seat = 44 by worker-3 from "src:Klarveld:rev0" confidence 0.9`},
+    [valid from TIME] [valid until TIME] [seen by PRINCIPAL, ...]
+
+A claim with a source is observed, one without is inferred (unless kind says). A claim
+supersedes the live one when its kind ranks as high (confirmed > observed > inferred);
+otherwise it is recorded as contested: an inferred claim (no source) cannot supersede an
+observed one, so name a source. The receipt says so.`, `assert Klarveld.price_per_seat = 44 by worker-3 from "src:Klarveld:rev0" confidence 0.9`},
 	{"revoke", "declare a claim version no longer valid", `revoke Subject.predicate@N by PRINCIPAL [because "WHY"] [replaced by Subject.predicate@M]`, `revoke Klarveld.price_per_seat@2 by alice because "misread the page" replaced by Klarveld.price_per_seat@3`},
 	{"confirm", "confirm the live claim as a user", `confirm Subject.predicate[@N] by PRINCIPAL`, `confirm Brimsole.soc2 by alice`},
 	{"derive", "record an artifact derived from claims and artifacts", `derive ARTIFACT from REF, ... by PRINCIPAL [confidence 0..1] [seen by PRINCIPAL, ...]`, `derive plan:pick-vendor from Klarveld.price_per_seat, Brimsole.price_per_seat by orchestrator`},
@@ -37,7 +42,23 @@ var Statements = []StatementHelp{
 	{"beliefs", "the distribution of confidence over candidates, and the gate's decision", `beliefs PATTERN [gate LOW HIGH]`, `beliefs *.holds_horcrux gate 1.0 2.5`},
 	{"context", "compact working context for a model", `context Subject, ... | * [budget TOKENS]`, `context Klarveld, Brimsole budget 60`},
 	{"stats", "claims by state, reviews due, stale rate", `stats`, `stats`},
+	{"principals", "the principals, with the rights each holds", `principals [PATTERN]`, `principals worker*`},
+	{"grants", "the grants, or those one principal holds", `grants [PRINCIPAL]`, `grants worker-3`},
+	{"subjects", "the subjects, with counts of their claims", `subjects [PATTERN]`, `subjects Kl*`},
+	{"predicates", "the predicates, with value type, half-life and counts", `predicates [PATTERN]`, `predicates price*`},
+	{"artifacts", "the artifacts, with their newest version", `artifacts [PATTERN]`, `artifacts plan:*`},
+	{"sources", "the sources cited by claims", `sources [PATTERN | "PATTERN"]`, `sources "src:Klarveld:*"`},
+	{"describe", "what a name is: principal, subject, predicate or artifact", `describe NAME`, `describe Klarveld`},
+	{"begin", "start a transaction: the statements up to commit run together, all or nothing", `begin`, "begin\nassert Klarveld.price_per_seat = 89 by worker-7 from \"src:Klarveld:rev1\"\nderive plan:pick-vendor from Klarveld.price_per_seat by orchestrator\ncommit"},
+	{"commit", "run the statements since begin as one transaction", `commit`, `commit`},
+	{"rollback", "discard the statements since begin", `rollback`, `rollback`},
 }
+
+// statementGroups are the headings of \help: the index in Statements each starts at.
+var statementGroups = []struct {
+	at    int
+	title string
+}{{0, "Writes:"}, {8, "Reads:"}, {18, "What the store holds (PATTERN: names and *, as Kl* or plan:*):"}, {25, "Transactions:"}}
 
 // modifierHelp explains the read modifiers.
 const modifierHelp = `Reads may be prefixed by modifiers:
@@ -48,24 +69,32 @@ const modifierHelp = `Reads may be prefixed by modifiers:
 // metaHelp lists the meta commands.
 const metaHelp = `Meta commands (prefix \ or .):
   \help [STATEMENT]                  this list, or one statement's syntax and an example
-  \format [table|tree|json|csv|dot]  show or set the output format
-  \timing [on|off]                   toggle printing the time each statement took
+  \d [NAME]                          the predicates and artifacts, or what NAME is (describe NAME)
+  \dp [NAME]                         the principals and grants, or one principal's
+  \conninfo                          which store, which backend, which principal
+  \format [table|tree|json|csv|dot]  show or set the output format (also .mode)
+  \x [on|off]                        expanded display: one field per line
+  \pager [on|off]                    long output through $PAGER (on a terminal)
+  \timing [on|off]                   print the time each statement took (also .timer)
+  \i FILE                            run the statements of a script file (also .read)
+  \o [FILE]                          send results to FILE; \o alone: back to the terminal (also .output)
   \import FILE                       make this new memory: store the exported one, all or nothing
                                      (owner only; to create a file store: mql import FILE DB)
   \export [--force] FILE             write what you may see as N-Quads; asks before replacing a file
                                      (--force: does not ask); never replaces an mql store
   \watch [PATTERN]                   print each change as it is committed, until Ctrl-C
-  \quit                              leave (also Ctrl-D)`
+  \quit                              leave (also \q, quit, exit, Ctrl-D)`
 
 // writeHelp writes the general help, or one statement's.
 func writeHelp(w io.Writer, topic string) error {
 	topic = strings.ToLower(strings.TrimSpace(strings.TrimLeft(topic, `\.`)))
 	if topic == "" {
 		fmt.Fprintln(w, "Statements end at a newline or \";\"; an unfinished one continues on the next line.")
-		fmt.Fprintln(w, "Writes:")
 		for i, s := range Statements {
-			if i == 8 {
-				fmt.Fprintln(w, "Reads:")
+			for _, g := range statementGroups {
+				if g.at == i {
+					fmt.Fprintln(w, g.title)
+				}
 			}
 			fmt.Fprintf(w, "  %-11s %s\n", s.Name, s.Summary)
 		}
@@ -84,7 +113,7 @@ func writeHelp(w io.Writer, topic string) error {
 	case "as", "modifiers", "as-of":
 		fmt.Fprintln(w, modifierHelp)
 		return nil
-	case "meta", "format", "timing", "import", "export", "quit", "help":
+	case "meta", "format", "timing", "import", "export", "quit", "help", "d", "dp", "conninfo", "x", "pager", "i", "o", "include", "output", "read", "mode", "timer":
 		fmt.Fprintln(w, metaHelp)
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"golang.org/x/sys/unix"
 )
 
 // ErrInterrupt is returned by LineReader.Readline when the user pressed Ctrl-C; the line
@@ -110,6 +111,15 @@ func NewTerminal(cfg TerminalConfig) (*Terminal, error) {
 	if cfg.Complete != nil {
 		rc.AutoComplete = completerFunc(cfg.Complete)
 	}
+	// One Ctrl-C cancels the line even while a completion list is open: readline would only
+	// close the list (and, once a candidate is being selected, swallow the Ctrl-C).
+	var rl *readline.Instance
+	rc.FuncFilterInputRune = func(r rune) (rune, bool) {
+		if r == readline.CharInterrupt && rl != nil && rl.Operation.IsInCompleteMode() {
+			rl.Operation.ExitCompleteMode(false)
+		}
+		return r, true
+	}
 	rl, err := readline.NewEx(rc)
 	if err != nil {
 		return nil, err
@@ -169,3 +179,12 @@ func (t *Terminal) Close() error {
 
 // IsTerminal reports whether fd is a terminal.
 func IsTerminal(fd uintptr) bool { return readline.IsTerminal(int(fd)) }
+
+// TerminalRows is the height of the terminal fd, in rows (0 if it cannot be told).
+func TerminalRows(fd uintptr) int {
+	ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Row)
+}

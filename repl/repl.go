@@ -1,121 +1,111 @@
-// Package repl is mql's interactive shell and its output formats: the read-eval-print loop
-// over a LineReader (line editing, history, completion, multi-line statements, meta commands,
-// Ctrl-C), the same evaluation for scripts, and the table, tree, JSON and CSV renderings of
-// statement results.
+// Package repl is mql's interactive shell: the read-eval-print loop over a LineReader (line
+// editing, history, completion, multi-line statements, meta commands, Ctrl-C, a pager), the
+// same evaluation for scripts read a statement at a time, and transactions (begin … commit)
+// gathered and sent as one.
 package repl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
 )
 
-// Prompts of the interactive loop.
+// Prompts of the interactive loop; inside a transaction a * marks the prompt, as in psql.
 const (
-	Prompt         = "mql> "
-	PromptContinue = "  -> "
+	Prompt           = "mql> "
+	PromptContinue   = "  -> "
+	PromptTx         = "mql*> "
+	PromptTxContinue = "  *> "
 )
 
-// Session evaluates statements: Local wraps a *query.Session on an open store, and a client
-// attached to `mql serve` implements it over the server's local socket.
-type Session interface {
-	// Exec evaluates the statements of src in order, calling emit with each result rendered
-	// in style st, and stops at the first error (see query.Session.Exec).
-	Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error
-	// Names returns completion candidates from the store.
-	Names(ctx context.Context) ([]string, error)
-	// Export writes what the acting principal may see as N-Quads (\export).
-	Export(ctx context.Context, w io.Writer) error
-	// Import loads an N-Quads export into the store, all or nothing (\import); a session that
-	// may not import (one acting as a principal other than the owner) refuses.
-	Import(ctx context.Context, r io.Reader) error
-}
-
-// Rendered is one statement's result, rendered in an output format.
-type Rendered struct {
-	Statement string // canonical source of the statement
-	Text      string
-	Write     bool // the result is a write's receipt
-}
-
-// Local is a Session evaluating statements with a *query.Session on an open store.
-func Local(sess *query.Session) Session { return local{sess} }
-
-type local struct{ *query.Session }
-
-func (l local) Exec(ctx context.Context, name, src string, st output.Style, emit func(Rendered) error) error {
-	return l.Session.Exec(ctx, name, src, func(r *query.Result) error {
-		text, err := output.Render(r, st)
-		if err != nil {
-			return err
-		}
-		return emit(Rendered{Statement: r.Statement, Text: text, Write: r.Receipt != nil})
-	})
-}
-
-// Watch follows the change feed as the session's principal (\watch).
-func (l local) Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error {
-	db := l.DB()
-	r := db.Reader()
-	if as := l.As(); as != "" {
-		r = db.As(as)
-	}
-	after, err := db.Head(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Follow(ctx, after, pattern, 0, emit)
-}
-
-// Errors of meta commands, matched with errors.Is.
+// Errors of meta commands and scripts, matched with errors.Is.
 var (
 	// ErrMeta is returned for a meta command that does not exist or has a bad argument.
 	ErrMeta = errors.New("bad meta command")
 	// ErrTransfer is returned when \import or \export failed or was refused; an import that
 	// fails imports nothing, and a refused export writes nothing.
 	ErrTransfer = errors.New("import/export failed")
-	// errQuit is returned by \quit.
-	errQuit = errors.New("quit")
+	// ErrQuit is returned by RunScript when the script ran \quit: nothing more is to run.
+	ErrQuit = errors.New("quit")
+	// ErrScript is returned when a script file that \i names cannot be read.
+	ErrScript = errors.New("cannot read the script")
 )
 
 // Config configures a Shell.
 type Config struct {
-	Session Session // evaluates statements, and serves \import and \export
-	// StoreFile is the file of the open store ("" for memory: and PostgreSQL): \export never
-	// writes over it, whatever name it is given by (a symbolic or hard link).
+	Session Session // evaluates statements, and serves \import, \export and \conninfo
+	// StoreFile is the file of the open store ("" for memory: and PostgreSQL): \export and \o
+	// never write over it, whatever name it is given by (a symbolic or hard link).
 	StoreFile string
 	Stdout    io.Writer     // results, help
 	Stderr    io.Writer     // errors, notices, timing
 	Format    output.Format // FormatTable if empty
-	// Terminal says that Stdout is a terminal: CSV cells are escaped as table cells are.
+	// Terminal says that Stdout is a terminal: CSV cells are escaped as table cells are, and
+	// the interactive loop may page long output.
 	Terminal bool
 	// Echo prints each statement before its result, as in a transcript (mql demo).
 	Echo bool
 	// Interrupt, if set, delivers Ctrl-C (SIGINT) while a statement runs; it cancels the
 	// statement through its context. Signals that arrive between statements are ignored.
 	Interrupt <-chan os.Signal
+	// Single runs every script given to RunScript, up to Finish, as one transaction (-1).
+	Single bool
+	// Pager is the command long output of the interactive loop goes through ("" for none),
+	// and Rows the terminal's height; see pager.go.
+	Pager string
+	Rows  func() int
 }
 
 // Shell runs statements and meta commands, interactively (Run) or as a script (RunScript).
 type Shell struct {
-	cfg    Config
-	out    *output.Printer
-	timing bool
+	cfg      Config
+	out      *output.Printer
+	outFile  *os.File // \o FILE: results go there
+	outName  string
+	timing   bool
+	expanded bool
+	paging   bool // \pager on
+	block    *openBlock
+	depth    int           // \i nesting
+	errText  string        // the text an error at commit refers to, at the prompt
+	pagerBuf *bytes.Buffer // what an input printed, while the pager waits for it
 
 	ctx   context.Context // of the running loop, for completion
 	lr    LineReader      // of the running interactive loop, to ask before overwriting; nil in a script
 	mu    sync.Mutex
-	names []string // cached Session.Names
-	stale bool     // names must be fetched again (after a write)
+	names Names
+	stale bool // names must be fetched again (after a write)
+}
+
+// openBlock is a transaction being gathered: its statements run together at commit.
+type openBlock struct {
+	begin Source
+	srcs  []Source
+	// At the prompt every input starts at line 1; the statements of a transaction are
+	// renumbered as lines of the block, whose text shows where an error at commit is.
+	text  strings.Builder
+	lines int
+}
+
+// renumber makes src the next lines of the block typed at the prompt.
+func (b *openBlock) renumber(src Source) Source {
+	src = src.At(b.lines+1, 1)
+	b.text.WriteString(src.Text)
+	if !strings.HasSuffix(src.Text, "\n") {
+		b.text.WriteByte('\n')
+	}
+	b.lines += strings.Count(strings.TrimSuffix(src.Text, "\n"), "\n") + 1
+	return src
 }
 
 // New returns a shell.
@@ -126,11 +116,14 @@ func New(cfg Config) *Shell {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &Shell{cfg: cfg, out: output.NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background()}
+	s := &Shell{cfg: cfg, out: output.NewPrinter(cfg.Stdout, cfg.Format), stale: true, ctx: context.Background(), paging: cfg.Pager != ""}
 	if cfg.Echo {
 		s.out.SetEcho(Prompt)
 	}
 	s.out.SetTerminal(cfg.Terminal)
+	if cfg.Single {
+		s.block = &openBlock{begin: Source{Name: "-1", Line: 1, Col: 1}}
+	}
 	return s
 }
 
@@ -146,11 +139,21 @@ func (s *Shell) SetFormat(f output.Format) { s.out.SetFormat(f) }
 // SetTiming turns printing the time each statement took on or off.
 func (s *Shell) SetTiming(on bool) { s.timing = on }
 
-// Run is the interactive loop: it reads statements from lr until Ctrl-D, \quit, a second
-// Ctrl-C on an empty line, or ctx ends. Statements may span lines: while the input so far
-// ends inside a statement the continuation prompt is shown. Each statement (or each line of
-// complete statements) becomes one history entry. Errors are reported on Stderr and the loop
-// goes on; Run returns an error only when reading fails.
+// InTransaction reports whether a begin is waiting for its commit.
+func (s *Shell) InTransaction() bool { return s.block != nil }
+
+// style is how results are rendered now.
+func (s *Shell) style() output.Style {
+	st := s.out.Style()
+	st.Expanded = s.expanded
+	return st
+}
+
+// Run is the interactive loop: it reads statements from lr until Ctrl-D, \quit (or quit,
+// exit), a second Ctrl-C on an empty line, or ctx ends. Statements may span lines: while the
+// input so far ends inside a statement the continuation prompt is shown. Each statement (or
+// each line of complete statements) becomes one history entry. Errors are reported on Stderr
+// and the loop goes on; Run returns an error only when reading fails.
 func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 	s.ctx = ctx
 	s.lr = lr
@@ -158,9 +161,14 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 	var buf strings.Builder
 	interrupted := false // the last input was Ctrl-C on an empty line
 	for ctx.Err() == nil {
-		if buf.Len() == 0 {
+		switch {
+		case buf.Len() == 0 && s.block != nil:
+			lr.SetPrompt(PromptTx)
+		case buf.Len() == 0:
 			lr.SetPrompt(Prompt)
-		} else {
+		case s.block != nil:
+			lr.SetPrompt(PromptTxContinue)
+		default:
 			lr.SetPrompt(PromptContinue)
 		}
 		line, err := lr.Readline()
@@ -168,7 +176,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 		case errors.Is(err, ErrInterrupt):
 			if buf.Len() == 0 && strings.TrimSpace(line) == "" {
 				if interrupted {
-					return nil
+					return s.leave()
 				}
 				interrupted = true
 				fmt.Fprintln(s.cfg.Stderr, "(to exit, press Ctrl-C again or Ctrl-D, or type \\quit)")
@@ -178,7 +186,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			interrupted = false
 			continue
 		case errors.Is(err, io.EOF):
-			return nil
+			return s.leave()
 		case err != nil:
 			return err
 		}
@@ -188,11 +196,20 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			if t == "" {
 				continue
 			}
+			if word := bareWord(t); word != "" {
+				lr.AddHistory(t)
+				if word == "help" {
+					s.paged(func() { writeHelp(s.screen(), "") })
+					continue
+				}
+				return s.leave()
+			}
 			if isMeta(t) {
 				lr.AddHistory(t)
-				err := s.meta(ctx, t)
-				if errors.Is(err, errQuit) {
-					return nil
+				var err error
+				s.paged(func() { err = s.meta(ctx, Source{Name: "<stdin>", Text: t, Line: 1, Col: 1}) })
+				if errors.Is(err, ErrQuit) {
+					return s.leave()
 				}
 				if err != nil {
 					fmt.Fprintln(s.cfg.Stderr, output.EscapeText(err.Error()))
@@ -213,96 +230,247 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 		}
 		lr.AddHistory(entry)
 		s.out.StartInput()
-		err = s.exec(ctx, "<stdin>", src)
+		s.errText = ""
+		s.paged(func() {
+			sc := NewScanner("<stdin>", strings.NewReader(src))
+			for {
+				it, err := sc.Next()
+				if err == io.EOF {
+					break
+				}
+				if err == nil {
+					err = s.Item(ctx, it)
+				}
+				if err != nil {
+					s.reportError(src, err)
+					break
+				}
+			}
+		})
 		s.out.EndInput()
-		if err != nil {
-			s.reportError(src, err)
-		}
 	}
 	return nil
 }
 
-// RunScript runs src as a script named name (a file name, "-c" or "<stdin>"), printing each
-// result as it comes, and stops at the first error, which it returns (its message starts
-// with name:line:col). A line that starts with \ or . where a statement could start is a
-// meta command; \quit ends the script without error.
-func (s *Shell) RunScript(ctx context.Context, name, src string) error {
+// leave ends the interactive loop, saying what an open transaction loses.
+func (s *Shell) leave() error {
+	if b := s.block; b != nil {
+		fmt.Fprintf(s.cfg.Stderr, "the transaction begun with begin was not committed: its %s were not run\n", statements(len(b.srcs)))
+		s.block = nil
+	}
+	s.closeOutput()
+	return nil
+}
+
+// bareWord recognises what a newcomer types to get help or to leave: help, quit or exit alone
+// on the line (none of them is a statement).
+func bareWord(t string) string {
+	switch w := strings.TrimSuffix(strings.TrimSpace(t), ";"); w {
+	case "help", "quit", "exit":
+		return w
+	}
+	return ""
+}
+
+// RunScript runs the script read from r, named name (a file name, -c or <stdin>), a statement
+// at a time as it arrives, printing each result as it comes, and stops at the first error,
+// which it returns (its message starts with name:line:col). It returns ErrQuit when the script
+// ran \quit. Statements between begin and commit run together at the commit; a script may end
+// inside a transaction only if Finish ends it (see Finish).
+func (s *Shell) RunScript(ctx context.Context, name string, r io.Reader) error {
+	return s.RunItems(ctx, NewScanner(name, r).Next)
+}
+
+// RunItems is RunScript for a script whose items next returns (io.EOF at the end).
+func (s *Shell) RunItems(ctx context.Context, next func() (Item, error)) error {
 	s.ctx = ctx
-	for _, p := range splitScript(src) {
-		if !p.meta {
-			// Pad with newlines so that positions are those of the whole script.
-			if err := s.exec(ctx, name, strings.Repeat("\n", p.line-1)+p.text); err != nil {
-				return err
-			}
-			continue
-		}
-		err := s.meta(ctx, p.text)
-		if errors.Is(err, errQuit) {
+	for {
+		it, err := next()
+		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s:%d:%d: %w", name, p.line, p.col, err)
+			return err
 		}
+		if err := s.Item(ctx, it); err != nil {
+			return err
+		}
+	}
+}
+
+// RunStartup runs the startup file at path (~/.mqlrc or $XDG_CONFIG_HOME/mql/mqlrc) before the
+// prompt: meta commands such as \format and \timing, and statements. An error is reported and
+// the rest of the file skipped; the prompt comes all the same.
+func (s *Shell) RunStartup(ctx context.Context, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(s.cfg.Stderr, "mql: startup file: %v\n", err)
+		}
+		return
+	}
+	defer f.Close()
+	lr := s.lr
+	s.lr = nil
+	defer func() { s.lr = lr }()
+	if err := s.RunScript(ctx, path, f); err != nil && !errors.Is(err, ErrQuit) {
+		fmt.Fprintf(s.cfg.Stderr, "mql: startup file: %s\n", output.EscapeText(err.Error()))
+	}
+	s.out.StartInput()
+}
+
+// StartupPath is the startup file the interactive loop reads: $MQLRC if set, else
+// $XDG_CONFIG_HOME/mql/mqlrc (~/.config/mql/mqlrc) if it exists, else ~/.mqlrc. getenv is
+// os.Getenv, or a stand-in in tests.
+func StartupPath(getenv func(string) string) string {
+	if p := getenv("MQLRC"); p != "" {
+		return p
+	}
+	home := getenv("HOME")
+	cfg := getenv("XDG_CONFIG_HOME")
+	if cfg == "" || !filepath.IsAbs(cfg) {
+		if home == "" {
+			return ""
+		}
+		cfg = filepath.Join(home, ".config")
+	}
+	if p := filepath.Join(cfg, "mql", "mqlrc"); fileExists(p) {
+		return p
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".mqlrc")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Finish ends the scripts: with Config.Single it commits the one transaction they formed;
+// otherwise a transaction still open is an error (nothing of it was written).
+func (s *Shell) Finish(ctx context.Context) error {
+	defer s.closeOutput()
+	b := s.block
+	if b == nil {
+		return nil
+	}
+	if s.cfg.Single {
+		return s.commit(ctx, Source{Name: "-1", Text: "commit", Line: 1, Col: 1})
+	}
+	s.block = nil
+	return &query.Error{Pos: srcPos(b.begin), Msg: "the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)"}
+}
+
+func srcPos(src Source) query.Position {
+	return query.Position{Filename: src.Name, Line: src.Line, Column: src.Col}
+}
+
+// Item runs one statement or meta command of a script or of the interactive loop.
+func (s *Shell) Item(ctx context.Context, it Item) error {
+	if it.Meta {
+		err := s.meta(ctx, it.Src)
+		if err != nil && !errors.Is(err, ErrQuit) && s.lr == nil && !strings.HasPrefix(err.Error(), it.Src.Name+":") {
+			err = fmt.Errorf("%s:%d:%d: %w", it.Src.Name, it.Src.Line, it.Src.Col, err)
+		}
+		return err
+	}
+	switch stmtKind(it.Src.Text) {
+	case "begin", "commit", "rollback":
+		script, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
+		if err != nil {
+			return err
+		}
+		if len(script.Stmts) == 1 {
+			return s.control(ctx, it.Src, script.Stmts[0])
+		}
+	}
+	if s.block != nil {
+		if s.lr != nil {
+			// At the prompt, a statement that does not parse is refused now, not at commit.
+			if _, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col); err != nil {
+				return err
+			}
+		}
+		src := it.Src
+		if s.lr != nil {
+			src = s.block.renumber(src)
+		}
+		s.block.srcs = append(s.block.srcs, src)
+		return nil
+	}
+	return s.exec(ctx, it.Src)
+}
+
+// control runs begin, commit and rollback: the statements between them are gathered and sent
+// as one transaction at the commit.
+func (s *Shell) control(ctx context.Context, src Source, st query.Stmt) error {
+	fail := func(format string, args ...any) error {
+		return &query.Error{Pos: st.Pos(), Msg: fmt.Sprintf(format, args...)}
+	}
+	switch st.(type) {
+	case *query.Begin:
+		switch {
+		case s.cfg.Single:
+			return fail("begin in a script run with -1, which is one transaction already")
+		case s.block != nil:
+			return fail("begin inside a transaction (begun at %d:%d): commit or roll it back first", s.block.begin.Line, s.block.begin.Col)
+		}
+		s.block = &openBlock{begin: src}
+		if s.lr != nil {
+			s.block.begin = s.block.renumber(src)
+			fmt.Fprintln(s.cfg.Stderr, "begin: the statements up to commit run together, as one transaction, at the commit (rollback discards them)")
+		}
+		return nil
+	case *query.Commit, *query.Rollback:
+		switch {
+		case s.cfg.Single:
+			return fail("%s in a script run with -1, which commits once, at its end", st.String())
+		case s.block == nil:
+			return fail("%s without begin: no transaction is open", st.String())
+		}
+		if _, ok := st.(*query.Rollback); ok {
+			n := len(s.block.srcs)
+			s.block = nil
+			return s.printLocal(&query.Result{Kind: "rollback", Statement: "rollback", Control: &query.Control{Statements: n}})
+		}
+		return s.commit(ctx, src)
 	}
 	return nil
 }
 
-// scriptPart is a run of statements or one meta command line of a script.
-type scriptPart struct {
-	meta      bool
-	text      string // the statements, or the trimmed meta command line
-	line, col int    // where it starts (col only for a meta command)
+// commit sends the open transaction's statements as one.
+func (s *Shell) commit(ctx context.Context, src Source) error {
+	b := s.block
+	s.block = nil
+	if s.lr != nil {
+		s.errText = b.text.String()
+	}
+	if len(b.srcs) == 0 {
+		return s.printLocal(&query.Result{Kind: "commit", Statement: "commit", Control: &query.Control{}})
+	}
+	return s.run(ctx, func(ctx context.Context, emit func(Rendered) error) error {
+		return s.cfg.Session.ExecTx(ctx, b.begin, b.srcs, s.style(), emit)
+	})
 }
 
-// splitScript cuts a script into statements and meta commands, as RunScript runs them: a line
-// that starts with \ or . where a statement could start is a meta command.
-func splitScript(src string) []scriptPart {
-	var parts []scriptPart
-	var chunk strings.Builder
-	chunkLine := 1 // line at which chunk starts
-	flush := func() {
-		if text := chunk.String(); strings.TrimSpace(text) != "" {
-			parts = append(parts, scriptPart{text: text, line: chunkLine})
-		}
-		chunk.Reset()
+// printLocal prints a result the shell made itself.
+func (s *Shell) printLocal(r *query.Result) error {
+	text, err := output.Render(r, s.style())
+	if err != nil {
+		return err
 	}
-	for i, line := range strings.SplitAfter(src, "\n") {
-		if t := strings.TrimSpace(line); isMeta(t) && query.Complete(chunk.String()) {
-			flush()
-			parts = append(parts, scriptPart{meta: true, text: t, line: i + 1, col: strings.Index(line, t) + 1})
-			chunkLine = i + 2
-			continue
-		}
-		chunk.WriteString(line)
-	}
-	flush()
-	return parts
-}
-
-// ScriptWrites reports whether running src as a script could change the store: it holds a
-// write statement (principal, grant, assert, revoke, confirm, derive, review, decay) or an
-// \import. A script that does not parse counts the statements that did, as RunScript runs
-// those before the error. The command line opens the store for a script that only reads
-// without creating it.
-func ScriptWrites(src string) bool {
-	for _, p := range splitScript(src) {
-		if p.meta {
-			if name := strings.ToLower(strings.Fields(p.text[1:])[0]); name == "import" || name == "i" || name == "read" {
-				return true
-			}
-			continue
-		}
-		script, _ := query.Parse("", p.text)
-		for _, st := range script.Stmts {
-			if _, read := st.(query.ReadStmt); !read {
-				return true
-			}
-		}
-	}
-	return false
+	return s.out.PrintRendered(r.Statement, text)
 }
 
 // exec evaluates src, printing results; Ctrl-C (on cfg.Interrupt) cancels it.
+func (s *Shell) exec(ctx context.Context, src Source) error {
+	return s.run(ctx, func(ctx context.Context, emit func(Rendered) error) error {
+		return s.cfg.Session.Exec(ctx, src, s.style(), emit)
+	})
+}
+
 // interruptible returns a context that Ctrl-C (cfg.Interrupt) cancels, and the function that
 // ends it. Signals from before it was made do not cancel it.
 func (s *Shell) interruptible(ctx context.Context) (context.Context, func()) {
@@ -330,11 +498,12 @@ drain:
 	return ctx, func() { close(done); cancel() }
 }
 
-func (s *Shell) exec(ctx context.Context, name, src string) error {
+// run runs an evaluation, printing its results as they come, cancelled by Ctrl-C.
+func (s *Shell) run(ctx context.Context, eval func(context.Context, func(Rendered) error) error) error {
 	ctx, stop := s.interruptible(ctx)
 	defer stop()
 	last := time.Now()
-	err := s.cfg.Session.Exec(ctx, name, src, s.out.Style(), func(r Rendered) error {
+	err := eval(ctx, func(r Rendered) error {
 		if r.Write {
 			s.mu.Lock()
 			s.stale = true
@@ -359,6 +528,9 @@ func (s *Shell) exec(ctx context.Context, name, src string) error {
 // reportError writes err to Stderr; for a syntax error it first shows the offending line of
 // src with a caret under the column.
 func (s *Shell) reportError(src string, err error) {
+	if s.errText != "" {
+		src, s.errText = s.errText, ""
+	}
 	line, col := 0, 0
 	var qe *query.Error
 	var pe interface{ Position() (int, int) } // a syntax error a server reported
@@ -406,86 +578,7 @@ func caretLines(line string, column int) string {
 
 // isMeta reports whether a trimmed line is a meta command: \word or .word.
 func isMeta(t string) bool {
-	if len(t) < 2 || (t[0] != '\\' && t[0] != '.') {
-		return false
-	}
-	c := t[1]
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '?'
-}
-
-// meta runs a meta command line (with its \ or . prefix).
-func (s *Shell) meta(ctx context.Context, line string) error {
-	fields := strings.Fields(line[1:])
-	name, args := strings.ToLower(fields[0]), fields[1:]
-	arg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line[1:]), fields[0]))
-	w := s.cfg.Stdout
-	switch name {
-	case "help", "h", "?":
-		if err := writeHelp(w, arg); err != nil {
-			return fmt.Errorf("%w: %v", ErrMeta, err)
-		}
-	case "format", "f", "mode":
-		if len(args) == 0 {
-			fmt.Fprintf(w, "format is %s\n", s.Format())
-			break
-		}
-		f, err := output.ParseFormat(args[0])
-		if err != nil {
-			return fmt.Errorf("%w: \\format: %v", ErrMeta, err)
-		}
-		s.SetFormat(f)
-		fmt.Fprintf(s.cfg.Stderr, "format is %s\n", f)
-	case "timing", "timer":
-		switch {
-		case len(args) == 0:
-			s.timing = !s.timing
-		case args[0] == "on":
-			s.timing = true
-		case args[0] == "off":
-			s.timing = false
-		default:
-			return fmt.Errorf("%w: \\timing takes on or off, not %q", ErrMeta, args[0])
-		}
-		state := "off"
-		if s.timing {
-			state = "on"
-		}
-		fmt.Fprintf(s.cfg.Stderr, "timing is %s\n", state)
-	case "import", "i", "read":
-		if arg == "" {
-			return fmt.Errorf("%w: \\import needs a file name", ErrMeta)
-		}
-		if err := s.importFile(ctx, arg); err != nil {
-			return err
-		}
-		fmt.Fprintf(s.cfg.Stderr, "imported %s\n", arg)
-	case "export", "e", "o":
-		path, force := strings.CutPrefix(arg, "--force")
-		if force && path != "" && path[0] != ' ' && path[0] != '\t' {
-			path, force = arg, false // a file whose name starts with --force
-		}
-		path = strings.TrimSpace(path)
-		if path == "" {
-			return fmt.Errorf("%w: \\export needs a file name: \\export FILE, or \\export --force FILE to write over an existing file", ErrMeta)
-		}
-		done, err := s.exportFile(ctx, path, force)
-		if err != nil {
-			return err
-		}
-		if done {
-			fmt.Fprintf(s.cfg.Stderr, "exported to %s\n", path)
-		}
-	case "watch", "w":
-		if err := s.watch(ctx, arg); err != nil {
-			return err
-		}
-	case "quit", "q", "exit":
-		return errQuit
-	default:
-		return fmt.Errorf("%w: unknown meta command %q: \\help lists them", ErrMeta, line)
-	}
-	s.out.Note()
-	return nil
+	return len(t) >= 2 && (t[0] == '\\' || t[0] == '.') && isMetaStart(t[1])
 }
 
 // historyEntry is the history line for a statement: its lines joined by spaces, without
@@ -516,31 +609,9 @@ func stripComment(line string) string {
 	return line
 }
 
-// Watcher is a Session that can follow the change feed (\watch).
-type Watcher interface {
-	// Watch calls emit with each event of the transactions committed from now on that the
-	// session's principal may see and that match pattern, until ctx ends.
-	Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error
-}
-
-// watch runs \watch [PATTERN]: it prints the change feed until Ctrl-C.
-func (s *Shell) watch(ctx context.Context, pattern string) error {
-	w, ok := s.cfg.Session.(Watcher)
-	if !ok {
-		return fmt.Errorf("%w: \\watch needs a store to follow", ErrMeta)
+func statements(n int) string {
+	if n == 1 {
+		return "1 statement"
 	}
-	ctx, stop := s.interruptible(ctx)
-	defer stop()
-	what := "every change"
-	if pattern != "" {
-		what = "changes to " + pattern
-	}
-	fmt.Fprintf(s.cfg.Stderr, "watching %s; Ctrl-C to stop\n", output.EscapeLine(what))
-	err := w.Watch(ctx, pattern, func(e mql.Event) error {
-		return s.out.PrintEvent(e)
-	})
-	if ctx.Err() != nil {
-		return nil // Ctrl-C: the watch is over
-	}
-	return err
+	return fmt.Sprintf("%d statements", n)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -80,7 +81,7 @@ type shellOut struct{ out, err bytes.Buffer }
 func newShell(t *testing.T, f output.Format) (*Shell, *shellOut, *mql.DB) {
 	db := newDB(t)
 	o := &shellOut{}
-	sh := New(Config{Session: Local(query.NewSession(db, "")), Stdout: &o.out, Stderr: &o.err, Format: f})
+	sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &o.out, Stderr: &o.err, Format: f})
 	return sh, o, db
 }
 
@@ -240,7 +241,7 @@ func TestLoopMetaCommands(t *testing.T) {
 // Every statement of the help parses, so the examples stay true.
 func TestHelpExamplesParse(t *testing.T) {
 	for _, s := range Statements {
-		if _, err := query.ParseStmt("help", s.Example); err != nil {
+		if _, err := query.Parse("help", s.Example); err != nil {
 			t.Errorf("\\help %s: example %q: %v", s.Name, s.Example, err)
 		}
 		var b bytes.Buffer
@@ -253,12 +254,16 @@ func TestHelpExamplesParse(t *testing.T) {
 // slowSession blocks in Exec until its context ends.
 type slowSession struct{ started chan struct{} }
 
-func (s *slowSession) Exec(ctx context.Context, name, src string, _ output.Style, emit func(Rendered) error) error {
+func (s *slowSession) Exec(ctx context.Context, _ Source, _ output.Style, emit func(Rendered) error) error {
 	close(s.started)
 	<-ctx.Done()
 	return ctx.Err()
 }
-func (s *slowSession) Names(context.Context) ([]string, error) { return nil, nil }
+func (s *slowSession) ExecTx(ctx context.Context, _ Source, _ []Source, st output.Style, emit func(Rendered) error) error {
+	return s.Exec(ctx, Source{}, st, emit)
+}
+func (s *slowSession) Names(context.Context) (Names, error)    { return Names{}, nil }
+func (s *slowSession) Info(context.Context) (Info, error)      { return Info{}, nil }
 func (s *slowSession) Export(context.Context, io.Writer) error { return nil }
 func (s *slowSession) Import(context.Context, io.Reader) error { return nil }
 
@@ -293,7 +298,7 @@ func TestInterruptCancelsStatement(t *testing.T) {
 func TestComplete(t *testing.T) {
 	sh, _, _ := newShell(t, output.FormatTable)
 	ctx := context.Background()
-	if err := sh.RunScript(ctx, "t", "principal alice user\nassert Klarveld.price_per_seat = 44 by alice\nassert Klarveld.region = \"EU\" by alice\nderive plan:pick-vendor from Klarveld.price_per_seat by alice"); err != nil {
+	if err := sh.RunScript(ctx, "t", strings.NewReader("principal alice user\nassert Klarveld.price_per_seat = 44 by alice\nassert Klarveld.region = \"EU\" by alice\nderive plan:pick-vendor from Klarveld.price_per_seat by alice")); err != nil {
 		t.Fatal(err)
 	}
 	complete := func(line string) []string {
@@ -315,7 +320,8 @@ func TestComplete(t *testing.T) {
 		{"impact plan:", "pick-vendor "},
 		{"grant al", "ice "},
 		{`\fo`, "rmat "},
-		{`.ti`, "ming "},
+		{`.timi`, "ng "},
+		{`.ti`, "mer|ming"},
 		{`\format j`, "son "},
 		{`\help rev`, "iew|oke|oked-by"},
 	} {
@@ -325,7 +331,7 @@ func TestComplete(t *testing.T) {
 		}
 	}
 	// A write refreshes the names.
-	if err := sh.RunScript(ctx, "t", "assert Brimsole.soc2 = true by alice"); err != nil {
+	if err := sh.RunScript(ctx, "t", strings.NewReader("assert Brimsole.soc2 = true by alice")); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(complete("live Bri"), "|"); got != "msole" {
@@ -340,7 +346,7 @@ func TestComplete(t *testing.T) {
 
 func TestRunScriptMeta(t *testing.T) {
 	sh, o, _ := newShell(t, output.FormatTable)
-	err := sh.RunScript(context.Background(), "s.mql", "principal alice user\n\\format json\nstats\n  .format csv\nlive K\nlive K where\n")
+	err := sh.RunScript(context.Background(), "s.mql", strings.NewReader("principal alice user\n\\format json\nstats\n  .format csv\nlive K\nlive K where\n"))
 	var qe *query.Error
 	if !errors.As(err, &qe) || qe.Pos.Line != 6 || !strings.HasPrefix(err.Error(), "s.mql:6:13: ") {
 		t.Errorf("error %v: positions must be those of the whole script", err)
@@ -349,11 +355,11 @@ func TestRunScriptMeta(t *testing.T) {
 	if !strings.HasPrefix(out, "principal alice  recorded") || !strings.Contains(out, "\n{\"kind\":\"stats\"") || !strings.HasSuffix(out, "ref,subject,predicate,version,value,value_type,state,since,kind,confidence,effective_confidence,asserted_by,sources,recorded_at,tx,valid_from,valid_until,seen_by\n") {
 		t.Errorf("output:\n%s", out)
 	}
-	err = sh.RunScript(context.Background(), "s.mql", "stats\n\\format nope\n")
+	err = sh.RunScript(context.Background(), "s.mql", strings.NewReader("stats\n\\format nope\n"))
 	if !errors.Is(err, ErrMeta) || !strings.HasPrefix(err.Error(), "s.mql:2:1: ") {
 		t.Errorf("bad meta: %v", err)
 	}
-	err = sh.RunScript(context.Background(), "s.mql", `\import /nonexistent.nq`)
+	err = sh.RunScript(context.Background(), "s.mql", strings.NewReader(`\import /nonexistent.nq`))
 	if !errors.Is(err, ErrTransfer) {
 		t.Errorf("bad import: %v", err)
 	}
@@ -382,7 +388,7 @@ context K
 stats
 impact K.p@1
 find ?s, ?v where ?s.p = ?v`
-	if err := sh.RunScript(context.Background(), "j", src); err != nil {
+	if err := sh.RunScript(context.Background(), "j", strings.NewReader(src)); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(strings.NewReader(o.out.String()))
@@ -435,8 +441,18 @@ find ?s, ?v where ?s.p = ?v`
 	if claims < 10 {
 		t.Errorf("only %d claim objects checked", claims)
 	}
-	if !strings.Contains(o.out.String(), `"value":"2026-01-02T00:00:00Z","value_type":"time"`) {
-		t.Errorf("time value not rendered as RFC 3339")
+	if !strings.Contains(o.out.String(), `"value":"2026-01-02T00:00:00.000000000Z","value_type":"time"`) {
+		t.Errorf("time value not rendered as RFC 3339 with nine digits of fraction")
+	}
+	// Every timestamp has the same width, so that timestamps sort as strings.
+	stamps := regexp.MustCompile(`"\d{4}-\d\d-\d\dT[^"]*"`).FindAllString(o.out.String(), -1)
+	for _, ts := range stamps {
+		if !regexp.MustCompile(`^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z"$`).MatchString(ts) {
+			t.Errorf("timestamp %s has not the fixed width", ts)
+		}
+	}
+	if len(stamps) < 20 {
+		t.Errorf("only %d timestamps checked", len(stamps))
 	}
 }
 
@@ -526,9 +542,9 @@ func TestWatch(t *testing.T) {
 	}
 	intr := make(chan os.Signal, 1)
 	var out, errb syncBuf
-	sh := New(Config{Session: Local(query.NewSession(db, "w1")), Stdout: &out, Stderr: &errb, Interrupt: intr})
+	sh := New(Config{Session: Local(query.NewSession(db, "w1"), "memory:"), Stdout: &out, Stderr: &errb, Interrupt: intr})
 	done := make(chan error, 1)
-	go func() { done <- sh.RunScript(ctx, "w", `\watch K`) }()
+	go func() { done <- sh.RunScript(ctx, "w", strings.NewReader(`\watch K`)) }()
 	for !strings.Contains(errb.String(), "watching") {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -27,7 +27,10 @@ func TestScriptWrites(t *testing.T) {
 		{"assert K.p = 1 by owner", true},
 		{"live *; revoke K.p@1 by owner", true},
 		{"\\import in.nq", true},
-		{"  .read in.nq", true},
+		{"  .import in.nq", true},
+		{"  .read no-such-script.mql", false}, // \read (\i) runs a script; this one cannot be read
+		{"  .read testdata/writes.mql", true},
+		{"\\i testdata/reads.mql", false},
 		{"decay p half-life 1d", true},
 		{"assert K.p = 1 by owner\nlive K where value = = 1", true}, // runs before the syntax error
 		{"live K where value = = 1\nassert K.p = 1 by owner", true}, // never runs; counted all the same
@@ -53,7 +56,7 @@ func exportShell(t *testing.T, as string) (sh *Shell, out, errb *bytes.Buffer, s
 		t.Fatal(err)
 	}
 	out, errb = &bytes.Buffer{}, &bytes.Buffer{}
-	sh = New(Config{Session: Local(query.NewSession(db, as)), StoreFile: storeFile, Stdout: out, Stderr: errb})
+	sh = New(Config{Session: Local(query.NewSession(db, as), "memory:"), StoreFile: storeFile, Stdout: out, Stderr: errb})
 	return sh, out, errb, storeFile
 }
 
@@ -98,7 +101,7 @@ func TestExportNeverOverwritesAStore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := snapshot(tc.path)
-			err := sh.RunScript(ctx, "s", tc.cmd)
+			err := sh.RunScript(ctx, "s", strings.NewReader(tc.cmd))
 			after := snapshot(tc.path)
 			if tc.refused {
 				if !errors.Is(err, ErrTransfer) || !errors.Is(err, ErrOverwrite) {
@@ -115,7 +118,7 @@ func TestExportNeverOverwritesAStore(t *testing.T) {
 		})
 	}
 	// The store is intact and takes writes after the refused exports.
-	if err := sh.RunScript(ctx, "s", "assert K.after = 1 by w1"); err != nil {
+	if err := sh.RunScript(ctx, "s", strings.NewReader("assert K.after = 1 by w1")); err != nil {
 		t.Fatal(err)
 	}
 	if !IsStoreFile(storeFile) || !IsStoreFile(hard) {
@@ -160,14 +163,14 @@ func TestExportAsThePrincipal(t *testing.T) {
 	ctx := context.Background()
 	sh, _, _, storeFile := exportShell(t, "w1")
 	path := filepath.Join(filepath.Dir(storeFile), "w1.nq")
-	if err := sh.RunScript(ctx, "s", `\export `+path); err != nil {
+	if err := sh.RunScript(ctx, "s", strings.NewReader(`\export `+path)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
 	if strings.Contains(string(b), "claim:K.h@") || !strings.Contains(string(b), "claim:K.g@") {
 		t.Errorf("w1's export holds what w1 may not see, or misses its own:\n%s", b)
 	}
-	err := sh.RunScript(ctx, "s", `\import `+path)
+	err := sh.RunScript(ctx, "s", strings.NewReader(`\import `+path))
 	if !errors.Is(err, ErrTransfer) || !errors.Is(err, query.ErrActAs) {
 		t.Errorf("\\import as w1: %v", err)
 	}

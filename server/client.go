@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,9 +91,43 @@ func (c *Client) ConnInfo(ctx context.Context) (ConnInfo, error) {
 // back as an *Error (its class, exit code, message and position); other errors are the
 // connection's.
 func (c *Client) Exec(ctx context.Context, name, src string, st output.Style, emit func(Frame) error) error {
+	return c.ExecAt(ctx, ExecRequest{Name: name, Src: src}, st, emit)
+}
+
+// ExecRequest is a script to run on the server: its name, its text and where the text starts
+// in it; with Tx, as one transaction begun at Begin (see query.Session.ExecTx).
+type ExecRequest struct {
+	Name      string
+	Src       string
+	Line, Col int
+	Tx        bool
+	Begin     struct {
+		Name      string // "-1" for a whole script run with -1
+		Line, Col int
+	}
+}
+
+// ExecAt is Exec for a part of a script, or a transaction (see ExecRequest).
+func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, emit func(Frame) error) error {
+	name, src := req.Name, req.Src
 	q := url.Values{"stream": {string(st.Format)}, "name": {name}}
 	if st.Terminal {
 		q.Set("terminal", "1")
+	}
+	if st.Expanded {
+		q.Set("expanded", "1")
+	}
+	if req.Line > 1 || req.Col > 1 {
+		q.Set("line", strconv.Itoa(req.Line))
+		q.Set("col", strconv.Itoa(req.Col))
+	}
+	if req.Tx {
+		q.Set("tx", "1")
+		q.Set("begin_line", strconv.Itoa(req.Begin.Line))
+		q.Set("begin_col", strconv.Itoa(req.Begin.Col))
+		if req.Begin.Name == "-1" {
+			q.Set("begin_name", "-1")
+		}
 	}
 	resp, err := c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
 	if err != nil {
@@ -153,17 +188,18 @@ func (c *Client) Check(ctx context.Context) (mql.CheckReport, error) {
 	return rep, json.NewDecoder(resp.Body).Decode(&rep)
 }
 
-// Names lists completion candidates as the client's principal sees the store.
-func (c *Client) Names(ctx context.Context) ([]string, error) {
-	resp, err := c.request(ctx, http.MethodGet, "/v1/names", nil)
+// Names lists completion candidates as the client's principal sees the store, with which of
+// them are principals and artifacts.
+func (c *Client) Names(ctx context.Context) (Names, error) {
+	var names Names
+	resp, err := c.request(ctx, http.MethodGet, "/v1/names?kinds=1", nil)
 	if err != nil {
-		return nil, err
+		return names, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, responseError(resp)
+		return names, responseError(resp)
 	}
-	var names []string
 	return names, json.NewDecoder(resp.Body).Decode(&names)
 }
 

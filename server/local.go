@@ -23,6 +23,13 @@ type ConnInfo struct {
 
 func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
+	if id.principal != s.owner {
+		// The command line's --as: a principal the store does not know is a usage error.
+		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
+			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "--as " + id.principal + ": " + err.Error()}, http.StatusBadRequest)
+			return
+		}
+	}
 	head, err := s.db.Head(r.Context())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -78,7 +85,37 @@ func (s *Server) names(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(names)
+	if r.URL.Query().Get("kinds") != "1" {
+		json.NewEncoder(w).Encode(names)
+		return
+	}
+	// With kinds=1, principals and artifacts apart, so that completion can tell them from
+	// subjects.
+	out := Names{Names: names, Principals: []string{}, Artifacts: []string{}}
+	ps, err := reader.Principals(r.Context(), "")
+	if err == nil {
+		for _, p := range ps {
+			out.Principals = append(out.Principals, p.Name)
+		}
+		var as []mql.ArtifactInfo
+		as, err = reader.Artifacts(r.Context(), "")
+		for _, a := range as {
+			out.Artifacts = append(out.Artifacts, a.Name)
+		}
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	json.NewEncoder(w).Encode(out)
+}
+
+// Names is what GET /v1/names?kinds=1 answers: every name the principal may see, and which of
+// them are principals and artifacts.
+type Names struct {
+	Names      []string `json:"names"`
+	Principals []string `json:"principals"`
+	Artifacts  []string `json:"artifacts"`
 }
 
 // TokenRequest asks the server to issue a token (POST /v1/tokens, local socket, owner only).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mql-dev/mql"
@@ -154,12 +155,13 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
+	exec := execFor(r, sess, name, src)
 	if stream != "" {
-		s.queryStream(ctx, w, r, sess, name, src, stream)
+		s.queryStream(ctx, w, r, exec, stream)
 		return
 	}
 	resp := QueryResponse{Results: []json.RawMessage{}}
-	err := sess.Exec(ctx, name, src, func(res *query.Result) error {
+	err := exec(ctx, func(res *query.Result) error {
 		b, err := resultJSON(res)
 		if err != nil {
 			return err
@@ -176,9 +178,37 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, resp)
 }
 
+// execFor runs a request's script. The query parameters line and col say where it starts in
+// the client's script (1, 1 by default), so that errors carry the client's positions; tx=1
+// runs it as one transaction, begun at begin_line:begin_col of the client's script (or the
+// whole of it, begin_name -1), as the command line sends a begin … commit block or a -1 script.
+func execFor(r *http.Request, sess *query.Session, name, src string) func(context.Context, func(*query.Result) error) error {
+	q := r.URL.Query()
+	num := func(k string) int {
+		n, err := strconv.Atoi(q.Get(k))
+		if err != nil || n < 1 {
+			return 1
+		}
+		return n
+	}
+	line, col := num("line"), num("col")
+	if q.Get("tx") == "1" {
+		begin := query.Position{Filename: name, Line: num("begin_line"), Column: num("begin_col")}
+		if q.Get("begin_name") == "-1" {
+			begin.Filename = "-1"
+		}
+		return func(ctx context.Context, emit func(*query.Result) error) error {
+			return sess.ExecTx(ctx, name, src, line, col, begin, emit)
+		}
+	}
+	return func(ctx context.Context, emit func(*query.Result) error) error {
+		return sess.ExecAt(ctx, name, src, line, col, emit)
+	}
+}
+
 // queryStream answers with one Frame per line as the statements run.
-func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, sess *query.Session, name, src, format string) {
-	render, err := renderer(format, r.URL.Query().Get("terminal") == "1")
+func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, exec func(context.Context, func(*query.Result) error) error, format string) {
+	render, err := renderer(format, r.URL.Query().Get("terminal") == "1", r.URL.Query().Get("expanded") == "1")
 	if err != nil {
 		s.fail(w, r, true, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
 		return
@@ -190,7 +220,7 @@ func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http
 			f.Flush()
 		}
 	}
-	err = sess.Exec(ctx, name, src, func(res *query.Result) error {
+	err = exec(ctx, func(res *query.Result) error {
 		out, err := render(res)
 		if err != nil {
 			return err

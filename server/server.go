@@ -10,7 +10,6 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -333,6 +332,3 @@ func (s *Server) logged(next http.Handler) http.Handler {
 type mcpEntry struct {
 	srv *mcp.Server
 }
-
-// errClosed is returned to requests that arrive while the server shuts down.
-var errClosed = errors.New("the server is shutting down")

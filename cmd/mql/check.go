@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,34 +20,31 @@ import (
 // the check kept.
 const maxCheckLines = 1000
 
+const checkUsage = `usage: mql check [--format text|json] [DB | --db DB]
+Verifies the store's integrity from its quads (it never creates or changes a store); exits 0 if
+it is sound, 1 with the list of problems if not, 4 if it cannot be read.
+` + dbUsage
+
 // runCheck is `mql check [--format text|json] [DB]`: it verifies the store's integrity from its
 // quads, without opening it as a memory (so it works on a store that mql refuses to open, and
 // never creates one), prints what is wrong, and exits 1 if anything is.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("mql check", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := newFlags("mql check", checkUsage, stdout, stderr)
 	format := flags.String("format", "text", "output `FORMAT`: text or json")
-	dbFlag := addDBFlag(flags)
-	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql check [--format text|json] [DB | --db DB]")
-		fmt.Fprintln(stderr, "Verifies the store's integrity; exits 0 if it is sound, 1 with the list of problems if not, 4 if it cannot be read.")
-		flags.PrintDefaults()
-	}
-	pos, err := parseInterleaved(flags, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	dbFlag := addDBFlag(flags.FlagSet)
+	pos, code, ok := flags.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql check: %v\n", err)
-		flags.Usage()
+		flags.usage(stderr)
 		return exitUsage
 	}
 	if *format != "text" && *format != "json" {
-		flags.Usage()
+		fmt.Fprintf(stderr, "mql check: --format %s: want text or json\n", *format)
+		flags.usage(stderr)
 		return exitUsage
 	}
 	if dsn == "" {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,29 +22,29 @@ import (
 //go:embed demo.mql
 var demoScript string
 
+const demoUsage = `usage: mql demo [--format FORMAT] [DB | --db DB]
+Runs the bundled demo on a fresh store (a temporary file, removed afterwards, unless DB is given)
+and prints a transcript: principals, grants, claims, a revision, a derived plan, why, impact, a
+revocation, a review, history, context and stats.
+DB, if given, is a bbolt file path, bbolt:PATH, memory: or postgres://…, as the DB argument or as
+--db DB (not both).
+`
+
 // runDemo is `mql demo [--format F] [DB]`: it runs the demo script on a fresh store (a new
 // bbolt file in a temporary directory, removed afterwards, unless DB is given) and prints a
 // transcript: each comment, each statement after the prompt, and its result.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("mql demo", demoUsage, stdout, stderr)
 	formatName := fs.String("format", "tree", "output `FORMAT`: tree, table, json or csv")
-	dbFlag := addDBFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql demo [--format FORMAT] [DB | --db DB]")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	dbFlag := addDBFlag(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql demo: %v\n", err)
-		fs.Usage()
+		fs.usage(stderr)
 		return exitUsage
 	}
 	format, err := output.ParseFormat(*formatName)
@@ -71,7 +69,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer db.Close()
-	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, "")), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
+	sh := repl.New(repl.Config{Session: repl.Local(query.NewSession(db, ""), dsn), StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Echo: true})
 	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitCode(err)
@@ -90,7 +88,12 @@ func runNarrated(ctx context.Context, sh *repl.Shell, name, src string) error {
 		if strings.TrimSpace(text) == "" {
 			return nil
 		}
-		return sh.RunScript(ctx, name, strings.Repeat("\n", start-1)+text)
+		sc := repl.NewScanner(name, strings.NewReader(text))
+		return sh.RunItems(ctx, func() (repl.Item, error) {
+			it, err := sc.Next()
+			it.Src = it.Src.At(it.Src.Line+start-1, it.Src.Col)
+			return it, err
+		})
 	}
 	for i, line := range splitLines(src) {
 		t := strings.TrimSpace(line)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,30 +20,28 @@ import (
 // complete or untouched). It never creates a store, never writes over an mql store or the
 // store it exports (not even with --force, nor through stdout), and writes over another
 // existing file only with --force.
+const exportUsage = `usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]
+Writes the store as N-Quads to stdout, or to FILE (atomically); with --as, only what PRINCIPAL may
+see. It never creates a store, never writes over an mql store or the store it exports, and over
+another existing file only with --force.
+` + dbUsage
+
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlag := addDBFlag(fs)
+	fs := newFlags("mql export", exportUsage, stdout, stderr)
+	dbFlag := addDBFlag(fs.FlagSet)
 	as := fs.String("as", "", "export only what `PRINCIPAL` may see")
 	var output string
 	fs.StringVar(&output, "o", "", "write to `FILE` instead of stdout (- for stdout)")
 	fs.StringVar(&output, "output", "", "same as -o `FILE`")
 	force := fs.Bool("force", false, "write over an existing file that is not an mql store")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]  (stdout without -o)")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql export: %v\n", err)
-		fs.Usage()
+		fs.usage(stderr)
 		return exitUsage
 	}
 	toStdout := output == "" || output == "-"

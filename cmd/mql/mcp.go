@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,22 +12,25 @@ import (
 	"github.com/mql-dev/mql/server"
 )
 
+const mcpUsage = `usage: mql mcp [--as PRINCIPAL] [DB | --db DB]
+Serves the store DB to one MCP client over stdio (JSON-RPC on stdin and stdout), acting as
+PRINCIPAL: tools assert, revoke, derive, review, query, context, why and impact (docs/MCP.md).
+It creates DB if it does not exist, and says so on stderr.
+` + dbUsage
+
 // runMCP serves a store to one MCP client over stdio, acting as one principal.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("mql mcp", mcpUsage, stdout, stderr)
 	as := fs.String("as", "", "act as `PRINCIPAL` (default: the owner)")
-	dbFlag := addDBFlag(fs)
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	dbFlag := addDBFlag(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	dsn := ""
-	if err == nil {
-		dsn, _, err = takeDB(*dbFlag, pos, 0)
-	}
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
-		fmt.Fprintf(stderr, "mql mcp: %v\nusage: mql mcp [--as PRINCIPAL] [DB | --db DB]\n", err)
+		fmt.Fprintf(stderr, "mql mcp: %v\n", err)
+		fs.usage(stderr)
 		return exitUsage
 	}
 	// The server writes for its client, so it creates a missing store, and says so.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -44,7 +46,8 @@ const usageText = `Usage:
                                 token's principal (--open: a one-time sign-in link for the owner)
   mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
                                 issue, list and revoke the tokens of mql serve (owner only)
-  mql version                   print the version
+  mql version                   print the version (also mql --version, mql -V)
+  mql COMMAND --help            a command's own usage
 
 While mql serve holds a bbolt DB, mql, mql export, mql check and mql token attach to it over its
 local socket instead of failing with exit 4: the same statements, output and exit codes.
@@ -67,16 +70,24 @@ Flags:
   --as PRINCIPAL     act as PRINCIPAL: read what it may see, write only as it, export only what it sees
   --owner NAME       owner principal of a store being created (default owner); a principal name
   --strict           a store being created requires the assert right to assert
+  -1, --single-transaction
+                     run the scripts as one transaction: all of their writes or none, one commit
+  -X, --no-mqlrc     the REPL does not read the startup file ($MQLRC, $XDG_CONFIG_HOME/mql/mqlrc
+                     or ~/.mqlrc)
+  -V, --version      print the version
+  -h, --help         this text
 
 Exit codes:
   0    ok
   1    a statement failed to evaluate
-  2    usage error (bad flag or argument, the store named twice, unreadable script file)
+  2    usage error (bad flag or argument, the store named twice, unreadable script file,
+       --as a principal the store does not know)
   3    syntax error in a statement or meta command
   4    the store could not be opened (no such store, in use by another process, …)
   5    import or export failed or was refused (an existing file, an mql store)
   130  interrupted
-Errors are printed to stderr as name:line:col: message, name being -c, the file or <stdin>.
+Errors are printed to stderr as name:line:col: message, name being -c (-c#N when there are
+several), the file or <stdin>.
 `
 
 func usage(w io.Writer) { io.WriteString(w, usageText) }
@@ -144,9 +155,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
-	fs := flag.NewFlagSet("mql", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
+	fs := newFlags("mql", usageText, stdout, stderr)
 	var scripts []scriptArg
 	fs.Var(scriptFlag{&scripts, false}, "c", "run `STATEMENTS`")
 	fs.Var(scriptFlag{&scripts, true}, "f", "run the script `FILE`")
@@ -154,27 +163,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	as := fs.String("as", "", "act as `PRINCIPAL`")
 	owner := fs.String("owner", "", "owner `NAME` of a new store")
 	strict := fs.Bool("strict", false, "a new store requires the assert right")
-	dbFlag := addDBFlag(fs)
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	single := fs.Bool("single-transaction", false, "run the scripts as one transaction")
+	fs.BoolVar(single, "1", false, "run the scripts as one transaction")
+	noRC := fs.Bool("no-mqlrc", false, "do not read the startup file")
+	fs.BoolVar(noRC, "X", false, "do not read the startup file")
+	showVersion := fs.Bool("version", false, "print the version")
+	fs.BoolVar(showVersion, "V", false, "print the version")
+	dbFlag := addDBFlag(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err != nil {
-		return exitUsage
+	if *showVersion {
+		return runVersion(nil, stdout, stderr)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(stderr, "mql: one DB at most, got %q\n", pos)
-		usage(stderr)
+		fs.usage(stderr)
 		return exitUsage
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
-		usage(stderr)
+		fs.usage(stderr)
 		return exitUsage
 	}
 	if *owner != "" {
 		if err := mql.CheckName("--owner", *owner); err != nil {
+			fmt.Fprintf(stderr, "mql: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *as != "" {
+		if err := mql.CheckName("--as", *as); err != nil {
 			fmt.Fprintf(stderr, "mql: %v\n", err)
 			return exitUsage
 		}
@@ -190,45 +211,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return exitUsage
 		}
 	}
-	// Read the script files before opening the store, so that a missing file changes nothing.
-	type script struct{ name, src string }
-	var todo []script
-	for _, s := range scripts {
-		if !s.file {
-			todo = append(todo, script{"-c", s.text})
-			continue
-		}
-		src, name, err := readScript(s.text, stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "mql: -f: %v\n", err)
-			return exitUsage
-		}
-		todo = append(todo, script{name, src})
-	}
 	interactive := len(scripts) == 0 && stdinTTY
-	if len(scripts) == 0 && !stdinTTY {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "mql: reading stdin: %v\n", err)
-			return exitUsage
-		}
-		todo = append(todo, script{"<stdin>", string(b)})
+	if *single && interactive {
+		fmt.Fprintln(stderr, "mql: -1 (--single-transaction) runs scripts (-c, -f, stdin) as one transaction; at the prompt, use begin … commit")
+		return exitUsage
+	}
+	// Open the script files before the store, so that a missing file changes nothing. Scripts
+	// are read a statement at a time, as they run.
+	todo, err := openScripts(scripts, stdin, !interactive)
+	defer todo.close()
+	if err != nil {
+		fmt.Fprintf(stderr, "mql: -f: %v\n", err)
+		return exitUsage
 	}
 
 	// A script that only reads opens the store without creating it: a misspelt name is an
 	// error, not a new empty store. A write, or the REPL, creates it and says so. The script is
-	// parsed for writes only when the store is missing (parsing a long script costs seconds).
+	// read ahead for a write only when the store is missing.
 	req := openReq{
 		cmd: "mql", dsn: dsn, stdout: stdout, announce: true,
 		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: !interactive},
 	}
 	if !interactive {
 		req.mayCreate = func() (bool, string) {
-			writes := false
-			for _, s := range todo {
-				writes = writes || repl.ScriptWrites(s.src)
-			}
-			if !writes {
+			if !todo.writes() {
 				return false, "a script that only reads never creates a store: run a write, or start the REPL, to create it"
 			}
 			// In a new store only the owner exists: a script acting as another could only fail.
@@ -238,21 +244,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return true, ""
 		}
 	}
-	cfg := repl.Config{StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY}
+	cfg := repl.Config{StoreFile: mql.FilePath(dsn), Stdout: stdout, Stderr: stderr, Format: format, Terminal: stdoutTTY, Single: *single}
 	// run runs the REPL or the scripts on a session, local or attached to a server.
 	run := func(sess repl.Session, where string) int {
 		cfg.Session = sess
 		if interactive {
-			return runREPL(ctx, cfg, where, stdin)
+			cfg.Pager, cfg.Rows = pagerCommand(stdout)
+			return runREPL(ctx, cfg, where, stdin, !*noRC)
 		}
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		sh := repl.New(cfg)
-		for _, s := range todo {
-			if err := sh.RunScript(ctx, s.name, s.src); err != nil {
-				fmt.Fprintln(stderr, output.EscapeText(err.Error()))
-				return exitCode(err)
-			}
+		err := todo.run(ctx, sh)
+		if err == nil {
+			err = sh.Finish(ctx)
+		}
+		if err != nil && !errors.Is(err, repl.ErrQuit) {
+			fmt.Fprintln(stderr, output.EscapeText(err.Error()))
+			return exitCode(err)
 		}
 		return exitOK
 	}
@@ -270,17 +279,113 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	defer db.Close()
-	return run(repl.Local(query.NewSession(db, *as)), fmt.Sprintf("on %s (%s)", dsn, db.Backend()))
+	if *as != "" {
+		if ok, err := db.HasPrincipal(ctx, *as); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", *as, mql.ErrUnknownPrincipal, *as)
+			}
+			fmt.Fprintf(stderr, "mql: --as %s: %v\n", *as, output.EscapeText(err.Error()))
+			return exitUsage
+		}
+	}
+	return run(repl.Local(query.NewSession(db, *as), dsn), fmt.Sprintf("on %s (%s)", dsn, db.Backend()))
 }
 
-// readScript reads a -f argument: a file, or stdin for "-".
-func readScript(name string, stdin io.Reader) (src, display string, err error) {
-	if name == "-" {
-		b, err := io.ReadAll(stdin)
-		return string(b), "<stdin>", err
+// scriptList are the -c and -f arguments (or stdin), opened, read a statement at a time.
+type scriptList []*script
+
+type script struct {
+	name   string
+	sc     *repl.Scanner
+	closer io.Closer
+	ahead  []repl.Item // read to tell whether the scripts write, not run yet
+	err    error       // what ended the reading ahead (io.EOF at the end)
+}
+
+// openScripts opens the scripts: each -c and -f in order, or stdin when there is none and
+// stdin is a script. Several -c are named -c#1, -c#2, … in errors.
+func openScripts(args []scriptArg, stdin io.Reader, stdinScript bool) (scriptList, error) {
+	var out scriptList
+	nc := 0
+	for _, a := range args {
+		if !a.file {
+			nc++
+		}
 	}
-	b, err := os.ReadFile(name)
-	return string(b), name, err
+	ic := 0
+	for _, a := range args {
+		switch {
+		case !a.file:
+			ic++
+			name := "-c"
+			if nc > 1 {
+				name = "-c#" + strconv.Itoa(ic)
+			}
+			out = append(out, &script{name: name, sc: repl.NewScanner(name, strings.NewReader(a.text))})
+		case a.text == "-":
+			out = append(out, &script{name: "<stdin>", sc: repl.NewScanner("<stdin>", stdin)})
+		default:
+			f, err := os.Open(a.text)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, &script{name: a.text, sc: repl.NewScanner(a.text, f), closer: f})
+		}
+	}
+	if len(args) == 0 && stdinScript {
+		out = append(out, &script{name: "<stdin>", sc: repl.NewScanner("<stdin>", stdin)})
+	}
+	return out, nil
+}
+
+func (l scriptList) close() {
+	for _, s := range l {
+		if s.closer != nil {
+			s.closer.Close()
+		}
+	}
+}
+
+// writes reads the scripts ahead until a statement that writes (or \import), keeping what it
+// read for run: whether running them could change the store. A script on stdin is read until
+// its first write, or its end.
+func (l scriptList) writes() bool {
+	for _, s := range l {
+		for s.err == nil {
+			it, err := s.sc.Next()
+			if err != nil {
+				s.err = err
+				break
+			}
+			s.ahead = append(s.ahead, it)
+			if repl.ItemWrites(it) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// run runs the scripts, one after another, each a statement at a time.
+func (l scriptList) run(ctx context.Context, sh *repl.Shell) error {
+	for _, s := range l {
+		ahead := s.ahead
+		next := func() (repl.Item, error) {
+			if len(ahead) > 0 {
+				it := ahead[0]
+				ahead = ahead[1:]
+				return it, nil
+			}
+			if s.err != nil {
+				return repl.Item{}, s.err
+			}
+			return s.sc.Next()
+		}
+		if err := sh.RunItems(ctx, next); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exitCode maps a script's error to the exit code.
@@ -295,14 +400,16 @@ func exitCode(err error) int {
 		return se.ExitCode
 	case errors.Is(err, repl.ErrTransfer):
 		return exitTransfer
-	case errors.Is(err, query.ErrSyntax), errors.Is(err, repl.ErrMeta):
+	case errors.Is(err, query.ErrSyntax), errors.Is(err, repl.ErrMeta), errors.Is(err, repl.ErrTooLong):
 		return exitSyntax
+	case errors.Is(err, repl.ErrScript):
+		return exitUsage
 	}
 	return exitFailed
 }
 
 // runREPL runs the interactive loop; where says what it is connected to, in the banner.
-func runREPL(ctx context.Context, cfg repl.Config, where string, stdin io.Reader) int {
+func runREPL(ctx context.Context, cfg repl.Config, where string, stdin io.Reader, rc bool) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
 	intr := make(chan os.Signal, 1)
@@ -332,11 +439,36 @@ func runREPL(ctx context.Context, cfg repl.Config, where string, stdin io.Reader
 	}
 	defer lr.Close()
 	fmt.Fprintf(stdout, "mql %s %s. Type \\help for help, \\quit or Ctrl-D to leave.\n", version(), where)
+	if rc {
+		if path := repl.StartupPath(os.Getenv); path != "" {
+			sh.RunStartup(ctx, path)
+		}
+	}
 	if err := sh.Run(ctx, lr); err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// pagerCommand is the pager of the REPL and the terminal's height: $MQL_PAGER, else $PAGER,
+// else less -FRX when it is installed; none when stdout is not a terminal, or the variable
+// is set and empty.
+func pagerCommand(stdout io.Writer) (string, func() int) {
+	f, ok := stdout.(*os.File)
+	if !ok || !repl.IsTerminal(f.Fd()) {
+		return "", nil
+	}
+	rows := func() int { return repl.TerminalRows(f.Fd()) }
+	for _, v := range []string{"MQL_PAGER", "PAGER"} {
+		if p, set := os.LookupEnv(v); set {
+			return strings.TrimSpace(p), rows
+		}
+	}
+	if _, err := exec.LookPath("less"); err == nil {
+		return "less -FRX", rows
+	}
+	return "", rows
 }
 
 // isTerminal reports whether f is a terminal.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -145,7 +146,7 @@ func TestExitCodes(t *testing.T) {
 		{"import no file", []string{"import", "--db", filepath.Join(dir, "imp.db"), filepath.Join(dir, "none.nq")}, "", exitTransfer, `no such file`},
 		{"import usage", []string{"import"}, "", exitUsage, `usage: mql import`},
 		{"version args", []string{"version", "x"}, "", exitUsage, `usage: mql version`},
-		{"help", []string{"-h"}, "", exitOK, `Exit codes:`},
+		{"help", []string{"-h"}, "", exitOK, `^$`}, // on stdout: TestHelp
 		{"quit in a script", []string{"-c", "principal alice user\n\\quit\nlive K where", "memory:"}, "", exitOK, `^$`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,5 +331,143 @@ func TestImportExport(t *testing.T) {
 	}
 	if _, e, code := mqlRun(t, "", "-c", `\import `+bad, "memory:"); code != exitTransfer {
 		t.Errorf(`\import of a bad file: exit %d, %s`, code, e)
+	}
+}
+
+// TestHelp: --help (and -h) prints a full synopsis on stdout and exits 0 for mql and every
+// subcommand; mql --version and -V print the version.
+func TestHelp(t *testing.T) {
+	testEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "mql [flags] [DB]"},
+		{[]string{"-h"}, "Exit codes:"},
+		{[]string{"help"}, "Exit codes:"},
+		{[]string{"export", "--help"}, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]"},
+		{[]string{"import", "--help"}, "usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]"},
+		{[]string{"check", "--help"}, "usage: mql check [--format text|json] [DB | --db DB]"},
+		{[]string{"demo", "--help"}, "usage: mql demo [--format FORMAT] [DB | --db DB]"},
+		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [DB | --db DB]"},
+		{[]string{"serve", "--help"}, "usage: mql serve [--listen ADDR]"},
+		{[]string{"token", "--help"}, "mql token create NAME"},
+		{[]string{"token", "list", "--help"}, "mql token list"},
+		{[]string{"version", "--help"}, "usage: mql version"},
+	} {
+		out, errOut, code := mqlRun(t, "", tc.args...)
+		if code != exitOK || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("mql %s: exit %d, stdout %q, stderr %q; want exit 0 and %q on stdout", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+		if tc.args[0] != "help" && tc.args[0] != "-h" && tc.args[0] != "--help" && tc.args[0] != "token" && tc.args[0] != "version" && !strings.Contains(out, "--db DB") {
+			t.Errorf("mql %s: the usage does not say how to name the store: %q", strings.Join(tc.args, " "), out)
+		}
+	}
+	// A mistake prints the usage on stderr and exits 2.
+	if out, errOut, code := mqlRun(t, "", "export", "--nope"); code != exitUsage || out != "" || !strings.Contains(errOut, "usage: mql export") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, args := range [][]string{{"--version"}, {"-V"}, {"version"}} {
+		if out, _, code := mqlRun(t, "", args...); code != exitOK || !strings.HasPrefix(out, "mql ") {
+			t.Errorf("mql %v: exit %d, %q", args, code, out)
+		}
+	}
+}
+
+// TestActAsUnknown: --as names a principal the store does not know: a usage error (exit 2)
+// that names it, before anything runs.
+func TestActAsUnknown(t *testing.T) {
+	dir := testEnv(t)
+	db := filepath.Join(dir, "t.db")
+	if _, errOut, code := mqlRun(t, "", "-c", "principal alice user", db); code != 0 {
+		t.Fatal(errOut)
+	}
+	_, errOut, code := mqlRun(t, "", "--as", "bob", "-c", "stats", db)
+	if code != exitUsage || !strings.Contains(errOut, "--as bob") || !strings.Contains(errOut, `"bob": unknown principal`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestNoInternalWords: messages a user reads do not carry the storage layer's package name
+// ("graphstore:") or its sentinel ("storage failure:").
+func TestNoInternalWords(t *testing.T) {
+	dir := testEnv(t)
+	os.Mkdir(filepath.Join(dir, "adir"), 0o755)
+	for _, args := range [][]string{
+		{"-c", "assert K.p = 1 by owner", filepath.Join(dir, "adir")},
+		{"-c", "principal x agent", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"},
+		{"export", filepath.Join(dir, "adir")},
+		{"check", filepath.Join(dir, "adir")},
+	} {
+		_, errOut, code := mqlRun(t, "", args...)
+		if code == exitOK || errOut == "" {
+			t.Errorf("mql %v: exit %d, %q", args, code, errOut)
+		}
+		if strings.Contains(errOut, "graphstore:") || strings.Contains(errOut, "storage failure:") {
+			t.Errorf("mql %v: %q", args, errOut)
+		}
+	}
+}
+
+// TestScriptStreams: a script on stdin runs each statement as it arrives, before the script
+// ends: a producer sees each result while it still writes (on a store mql opens, and through
+// mql serve).
+func TestScriptStreams(t *testing.T) {
+	bin := crashBuild(t)
+	home := t.TempDir()
+	dir := t.TempDir()
+	local, held := filepath.Join(dir, "local.db"), filepath.Join(dir, "held.db")
+	for _, db := range []string{local, held} {
+		if _, errs, code := runMQL(t, bin, home, "principal w agent\n", "-f", "-", db); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	startServe(t, bin, home, held)
+	for _, db := range []string{local, held} {
+		cmd := crashCmd(bin, home, "--format", "csv", "-f", "-", db)
+		in, _ := cmd.StdinPipe()
+		outPipe, _ := cmd.StdoutPipe()
+		var errb syncBuffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 100)
+		go func() {
+			buf := make([]byte, 4096)
+			var acc string
+			for {
+				n, err := outPipe.Read(buf)
+				acc += string(buf[:n])
+				for {
+					i := strings.IndexByte(acc, '\n')
+					if i < 0 {
+						break
+					}
+					lines <- acc[:i]
+					acc = acc[i+1:]
+				}
+				if err != nil {
+					close(lines)
+					return
+				}
+			}
+		}()
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\"\n", i, i)
+			deadline := time.After(20 * time.Second)
+			for got := false; !got; {
+				select {
+				case l := <-lines:
+					got = strings.HasPrefix(l, fmt.Sprintf("assert,K.p@%d,", i))
+				case <-deadline:
+					t.Fatalf("%s: statement %d has no result while the script goes on; stderr %s", db, i, errb.String())
+				}
+			}
+		}
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v %s", db, err, errb.String())
+		}
 	}
 }

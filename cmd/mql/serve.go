@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,38 +25,33 @@ const defaultListen = "127.0.0.1:7411"
 // shutdownGrace bounds how long a stopping server waits for requests in flight.
 const shutdownGrace = 10 * time.Second
 
+const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [DB | --db DB]
+Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each
+request as the principal of its bearer token (mql token create NAME DB), and a web page at / that
+draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);
+the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,
+letting requests finish.
+` + dbUsage
+
 // runServe is `mql serve [--listen ADDR] [--tls-cert F --tls-key F] [DB]`: one process holds
 // the store and serves it to every agent (MCP over Streamable HTTP, the language over HTTP, a
 // change feed) and, on a local socket, to the command line, until SIGINT or SIGTERM.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("mql serve", serveUsage, stdout, stderr)
 	listen := fs.String("listen", defaultListen, "listen on `ADDR` (host:port); loopback unless told otherwise")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM)")
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
-	dbFlag := addDBFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [DB]")
-		fmt.Fprintln(stderr, "Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each")
-		fmt.Fprintln(stderr, "request as the principal of its bearer token (mql token create NAME DB), and a web page at / that")
-		fmt.Fprintln(stderr, "draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);")
-		fmt.Fprintln(stderr, "the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,")
-		fmt.Fprintln(stderr, "letting requests finish.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	dbFlag := addDBFlag(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql serve: %v\n", err)
-		fs.Usage()
+		fs.usage(stderr)
 		return exitUsage
 	}
 	if (*certFile == "") != (*keyFile == "") {

@@ -137,6 +137,16 @@ func TestServeAttach(t *testing.T) {
 		{"", []string{"--as", "worker-3", "-c", "assert K.p = 1 by worker-7"}}, // acting as another
 		{"", []string{"export", "--as", "worker-3"}},
 		{"", []string{"check", "--format", "json"}},
+		// Transactions: begin … commit and -1 are one transaction through the server too.
+		{"begin\nassert Brimsole.price_per_seat = 39 by worker-7 from \"src:Brimsole:rev0\"\nlive Brimsole\nderive plan:b from Brimsole.price_per_seat by worker-7\ncommit\nhistory plan:b\n", []string{"--format", "table"}},
+		{"begin\nassert Brimsole.region = \"EU\" by worker-7\nassert Brimsole.soc2 = true by nobody\ncommit\n", []string{"--format", "json"}},
+		{"", []string{"-1", "-c", "assert Hollow.p = 1 by worker-3", "-c", "revoke Hollow.p@1 by worker-3", "--format", "csv"}},
+		{"", []string{"-1", "-c", "assert Hollow.q = 1 by worker-3", "-c", "assert Hollow.q = 2 by nobody"}},
+		{"", []string{"-c", "stats", "-c", "begin", "-c", "rollback", "-c", "liv K"}},
+		// The catalogue and the meta commands for it.
+		{"\\d\n\\dp worker-3\nsubjects\nsources\ndescribe Klarveld\n", []string{"--format", "table"}},
+		{"", []string{"--as", "worker-7", "-c", "subjects; predicates; describe Player7", "--format", "json"}},
+		{"", []string{"--as", "nobody", "-c", "stats"}}, // a usage error, exit 2
 	}
 	for _, st := range steps {
 		t.Run(strings.Join(st.args, " "), func(t *testing.T) {

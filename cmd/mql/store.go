@@ -17,6 +17,12 @@ import (
 // Every subcommand names its store the same way: as its DB argument, or as --db DB. Both mean
 // the same, and naming it twice is a usage error. Without either, the default store is used.
 
+// dbUsage explains DB in every command's usage.
+const dbUsage = `DB is the store: a bbolt file path, bbolt:PATH, memory: or postgres://…, given as the DB
+argument or as --db DB (not both). Without it: $MQL_DB, else $XDG_DATA_HOME/mql/default.db
+(~/.local/share/mql/default.db).
+`
+
 // addDBFlag registers --db on fs.
 func addDBFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", "", "the store `DB`, as the DB argument: a file, bbolt:PATH, memory: or postgres://…")
@@ -199,4 +205,45 @@ func defaultDB(create bool) (string, error) {
 		}
 	}
 	return filepath.Join(dir, "default.db"), nil
+}
+
+// cmdFlags are a command's flags and its usage: -h or --help prints the usage on stdout and
+// exits 0; a bad flag prints it on stderr and exits 2.
+type cmdFlags struct {
+	*flag.FlagSet
+	synopsis       string
+	stdout, stderr io.Writer
+}
+
+func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // printed by parse
+	return &cmdFlags{FlagSet: fs, synopsis: synopsis, stdout: stdout, stderr: stderr}
+}
+
+// usage writes the synopsis and the flags.
+func (c *cmdFlags) usage(w io.Writer) {
+	io.WriteString(w, c.synopsis)
+	if !strings.Contains(c.synopsis, "Flags:") {
+		c.SetOutput(w)
+		fmt.Fprintln(w, "Flags:")
+		c.PrintDefaults()
+		c.SetOutput(c.stderr)
+	}
+}
+
+// parse parses args, flags and positional arguments in any order; ok is false when the
+// command is done (it printed its usage), with the exit code.
+func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
+	pos, err := parseInterleaved(c.FlagSet, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.usage(c.stdout)
+		return nil, exitOK, false
+	case err != nil:
+		c.usage(c.stderr)
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
 }

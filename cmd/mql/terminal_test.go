@@ -197,3 +197,112 @@ func TestTerminal(t *testing.T) {
 		t.Errorf("history file mode %v, want 0600", fi.Mode().Perm())
 	}
 }
+
+// TestTerminalREPL drives the REPL's newer edges under a pseudo-terminal: one Ctrl-C cancels
+// the line while a completion list is open (shown, and being selected from); completion offers
+// what fits where the cursor is; \i runs a script; a transaction shows its prompt; long output
+// goes through the pager; quit leaves.
+func TestTerminalREPL(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no pseudo-terminals")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mql")
+	args := []string{"build", "-o", bin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	script := filepath.Join(dir, "setup.mql")
+	os.WriteFile(script, []byte("principal alice user\nprincipal albert agent\nassert Klarveld.price_per_seat = 44 by alice from \"s\"\nassert Kludge.price = 1 by alice from \"s\"\n"), 0o644)
+	cmd := exec.Command(bin, filepath.Join(dir, "term.db"))
+	cmd.Env = append(os.Environ(),
+		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"), testClockEnv+"="+testClockStart,
+		"PAGER=sed 's/^/|paged| /'", "MQLRC="+filepath.Join(dir, "rc"))
+	os.WriteFile(filepath.Join(dir, "rc"), []byte("\\timing off\n"), 0o644)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 20, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &console{t: t, f: f, done: make(chan struct{})}
+	go c.loop()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	}()
+	c.expect("timing is off") // the startup file ran
+	c.expect("mql> ")
+
+	// \i runs a script file.
+	c.send("\\i " + script + "\r")
+	c.expect("Kludge.price@1  live  (tx 5)")
+	c.expect("mql> ")
+
+	// Completion offers what fits where the cursor is.
+	c.send("assert Kludge.price = 2 by al\t")
+	c.expect("al")
+	c.send("i\t")
+	c.expect("alice ")
+	c.send("\x03") // (and one Ctrl-C cancels it)
+	c.expect("mql> ")
+	c.send("live *.pr\t")
+	c.expect("*.price")
+	c.send("\x03")
+	c.expect("mql> ")
+
+	// One Ctrl-C cancels the line while the completion list is open: "live Kl" then Tab shows
+	// Klarveld and Kludge; the Ctrl-C leaves nothing behind, so "stats" runs alone.
+	c.send("live Kl\t")
+	c.expect("Kludge")
+	c.send("\x03")
+	c.expect("mql> ")
+	c.send("stats\r")
+	c.expect("transactions  5")
+	c.expect("mql> ")
+	// The same while a candidate is being selected (Tab again).
+	c.send("live Kl\t")
+	c.expect("Kludge")
+	c.send("\t")
+	c.send("\x03")
+	c.expect("mql> ")
+	c.send("stats\r")
+	c.expect("transactions  5")
+	c.expect("mql> ")
+
+	// A transaction: its prompt, its statements run at the commit.
+	c.send("begin\r")
+	c.expect("mql*> ")
+	c.send("assert Kludge.price = 2 by alice from \"s2\"\r")
+	c.expect("mql*> ")
+	c.send("commit\r")
+	c.expect("Kludge.price@2  live  (supersedes @1, tx 6)")
+	c.expect("commit  committed  (tx 6, 1 statement)")
+	c.expect("mql> ")
+
+	// Output longer than the terminal goes through the pager.
+	c.send("\\help\r")
+	c.expect("|paged| Statements end at a newline")
+	c.expect("mql> ")
+	c.send("\\pager off\r")
+	c.expect("pager is off")
+	c.send("\\help\r")
+	c.expect("\nStatements end at a newline")
+	c.expect("mql> ")
+
+	// quit alone on a line leaves.
+	c.send("quit\r")
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("quit did not exit")
+	}
+}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -18,6 +16,7 @@ const tokenUsage = `usage:
   mql token create NAME [--expires DURATION] [DB]   issue a token for principal NAME; printed once
   mql token list [--format text|json] [DB]          list the tokens, with holder, expiry, revocation
   mql token revoke ID [DB]                          revoke a token: its next request is refused
+DB is given as the argument or as --db DB, as for every command.
 Tokens are for mql serve: each HTTP request carries Authorization: Bearer TOKEN and is served
 as the token's principal. The store keeps only a hash of each token. Only the owner manages them;
 when mql serve holds DB, these commands go through it.
@@ -34,18 +33,13 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOK
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("mql token "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { io.WriteString(stderr, tokenUsage) }
-	dbFlag := addDBFlag(fs)
+	fs := newFlags("mql token "+verb, tokenUsage, stdout, stderr)
+	dbFlag := addDBFlag(fs.FlagSet)
 	expires := fs.Duration("expires", 0, "the token stops working after `DURATION` (e.g. 720h); 0 for never")
 	format := fs.String("format", "text", "list `FORMAT`: text or json")
-	pos, err := parseInterleaved(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, ok := fs.parse(args[1:])
+	if !ok {
+		return code
 	}
 	own := 1
 	switch verb {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -16,23 +15,20 @@ import (
 	"github.com/mql-dev/mql/output"
 )
 
+const importUsage = `usage: mql import FILE.nq [DB | --db DB]
+Creates the store DB from an N-Quads export (FILE - is stdin), exactly: its owner, strict flag,
+transaction ids and times come from the file. All or nothing; DB must not exist yet (a bbolt
+file) or hold no store (PostgreSQL).
+` + dbUsage
+
 // runImport is `mql import FILE.nq [DB | --db DB]`: it creates the store DB from an N-Quads
 // export, exactly (the export's genesis, ids and times), all or nothing: DB must not exist yet.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mql import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlag := addDBFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mql import FILE.nq [DB | --db DB]  (FILE - is stdin)")
-		fmt.Fprintln(stderr, "Creates the store DB from an export, exactly (its owner, ids and times); DB must not exist yet (a bbolt file) or hold no store (PostgreSQL).")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	fs := newFlags("mql import", importUsage, stdout, stderr)
+	dbFlag := addDBFlag(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	dsn, rest, err := takeDB(*dbFlag, pos, 1)
 	if err == nil && len(rest) != 1 {
@@ -40,7 +36,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mql import: %v\n", err)
-		fs.Usage()
+		fs.usage(stderr)
 		return exitUsage
 	}
 	name := rest[0]

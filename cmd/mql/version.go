@@ -17,8 +17,12 @@ func version() string {
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprintln(stdout, "usage: mql version  (also mql --version, mql -V)\nPrints the version of mql.")
+		return exitOK
+	}
 	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: mql version")
+		fmt.Fprintln(stderr, "usage: mql version  (also mql --version, mql -V)")
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "mql %s\n", version())

@@ -1,0 +1,157 @@
+package mql
+
+import (
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/mql-dev/mql/graphstore"
+)
+
+// Names are Unicode: letters (Klärveld, 東京) and digits of any script. A name can be written
+// in more than one sequence of code points (an ä composed, or an a and a combining diaeresis);
+// mql stores every name in its NFC form, and normalises every name it is given — through the
+// API, the language or MCP — so that one name is one name however it was typed; an import
+// refuses a file holding a name that is not in NFC.
+
+// nfc is s in Unicode normalization form C.
+func nfc(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	return norm.NFC.String(s)
+}
+
+func nfcAll(list []string) []string {
+	for i, s := range list {
+		if n := nfc(s); n != s {
+			out := make([]string, len(list))
+			copy(out, list)
+			for j := i; j < len(list); j++ {
+				out[j] = nfc(list[j])
+			}
+			return out
+		}
+	}
+	return list
+}
+
+// nfcValue normalises the name a reference value holds.
+func nfcValue(v Value) Value {
+	if v.Type == graphstore.Ref {
+		v.Str = nfc(v.Str)
+	}
+	return v
+}
+
+func (s PrincipalSpec) norm() PrincipalSpec { s.Name, s.By = nfc(s.Name), nfc(s.By); return s }
+
+func (s GrantSpec) norm() GrantSpec {
+	s.Grantee, s.Scope, s.By = nfc(s.Grantee), nfc(s.Scope), nfc(s.By)
+	return s
+}
+
+func (s AssertSpec) norm() AssertSpec {
+	s.Subject, s.Predicate, s.By = nfc(s.Subject), nfc(s.Predicate), nfc(s.By)
+	s.SeenBy, s.Value = nfcAll(s.SeenBy), nfcValue(s.Value)
+	return s
+}
+
+func (s RevokeSpec) norm() RevokeSpec {
+	s.Claim, s.By, s.ReplacedBy = nfc(s.Claim), nfc(s.By), nfc(s.ReplacedBy)
+	return s
+}
+
+func (s ConfirmSpec) norm() ConfirmSpec { s.Claim, s.By = nfc(s.Claim), nfc(s.By); return s }
+
+func (s DeriveSpec) norm() DeriveSpec {
+	s.Artifact, s.By = nfc(s.Artifact), nfc(s.By)
+	s.From, s.SeenBy = nfcAll(s.From), nfcAll(s.SeenBy)
+	return s
+}
+
+func (s ReviewSpec) norm() ReviewSpec { s.Artifact, s.By = nfc(s.Artifact), nfc(s.By); return s }
+
+func (s DecaySpec) norm() DecaySpec { s.Predicate, s.By = nfc(s.Predicate), nfc(s.By); return s }
+
+// notNFC returns the first name tx records that is not in NFC, and whether there is one: no
+// write records one, so a file that holds one was not written by mql, and an import refuses it
+// (rather than changing what it imports).
+func notNFC(tx *graphstore.Tx) (string, bool) {
+	bad := ""
+	nfc := func(s string) string {
+		if bad == "" && !norm.NFC.IsNormalString(s) {
+			bad = s
+		}
+		return s
+	}
+	nfcAll := func(list []string) []string {
+		for _, s := range list {
+			nfc(s)
+		}
+		return list
+	}
+	nfcValue := func(v Value) Value {
+		if v.Type == graphstore.Ref {
+			nfc(v.Str)
+		}
+		return v
+	}
+	id := func(c *graphstore.ClaimID) {
+		if c != nil {
+			c.Subject, c.Predicate = nfc(c.Subject), nfc(c.Predicate)
+		}
+	}
+	art := func(a *graphstore.ArtifactID) {
+		if a != nil {
+			a.Name = nfc(a.Name)
+		}
+	}
+	tx.By = nfc(tx.By)
+	if tx.Meta != nil {
+		tx.Meta.Owner = nfc(tx.Meta.Owner)
+	}
+	for _, p := range tx.Principals {
+		p.Name = nfc(p.Name)
+	}
+	for _, g := range tx.Grants {
+		g.Grantee, g.Scope, g.By = nfc(g.Grantee), nfc(g.Scope), nfc(g.By)
+	}
+	for _, c := range tx.Claims {
+		id(&c.ID)
+		id(c.Supersedes)
+		id(c.Contests)
+		id(c.Corroborates)
+		c.By, c.SeenBy, c.Value = nfc(c.By), nfcAll(c.SeenBy), nfcValue(c.Value)
+	}
+	for _, r := range tx.Revocations {
+		id(&r.Claim)
+		id(r.ReplacedBy)
+		r.By = nfc(r.By)
+	}
+	for _, c := range tx.Confirmations {
+		id(&c.Claim)
+		c.By = nfc(c.By)
+	}
+	for _, a := range tx.Artifacts {
+		art(&a.ID)
+		art(a.Supersedes)
+		for _, in := range a.DerivedFrom {
+			id(in.Claim)
+			art(in.Artifact)
+		}
+		a.By, a.SeenBy = nfc(a.By), nfcAll(a.SeenBy)
+	}
+	for _, r := range tx.Reviews {
+		art(&r.Artifact)
+		r.By = nfc(r.By)
+	}
+	for _, d := range tx.Decays {
+		d.Predicate, d.By = nfc(d.Predicate), nfc(d.By)
+	}
+	for _, t := range tx.Tokens {
+		t.Principal, t.By = nfc(t.Principal), nfc(t.By)
+	}
+	for _, r := range tx.TokenRevocations {
+		r.By = nfc(r.By)
+	}
+	return bad, bad != ""
+}
