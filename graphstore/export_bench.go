@@ -1,12 +1,10 @@
 package graphstore
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/cayleygraph/quad"
 )
@@ -50,7 +48,7 @@ func (r *RawStore) Close() error { return r.be.close() }
 // holding it in memory. It checks nothing beyond the syntax and the labels. For benchmarks
 // only.
 func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) error) error {
-	br := bufio.NewReader(r)
+	qr := newQuadReader(r)
 	var cur TxID
 	var group []quad.Quad
 	flush := func() error {
@@ -61,30 +59,24 @@ func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) er
 		group = nil
 		return err
 	}
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		if s := strings.TrimSpace(line); s != "" && s[0] != '#' {
-			q, perr := parseLine(s)
-			if perr != nil {
-				return fmt.Errorf("line %d: %v", lineNo, perr)
-			}
-			id, ok := parseTxIRI(q.Label)
-			if !ok {
-				return fmt.Errorf("line %d: not in a transaction graph", lineNo)
-			}
-			if id != cur {
-				if err := flush(); err != nil {
-					return err
-				}
-				cur = id
-			}
-			group = append(group, q)
-		}
-		if err != nil {
+	for {
+		q, err := qr.Next()
+		if errors.Is(err, io.EOF) {
 			return flush()
 		}
+		if err != nil {
+			return err
+		}
+		id, ok := parseTxIRI(q.Label)
+		if !ok {
+			return fmt.Errorf("line %d: not in a transaction graph", qr.Line())
+		}
+		if id != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = id
+		}
+		group = append(group, canonQuad(q))
 	}
 }

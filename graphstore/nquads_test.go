@@ -82,7 +82,7 @@ func TestReadNQuadsErrors(t *testing.T) {
 	}
 	kind := find(`<urn:mql:kind> "inferred"`)
 	cases := map[string]struct{ in, want string }{
-		"garbage":        {edit(10, "this is not a quad"), "line 11: "},
+		"garbage":        {edit(10, "this is not a quad"), "line 11, column 1: expected a subject"},
 		"no graph":       {edit(10, "<urn:a> <urn:b> <urn:c> ."), "line 11: quad has no graph"},
 		"foreign graph":  {edit(10, "<urn:a> <urn:b> <urn:c> <urn:g> ."), "line 11: graph <urn:g>"},
 		"unknown kind":   {edit(kind, strings.Replace(lines[kind], `"inferred"`, `"guessed"`, 1)), "unknown kind"},

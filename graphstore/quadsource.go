@@ -5,15 +5,13 @@ package graphstore
 // position for a syntax error; it checks graphs, grouping and everything mql-specific itself.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/cayleygraph/quad"
-	"github.com/cayleygraph/quad/nquads"
+
+	"github.com/mql-dev/mql/internal/nquads"
 )
 
 // quadReader yields the quads of an N-Quads document one at a time.
@@ -24,71 +22,15 @@ type quadReader interface {
 	Line() int
 }
 
-func newQuadReader(r io.Reader) quadReader { return &lineReader{br: bufio.NewReader(r)} }
+// newQuadReader reads r with the strict W3C N-Quads reader: a file is read as its author
+// wrote it, or refused with the line and column of the first thing wrong.
+func newQuadReader(r io.Reader) quadReader { return nquads.NewReader(r) }
 
 // syntaxError turns an error of a quadReader into an *ImportError that names its position.
 func syntaxError(err error) error {
-	var le *lineError
-	if errors.As(err, &le) {
-		return &ImportError{Line: le.line, Msg: le.msg}
+	var se *nquads.SyntaxError
+	if errors.As(err, &se) {
+		return &ImportError{Line: se.Line, Column: se.Column, Msg: se.Msg}
 	}
 	return fmt.Errorf("%w: %w", ErrBadImport, err)
-}
-
-// lineReader reads one quad per line with Cayley's N-Quads parser, skipping blank lines and
-// # comments.
-type lineReader struct {
-	br   *bufio.Reader
-	line int
-}
-
-type lineError struct {
-	line int
-	msg  string
-}
-
-func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
-
-func (r *lineReader) Line() int { return r.line }
-
-func (r *lineReader) Next() (quad.Quad, error) {
-	for {
-		s, err := r.br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return quad.Quad{}, fmt.Errorf("reading line %d: %w", r.line+1, err)
-		}
-		if s == "" && err != nil {
-			return quad.Quad{}, io.EOF
-		}
-		r.line++
-		s = strings.TrimSpace(s)
-		if s == "" || s[0] == '#' {
-			continue
-		}
-		q, perr := parseLine(s)
-		if perr != nil {
-			return quad.Quad{}, &lineError{r.line, perr.Error()}
-		}
-		return q, nil
-	}
-}
-
-// parseLine parses one N-Quad.
-func parseLine(s string) (q quad.Quad, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("cannot parse N-Quad: %v", r)
-		}
-	}()
-	if !utf8.ValidString(s) {
-		return q, errors.New("not valid UTF-8")
-	}
-	q, err = nquads.Parse(s)
-	if err != nil {
-		return q, fmt.Errorf("cannot parse N-Quad: %v", err)
-	}
-	if q.Subject == nil || q.Predicate == nil || q.Object == nil {
-		return q, errors.New("incomplete N-Quad: want a subject, a predicate, an object and a graph")
-	}
-	return q, nil
 }

@@ -752,7 +752,7 @@ func TestImportBadLine(t *testing.T) {
 		lines[16] = `<urn:mql:claim:X.p@1> <urn:mql:kind> "observed <urn:mql:tx:3> .`
 		bad := strings.Join(lines, "\n")
 		_, err := ReadNQuads(strings.NewReader(bad))
-		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "line 17: ") {
+		if !errors.Is(err, ErrBadImport) || !strings.Contains(err.Error(), "line 17, column 38: ") {
 			t.Fatalf("bad line: %v", err)
 		}
 		dsn := bc.newDSN(t)
