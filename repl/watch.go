@@ -35,6 +35,13 @@ func (s *Shell) watch(ctx context.Context, pattern string) error {
 	if !ok {
 		return fmt.Errorf("%w: \\watch needs a store to follow", ErrMeta)
 	}
+	if buf := s.pagerBuf; buf != nil {
+		// A feed is live: it never waits for the pager.
+		s.cfg.Stdout.Write(buf.Bytes())
+		buf.Reset()
+		s.out.SetWriter(s.cfg.Stdout)
+		defer s.out.SetWriter(buf)
+	}
 	ctx, stop := s.interruptible(ctx)
 	defer stop()
 	what := "every change"

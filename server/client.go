@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,15 @@ func newClient(socket string) *Client {
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 func (c *Client) request(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	return c.requestAs(ctx, method, path, body, "text/plain; charset=utf-8")
+}
+
+// requestJSON posts a JSON body.
+func (c *Client) requestJSON(ctx context.Context, path string, body []byte) (*http.Response, error) {
+	return c.requestAs(ctx, http.MethodPost, path, bytes.NewReader(body), "application/json")
+}
+
+func (c *Client) requestAs(ctx context.Context, method, path string, body io.Reader, contentType string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://mql"+path, body)
 	if err != nil {
 		return nil, err
@@ -67,7 +77,7 @@ func (c *Client) request(ctx context.Context, method, path string, body io.Reade
 		req.Header.Set("Mql-As", c.As)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		req.Header.Set("Content-Type", contentType)
 	}
 	return c.hc.Do(req)
 }
@@ -101,6 +111,7 @@ type ExecRequest struct {
 	Src       string
 	Line, Col int
 	Tx        bool
+	Parts     []ScriptPart // with Tx: the transaction's pieces, from several places (Src unused)
 	Begin     struct {
 		Name      string // "-1" for a whole script run with -1
 		Line, Col int
@@ -129,7 +140,17 @@ func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, e
 			q.Set("begin_name", "-1")
 		}
 	}
-	resp, err := c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
+	var resp *http.Response
+	var err error
+	if len(req.Parts) > 0 {
+		body, jerr := json.Marshal(QueryRequest{Parts: req.Parts})
+		if jerr != nil {
+			return jerr
+		}
+		resp, err = c.requestJSON(ctx, "/v1/query?"+q.Encode(), body)
+	} else {
+		resp, err = c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
+	}
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,18 @@ import (
 // as text/plain).
 type QueryRequest struct {
 	Script string `json:"script"`
+	// Parts, with tx=1, are the pieces of one transaction that come from several places of
+	// the client's scripts (-1 over several -c and -f): each is parsed where it stands, so
+	// that errors name its place. Script is then ignored.
+	Parts []ScriptPart `json:"parts,omitempty"`
+}
+
+// ScriptPart is a piece of a script: its name (-c#2, a file), its text, and where it starts.
+type ScriptPart struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
 }
 
 // QueryResponse is the answer of /v1/query in its default JSON form: one result per statement
@@ -96,37 +108,44 @@ func (e *Error) status() int {
 
 // readScript reads a /v1/query body: text/plain (or no type) is the script, application/json
 // a QueryRequest.
-func (s *Server) readScript(w http.ResponseWriter, r *http.Request) (string, *Error, int) {
+func (s *Server) readScript(w http.ResponseWriter, r *http.Request) (string, []ScriptPart, *Error, int) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return "", &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the request body is over %d bytes; send a smaller script", s.opts.MaxBody)}, http.StatusRequestEntityTooLarge
+			return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the request body is over %d bytes; send a smaller script", s.opts.MaxBody)}, http.StatusRequestEntityTooLarge
 		}
-		return "", &Error{Class: "usage", ExitCode: exitUsage, Message: "reading the request body: " + err.Error()}, http.StatusBadRequest
+		return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: "reading the request body: " + err.Error()}, http.StatusBadRequest
 	}
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	switch mt {
 	case "", "text/plain", "application/x-mql", "application/x-www-form-urlencoded":
 		// (curl -d sends the script as it is, labelled as a form.)
-		return string(body), nil, 0
+		return string(body), nil, nil, 0
 	case "application/json":
 		var req QueryRequest
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return "", &Error{Class: "usage", ExitCode: exitUsage, Message: `the body is not {"script": "…"}: ` + err.Error()}, http.StatusBadRequest
+			return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: `the body is not {"script": "…"}: ` + err.Error()}, http.StatusBadRequest
 		}
-		return req.Script, nil, 0
+		if len(req.Parts) > 0 {
+			texts := make([]string, len(req.Parts))
+			for i, p := range req.Parts {
+				texts[i] = p.Text
+			}
+			return strings.Join(texts, "\n"), req.Parts, nil, 0
+		}
+		return req.Script, nil, nil, 0
 	}
-	return "", &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("content type %q: send text/plain (the script) or application/json ({\"script\": \"…\"})", ct)}, http.StatusUnsupportedMediaType
+	return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("content type %q: send text/plain (the script) or application/json ({\"script\": \"…\"})", ct)}, http.StatusUnsupportedMediaType
 }
 
 // query runs a script as the request's principal: POST /v1/query.
 func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
-	src, perr, status := s.readScript(w, r)
+	src, parts, perr, status := s.readScript(w, r)
 	stream := r.URL.Query().Get("stream")
 	if perr != nil {
 		s.fail(w, r, stream != "", perr, status)
@@ -156,6 +175,12 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
 	exec := execFor(r, sess, name, src)
+	if len(parts) > 0 {
+		if exec = execParts(r, sess, parts); exec == nil {
+			s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: "parts are the pieces of one transaction: send them with tx=1"}, http.StatusBadRequest)
+			return
+		}
+	}
 	if stream != "" {
 		s.queryStream(ctx, w, r, exec, stream)
 		return
@@ -203,6 +228,37 @@ func execFor(r *http.Request, sess *query.Session, name, src string) func(contex
 	}
 	return func(ctx context.Context, emit func(*query.Result) error) error {
 		return sess.ExecAt(ctx, name, src, line, col, emit)
+	}
+}
+
+// execParts runs the parts of one transaction (tx=1), each parsed where it stands in the
+// client's scripts; nil without tx=1.
+func execParts(r *http.Request, sess *query.Session, parts []ScriptPart) func(context.Context, func(*query.Result) error) error {
+	q := r.URL.Query()
+	if q.Get("tx") != "1" {
+		return nil
+	}
+	num := func(k string) int {
+		n, err := strconv.Atoi(q.Get(k))
+		if err != nil || n < 1 {
+			return 1
+		}
+		return n
+	}
+	begin := query.Position{Filename: q.Get("name"), Line: num("begin_line"), Column: num("begin_col")}
+	if q.Get("begin_name") == "-1" {
+		begin.Filename = "-1"
+	}
+	return func(ctx context.Context, emit func(*query.Result) error) error {
+		var stmts []query.Stmt
+		for _, p := range parts {
+			script, err := query.ParseAt(p.Name, p.Text, p.Line, p.Col)
+			if err != nil {
+				return err
+			}
+			stmts = append(stmts, script.Stmts...)
+		}
+		return sess.ExecStmts(ctx, begin, stmts, emit)
 	}
 }
 

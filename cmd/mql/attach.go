@@ -42,6 +42,15 @@ func (r remoteSession) Exec(ctx context.Context, src repl.Source, st output.Styl
 func (r remoteSession) ExecTx(ctx context.Context, begin repl.Source, srcs []repl.Source, st output.Style, emit func(repl.Rendered) error) error {
 	req := server.ExecRequest{Name: srcs[0].Name, Line: srcs[0].Line, Col: srcs[0].Col, Tx: true}
 	req.Begin.Name, req.Begin.Line, req.Begin.Col = begin.Name, begin.Line, begin.Col
+	for _, s := range srcs[1:] {
+		if s.Name != srcs[0].Name {
+			// From several places (-1 over several -c and -f): each part keeps its name.
+			for _, s := range srcs {
+				req.Parts = append(req.Parts, server.ScriptPart{Name: s.Name, Text: s.Text, Line: s.Line, Col: s.Col})
+			}
+			return r.c.ExecAt(ctx, req, st, r.emit(emit))
+		}
+	}
 	req.Src = joinSources(srcs)
 	return r.c.ExecAt(ctx, req, st, r.emit(emit))
 }

@@ -346,7 +346,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"-h"}, "Exit codes:"},
 		{[]string{"help"}, "Exit codes:"},
 		{[]string{"export", "--help"}, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]"},
-		{[]string{"import", "--help"}, "usage: mql import [--owner NAME] [--strict] FILE.nq [DB | --db DB]"},
+		{[]string{"import", "--help"}, "usage: mql import FILE.nq [DB | --db DB]"},
 		{[]string{"check", "--help"}, "usage: mql check [--format text|json] [DB | --db DB]"},
 		{[]string{"demo", "--help"}, "usage: mql demo [--format FORMAT] [DB | --db DB]"},
 		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [DB | --db DB]"},

@@ -171,6 +171,7 @@ func TestServeAttach(t *testing.T) {
 				s = strings.ReplaceAll(s, db, "DB")
 				s = regexp.MustCompile(`"(at|recorded_at|since)":"[^"]*"`).ReplaceAllString(s, `"$1":"T"`)
 				s = regexp.MustCompile(`"[0-9T:.-]+Z"\^\^`).ReplaceAllString(s, `"T"^^`)
+				s = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`).ReplaceAllString(s, "T")
 				return regexp.MustCompile(`(?m)^# tx (\d+) at \S+`).ReplaceAllString(s, "# tx $1 at T")
 			}
 			if c1 != c2 || norm(o1, free) != norm(o2, held) || norm(e1, free) != norm(e2, held) {
