@@ -512,6 +512,23 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 		// bbolt's own check follows every page id and offset without checking it first, in a
 		// goroutine of its own where a fault cannot be caught; the walk above has checked
 		// everything it follows. bbolt recovers its own panics and reports them as errors.
+		// It touches every page of the map: release them as it goes, or a check's resident
+		// memory grows to the size of the file. (madvise only; it touches no page itself.)
+		stop := make(chan struct{})
+		released := make(chan struct{})
+		go func() {
+			defer close(released)
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					dropMapped(b.db)
+				}
+			}
+		}()
 		err := b.guard(func() error {
 			return b.db.View(func(tx *bolt.Tx) error {
 				for err := range tx.Check() {
@@ -522,9 +539,12 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 				return nil
 			})
 		})
+		close(stop)
+		<-released
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
+		b.dropMapped()
 	}
 	if len(problems) > 0 {
 		b.markDamaged(problems[0])
