@@ -180,7 +180,7 @@ func (ix *Index) addPending(tx *Tx) {
 // Store.WriteStaged) indexes its transaction in parts.
 type txMark struct {
 	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
-	retrievals, outcomes                                                                                              int
+	retrievals, outcomes                                                                                                  int
 }
 
 // markOf is the mark after every record of tx.
