@@ -63,7 +63,7 @@ func (s RevokeSpec) norm() RevokeSpec {
 func (s ConfirmSpec) norm() ConfirmSpec { s.Claim, s.By = nfc(s.Claim), nfc(s.By); return s }
 
 func (s DeriveSpec) norm() DeriveSpec {
-	s.Artifact, s.By = nfc(s.Artifact), nfc(s.By)
+	s.Artifact, s.By, s.Run = nfc(s.Artifact), nfc(s.By), nfc(s.Run)
 	s.From, s.SeenBy = nfcAll(s.From), nfcAll(s.SeenBy)
 	return s
 }
