@@ -128,8 +128,8 @@ type Reader struct {
 	as       string
 	asOfTx   int64
 	asOfTime time.Time
-	asOfSet  bool // asOfTime is set (the zero time is a time too: before every store)
-	tx       *Tx  // reads inside a transaction: its pending state (Tx.Reader)
+	asOfSet  bool      // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
 	run      string    // ForRun: record what each read serves to this run
 	mark     *readMark // set by view: what a read for a run read at
 }
