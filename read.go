@@ -301,6 +301,8 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 			x := revocationOf(v, rv)
 			out.Revocation = &x
 		}
+		cid := e.ID
+		out.Runs = servedRuns(v, []graphstore.NodeRef{{Claim: &cid}})
 		return nil
 	})
 	return out, err
@@ -363,6 +365,7 @@ func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult
 			dep.Path = slices.Clip(p.path)
 			out.Dependents = append(out.Dependents, dep)
 		}
+		out.Runs = servedRuns(v, start)
 		return nil
 	})
 	return out, err

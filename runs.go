@@ -550,3 +550,48 @@ func (q FindQuery) statement() string {
 	}
 	return b.String()
 }
+
+// RunUse is a run that was served a claim or artifact version, and what it decided.
+type RunUse struct {
+	Run       string        `json:"run"`
+	By        string        `json:"by"`
+	Served    []string      `json:"served"`    // which of the versions asked about it was served
+	ServedTx  int64         `json:"served_tx"` // the transaction that recorded the first such read
+	Decisions []string      `json:"decisions"` // artifact versions derived in the run
+	Outcome   OutcomeResult `json:"outcome,omitempty"`
+}
+
+// servedRuns lists the runs the viewer may see that were served any of nodes, in the order of
+// the read that first served one.
+func servedRuns(v *graphstore.View, nodes []graphstore.NodeRef) []RunUse {
+	var out []RunUse
+	at := map[graphstore.RunKey]int{}
+	for _, n := range nodes {
+		for _, q := range v.ServedIn(n) {
+			k := graphstore.RunKey{By: q.By, Name: q.Run}
+			i, ok := at[k]
+			if !ok {
+				i = len(out)
+				at[k] = i
+				u := RunUse{Run: q.Run, By: q.By, ServedTx: int64(q.Tx), Decisions: []string{}}
+				if e := v.Run(k); e != nil {
+					for _, d := range e.Decisions {
+						u.Decisions = append(u.Decisions, d.ID.String())
+					}
+					if len(e.Outcomes) > 0 {
+						u.Outcome = e.Outcomes[len(e.Outcomes)-1].Result
+					}
+				}
+				out = append(out, u)
+			}
+			if ref := n.String(); !slices.Contains(out[i].Served, ref) {
+				out[i].Served = append(out[i].Served, ref)
+			}
+			if int64(q.Tx) < out[i].ServedTx {
+				out[i].ServedTx = int64(q.Tx)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b RunUse) int { return int(a.ServedTx - b.ServedTx) })
+	return out
+}

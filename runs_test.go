@@ -236,3 +236,41 @@ func TestReadsWithoutRunRecordNothing(t *testing.T) {
 		t.Fatalf("check: %+v", rep.Problems)
 	}
 }
+
+// TestImpactNamesRuns: impact and revoked-by of a claim version list the runs it was served to
+// and what they decided, as far as the reader may see.
+func TestImpactNamesRuns(t *testing.T) {
+	f := runScenario(t)
+	rb, err := f.db.RevokedBy(f.ctx, "Klarveld.region@1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Runs) != 2 || rb.Runs[0].Run != "r1" || rb.Runs[0].By != "worker-3" || rb.Runs[0].Outcome != mql.Failed ||
+		len(rb.Runs[0].Decisions) != 1 || rb.Runs[0].Decisions[0] != "pick@1" ||
+		rb.Runs[1].Run != "r3" || rb.Runs[1].Outcome != mql.Declined || len(rb.Runs[1].Decisions) != 0 {
+		t.Errorf("revoked-by runs: %+v", rb.Runs)
+	}
+	im, err := f.db.Impact(f.ctx, "Klarveld.price_per_seat", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Runs) != 2 || im.Runs[0].Run != "r1" || im.Runs[0].Served[0] != "Klarveld.price_per_seat@1" ||
+		im.Runs[1].Run != "r3" || im.Runs[1].Served[0] != "Klarveld.price_per_seat@2" {
+		t.Errorf("impact runs: %+v", im.Runs)
+	}
+	// worker-7 sees its own run only.
+	rb7, err := f.db.As("worker-7").RevokedBy(f.ctx, "Klarveld.region@1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rb7.Runs) != 1 || rb7.Runs[0].Run != "r3" {
+		t.Errorf("worker-7's revoked-by runs: %+v", rb7.Runs)
+	}
+	im7, err := f.db.As("worker-7").Impact(f.ctx, "Klarveld.price_per_seat@1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im7.Runs) != 0 {
+		t.Errorf("worker-7 sees runs of worker-3: %+v", im7.Runs)
+	}
+}
