@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/provenance"
@@ -665,6 +666,9 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 		}
 		if out.Artifacts > 0 {
 			out.StaleRate = float64(out.NeedsReview) / float64(out.Artifacts)
+		}
+		if m := memoryStats(v, "", time.Time{}); m.Runs > 0 {
+			out.Memory = &m
 		}
 		return nil
 	})

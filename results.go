@@ -339,6 +339,9 @@ type Stats struct {
 	// StaleRate is the share of live artifacts resting on claims or artifacts that are no
 	// longer live (NeedsReview / Artifacts), 0 when there are none.
 	StaleRate float64 `json:"stale_rate"`
+	// Memory holds the memory metrics over the runs the reader may see; nil when it may see
+	// none (see MemoryStats).
+	Memory *MemoryStats `json:"memory,omitempty"`
 }
 
 // Row is one answer of Find: a value per selected variable, and the claims that matched.
