@@ -165,3 +165,34 @@ func cutForRun(toks []tok) ([]tok, string, int) {
 	}
 	return toks, "", -1
 }
+
+// ForRun makes a read that serves claims (live, find, why, revoked-by, impact, history,
+// conflicts, beliefs, context) a read for the run named run, as "for run NAME" does, and
+// reports whether it did; any other statement is left as it is.
+func ForRun(st Stmt, run string) bool {
+	var m *Mods
+	switch st := st.(type) {
+	case *Live:
+		m = &st.Mods
+	case *Find:
+		m = &st.Mods
+	case *Why:
+		m = &st.Mods
+	case *RevokedBy:
+		m = &st.Mods
+	case *Impact:
+		m = &st.Mods
+	case *History:
+		m = &st.Mods
+	case *Conflicts:
+		m = &st.Mods
+	case *Beliefs:
+		m = &st.Mods
+	case *Context:
+		m = &st.Mods
+	default:
+		return false
+	}
+	m.ForRun = run
+	return true
+}
