@@ -198,6 +198,21 @@ type RunSummary struct {
 	Outcome    OutcomeResult `json:"outcome,omitempty"`
 }
 
+// Run reports every principal's run named name, as the owner sees it (see Reader.Run).
+func (db *DB) Run(ctx context.Context, name string) ([]RunReport, error) {
+	return db.Reader().Run(ctx, name)
+}
+
+// Runs lists the runs as the owner sees them (see Reader.Runs).
+func (db *DB) Runs(ctx context.Context, by string, since time.Time) ([]RunSummary, error) {
+	return db.Reader().Runs(ctx, by, since)
+}
+
+// MemoryStats computes the memory metrics as the owner sees them (see Reader.MemoryStats).
+func (db *DB) MemoryStats(ctx context.Context, by string, since time.Time) (MemoryStats, error) {
+	return db.Reader().MemoryStats(ctx, by, since)
+}
+
 // Run reports the runs named name the reader may see: its own (the owner: every principal's
 // run of that name, one report each). ErrNotFound when there is none.
 func (r Reader) Run(ctx context.Context, name string) ([]RunReport, error) {
