@@ -274,3 +274,55 @@ func TestImpactNamesRuns(t *testing.T) {
 		t.Errorf("worker-7 sees runs of worker-3: %+v", im7.Runs)
 	}
 }
+
+// TestRunsSurviveExportAndImport: retrievals, outcomes and decisions in runs are quads like the
+// rest (PROV-O: the retrieval prov:used each served version); an owner's export imports to an
+// identical store, and mql check holds them to their rules: a retrieval served only what its
+// reader may see.
+func TestRunsSurviveExportAndImport(t *testing.T) {
+	f := runScenario(t)
+	var b strings.Builder
+	if err := f.db.Export(f.ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	nq := b.String()
+	if !strings.Contains(nq, "<urn:mql:retrieval:q") || !strings.Contains(nq, "<http://www.w3.org/ns/prov#used> <urn:mql:claim:Klarveld.region@1>") {
+		t.Fatalf("the export holds no retrieval using Klarveld.region@1")
+	}
+	g := open(t, mql.Options{})
+	if err := g.db.Import(g.ctx, strings.NewReader(nq)); err != nil {
+		t.Fatal(err)
+	}
+	var again strings.Builder
+	if err := g.db.Export(g.ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != nq {
+		t.Fatal("the imported store exports differently")
+	}
+	want, _ := f.db.MemoryStats(f.ctx, "", time.Time{})
+	got, _ := g.db.MemoryStats(g.ctx, "", time.Time{})
+	if !sameStats(got, want) {
+		t.Errorf("after import: %+v, before %+v", got, want)
+	}
+
+	// A retrieval that names a claim its reader may not see is refused by the import's check.
+	h := open(t, mql.Options{Owner: "owner"}).team()
+	h.assert("K", "q", mql.Number(1), "owner")
+	h.ok(h.db.Assert(h.ctx, mql.AssertSpec{Subject: "K", Predicate: "p", Value: mql.Number(2), By: "worker-7", SeenBy: []string{"worker-7"}}))
+	if _, err := h.db.As("worker-3").ForRun("r1").Live(h.ctx, "K"); err != nil {
+		t.Fatal(err)
+	}
+	var hb strings.Builder
+	if err := h.db.Export(h.ctx, &hb); err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(hb.String(), "<http://www.w3.org/ns/prov#used> <urn:mql:claim:K.q@1>", "<http://www.w3.org/ns/prov#used> <urn:mql:claim:K.p@1>", 1)
+	if forged == hb.String() {
+		t.Fatal("no retrieval to forge")
+	}
+	err := open(t, mql.Options{}).db.Import(h.ctx, strings.NewReader(forged))
+	if err == nil || !strings.Contains(err.Error(), "served K.p@1 to worker-3, who may not see it") {
+		t.Fatalf("import of a retrieval serving a hidden claim: %v", err)
+	}
+}
