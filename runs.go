@@ -153,7 +153,7 @@ type Retrieval struct {
 type Served struct {
 	Ref      string `json:"ref"`
 	Subject  string `json:"subject,omitempty"` // of a claim
-	ServedTx int64  `json:"served_tx"`         // the transaction the first read that served it read at
+	ReadAt   int64  `json:"read_at_tx"`        // the transaction the first read that served it read at
 	// WhenServed, AtDecision and Now are its states at those points (AtDecision is empty when
 	// the run has made no decision and recorded no outcome yet).
 	WhenServed State `json:"when_served"`
@@ -332,7 +332,7 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 				return
 			}
 			seen[ref] = true
-			s := Served{Ref: ref, ServedTx: int64(q.ReadAt), Cited: cited[ref]}
+			s := Served{Ref: ref, ReadAt: int64(q.ReadAt), Cited: cited[ref]}
 			if node.Claim != nil {
 				s.Subject = node.Claim.Subject
 				s.WhenServed = claimState(served, *node.Claim)

@@ -188,10 +188,10 @@ func runCSV(r *query.Result) (header []string, rows [][]string) {
 		}
 		return header, rows
 	}
-	header = []string{"run", "by", "served", "served_tx", "when_served", "at_decision", "now", "stale", "revoked_later", "cited", "decisions", "outcome", "because"}
+	header = []string{"run", "by", "served", "read_at_tx", "when_served", "at_decision", "now", "stale", "revoked_later", "cited", "decisions", "outcome", "because"}
 	for _, rep := range r.Run {
 		for _, s := range rep.Served {
-			rows = append(rows, []string{rep.Run, rep.By, s.Ref, csvInt(s.ServedTx), string(s.WhenServed), string(s.AtDecision), string(s.Now),
+			rows = append(rows, []string{rep.Run, rep.By, s.Ref, csvInt(s.ReadAt), string(s.WhenServed), string(s.AtDecision), string(s.Now),
 				s.Stale, strconv.FormatBool(s.RevokedLater), strconv.FormatBool(s.Cited), strings.Join(rep.Decisions, csvListSep), string(rep.Outcome), rep.Because})
 		}
 	}
