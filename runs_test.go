@@ -228,6 +228,17 @@ func TestReadsWithoutRunRecordNothing(t *testing.T) {
 	if h, _ := f.db.Head(f.ctx); h != head+1 {
 		t.Fatalf("a refused read for a run wrote")
 	}
+	// Inside a transaction a read for a run is refused: its record would rest on writes not yet
+	// committed.
+	if _, err := f.db.Tx(f.ctx, "owner", func(tx *mql.Tx) error {
+		_, err := tx.Reader().ForRun("r-1").Live(f.ctx, "Klarveld")
+		return err
+	}); !errors.Is(err, mql.ErrInvalid) {
+		t.Errorf("a read for a run in a transaction: %v", err)
+	}
+	if h, _ := f.db.Head(f.ctx); h != head+1 {
+		t.Fatalf("a refused read for a run in a transaction wrote")
+	}
 	rep, err := f.db.Check(f.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -578,7 +578,7 @@ func Keywords() []string {
 		"as", "of", "tx", "by", "from", "on", "confidence", "kind", "valid", "until", "seen", "because",
 		"replaced", "half-life", "where", "value", "order", "asc", "desc", "limit", "depth", "gate", "budget",
 		"excerpt", "uri", "revision", "user", "agent", "tool", "confirmed", "observed", "inferred",
-		"true", "false",
+		"true", "false", "outcome", "run", "runs", "for", "in", "since", "succeeded", "failed", "declined",
 	}
 }
 
