@@ -151,9 +151,9 @@ type Retrieval struct {
 // Served is one claim or artifact version served to a run, judged at three points: when it
 // was served, at the run's decision, and at the reader's now.
 type Served struct {
-	Ref      string `json:"ref"`
-	Subject  string `json:"subject,omitempty"` // of a claim
-	ReadAt   int64  `json:"read_at_tx"`        // the transaction the first read that served it read at
+	Ref     string `json:"ref"`
+	Subject string `json:"subject,omitempty"` // of a claim
+	ReadAt  int64  `json:"read_at_tx"`        // the transaction the first read that served it read at
 	// WhenServed, AtDecision and Now are its states at those points (AtDecision is empty when
 	// the run has made no decision and recorded no outcome yet).
 	WhenServed State `json:"when_served"`
