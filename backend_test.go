@@ -37,6 +37,11 @@ func TestBackends(t *testing.T) {
 			f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
 			f.assert("Klarveld", "price_per_seat", mql.Number(89), "worker-7", "src:Klarveld:rev1")
 			f.ok(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Player7", Predicate: "style", Value: mql.String("patient"), By: "architect", SeenBy: []string{"architect"}}))
+			if _, err := f.db.As("worker-7").ForRun("r-1").Context(f.ctx, []string{"Klarveld"}, 0); err != nil {
+				t.Fatal(err)
+			}
+			f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "pick", From: []string{"Klarveld.price_per_seat@2"}, By: "worker-7", Run: "r-1"}))
+			f.ok(f.db.Outcome(f.ctx, mql.OutcomeSpec{Run: "r-1", Result: mql.Failed, Because: "late", By: "worker-7"}))
 			f.ok(f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: "Klarveld.price_per_seat@1", By: "owner", Because: "old page"}))
 			answers := func(db *mql.DB) string {
 				var b strings.Builder
@@ -55,10 +60,21 @@ func TestBackends(t *testing.T) {
 				fmt.Fprintln(&b, rb.Revocation.By, rb.Revocation.Because, rb.Revocation.Standing)
 				live, _ := db.As("worker-3").Live(f.ctx, "*")
 				fmt.Fprintln(&b, len(live))
+				reps, err := db.Run(f.ctx, "r-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range reps {
+					fmt.Fprintln(&b, "run", r.Run, r.By, r.Outcome, r.Because, r.Decisions, len(r.Retrievals), r.MemoryFailure)
+					for _, s := range r.Served {
+						fmt.Fprintln(&b, " ", s.Ref, s.WhenServed, s.AtDecision, s.Now, s.Cited)
+					}
+				}
 				return b.String()
 			}
 			before := answers(f.db)
-			if !strings.Contains(before, "plan:pick-vendor@1 needs review") || !strings.Contains(before, "Klarveld.price_per_seat@1 44 revoked") {
+			if !strings.Contains(before, "plan:pick-vendor@1 needs review") || !strings.Contains(before, "Klarveld.price_per_seat@1 44 revoked") ||
+				!strings.Contains(before, "run r-1 worker-7 failed late [pick@1] 1 false\n  Klarveld.price_per_seat@2 live live live true") {
 				t.Fatalf("answers:\n%s", before)
 			}
 			if name == "memory" {

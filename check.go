@@ -139,6 +139,16 @@ func checkAuthors(tx *graphstore.Tx, owner string, add func(graphstore.Problem))
 			lie("", "the decay of "+d.Predicate+" declared by", d.By)
 		}
 	}
+	for _, r := range tx.Retrievals {
+		if r.By != tx.By {
+			lie("urn:mql:retrieval:"+r.ID, "read by", r.By)
+		}
+	}
+	for _, o := range tx.Outcomes {
+		if o.By != tx.By {
+			lie("urn:mql:outcome:"+o.ID, "recorded by", o.By)
+		}
+	}
 }
 
 // checkStandings replays the authority rules: every standing tx recorded (or needed) held in
@@ -269,6 +279,19 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 			}
 			if !canSee(a.By, seen) {
 				bad("urn:mql:artifact:"+a.ID.String(), "derived by %s from %s, which it may not see", a.By, in)
+			}
+		}
+	}
+	// A read serves only what its reader may see, so its record names nothing else.
+	for _, r := range tx.Retrievals {
+		for _, id := range r.Claims {
+			if e, ok := st.Claim(id); ok && !canSee(r.By, e.SeenBy) {
+				bad("urn:mql:retrieval:"+r.ID, "served %s to %s, who may not see it", id, r.By)
+			}
+		}
+		for _, id := range r.Artifacts {
+			if seen, ok := st.Artifact(id); ok && !canSee(r.By, seen) {
+				bad("urn:mql:retrieval:"+r.ID, "served %s to %s, who may not see it", id, r.By)
 			}
 		}
 	}

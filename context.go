@@ -26,6 +26,14 @@ func (db *DB) Context(ctx context.Context, subjects []string, budget int) (Conte
 
 // Context renders compact working-context text within a token budget.
 func (r Reader) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
+	if r.run != "" {
+		stmt := "context " + strings.Join(subjects, ", ")
+		if budget > 0 {
+			stmt += " budget " + strconv.Itoa(budget)
+		}
+		return forRun(ctx, r, stmt, func(r Reader) (ContextResult, error) { return r.Context(ctx, subjects, budget) },
+			func(c ContextResult) []string { return c.Refs })
+	}
 	out := ContextResult{Budget: budget, Lines: []string{}, Refs: []string{}}
 	if budget < 0 {
 		return out, fmt.Errorf("budget %d: %w: give a positive number of tokens, or 0 for none", budget, ErrInvalid)

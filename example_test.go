@@ -328,3 +328,51 @@ func ExampleReader_ReviewQueue() {
 	fmt.Println(q[0].Ref, q[0].Review, q[0].Stale)
 	// Output: plan:pick-vendor@1 needs review [Klarveld.price_per_seat@1]
 }
+
+// A run reads its context for the run, decides, and ends; the price it was served is then
+// revised. The run's report says the served version went stale before its decision.
+func ExampleReader_ForRun() {
+	ctx := context.Background()
+	db, _ := mql.Open(ctx, "memory:", mql.Options{Clock: tick()})
+	defer db.Close()
+	must(db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "orchestrator", Type: mql.Agent, By: "owner"}))
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "owner"}))
+
+	cx, _ := db.As("orchestrator").ForRun("r-17").Context(ctx, []string{"Klarveld"}, 60)
+	fmt.Print(cx.Text)
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(89), By: "owner"}))
+	must(db.Derive(ctx, mql.DeriveSpec{Artifact: "pick", From: []string{"Klarveld.price_per_seat@1"}, By: "orchestrator", Run: "r-17"}))
+	must(db.Outcome(ctx, mql.OutcomeSpec{Run: "r-17", Result: mql.Failed, Because: "paid 89", By: "orchestrator"}))
+
+	reps, _ := db.As("orchestrator").Run(ctx, "r-17")
+	for _, s := range reps[0].Served {
+		fmt.Printf("%s: %s when served, %s at the decision (stale %s), cited %v\n", s.Ref, s.WhenServed, s.AtDecision, s.Stale, s.Cited)
+	}
+	fmt.Println(reps[0].Outcome, "memory failure:", reps[0].MemoryFailure)
+	// Output:
+	// Klarveld: price_per_seat=44 @1
+	// Klarveld.price_per_seat@1: live when served, superseded at the decision (stale at decision), cited true
+	// failed memory failure: true
+}
+
+// The memory metrics over every run the reader may see (see docs/MODEL.md).
+func ExampleReader_MemoryStats() {
+	ctx := context.Background()
+	db, _ := mql.Open(ctx, "memory:", mql.Options{Clock: tick()})
+	defer db.Close()
+	must(db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}))
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "owner"}))
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Brimsole", Predicate: "price_per_seat", Value: mql.Number(50), By: "owner"}))
+	w3 := db.As("worker-3")
+	w3.ForRun("r-1").Context(ctx, []string{"Klarveld", "Brimsole"}, 0)
+	must(db.Derive(ctx, mql.DeriveSpec{Artifact: "pick", From: []string{"Brimsole.price_per_seat"}, By: "worker-3", Run: "r-1"}))
+	must(db.Outcome(ctx, mql.OutcomeSpec{Run: "r-1", Result: mql.Succeeded, By: "worker-3"}))
+	w3.ForRun("r-2").Live(ctx, "Klarveld")
+	must(db.Outcome(ctx, mql.OutcomeSpec{Run: "r-2", Result: mql.Declined, By: "worker-3"}))
+
+	m, _ := w3.MemoryStats(ctx, "", time.Time{})
+	fmt.Printf("runs %d, stale-memory rate %.2f, context utilization %.2f, diversity %.1f, decline rate %.2f\n",
+		m.Runs, m.StaleMemoryRate, m.ContextUtilization, m.RetrievalDiversity, m.DeclineRate)
+	// Output:
+	// runs 2, stale-memory rate 0.00, context utilization 0.50, diversity 1.5, decline rate 0.50
+}

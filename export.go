@@ -83,6 +83,9 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 		if a.Supersedes != nil && v.Artifact(*a.Supersedes) == nil {
 			aa.Supersedes = nil // a store written before versions kept to their audience
 		}
+		if !v.SeesRunsOf(a.By) {
+			aa.Run = "" // a run is its principal's (and the owner's) to see
+		}
 		out.Artifacts = append(out.Artifacts, &aa)
 	}
 	for _, r := range tx.Reviews {
@@ -90,8 +93,18 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 			out.Reviews = append(out.Reviews, r)
 		}
 	}
+	for _, r := range tx.Retrievals {
+		if v.SeesRunsOf(r.By) {
+			out.Retrievals = append(out.Retrievals, r)
+		}
+	}
+	for _, o := range tx.Outcomes {
+		if v.SeesRunsOf(o.By) {
+			out.Outcomes = append(out.Outcomes, o)
+		}
+	}
 	if out.Meta == nil && len(out.Principals)+len(out.Grants)+len(out.Decays)+len(out.Sources)+len(out.Claims)+
-		len(out.Revocations)+len(out.Confirmations)+len(out.Artifacts)+len(out.Reviews) == 0 {
+		len(out.Revocations)+len(out.Confirmations)+len(out.Artifacts)+len(out.Reviews)+len(out.Retrievals)+len(out.Outcomes) == 0 {
 		return nil
 	}
 	return out

@@ -56,6 +56,16 @@ func (db *DB) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 
 // Find answers a conjunctive query over live claims.
 func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
+	if r.run != "" {
+		return forRun(ctx, r, q.statement(), func(r Reader) (FindResult, error) { return r.Find(ctx, q) },
+			func(x FindResult) []string {
+				var refs []string
+				for _, row := range x.Rows {
+					refs = append(refs, row.Claims...)
+				}
+				return refs
+			})
+	}
 	out := FindResult{Vars: q.Select, Rows: []Row{}}
 	q.Where = append([]Cond(nil), q.Where...)
 	for i := range q.Where {

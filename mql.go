@@ -128,8 +128,10 @@ type Reader struct {
 	as       string
 	asOfTx   int64
 	asOfTime time.Time
-	asOfSet  bool // asOfTime is set (the zero time is a time too: before every store)
-	tx       *Tx  // reads inside a transaction: its pending state (Tx.Reader)
+	asOfSet  bool      // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
+	run      string    // ForRun: record what each read serves to this run
+	mark     *readMark // set by view: what a read for a run read at
 }
 
 // Reader returns a reader of the newest state, as the owner.
@@ -192,6 +194,9 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.Tx(1).Time.Format(time.RFC3339))
 		}
 		now = r.asOfTime
+	}
+	if r.mark != nil {
+		r.mark.at, r.mark.owner = asOf, ix.Meta().Owner
 	}
 	viewer := ""
 	if r.as != "" {

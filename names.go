@@ -63,7 +63,7 @@ func (s RevokeSpec) norm() RevokeSpec {
 func (s ConfirmSpec) norm() ConfirmSpec { s.Claim, s.By = nfc(s.Claim), nfc(s.By); return s }
 
 func (s DeriveSpec) norm() DeriveSpec {
-	s.Artifact, s.By = nfc(s.Artifact), nfc(s.By)
+	s.Artifact, s.By, s.Run = nfc(s.Artifact), nfc(s.By), nfc(s.Run)
 	s.From, s.SeenBy = nfcAll(s.From), nfcAll(s.SeenBy)
 	return s
 }
@@ -138,7 +138,7 @@ func notNFC(tx *graphstore.Tx) (string, bool) {
 			id(in.Claim)
 			art(in.Artifact)
 		}
-		a.By, a.SeenBy = nfc(a.By), nfcAll(a.SeenBy)
+		a.By, a.SeenBy, a.Run = nfc(a.By), nfcAll(a.SeenBy), nfc(a.Run)
 	}
 	for _, r := range tx.Reviews {
 		art(&r.Artifact)
@@ -152,6 +152,18 @@ func notNFC(tx *graphstore.Tx) (string, bool) {
 	}
 	for _, r := range tx.TokenRevocations {
 		r.By = nfc(r.By)
+	}
+	for _, r := range tx.Retrievals {
+		for i := range r.Claims {
+			id(&r.Claims[i])
+		}
+		for i := range r.Artifacts {
+			art(&r.Artifacts[i])
+		}
+		r.Run, r.By = nfc(r.Run), nfc(r.By)
+	}
+	for _, o := range tx.Outcomes {
+		o.Run, o.By = nfc(o.Run), nfc(o.By)
 	}
 	return bad, bad != ""
 }

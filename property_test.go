@@ -830,6 +830,13 @@ func (p *pmRun) leaks(who, read string, strs []string) {
 			}
 			fail("it received the value %s, held only by claims it may not see (in %.200q)", v, s)
 		})
+		if who != m.owner {
+			for _, other := range m.order {
+				if other != who && (strings.Contains(s, "run-"+other+"-x") || strings.Contains(s, "because-"+other+"-x")) {
+					fail("it received a record of %s's run (in %.200q)", other, s)
+				}
+			}
+		}
 		pmScan(s, "src-", pmDigits, func(id string) {
 			if c := m.sources[id]; c == nil || !m.sees(who, c.seenBy) {
 				fail("it received source %s, cited only by a claim it may not see (in %.200q)", id, s)
@@ -944,8 +951,30 @@ func (p *pmRun) reads(who string, full bool) {
 	check("conflicts", cf, err, false)
 	bl, err := r.Beliefs(ctx, "*."+p.pick(pmPredicates), nil)
 	check("beliefs", bl, err, false)
-	cx, err := r.Context(ctx, []string{"*"}, 0)
-	check("context *", cx, err, false)
+	// Reads for a run record what they served: the run's name carries its principal, so that
+	// no other principal's answer may name it (leaks checks).
+	run := "run-" + who + "-x"
+	cr := r
+	if p.rng.IntN(3) == 0 {
+		cr = r.ForRun(run)
+	}
+	cx, err := cr.Context(ctx, []string{"*"}, 0)
+	check("context * for run", cx, err, false)
+	if c != nil && p.rng.IntN(2) == 0 {
+		rb, err := r.ForRun(run).RevokedBy(ctx, c.ref)
+		check("revoked-by for run "+c.ref, rb, err, true)
+	}
+	if p.rng.IntN(4) == 0 {
+		if _, err := p.f.db.Outcome(ctx, mql.OutcomeSpec{Run: run, Result: mql.Failed, Because: "because-" + who + "-x", By: who}); err != nil {
+			p.t.Fatalf("step %d: outcome as %s: %v", p.step, who, err)
+		}
+	}
+	runs, err := r.Runs(ctx, "", time.Time{})
+	check("runs", runs, err, false)
+	rep, err := r.Run(ctx, run)
+	check("run "+run, rep, err, true)
+	ms, err := r.MemoryStats(ctx, "", time.Time{})
+	check("memory stats", ms, err, false)
 	st, err := r.Stats(ctx)
 	check("stats", st, err, false)
 	if err == nil && !asOf {

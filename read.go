@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/provenance"
@@ -68,6 +70,13 @@ func (db *DB) Live(ctx context.Context, pattern string, where ...Filter) ([]Clai
 
 // Live returns the live claims that match pattern and every filter.
 func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
+	if r.run != "" {
+		stmt := "live " + pat
+		for i, f := range where {
+			stmt += map[bool]string{true: " where ", false: " and "}[i == 0] + f.Op + " " + f.Value.String()
+		}
+		return forRun(ctx, r, stmt, func(r Reader) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
+	}
 	p, err := parsePattern(pat)
 	if err != nil {
 		return nil, err
@@ -163,6 +172,9 @@ func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Re
 
 // Why returns the provenance tree of a claim or artifact.
 func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
+	if r.run != "" {
+		return forRun(ctx, r, "why "+ref, func(r Reader) (*Node, error) { return r.Why(ctx, ref) }, nodeRefs)
+	}
 	var out *Node
 	err := r.view(ctx, func(v *graphstore.View) error {
 		// A key whose live claim was revoked or expired (or that has none any more) is
@@ -271,6 +283,10 @@ func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error
 
 // RevokedBy says who revoked a claim version.
 func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+	if r.run != "" {
+		return forRun(ctx, r, "revoked-by "+ref, func(r Reader) (RevokedByResult, error) { return r.RevokedBy(ctx, ref) },
+			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
+	}
 	var out RevokedByResult
 	err := r.view(ctx, func(v *graphstore.View) error {
 		id, err := parseClaimRef(ref)
@@ -286,6 +302,8 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 			x := revocationOf(v, rv)
 			out.Revocation = &x
 		}
+		cid := e.ID
+		out.Runs = servedRuns(v, []graphstore.NodeRef{{Claim: &cid}})
 		return nil
 	})
 	return out, err
@@ -301,6 +319,20 @@ func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, 
 
 // Impact lists every artifact that depends on a claim or artifact.
 func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+	if r.run != "" {
+		stmt := "impact " + ref
+		if depth > 0 {
+			stmt += " depth " + strconv.Itoa(depth)
+		}
+		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.Impact(ctx, ref, depth) },
+			func(x ImpactResult) []string {
+				var refs []string
+				for _, d := range x.Dependents {
+					refs = append(refs, d.Artifact.Ref)
+				}
+				return refs
+			})
+	}
 	out := ImpactResult{Dependents: []Dependent{}}
 	if depth < 0 {
 		return out, fmt.Errorf("depth %d: %w: depth is 0 (unbounded) or more", depth, ErrInvalid)
@@ -334,6 +366,7 @@ func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult
 			dep.Path = slices.Clip(p.path)
 			out.Dependents = append(out.Dependents, dep)
 		}
+		out.Runs = servedRuns(v, start)
 		return nil
 	})
 	return out, err
@@ -403,6 +436,16 @@ func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
 
 // History lists every version of a key or artifact.
 func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+	if r.run != "" {
+		return forRun(ctx, r, "history "+ref, func(r Reader) (HistoryResult, error) { return r.History(ctx, ref) },
+			func(x HistoryResult) []string {
+				refs := claimRefs(x.Claims)
+				for _, a := range x.Artifacts {
+					refs = append(refs, a.Ref)
+				}
+				return refs
+			})
+	}
 	out := HistoryResult{Of: ref}
 	err := r.view(ctx, func(v *graphstore.View) error {
 		if strings.Contains(ref, "@") {
@@ -445,6 +488,20 @@ func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, er
 
 // Conflicts lists contested claims beside the live claim they dispute.
 func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+	if r.run != "" {
+		return forRun(ctx, r, strings.TrimSpace("conflicts "+strings.Join(subjects, ", ")),
+			func(r Reader) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
+			func(cs []Conflict) []string {
+				var refs []string
+				for _, c := range cs {
+					if c.Live != nil {
+						refs = append(refs, c.Live.Ref)
+					}
+					refs = append(refs, claimRefs(c.Contested)...)
+				}
+				return refs
+			})
+	}
 	subjects = nfcAll(subjects)
 	for _, s := range subjects {
 		if err := checkName("subject", s); err != nil {
@@ -502,6 +559,20 @@ func (db *DB) Beliefs(ctx context.Context, pattern string, gate *[2]float64) (Be
 
 // Beliefs returns a belief distribution, its entropy and the gate's decision.
 func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
+	if r.run != "" {
+		stmt := "beliefs " + pat
+		if gate != nil {
+			stmt += " gate " + strconv.FormatFloat(gate[0], 'g', -1, 64) + " " + strconv.FormatFloat(gate[1], 'g', -1, 64)
+		}
+		return forRun(ctx, r, stmt, func(r Reader) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
+			func(x BeliefsResult) []string {
+				var refs []string
+				for _, b := range x.Candidates {
+					refs = append(refs, b.Claim.Ref)
+				}
+				return refs
+			})
+	}
 	g := DefaultGate
 	if gate != nil {
 		g = *gate
@@ -595,6 +666,9 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 		}
 		if out.Artifacts > 0 {
 			out.StaleRate = float64(out.NeedsReview) / float64(out.Artifacts)
+		}
+		if m := memoryStats(v, "", time.Time{}); m.Runs > 0 {
+			out.Memory = &m
 		}
 		return nil
 	})

@@ -239,6 +239,8 @@ type Node struct {
 type RevokedByResult struct {
 	Claim      Claim       `json:"claim"`
 	Revocation *Revocation `json:"revocation,omitempty"`
+	// Runs are the runs the reader may see that were served the claim version.
+	Runs []RunUse `json:"runs,omitempty"`
 }
 
 // Dependent is an artifact reached by an impact walk, with the path from the starting node.
@@ -266,6 +268,8 @@ type ImpactResult struct {
 	Dependents []Dependent `json:"dependents"`
 	// Truncated is set when the depth limit stopped the walk before it ran out of dependents.
 	Truncated bool `json:"truncated,omitempty"`
+	// Runs are the runs the reader may see that were served a node in Of.
+	Runs []RunUse `json:"runs,omitempty"`
 }
 
 // HistoryResult is every version of a key or artifact, oldest first.
@@ -335,6 +339,9 @@ type Stats struct {
 	// StaleRate is the share of live artifacts resting on claims or artifacts that are no
 	// longer live (NeedsReview / Artifacts), 0 when there are none.
 	StaleRate float64 `json:"stale_rate"`
+	// Memory holds the memory metrics over the runs the reader may see; nil when it may see
+	// none (see MemoryStats).
+	Memory *MemoryStats `json:"memory,omitempty"`
 }
 
 // Row is one answer of Find: a value per selected variable, and the claims that matched.

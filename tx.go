@@ -117,11 +117,12 @@ func (t *Tx) Reader() Reader { return Reader{db: t.db, tx: t} }
 // txLens are the lengths of a transaction's record lists, to take back a refused write's.
 type txLens struct {
 	principals, grants, sources, claims, revocations, confirmations, artifacts, reviews, decays, tokens, tokenRevocations int
+	outcomes                                                                                                              int
 }
 
 func lensOf(tx *graphstore.Tx) txLens {
 	return txLens{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Claims), len(tx.Revocations), len(tx.Confirmations),
-		len(tx.Artifacts), len(tx.Reviews), len(tx.Decays), len(tx.Tokens), len(tx.TokenRevocations)}
+		len(tx.Artifacts), len(tx.Reviews), len(tx.Decays), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Outcomes)}
 }
 
 // truncate takes back what was appended to tx since l.
@@ -137,4 +138,5 @@ func (l txLens) truncate(tx *graphstore.Tx) {
 	tx.Decays = tx.Decays[:l.decays]
 	tx.Tokens = tx.Tokens[:l.tokens]
 	tx.TokenRevocations = tx.TokenRevocations[:l.tokenRevocations]
+	tx.Outcomes = tx.Outcomes[:l.outcomes]
 }

@@ -93,6 +93,9 @@ type DeriveSpec struct {
 	Confidence *float64 // nil: 1 (capped by the inputs either way)
 	// SeenBy defaults to the principals who can see every input, when some input is restricted.
 	SeenBy []string
+	// Run, when set, records the artifact as a decision of By's run of that name: its From list
+	// is what the decision cites (see Reader.ForRun).
+	Run string
 }
 
 // ReviewSpec records that By reviewed an artifact ("name" for its newest version, or "name@N").
@@ -915,7 +918,13 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 	if err := checkAudience(v, s.By, seen); err != nil {
 		return err
 	}
+	if s.Run != "" {
+		if err := checkName("run", s.Run); err != nil {
+			return err
+		}
+	}
 	a := &graphstore.Artifact{
+		Run:         s.Run,
 		ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
 		DerivedFrom: inputs,
 		By:          s.By,

@@ -289,6 +289,19 @@ func TestCheckCorruptedStores(t *testing.T) {
 			return ckTxQuads(&Tx{ID: 9, Time: at, By: "owner", Revocations: []*Revocation{
 				{ID: "r9.1", Claim: *ckID("K.price@2"), By: "owner", Standing: "owner", Tx: 9}}}), nil
 		}, ProblemRevocation, "revoked 2 times", false},
+		{"retrieval serving a claim never recorded", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
+			return ckTxQuads(&Tx{ID: 9, Time: at, By: "w", Retrievals: []*Retrieval{
+				{ID: "q9.1", Run: "r-1", By: "w", ReadAt: 8, Claims: []ClaimID{*ckID("K.price@1"), *ckID("K.ghost@1")}, Tx: 9}}}), nil
+		}, ProblemReference, "served claim <urn:mql:claim:K.ghost@1> was never recorded", true},
+		{"outcome with an unknown result", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
+			add := ckTxQuads(&Tx{ID: 9, Time: at, By: "w", Outcomes: []*Outcome{{ID: "o9.1", Run: "r-1", Result: Failed, By: "w", Tx: 9}}})
+			for i, q := range add {
+				if q.Predicate == mqlResult {
+					add[i].Object = quad.String("crashed")
+				}
+			}
+			return add, nil
+		}, ProblemRecord, `its result "crashed" is not succeeded, failed or declined`, true},
 		{"transaction ids with a gap", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
 			return ckTxQuads(&Tx{ID: 11, Time: at, By: "owner", Principals: []*Principal{{Name: "late", Type: Agent, Tx: 11}}}), nil
 		}, ProblemTxIDs, "transactions 9 to 10 are missing", true},

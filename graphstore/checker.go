@@ -204,6 +204,10 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 			c.checkToken(n)
 		case mqlTokenRevoke:
 			c.checkTokenRevocation(n)
+		case mqlRetrieval:
+			c.checkRetrieval(n)
+		case mqlOutcome:
+			c.checkOutcome(n)
 		default:
 			c.add(ProblemRecord, id, iri, "unknown record class %s", n.class)
 		}
@@ -391,7 +395,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 					st.sources[strings.Clone(s)] = c.id
 				}
 			}
-		case mqlRevocation, mqlConfirmation, mqlReview, mqlToken, mqlTokenRevoke:
+		case mqlRevocation, mqlConfirmation, mqlReview, mqlToken, mqlTokenRevoke, mqlRetrieval, mqlOutcome:
 			if _, ok := st.events[iri]; !ok {
 				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.class, c.id}
 			}
@@ -962,6 +966,45 @@ func (c *checker) checkReview(n *rawNode) {
 		c.target(n, provUsed, v, mqlArtifact, "reviewed artifact")
 	}
 	c.principalRef(n, provWasAssociatedWith, "principal", true)
+}
+
+func (c *checker) checkRetrieval(n *rawNode) {
+	if _, err := parseNamed(prefRetrieval, "retrieval", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	c.str(n, mqlRun, "run", true)
+	c.principalRef(n, provWasAssociatedWith, "reading principal", true)
+	if v, ok := c.one(n, mqlReadAtTx, "transaction read at"); ok {
+		if at, isInt := v.(quad.Int); !isInt || at < 1 || TxID(at) >= c.id {
+			c.add(ProblemRecord, c.id, n.iri, "it read at %s, which is not a transaction before it", showVal(v))
+		}
+	}
+	for _, v := range n.own(provUsed) {
+		iri, _ := v.(quad.IRI)
+		switch {
+		case strings.HasPrefix(string(iri), prefClaim):
+			c.target(n, provUsed, v, mqlClaim, "served claim")
+		case strings.HasPrefix(string(iri), prefArtifact):
+			c.target(n, provUsed, v, mqlArtifact, "served artifact")
+		default:
+			c.add(ProblemReference, c.id, n.iri, "served %s, which is neither a claim nor an artifact", showVal(v))
+		}
+	}
+}
+
+func (c *checker) checkOutcome(n *rawNode) {
+	if _, err := parseNamed(prefOutcome, "outcome", n.iri); err != nil {
+		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	}
+	c.str(n, mqlRun, "run", true)
+	if r, ok := c.str(n, mqlResult, "result", true); ok {
+		switch OutcomeResult(r) {
+		case Succeeded, Failed, Declined:
+		default:
+			c.add(ProblemRecord, c.id, n.iri, "its result %q is not succeeded, failed or declined", r)
+		}
+	}
+	c.principalRef(n, provWasAttributedTo, "principal", true)
 }
 
 func (c *checker) checkToken(n *rawNode) {

@@ -45,6 +45,8 @@ const (
 	prefDecay        = nsMQL + "decay:"
 	prefToken        = nsMQL + "token:"
 	prefTokenRevoke  = nsMQL + "tokenRevocation:"
+	prefRetrieval    = nsMQL + "retrieval:"
+	prefOutcome      = nsMQL + "outcome:"
 	iriStore         = quad.IRI(nsMQL + "store")
 )
 
@@ -92,6 +94,8 @@ var (
 	mqlDecay        = quad.IRI(nsMQL + "Decay")
 	mqlToken        = quad.IRI(nsMQL + "Token")
 	mqlTokenRevoke  = quad.IRI(nsMQL + "TokenRevocation")
+	mqlRetrieval    = quad.IRI(nsMQL + "Retrieval")
+	mqlOutcome      = quad.IRI(nsMQL + "Outcome")
 
 	// mqlRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
 	mqlRefType = quad.IRI(nsMQL + "Ref")
@@ -134,6 +138,11 @@ var (
 	mqlHolder           = quad.IRI(nsMQL + "holder")
 	mqlSecretHash       = quad.IRI(nsMQL + "secretSHA256")
 	mqlExpires          = quad.IRI(nsMQL + "expires")
+	mqlRun              = quad.IRI(nsMQL + "run")
+	mqlReadAtTx         = quad.IRI(nsMQL + "readAtTx")
+	mqlStatement        = quad.IRI(nsMQL + "statement")
+	mqlUsedOrder        = quad.IRI(nsMQL + "usedOrder")
+	mqlResult           = quad.IRI(nsMQL + "result")
 )
 
 // ---- IRIs ----------------------------------------------------------------------------------
@@ -154,6 +163,10 @@ func confirmationIRI(id string) quad.IRI {
 }
 func reviewIRI(id string) quad.IRI { return quad.IRI(prefReview + esc(id)) }
 func tokenIRI(id string) quad.IRI  { return quad.IRI(prefToken + esc(id)) }
+func retrievalIRI(id string) quad.IRI {
+	return quad.IRI(prefRetrieval + esc(id))
+}
+func outcomeIRI(id string) quad.IRI { return quad.IRI(prefOutcome + esc(id)) }
 func tokenRevocationIRI(id string) quad.IRI {
 	return quad.IRI(prefTokenRevoke + esc(id))
 }
@@ -726,6 +739,7 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			}
 			e.add(n, provWasRevisionOf, artifactIRI(*a.Supersedes))
 		}
+		e.addStr(n, mqlRun, a.Run)
 		e.add(n, mqlOrd, quad.Int(i))
 	}
 	for i, r := range tx.Reviews {
@@ -813,6 +827,76 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		e.add(n, rdfType, mqlTokenRevoke)
 		e.add(n, provInvalidated, tokenIRI(r.Token))
 		e.add(n, provWasAssociatedWith, principalIRI(r.By))
+		e.add(n, mqlOrd, quad.Int(i))
+	}
+	for i, r := range tx.Retrievals {
+		if r == nil || r.ID == "" {
+			return wrap(fmt.Errorf("retrieval %d has no id", i))
+		}
+		n := retrievalIRI(r.ID)
+		what := fmt.Sprintf("retrieval %q", r.ID)
+		if err := e.record(n, what); err != nil {
+			return wrap(err)
+		}
+		if err := checkTx(what, r.Tx, tx.ID); err != nil {
+			return wrap(err)
+		}
+		if r.Run == "" || r.By == "" {
+			return wrap(fmt.Errorf("%s needs a run and by", what))
+		}
+		if r.ReadAt < 1 || r.ReadAt >= tx.ID {
+			return wrap(fmt.Errorf("%s read at tx %d, which is not before it", what, r.ReadAt))
+		}
+		used := make([]quad.IRI, 0, len(r.Claims)+len(r.Artifacts))
+		for _, c := range r.Claims {
+			if c.Subject == "" || c.Predicate == "" || c.Version < 1 {
+				return wrap(fmt.Errorf("%s serves %s, which is not Subject.predicate@N", what, c))
+			}
+			used = append(used, claimIRI(c))
+		}
+		for _, a := range r.Artifacts {
+			if a.Name == "" || a.Version < 1 {
+				return wrap(fmt.Errorf("%s serves %s, which is not name@N", what, a))
+			}
+			used = append(used, artifactIRI(a))
+		}
+		e.add(n, rdfType, provActivity)
+		e.add(n, rdfType, mqlRetrieval)
+		e.add(n, mqlRun, quad.String(r.Run))
+		e.add(n, provWasAssociatedWith, principalIRI(r.By))
+		e.add(n, mqlReadAtTx, quad.Int(r.ReadAt))
+		e.addStr(n, mqlStatement, r.Statement)
+		if err := e.list(n, provUsed, mqlUsedOrder, used, what+" served"); err != nil {
+			return wrap(err)
+		}
+		e.add(n, mqlOrd, quad.Int(i))
+	}
+	for i, o := range tx.Outcomes {
+		if o == nil || o.ID == "" {
+			return wrap(fmt.Errorf("outcome %d has no id", i))
+		}
+		n := outcomeIRI(o.ID)
+		what := fmt.Sprintf("outcome %q", o.ID)
+		if err := e.record(n, what); err != nil {
+			return wrap(err)
+		}
+		if err := checkTx(what, o.Tx, tx.ID); err != nil {
+			return wrap(err)
+		}
+		if o.Run == "" || o.By == "" {
+			return wrap(fmt.Errorf("%s needs a run and by", what))
+		}
+		switch o.Result {
+		case Succeeded, Failed, Declined:
+		default:
+			return wrap(fmt.Errorf("%s has unknown result %q", what, o.Result))
+		}
+		e.add(n, rdfType, provEntity)
+		e.add(n, rdfType, mqlOutcome)
+		e.add(n, mqlRun, quad.String(o.Run))
+		e.add(n, mqlResult, quad.String(string(o.Result)))
+		e.addStr(n, mqlBecause, o.Because)
+		e.add(n, provWasAttributedTo, principalIRI(o.By))
 		e.add(n, mqlOrd, quad.Int(i))
 	}
 	for _, s := range slices.Clone(e.subjs) {
@@ -1158,6 +1242,8 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 		decays        []ordered[*Decay]
 		tokens        []ordered[*Token]
 		tokenRevokes  []ordered[*TokenRevocation]
+		retrievals    []ordered[*Retrieval]
+		outcomes      []ordered[*Outcome]
 	)
 	for _, s := range order {
 		n := d.nodes[s]
@@ -1177,7 +1263,8 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 			continue // annotations of an earlier record (a revoked claim); checked by re-encoding
 		}
 		switch class {
-		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay, mqlToken, mqlTokenRevoke:
+		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay, mqlToken, mqlTokenRevoke,
+			mqlRetrieval, mqlOutcome:
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
@@ -1371,6 +1458,66 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 				return nil, nil, err
 			}
 			tokenRevokes = append(tokenRevokes, ordered[*TokenRevocation]{ord, r})
+		case mqlRetrieval:
+			r := &Retrieval{Tx: id}
+			if r.ID, err = parseNamed(prefRetrieval, "retrieval", s); err != nil {
+				return nil, nil, d.fail(n, "%v", err)
+			}
+			if r.Run, err = d.str(n, mqlRun, true); err != nil {
+				return nil, nil, err
+			}
+			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+				return nil, nil, err
+			}
+			at, err := d.int(n, mqlReadAtTx)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.ReadAt = TxID(at)
+			if r.Statement, err = d.str(n, mqlStatement, false); err != nil {
+				return nil, nil, err
+			}
+			used, err := d.list(n, provUsed, mqlUsedOrder)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, u := range used {
+				iri, _ := u.(quad.IRI)
+				if strings.HasPrefix(string(iri), prefArtifact) {
+					a, err := parseArtifactIRI(u)
+					if err != nil {
+						return nil, nil, d.fail(n, "%v", err)
+					}
+					r.Artifacts = append(r.Artifacts, a)
+					continue
+				}
+				c, err := parseClaimIRI(u)
+				if err != nil {
+					return nil, nil, d.fail(n, "%v", err)
+				}
+				r.Claims = append(r.Claims, c)
+			}
+			retrievals = append(retrievals, ordered[*Retrieval]{ord, r})
+		case mqlOutcome:
+			o := &Outcome{Tx: id}
+			if o.ID, err = parseNamed(prefOutcome, "outcome", s); err != nil {
+				return nil, nil, d.fail(n, "%v", err)
+			}
+			if o.Run, err = d.str(n, mqlRun, true); err != nil {
+				return nil, nil, err
+			}
+			res, err := d.str(n, mqlResult, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			o.Result = OutcomeResult(res)
+			if o.Because, err = d.str(n, mqlBecause, false); err != nil {
+				return nil, nil, err
+			}
+			if o.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+				return nil, nil, err
+			}
+			outcomes = append(outcomes, ordered[*Outcome]{ord, o})
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
@@ -1406,6 +1553,12 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 		return nil, nil, err
 	}
 	if tx.TokenRevocations, err = sortRecords(d, "token revocation", tokenRevokes); err != nil {
+		return nil, nil, err
+	}
+	if tx.Retrievals, err = sortRecords(d, "retrieval", retrievals); err != nil {
+		return nil, nil, err
+	}
+	if tx.Outcomes, err = sortRecords(d, "outcome", outcomes); err != nil {
 		return nil, nil, err
 	}
 
@@ -1565,6 +1718,9 @@ func (d *txDecoder) artifact(n *node) (*Artifact, error) {
 			return nil, d.fail(n, "%s: %v", provWasRevisionOf, err)
 		}
 		a.Supersedes = &prev
+	}
+	if a.Run, err = d.str(n, mqlRun, false); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -1769,6 +1925,19 @@ func (c *chain) checkPart(tx *Tx, cont bool) error {
 	for _, r := range tx.Reviews {
 		if !hasArt(r.Artifact) {
 			return fail("review %s of %s, which was never recorded", r.ID, r.Artifact)
+		}
+	}
+	for _, r := range tx.Retrievals {
+		// What a read served existed when it read: before this transaction.
+		for _, id := range r.Claims {
+			if !c.rec.hasClaim(id) {
+				return fail("retrieval %s served %s, which was never recorded", r.ID, id)
+			}
+		}
+		for _, id := range r.Artifacts {
+			if !c.rec.hasArtifact(id) {
+				return fail("retrieval %s served %s, which was never recorded", r.ID, id)
+			}
 		}
 	}
 	newTokens := map[string]bool{}

@@ -65,7 +65,7 @@ func fullTx() *Tx {
 		},
 		Artifacts: []*Artifact{
 			{ID: ArtifactID{Name: "plan:pick-vendor", Version: 1}, DerivedFrom: []NodeRef{{Claim: cid("Klarveld.price_per_seat@3")}, {Claim: cid("Klarveld.region@1")}},
-				By: "worker-3", Confidence: 1, Tx: id},
+				By: "worker-3", Confidence: 1, Run: "r-17 ü", Tx: id},
 			{ID: ArtifactID{Name: "plan:pick-vendor", Version: 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{Name: "plan:pick-vendor", Version: 1}}},
 				By: "worker-3", Confidence: 0.75, SeenBy: []string{"worker-3"}, Tx: id},
 			{ID: ArtifactID{Name: "plan:pick-vendor", Version: 3}, By: "worker-3", Confidence: 1,
@@ -79,6 +79,17 @@ func fullTx() *Tx {
 		Decays: []*Decay{
 			{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner", Tx: id},
 			{Predicate: "price_per_seat", HalfLife: 1500*time.Millisecond + 1, By: "owner", Tx: id},
+		},
+		Retrievals: []*Retrieval{
+			{ID: "q7.1", Run: "r-17 ü", By: "worker-3", ReadAt: 6, Statement: "context Klarveld budget 60 for run r-17",
+				Claims:    []ClaimID{*cid("Klarveld.region@1"), *cid("Klarveld.price_per_seat@3")},
+				Artifacts: []ArtifactID{{Name: "plan:pick-vendor", Version: 1}}, Tx: id},
+			{ID: "q7.2", Run: "r-18", By: "owner", ReadAt: 1, Tx: id},
+			{ID: "q7.3", Run: "r-18", By: "owner", ReadAt: 6, Claims: []ClaimID{*cid("Klarveld.soc2@2")}, Tx: id},
+		},
+		Outcomes: []*Outcome{
+			{ID: "o7.1", Run: "r-17 ü", Result: Failed, Because: "picked the wrong vendor", By: "worker-3", Tx: id},
+			{ID: "o7.2", Run: "r-18", Result: Declined, By: "owner", Tx: id},
 		},
 	}
 }
@@ -202,6 +213,13 @@ func TestEncodeRefuses(t *testing.T) {
 		"zero time value":   func(tx *Tx) { tx.Claims[6].Value.Time = time.Time{} },
 		"claim no subject":  func(tx *Tx) { tx.Claims[0].ID.Subject = "" },
 		"meta without name": func(tx *Tx) { tx.Meta.Owner = "" },
+		"read at own tx":    func(tx *Tx) { tx.Retrievals[0].ReadAt = 7 },
+		"read at nothing":   func(tx *Tx) { tx.Retrievals[0].ReadAt = 0 },
+		"retrieval no run":  func(tx *Tx) { tx.Retrievals[0].Run = "" },
+		"served twice":      func(tx *Tx) { tx.Retrievals[2].Claims = append(tx.Retrievals[2].Claims, tx.Retrievals[2].Claims[0]) },
+		"served bad claim":  func(tx *Tx) { tx.Retrievals[2].Claims[0].Version = 0 },
+		"outcome result":    func(tx *Tx) { tx.Outcomes[0].Result = "crashed" },
+		"outcome no by":     func(tx *Tx) { tx.Outcomes[0].By = "" },
 		"supersedes another name": func(tx *Tx) {
 			tx.Artifacts[2].Supersedes = &ArtifactID{Name: "summary@x", Version: 1}
 		},
@@ -286,6 +304,9 @@ func TestChainCheck(t *testing.T) {
 		"unknown derive":           {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 1}, DerivedFrom: []NodeRef{{Claim: cid("A.p@1")}}}}},
 		"unknown review":           {ID: 2, Reviews: []*Review{{ID: "v", Artifact: ArtifactID{"a", 1}}}},
 		"artifact skip":            {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 2}}}},
+		"served unknown claim":     {ID: 2, Retrievals: []*Retrieval{{ID: "q", Run: "r", ReadAt: 1, Claims: []ClaimID{*cid("A.p@1")}}}},
+		"served unknown artifact":  {ID: 2, Retrievals: []*Retrieval{{ID: "q", Run: "r", ReadAt: 1, Artifacts: []ArtifactID{{"a", 1}}}}},
+		"served what it records":   {ID: 2, Claims: []*Claim{{ID: *cid("A.p@1")}}, Retrievals: []*Retrieval{{ID: "q", Run: "r", ReadAt: 1, Claims: []ClaimID{*cid("A.p@1")}}}},
 		"unknown confirm":          {ID: 2, Confirmations: []*Confirmation{{ID: "c", Claim: *cid("A.p@1")}}},
 		"unknown superseded":       {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"a", 1}}, {ID: ArtifactID{"a", 2}, Supersedes: &ArtifactID{"a", 3}}}},
 		"superseding another name": {ID: 2, Artifacts: []*Artifact{{ID: ArtifactID{"b", 1}}, {ID: ArtifactID{"a", 1}}, {ID: ArtifactID{"a", 2}, Supersedes: &ArtifactID{"b", 1}}}},

@@ -47,6 +47,7 @@ type indexData struct {
 	// recorded: the first of them a viewer may see fixes the type of the values it may give.
 	valueTypes map[string][]*ClaimEntry
 	tokens     map[string]*TokenEntry // by id
+	*runIndex
 }
 
 // TokenEntry is a token and, once it is revoked, its revocation.
@@ -110,6 +111,7 @@ func newIndexData() *indexData {
 		decays:     map[string][]*Decay{},
 		valueTypes: map[string][]*ClaimEntry{},
 		tokens:     map[string]*TokenEntry{},
+		runIndex:   newRunIndex(),
 	}
 }
 
@@ -178,12 +180,14 @@ func (ix *Index) addPending(tx *Tx) {
 // Store.WriteStaged) indexes its transaction in parts.
 type txMark struct {
 	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
+	retrievals, outcomes                                                                                                  int
 }
 
 // markOf is the mark after every record of tx.
 func markOf(tx *Tx) txMark {
 	return txMark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
-		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews)}
+		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews),
+		len(tx.Retrievals), len(tx.Outcomes)}
 }
 
 // since is a transaction with tx's id, time and author holding only the records after m.
@@ -192,7 +196,8 @@ func (tx *Tx) since(m txMark) *Tx {
 		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
 		Decays: tx.Decays[m.decays:], Claims: tx.Claims[m.claims:], Revocations: tx.Revocations[m.revocations:],
 		Confirmations: tx.Confirmations[m.confirmations:], Artifacts: tx.Artifacts[m.artifacts:], Tokens: tx.Tokens[m.tokens:],
-		TokenRevocations: tx.TokenRevocations[m.tokenRevocations:], Reviews: tx.Reviews[m.reviews:]}
+		TokenRevocations: tx.TokenRevocations[m.tokenRevocations:], Reviews: tx.Reviews[m.reviews:],
+		Retrievals: tx.Retrievals[m.retrievals:], Outcomes: tx.Outcomes[m.outcomes:]}
 }
 
 // addRecords indexes the records of tx after mark m; tx is in ix.txs already.
@@ -253,6 +258,7 @@ func (ix *Index) addRecords(tx *Tx, m txMark) {
 		}
 		n.Reviews = append(n.Reviews, r)
 	}
+	ix.addRunRecords(tx, m)
 }
 
 func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {

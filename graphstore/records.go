@@ -32,6 +32,9 @@ type Tx struct {
 
 	Tokens           []*Token
 	TokenRevocations []*TokenRevocation
+
+	Retrievals []*Retrieval
+	Outcomes   []*Outcome
 }
 
 // StoreMeta is recorded once, by the genesis transaction.
@@ -279,6 +282,7 @@ type Artifact struct {
 	Confidence  float64 // its own confidence before the cap of rule 6; 1 unless given
 	SeenBy      []string
 	Supersedes  *ArtifactID // prov:wasRevisionOf; nil for the first version of its audience
+	Run         string      // the run whose decision it records ("derive … in run NAME"); "" when none
 	Tx          TxID
 }
 
@@ -316,6 +320,39 @@ type TokenRevocation struct {
 	Token string // the token's id
 	By    string
 	Tx    TxID
+}
+
+// Retrieval records what one read made for a run served: the claim versions and artifact
+// versions in its answer, the transaction it read at, and the statement. A run is named by the
+// principal that reads for it; runs of the same name by different principals are different runs.
+type Retrieval struct {
+	ID        string // "q<tx>.<n>"
+	Run       string
+	By        string // the reading principal
+	ReadAt    TxID   // the last transaction the read saw
+	Statement string // the read, as text; "" when the library made it
+	Claims    []ClaimID
+	Artifacts []ArtifactID
+	Tx        TxID
+}
+
+// OutcomeResult is how a run ended.
+type OutcomeResult string
+
+const (
+	Succeeded OutcomeResult = "succeeded"
+	Failed    OutcomeResult = "failed"
+	Declined  OutcomeResult = "declined" // the agent said it lacked the evidence to act
+)
+
+// Outcome records how a run ended, by the principal whose run it is.
+type Outcome struct {
+	ID      string // "o<tx>.<n>"
+	Run     string
+	Result  OutcomeResult
+	Because string
+	By      string
+	Tx      TxID
 }
 
 // MarshalJSON writes the value as a plain JSON value: a string, number or bool; a time as an

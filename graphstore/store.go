@@ -718,6 +718,16 @@ func normalize(tx *Tx) {
 			stamp(&r.Tx)
 		}
 	}
+	for _, r := range tx.Retrievals {
+		if r != nil {
+			stamp(&r.Tx)
+		}
+	}
+	for _, o := range tx.Outcomes {
+		if o != nil {
+			stamp(&o.Tx)
+		}
+	}
 }
 
 // Refresh loads the transactions other processes committed since the index's head. Only a

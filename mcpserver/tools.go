@@ -57,6 +57,14 @@ type DeriveInput struct {
 	From       []string `json:"from"`
 	Confidence *float64 `json:"confidence,omitempty"`
 	SeenBy     []string `json:"seen_by,omitempty"`
+	Run        string   `json:"run,omitempty"`
+}
+
+// OutcomeInput is the input of the outcome tool.
+type OutcomeInput struct {
+	Run     string `json:"run"`
+	Result  string `json:"result"`
+	Because string `json:"because,omitempty"`
 }
 
 // ReviewInput is the input of the review tool.
@@ -68,17 +76,20 @@ type ReviewInput struct {
 // QueryInput is the input of the query tool.
 type QueryInput struct {
 	Statement string `json:"statement"`
+	Run       string `json:"run,omitempty"`
 }
 
 // ContextInput is the input of the context tool.
 type ContextInput struct {
 	Subjects []string `json:"subjects"`
 	Budget   int      `json:"budget,omitempty"`
+	Run      string   `json:"run,omitempty"`
 }
 
 // WhyInput is the input of the why tool.
 type WhyInput struct {
 	Ref string `json:"ref"`
+	Run string `json:"run,omitempty"`
 }
 
 // ImpactInput is the input of the impact tool.
@@ -185,8 +196,24 @@ func (s *server) addTools(srv *mcp.Server) {
 			p["confidence"].Minimum, p["confidence"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
 			p["seen_by"].Description = `Principals who alone (with the owner) may see it; it must include your own name (` + s.principal + `). Default: everyone, or, when an input is restricted, the principals who can see every input.`
 			p["seen_by"].Items.Pattern = namePattern
+			p["run"].Description = `Your run whose decision this artifact records (e.g. "r-17"): its from list is what the decision cites. Absent: no run.`
+			p["run"].Pattern = namePattern
 		}),
 	}, s.derive, jsonText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "outcome",
+		Annotations: write("Record how a run ended"),
+		Description: `Record how one of your runs (an episode or decision cycle you read for with a run argument) ended: succeeded, failed, or declined (you lacked the evidence to act). ` +
+			`With what each read served the run and what its decisions cited, this tells a memory failure (the run was served a claim that was stale at its decision, or revoked since) from a failure downstream of the memory.`,
+		InputSchema: schemaFor[OutcomeInput](func(p map[string]*jsonschema.Schema) {
+			p["run"].Description = `The run's name, as given to the reads, e.g. "r-17".`
+			p["run"].Pattern = namePattern
+			p["result"].Description = `How it ended.`
+			p["result"].Enum = []any{"succeeded", "failed", "declined"}
+			p["because"].Description = `Why, e.g. "paid more than the quote".`
+		}),
+	}, s.outcome, jsonText)
 
 	addTool(srv, &mcp.Tool{
 		Name:        "review",
@@ -211,6 +238,8 @@ func (s *server) addTools(srv *mcp.Server) {
 		InputSchema: schemaFor[QueryInput](func(p map[string]*jsonschema.Schema) {
 			p["statement"].Description = `One or more mql read statements, separated by ";" or newlines; strings in double quotes.`
 			p["statement"].MinLength = jsonschema.Ptr(1)
+			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): every read that serves claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context) also records, for that run, which versions it served you, as "for run NAME" does. Absent: nothing is recorded.`
+			p["run"].Pattern = namePattern
 		}),
 	}, s.query, jsonText)
 
@@ -226,6 +255,8 @@ func (s *server) addTools(srv *mcp.Server) {
 			p["subjects"].Items.Pattern = `^(\*|` + ident + `)$`
 			p["budget"].Description = `The token budget for the text (1 token ≈ 4 bytes); 0 or absent for no limit.`
 			p["budget"].Minimum = jsonschema.Ptr(0.0)
+			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): the read also records, for that run, which claim and artifact versions it served you, so that the run can later be judged (mql "run NAME"). Absent: nothing is recorded.`
+			p["run"].Pattern = namePattern
 		}),
 	}, s.context, contextText)
 
@@ -237,6 +268,8 @@ func (s *server) addTools(srv *mcp.Server) {
 		InputSchema: schemaFor[WhyInput](func(p map[string]*jsonschema.Schema) {
 			p["ref"].Description = `"Subject.predicate" (its live claim), "Subject.predicate@N" (one version), or an artifact "name" / "name@N".`
 			p["ref"].Pattern = nodePattern
+			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): the read also records, for that run, which claim and artifact versions it served you, so that the run can later be judged (mql "run NAME"). Absent: nothing is recorded.`
+			p["run"].Pattern = namePattern
 		}),
 	}, s.why, jsonText)
 
@@ -402,7 +435,7 @@ func (s *server) revoke(ctx context.Context, in RevokeInput) (output, error) {
 }
 
 func (s *server) derive(ctx context.Context, in DeriveInput) (output, error) {
-	st := &query.Derive{Artifact: in.Artifact, By: s.principal, Confidence: in.Confidence, SeenBy: in.SeenBy}
+	st := &query.Derive{Artifact: in.Artifact, By: s.principal, Confidence: in.Confidence, SeenBy: in.SeenBy, Run: in.Run}
 	for _, f := range in.From {
 		r, err := parseRef(f)
 		if err != nil {
@@ -426,7 +459,11 @@ func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	return s.eval(ctx, &query.Why{Node: n})
+	return s.eval(ctx, &query.Why{Node: n, Mods: query.Mods{ForRun: in.Run}})
+}
+
+func (s *server) outcome(ctx context.Context, in OutcomeInput) (output, error) {
+	return s.eval(ctx, &query.Outcome{Run: in.Run, Result: in.Result, By: s.principal, Because: in.Because})
 }
 
 func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
@@ -443,7 +480,7 @@ func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
 }
 
 func (s *server) context(ctx context.Context, in ContextInput) (output, error) {
-	st := &query.Context{Subjects: in.Subjects, Budget: in.Budget}
+	st := &query.Context{Subjects: in.Subjects, Budget: in.Budget, Mods: query.Mods{ForRun: in.Run}}
 	if len(in.Subjects) == 1 && in.Subjects[0] == "*" {
 		st.All, st.Subjects = true, nil
 	}
@@ -474,6 +511,9 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 	}
 	out := output{many: true}
 	for _, st := range script.Stmts {
+		if in.Run != "" {
+			query.ForRun(st, in.Run)
+		}
 		r, err := s.sess.Eval(ctx, st)
 		if err != nil {
 			return output{}, err

@@ -32,6 +32,8 @@ func csvOf(r *query.Result) (header []string, rows [][]string) {
 	switch {
 	case isCatalog(r):
 		return catalogCSV(r)
+	case isRunResult(r):
+		return runCSV(r)
 	case r.Receipt != nil:
 		rc := r.Receipt
 		return []string{"kind", "ref", "state", "tx", "at", "supersedes", "contests", "corroborates", "note"},
@@ -126,7 +128,7 @@ func csvOf(r *query.Result) (header []string, rows [][]string) {
 			[]string{"revocations", strconv.Itoa(st.Revocations)},
 			[]string{"stale_rate", csvFloat(st.StaleRate)},
 		)
-		return header, rows
+		return header, append(rows, memoryCSV(st.Memory)...)
 	case r.Kind == "conflicts":
 		header = []string{"key", "role", "ref", "value", "state", "kind", "effective_confidence", "asserted_by"}
 		for _, cf := range r.Conflicts {

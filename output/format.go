@@ -134,6 +134,7 @@ func Render(r *query.Result, st Style) (string, error) {
 			writeWhyTree(&b, r.Why)
 		case r.Impact != nil:
 			writeImpactTree(&b, r.Impact)
+			writeRunUses(&b, r.Impact.Runs)
 		default:
 			writeTable(&b, r, st.Expanded)
 		}

@@ -29,6 +29,7 @@ type resultJSON struct {
 	Gate      *[2]float64  `json:"gate,omitempty"`         // beliefs
 	Decision  string       `json:"decision,omitempty"`     // beliefs
 	Top       string       `json:"top,omitempty"`          // beliefs
+	Runs      []mql.RunUse `json:"runs,omitempty"`         // impact: the runs served a node of Of
 
 	Rows []any `json:"rows"`
 }
@@ -195,6 +196,7 @@ type revokedByJSON struct {
 	Claim      *claimJSON      `json:"claim"`
 	Revoked    bool            `json:"revoked"`
 	Revocation *revocationJSON `json:"revocation,omitempty"`
+	Runs       []mql.RunUse    `json:"runs,omitempty"`
 }
 
 type conflictJSON struct {
@@ -229,6 +231,8 @@ func jsonOf(r *query.Result) *resultJSON {
 	switch {
 	case isCatalog(r):
 		catalogJSON(out, r)
+	case isRunResult(r):
+		runJSON(out, r)
 	case r.Receipt != nil:
 		out.Rows = append(out.Rows, receiptJSON{Receipt: *r.Receipt, At: stamp(r.Receipt.At)})
 	case r.Find != nil:
@@ -254,12 +258,14 @@ func jsonOf(r *query.Result) *resultJSON {
 		if r.RevokedBy.Revocation != nil {
 			rb.Revocation = revocationOut(*r.RevokedBy.Revocation)
 		}
+		rb.Runs = r.RevokedBy.Runs
 		out.Rows = append(out.Rows, rb)
 	case r.Impact != nil:
 		out.Of = nonNil(r.Impact.Of)
 		t := r.Impact.Truncated
 		out.Truncated = &t
 		out.Changes = r.Impact.Changes
+		out.Runs = r.Impact.Runs
 		for _, d := range r.Impact.Dependents {
 			out.Rows = append(out.Rows, dependentJSON{Artifact: artifactOut(d.Artifact), Path: nonNil(d.Path), Depth: d.Depth})
 		}

@@ -133,6 +133,8 @@ func writeLine(r *query.Result) string {
 		head, verb = ref, "revoked"
 	case "confirm":
 		head, verb = ref, "confirmed"
+	case "outcome":
+		head, verb = "run "+ref, "outcome recorded"
 	case "review":
 		head, verb = ref, "reviewed"
 		if rc.State != "" && rc.State != mql.Live {
@@ -175,6 +177,8 @@ func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 	switch {
 	case isCatalog(r):
 		writeCatalogTable(b, r, ex)
+	case isRunResult(r):
+		writeRunTable(b, r, ex)
 	case r.Receipt != nil:
 		b.WriteString(writeLine(r))
 	case r.Kind == "live":
@@ -223,6 +227,7 @@ func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 				[2]string{"replaced by", orDash(Escape(rv.ReplacedBy))})
 		}
 		vertical(b, pairs)
+		writeRunUses(b, r.RevokedBy.Runs)
 	case r.Impact != nil:
 		g := &grid{header: []string{"artifact", "review", "state", "depth", "path"}}
 		for _, d := range r.Impact.Dependents {
@@ -232,6 +237,7 @@ func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 		if r.Impact.Truncated {
 			b.WriteString("(depth limit reached: more dependents lie beyond it)\n")
 		}
+		writeRunUses(b, r.Impact.Runs)
 	case r.History != nil:
 		if len(r.History.Artifacts) > 0 {
 			artifactGrid(r.History.Artifacts).render(b, ex)
@@ -294,7 +300,7 @@ func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 			[2]string{"revocations", strconv.Itoa(st.Revocations)},
 			[2]string{"stale rate", fmtNum(st.StaleRate)},
 		)
-		vertical(b, pairs)
+		vertical(b, append(pairs, memoryPairs(st.Memory)...))
 	case r.Kind == "live" || r.Claims != nil:
 		claimGrid(r.Claims).render(b, ex)
 	default:

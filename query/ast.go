@@ -31,10 +31,15 @@ type Mods struct {
 	AsOfTime *time.Time // as of TIME: read the store as it was at that time (UTC)
 	AsOfTx   *int64     // as of tx N: read the store as it was after transaction N
 	As       string     // as NAME: read as that principal sees the store; "" when absent
+	// ForRun is the run of "for run NAME", written after the read: the read also records what
+	// it served to that run. "" when absent.
+	ForRun string
 }
 
 // IsZero reports whether no modifier is set.
-func (m Mods) IsZero() bool { return m.AsOfTime == nil && m.AsOfTx == nil && m.As == "" }
+func (m Mods) IsZero() bool {
+	return m.AsOfTime == nil && m.AsOfTx == nil && m.As == "" && m.ForRun == ""
+}
 
 // PrincipalKind is the kind of an actor.
 type PrincipalKind string
@@ -267,6 +272,17 @@ type Derive struct {
 	By         string
 	Confidence *float64 // in [0,1]; nil when absent
 	SeenBy     []string // nil when absent
+	Run        string   // in run NAME: the decision of that run; "" when absent
+}
+
+// Outcome records how a run ended:
+// outcome run NAME (succeeded | failed | declined) [by NAME] [because STRING].
+type Outcome struct {
+	Start   Position
+	Run     string
+	Result  string // succeeded, failed or declined
+	By      string // "" when absent: the session's principal
+	Because string // "" when absent
 }
 
 // Review records that an artifact was reviewed:
@@ -361,10 +377,13 @@ type Context struct {
 	Budget   int      // token budget, >= 1; 0 when absent
 }
 
-// Stats summarises the store: stats.
+// Stats summarises the store, with the memory metrics of the runs:
+// stats [for NAME] [since TIME] (for and since narrow the runs the metrics are over).
 type Stats struct {
 	Start Position
 	Mods  Mods
+	For   string     // "" when absent
+	Since *time.Time // UTC; nil when absent
 }
 
 func (s *Principal) Pos() Position { return s.Start }

@@ -153,6 +153,9 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 			case cl.SeenBy != nil:
 				c.once(seen, "seen by", cl.Pos)
 				s.SeenBy = names(cl.SeenBy)
+			case present(cl.InRun):
+				c.once(seen, "in run", cl.Pos)
+				s.Run = cl.InRun.Value
 			}
 		}
 		return s
@@ -252,9 +255,25 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 		return s
 
 	case *statsG:
-		return &Stats{Start: start, Mods: mods}
+		s := &Stats{Start: start, Mods: mods}
+		seen := once{}
+		for _, cl := range g.Clauses {
+			switch {
+			case present(cl.For):
+				c.once(seen, "for", cl.Pos)
+				s.For = cl.For.Value
+			case present(cl.Since):
+				c.once(seen, "since", cl.Pos)
+				t := c.time(cl.Since)
+				s.Since = &t
+			}
+		}
+		return s
 	}
 	if st := c.catalog(g, mods, start); st != nil {
+		return st
+	}
+	if st := c.runs(g, mods, start); st != nil {
 		return st
 	}
 	panic(fmt.Sprintf("query: unhandled statement %T", g))

@@ -129,8 +129,12 @@ func FuzzEval(f *testing.F) {
 			if res == nil {
 				t.Fatalf("%q: no result and no error", st.String())
 			}
-			if _, isRead := st.(query.ReadStmt); isRead && (q1 != q0 || h1 != h0) {
+			if query.IsRead(st) && (q1 != q0 || h1 != h0) {
 				t.Fatalf("read %q changed the store", st.String())
+			}
+			// A read for a run records one retrieval: one transaction, never more.
+			if rs, ok := st.(query.ReadStmt); ok && rs.Modifiers().ForRun != "" && h1 != h0+1 {
+				t.Fatalf("read %q for a run: head %d → %d, want one transaction", st.String(), h0, h1)
 			}
 			for _, format := range output.Formats {
 				var out bytes.Buffer

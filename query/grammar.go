@@ -37,7 +37,7 @@ var stmtParser = participle.MustBuild[stmtG](
 		&deriveG{}, &reviewG{}, &decayG{},
 		&liveG{}, &findG{}, &whyG{}, &revokedByG{}, &impactG{}, &historyG{},
 		&conflictsG{}, &beliefsG{}, &contextG{}, &statsG{},
-	}, catalogNodes, controlNodes)...),
+	}, catalogNodes, controlNodes, runWriteNodes, runReadNodes)...),
 )
 
 // stmtG is a statement without its read modifiers, which parseTokens
@@ -166,7 +166,8 @@ type deriveG struct {
 type deriveClauseG struct {
 	Pos        lexer.Position
 	Confidence tok       `parser:"(  'confidence' @Number"`
-	SeenBy     []*identG `parser:"| 'seen' 'by' @@ ( ',' @@ )* )"`
+	SeenBy     []*identG `parser:"| 'seen' 'by' @@ ( ',' @@ )*"`
+	InRun      tok       `parser:"| 'in' 'run' @Ident )"`
 }
 
 type reviewG struct {
@@ -281,7 +282,14 @@ type contextG struct {
 }
 
 type statsG struct {
-	Kw tok `parser:"@'stats'"`
+	Kw      tok             `parser:"@'stats'"`
+	Clauses []*statsClauseG `parser:"@@*"`
+}
+
+type statsClauseG struct {
+	Pos   lexer.Position
+	For   tok `parser:"(  'for' @Ident"`
+	Since tok `parser:"| 'since' @Time )"`
 }
 
 func (*principalG) grammarStmt() {}

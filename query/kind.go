@@ -17,6 +17,12 @@ func KindOf(st Stmt) string {
 		return "derive"
 	case *Review:
 		return "review"
+	case *Outcome:
+		return "outcome"
+	case *Run:
+		return "run"
+	case *Runs:
+		return "runs"
 	case *Decay:
 		return "decay"
 	case *Live:
@@ -63,10 +69,11 @@ func KindOf(st Stmt) string {
 	return "unknown"
 }
 
-// IsRead reports whether a statement only reads.
+// IsRead reports whether a statement only reads: a read made "for run NAME" also records
+// what it served, and so is not.
 func IsRead(st Stmt) bool {
-	_, ok := st.(ReadStmt)
-	return ok
+	r, ok := st.(ReadStmt)
+	return ok && r.Modifiers().ForRun == ""
 }
 
 // IsControl reports whether a statement starts or ends a transaction: begin, commit, rollback.

@@ -207,8 +207,8 @@ func (s *sliceLexer) Next() (lexer.Token, error) {
 
 // statement keywords, in the order error messages list them.
 var (
-	writeKeywords = []string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}
-	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords)
+	writeKeywords = slices.Concat([]string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}, runWriteKeywords)
+	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords, runReadKeywords)
 	keywordList   = strings.Join(slices.Concat(writeKeywords, readKeywords, controlKeywords), ", ")
 	clauseWords   = map[string]bool{
 		"by": true, "from": true, "confidence": true, "kind": true, "valid": true, "seen": true,
@@ -268,6 +268,13 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	kw := toks[k]
 	if kw.Type != tokIdent {
 		return nil, errorf(at(k), "expected a statement (%s), found %s", keywordList, found(k)), false
+	}
+	if cut, run, i := cutForRun(toks); run != "" && i > k {
+		if !servesClaims(kw.Value) {
+			return nil, errorf(at(i), `"for run" applies to the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context); %q does not`, kw.Value), false
+		}
+		mods.ForRun = run
+		toks = cut
 	}
 	if !isRead(kw.Value) && !isWrite(kw.Value) && !isControl(kw.Value) {
 		msg := fmt.Sprintf("unknown statement %q; expected one of %s", kw.Value, keywordList)

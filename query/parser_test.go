@@ -12,6 +12,7 @@ import (
 
 func fp(f float64) *float64 { return &f }
 func ip(i int) *int         { return &i }
+func ip64(i int64) *int64   { return &i }
 func i64p(i int64) *int64   { return &i }
 
 func mustTime(s string) time.Time {
@@ -283,6 +284,26 @@ var stmtCases = []stmtCase{
 	{src: `sources src:Klarveld:*`, want: &Sources{Pattern: "src:Klarveld:*"}},
 	{src: `sources "src:Klarveld:*"`, want: &Sources{Pattern: "src:Klarveld:*"}, canon: `sources src:Klarveld:*`},
 	{src: `describe Klarveld`, want: &Describe{Name: "Klarveld"}},
+
+	// runs
+	{src: `context Klarveld, Brimsole budget 60 for run r-17`, want: &Context{Mods: Mods{ForRun: "r-17"}, Subjects: []string{"Klarveld", "Brimsole"}, Budget: 60}},
+	{src: `as worker-3 live Klarveld for run r-17`, want: &Live{Mods: Mods{As: "worker-3", ForRun: "r-17"}, Pattern: pat("Klarveld", "")}},
+	{src: `as of tx 4 why plan:x for run r1`, want: &Why{Mods: Mods{AsOfTx: ip64(4), ForRun: "r1"}, Node: ref("plan:x")}},
+	{src: `impact K.p@1 depth 2 for run r1`, want: &Impact{Mods: Mods{ForRun: "r1"}, Node: ref("K.p@1"), Depth: ip(2)}},
+	{src: `find ?s where ?s.p = 1 limit 3 for run r1`, want: &Find{Mods: Mods{ForRun: "r1"}, Vars: []string{"s"}, Where: []Cond{{SubjectVar: "s", Predicate: "p", Op: OpEq, Object: vnum(1)}}, Limit: 3}},
+	{src: `derive pick from K.p by w in run r-17`, want: &Derive{Artifact: "pick", From: refs("K.p"), By: "w", Run: "r-17"}},
+	{src: `derive pick from K.p by w in run r1 confidence 0.5`, want: &Derive{Artifact: "pick", From: refs("K.p"), By: "w", Confidence: fp(0.5), Run: "r1"},
+		canon: `derive pick from K.p by w confidence 0.5 in run r1`},
+	{src: `outcome run r-17 failed by w because "paid too much"`, want: &Outcome{Run: "r-17", Result: "failed", By: "w", Because: "paid too much"}},
+	{src: `outcome run r-17 declined`, want: &Outcome{Run: "r-17", Result: "declined"}},
+	{src: `outcome run r1 succeeded because "x" by w`, want: &Outcome{Run: "r1", Result: "succeeded", By: "w", Because: "x"},
+		canon: `outcome run r1 succeeded by w because "x"`},
+	{src: `run r-17`, want: &Run{Name: "r-17"}},
+	{src: `as w run r-17`, want: &Run{Mods: Mods{As: "w"}, Name: "r-17"}},
+	{src: `runs`, want: &Runs{}},
+	{src: `runs worker-3 since 2026-11-01`, want: &Runs{By: "worker-3", Since: tp("2026-11-01")}},
+	{src: `stats for worker-3 since 2026-11-01`, want: &Stats{For: "worker-3", Since: tp("2026-11-01")}},
+	{src: `stats since 2026-11-01`, want: &Stats{Since: tp("2026-11-01")}},
 
 	// transactions
 	{src: `begin`, want: &Begin{}},

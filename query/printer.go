@@ -200,7 +200,21 @@ func (s *Derive) String() string {
 	if len(s.SeenBy) > 0 {
 		b.WriteString(" seen by " + strings.Join(s.SeenBy, ", "))
 	}
+	if s.Run != "" {
+		b.WriteString(" in run " + s.Run)
+	}
 	return b.String()
+}
+
+func (s *Outcome) String() string {
+	out := "outcome run " + s.Run + " " + string(s.Result)
+	if s.By != "" {
+		out += " by " + s.By
+	}
+	if s.Because != "" {
+		out += " because " + strconv.Quote(s.Because)
+	}
+	return out
 }
 
 func (s *Review) String() string {
@@ -220,7 +234,7 @@ func (s *Live) String() string {
 	if s.Where != nil {
 		out += " where value " + string(s.Where.Op) + " " + s.Where.Value.String()
 	}
-	return out
+	return out + s.Mods.runSuffix()
 }
 
 func (s *Find) String() string {
@@ -251,29 +265,33 @@ func (s *Find) String() string {
 	if s.Limit > 0 {
 		b.WriteString(" limit " + strconv.Itoa(s.Limit))
 	}
-	return b.String()
+	return b.String() + s.Mods.runSuffix()
 }
 
-func (s *Why) String() string { return s.Mods.String() + "why " + s.Node.String() }
+func (s *Why) String() string { return s.Mods.String() + "why " + s.Node.String() + s.Mods.runSuffix() }
 
-func (s *RevokedBy) String() string { return s.Mods.String() + "revoked-by " + s.Claim.String() }
+func (s *RevokedBy) String() string {
+	return s.Mods.String() + "revoked-by " + s.Claim.String() + s.Mods.runSuffix()
+}
 
 func (s *Impact) String() string {
 	out := s.Mods.String() + "impact " + s.Node.String()
 	if s.Depth != nil {
 		out += " depth " + strconv.Itoa(*s.Depth)
 	}
-	return out
+	return out + s.Mods.runSuffix()
 }
 
-func (s *History) String() string { return s.Mods.String() + "history " + s.Node.String() }
+func (s *History) String() string {
+	return s.Mods.String() + "history " + s.Node.String() + s.Mods.runSuffix()
+}
 
 func (s *Conflicts) String() string {
 	out := s.Mods.String() + "conflicts"
 	if len(s.Subjects) > 0 {
 		out += " " + strings.Join(s.Subjects, ", ")
 	}
-	return out
+	return out + s.Mods.runSuffix()
 }
 
 func (s *Beliefs) String() string {
@@ -281,7 +299,7 @@ func (s *Beliefs) String() string {
 	if s.Gate != nil {
 		out += " gate " + formatNum(s.Gate.Low) + " " + formatNum(s.Gate.High)
 	}
-	return out
+	return out + s.Mods.runSuffix()
 }
 
 func (s *Context) String() string {
@@ -294,10 +312,19 @@ func (s *Context) String() string {
 	if s.Budget > 0 {
 		out += " budget " + strconv.Itoa(s.Budget)
 	}
-	return out
+	return out + s.Mods.runSuffix()
 }
 
-func (s *Stats) String() string { return s.Mods.String() + "stats" }
+func (s *Stats) String() string {
+	out := s.Mods.String() + "stats"
+	if s.For != "" {
+		out += " for " + s.For
+	}
+	if s.Since != nil {
+		out += " since " + formatTime(*s.Since)
+	}
+	return out
+}
 
 func formatNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 

@@ -22,6 +22,8 @@ type Result struct {
 	Beliefs   *mql.BeliefsResult   `json:"beliefs,omitempty"`    // beliefs
 	Context   *mql.ContextResult   `json:"context,omitempty"`    // context
 	Stats     *mql.Stats           `json:"stats,omitempty"`      // stats
+	Run       []mql.RunReport      `json:"run,omitempty"`        // run: one report per principal's run of the name
+	Runs      []mql.RunSummary     `json:"runs,omitempty"`       // runs
 
 	Principals []mql.PrincipalInfo `json:"principals,omitempty"` // principals
 	Grants     []mql.Grant         `json:"grants,omitempty"`     // grants

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mql-dev/mql"
 )
@@ -313,6 +314,9 @@ func (s *Session) reader(base mql.Reader, m Mods) (mql.Reader, error) {
 	case m.AsOfTime != nil:
 		r = r.AsOf(*m.AsOfTime)
 	}
+	if m.ForRun != "" {
+		r = r.ForRun(m.ForRun)
+	}
 	return r, nil
 }
 
@@ -337,6 +341,7 @@ type writer interface {
 	Derive(mql.DeriveSpec) (mql.Receipt, error)
 	Review(mql.ReviewSpec) (mql.Receipt, error)
 	SetDecay(mql.DecaySpec) (mql.Receipt, error)
+	Outcome(mql.OutcomeSpec) (mql.Receipt, error)
 }
 
 type dbWriter struct {
@@ -354,6 +359,7 @@ func (w dbWriter) Confirm(s mql.ConfirmSpec) (mql.Receipt, error) { return w.db.
 func (w dbWriter) Derive(s mql.DeriveSpec) (mql.Receipt, error)   { return w.db.Derive(w.ctx, s) }
 func (w dbWriter) Review(s mql.ReviewSpec) (mql.Receipt, error)   { return w.db.Review(w.ctx, s) }
 func (w dbWriter) SetDecay(s mql.DecaySpec) (mql.Receipt, error)  { return w.db.SetDecay(w.ctx, s) }
+func (w dbWriter) Outcome(s mql.OutcomeSpec) (mql.Receipt, error) { return w.db.Outcome(w.ctx, s) }
 
 type txWriter struct{ *mql.Tx }
 
@@ -393,7 +399,7 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 			return w.Confirm(mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
 		})
 	case *Derive:
-		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy}
+		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy, Run: st.Run}
 		for _, r := range st.From {
 			spec.From = append(spec.From, r.String())
 		}
@@ -401,6 +407,14 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 	case *Review:
 		return s.write(st.By, "review", func() (mql.Receipt, error) {
 			return w.Review(mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
+		})
+	case *Outcome:
+		by := st.By
+		if by == "" {
+			by = s.actor()
+		}
+		return s.write(by, "outcome", func() (mql.Receipt, error) {
+			return w.Outcome(mql.OutcomeSpec{Run: st.Run, Result: mql.OutcomeResult(st.Result), Because: st.Because, By: by})
 		})
 	case *Decay:
 		return s.write(s.actor(), "decay", func() (mql.Receipt, error) {
@@ -484,7 +498,26 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		return &Result{Kind: "context", Context: &c}, err
 	case *Stats:
 		stats, err := r.Stats(ctx)
+		if err == nil && (st.For != "" || st.Since != nil) {
+			var since time.Time
+			if st.Since != nil {
+				since = *st.Since
+			}
+			var m mql.MemoryStats
+			m, err = r.MemoryStats(ctx, st.For, since)
+			stats.Memory = &m
+		}
 		return &Result{Kind: "stats", Stats: &stats}, err
+	case *Run:
+		reps, err := r.Run(ctx, st.Name)
+		return &Result{Kind: "run", Run: reps}, err
+	case *Runs:
+		var since time.Time
+		if st.Since != nil {
+			since = *st.Since
+		}
+		rs, err := r.Runs(ctx, st.By, since)
+		return &Result{Kind: "runs", Runs: rs}, err
 	case *Principals:
 		ps, err := r.Principals(ctx, st.Pattern)
 		return &Result{Kind: "principals", Principals: ps}, err
@@ -545,7 +578,7 @@ func Keywords() []string {
 		"as", "of", "tx", "by", "from", "on", "confidence", "kind", "valid", "until", "seen", "because",
 		"replaced", "half-life", "where", "value", "order", "asc", "desc", "limit", "depth", "gate", "budget",
 		"excerpt", "uri", "revision", "user", "agent", "tool", "confirmed", "observed", "inferred",
-		"true", "false",
+		"true", "false", "outcome", "run", "runs", "for", "in", "since", "succeeded", "failed", "declined",
 	}
 }
 

@@ -237,17 +237,21 @@ var query = mql.FindQuery{
 	Limit:   1,
 }
 
-// graphContext is the orchestrator's graph-mode context: the task and the live claims.
-func graphContext(ctx context.Context, db *mql.DB, names []string) (string, error) {
-	c, err := db.As("orchestrator").Context(ctx, names, 1000)
+// answerRun names the orchestrator's run that answers the k-th time (0: before the re-check).
+func answerRun(k int) string { return fmt.Sprintf("answer-%d", k+1) }
+
+// graphContext is the orchestrator's graph-mode context: the task and the live claims. The
+// read is made for the run, which records what it served.
+func graphContext(ctx context.Context, db *mql.DB, names []string, run string) (string, error) {
+	c, err := db.As("orchestrator").ForRun(run).Context(ctx, names, 1000)
 	if err != nil {
 		return "", err
 	}
 	return task + "\n\nCurrent claims (superseded versions excluded; @N is the claim's version):\n" + c.Text, nil
 }
 
-func graphAnswer(ctx context.Context, db *mql.DB) (answer, []string, error) {
-	res, err := db.As("orchestrator").Find(ctx, query)
+func graphAnswer(ctx context.Context, db *mql.DB, run string) (answer, []string, error) {
+	res, err := db.As("orchestrator").ForRun(run).Find(ctx, query)
 	if err != nil || len(res.Rows) == 0 {
 		return answer{}, nil, err
 	}
@@ -295,7 +299,7 @@ func team(ctx context.Context, db *mql.DB, n int) (outcome, error) {
 		text := task + "\n\n" + strings.Join(transcripts, "\n")
 		out.TranscriptChars[k], out.TranscriptTokens[k] = len(text), mql.EstimateTokens(text)
 		out.TranscriptAnswer[k] = readTranscripts(text)
-		gc, err := graphContext(ctx, db, names)
+		gc, err := graphContext(ctx, db, names, answerRun(k))
 		if err != nil {
 			return err
 		}
@@ -303,13 +307,23 @@ func team(ctx context.Context, db *mql.DB, n int) (outcome, error) {
 		out.Truth[k] = truth(current)
 		out.TranscriptContext, out.GraphContext = text, gc
 		var claims []string
-		if out.GraphAnswer[k], claims, err = graphAnswer(ctx, db); err != nil {
+		if out.GraphAnswer[k], claims, err = graphAnswer(ctx, db, answerRun(k)); err != nil {
 			return err
 		}
 		if k == 0 {
-			// The orchestrator records its pick, derived from the claims that answered.
-			_, err = db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: claims, By: "orchestrator"})
+			// The orchestrator records its pick, derived from the claims that answered, as
+			// the decision of its run.
+			_, err = db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: claims, By: "orchestrator", Run: answerRun(k)})
+			if err != nil {
+				return err
+			}
 		}
+		// The run ends: right or wrong about the world as it was then.
+		result := mql.Succeeded
+		if out.GraphAnswer[k] != out.Truth[k] {
+			result = mql.Failed
+		}
+		_, err = db.Outcome(ctx, mql.OutcomeSpec{Run: answerRun(k), Result: result, By: "orchestrator"})
 		return err
 	}
 	if err := measure(0, team); err != nil {
@@ -385,6 +399,21 @@ func audit(ctx context.Context, db *mql.DB, key string) (string, error) {
 		}
 		for _, d := range imp.Dependents {
 			fmt.Fprintf(&b, "impact of %s: %s %s (via %s)\n", why.Claim.Supersedes, d.Artifact.Ref, d.Artifact.Review, strings.Join(d.Path, " → "))
+		}
+		// The runs that were served the old version, and what they decided.
+		for _, u := range imp.Runs {
+			fmt.Fprintf(&b, "served to run %s (%s): decided %s, %s\n", u.Run, u.By, orNone(u.Decisions), u.Outcome)
+			reps, err := db.Run(ctx, u.Run)
+			if err != nil {
+				return "", err
+			}
+			for _, rep := range reps {
+				for _, s := range rep.Served {
+					if s.Ref == why.Claim.Supersedes {
+						fmt.Fprintf(&b, "  %s: %s when served, %s at its decision, %s now (stale %s)\n", s.Ref, s.WhenServed, s.AtDecision, s.Now, s.Stale)
+					}
+				}
+			}
 		}
 	}
 	return b.String(), nil
@@ -626,6 +655,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", m.mode, len(m.text), got, mark(ok), oneLine(reply, 100))
 	}
 	return tw.Flush()
+}
+
+func orNone(refs []string) string {
+	if len(refs) == 0 {
+		return "nothing"
+	}
+	return strings.Join(refs, ", ")
 }
 
 func indent(s string) string {

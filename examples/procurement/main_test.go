@@ -77,6 +77,8 @@ func TestAuditTrail(t *testing.T) {
 		"Klarveld.price_per_seat@2 = 89", "from src:Klarveld:rev1", "revision rev1", "$89 per seat",
 		"supersedes Klarveld.price_per_seat@1 = 44", "from src:Klarveld:rev0", "revision rev0", "$44 per seat",
 		"plan:pick-vendor@1 needs review",
+		"served to run answer-1 (orchestrator): decided plan:pick-vendor@1, succeeded",
+		"Klarveld.price_per_seat@1: live when served, live at its decision, superseded now (stale later)",
 	}
 	at := 0
 	for _, w := range want {

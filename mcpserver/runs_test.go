@@ -1,0 +1,49 @@
+package mcpserver_test
+
+import (
+	"context"
+	"testing"
+)
+
+// A run through the tools: context, why and query take a run and record what they served;
+// derive takes the run its decision belongs to; outcome ends it. Reads without a run record
+// nothing.
+func TestRunsThroughTools(t *testing.T) {
+	clk := newClock()
+	db := openStore(t, "memory:", clk)
+	team(t, db)
+	w3 := connect(t, db, "worker-3")
+	w7 := connect(t, db, "worker-7")
+	ctx := context.Background()
+	w3.ok("assert", map[string]any{"subject": "Klarveld", "predicate": "price_per_seat", "value": 44, "source": "src:Klarveld:rev0"})
+	w3.ok("assert", map[string]any{"subject": "Brimsole", "predicate": "price_per_seat", "value": 50})
+
+	head, _ := db.Head(ctx)
+	w3.ok("context", map[string]any{"subjects": []any{"Klarveld"}})
+	if h, _ := db.Head(ctx); h != head {
+		t.Fatalf("context without a run wrote: head %d → %d", head, h)
+	}
+	w3.ok("context", map[string]any{"subjects": []any{"Klarveld"}, "run": "r-17"})
+	w3.ok("why", map[string]any{"ref": "Brimsole.price_per_seat", "run": "r-17"})
+	w3.call("query", map[string]any{"statement": "live Klarveld; stats", "run": "r-17"})
+	if h, _ := db.Head(ctx); h != head+3 {
+		t.Fatalf("three reads for a run: head %d → %d, want three retrievals", head, h)
+	}
+	w3.ok("derive", map[string]any{"artifact": "pick", "from": []any{"Brimsole.price_per_seat"}, "run": "r-17"})
+	w3.ok("outcome", map[string]any{"run": "r-17", "result": "failed", "because": "overpaid"})
+	w3.fail("outcome", map[string]any{"run": "r-17", "result": "crashed"}, "enum")
+
+	reps, err := db.As("worker-3").Run(ctx, "r-17")
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("run r-17: %+v %v", reps, err)
+	}
+	r := reps[0]
+	if len(r.Retrievals) != 3 || len(r.Decisions) != 1 || r.Outcome != "failed" || len(r.Served) != 2 {
+		t.Fatalf("run r-17: %+v", r)
+	}
+	if got := rows(w3.query("run r-17")[0]); len(got) != 1 || got[0]["outcome"] != "failed" {
+		t.Errorf("query run r-17: %v", got)
+	}
+	// worker-7 sees nothing of worker-3's run.
+	w7.fail("query", map[string]any{"statement": "run r-17"}, "no run of that name")
+}
