@@ -590,20 +590,9 @@ func (b *bboltBackend) readDamage() (what string, err error) {
 	return what, err
 }
 
-// unreadable is what a check whose read of the quads failed with err reports. On a bbolt file
-// whose pages are sound (the check verified them just before) that is damage inside the data,
-// which Open does not see when it loads the snapshot instead of the quads: it is recorded in
-// the file (damageBucket), the store is marked damaged, and the check reports it as a problem.
-func unreadable(be backend, err error) (*Report, error) {
-	b, ok := be.(*bboltBackend)
-	if !ok || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil, storageErr("reading the store", err)
-	}
-	what := err.Error()
-	if len(what) > 300 {
-		what = what[:300] + "…"
-	}
-	what = "its quads cannot be read (" + what + ")"
+// recordDamage records a check's verdict in the file (damageBucket), so that every later Open
+// refuses writes, and marks the store damaged now.
+func (b *bboltBackend) recordDamage(what string) {
 	if b.damage() == nil && b.db != nil {
 		_ = b.guard(func() error {
 			return b.db.Update(func(tx *bolt.Tx) error {
@@ -619,6 +608,45 @@ func unreadable(be backend, err error) (*Report, error) {
 		})
 	}
 	b.markDamaged(what)
+}
+
+// recordVerdict records, in a bbolt file, a check that found the quads unsound in a way that
+// Open does not see: Open loads the snapshot, or scans the quads in the order they are stored,
+// while the check reads each transaction through its node, so damage to one of Cayley's
+// indexes (a transaction whose node no longer answers for it) can pass Open and not the check.
+// Writes on such a store would build on what is wrong, so from now on they are refused, as for
+// a file whose quads cannot be read. Problems Open judges the same way (standings, authors) or
+// that the check repaired (a snapshot it removed) record nothing.
+func recordVerdict(be backend, r *Report) {
+	b, ok := be.(*bboltBackend)
+	if !ok || r == nil {
+		return
+	}
+	for _, p := range r.Problems {
+		switch p.Kind {
+		case ProblemSnapshot, ProblemStanding, ProblemAuthor, ProblemFile:
+			continue
+		}
+		b.recordDamage("mql check found its quads unsound (" + p.String() + "); restore the store from an export or a backup")
+		return
+	}
+}
+
+// unreadable is what a check whose read of the quads failed with err reports. On a bbolt file
+// whose pages are sound (the check verified them just before) that is damage inside the data,
+// which Open does not see when it loads the snapshot instead of the quads: it is recorded in
+// the file (damageBucket), the store is marked damaged, and the check reports it as a problem.
+func unreadable(be backend, err error) (*Report, error) {
+	b, ok := be.(*bboltBackend)
+	if !ok || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, storageErr("reading the store", err)
+	}
+	what := err.Error()
+	if len(what) > 300 {
+		what = what[:300] + "…"
+	}
+	what = "its quads cannot be read (" + what + ")"
+	b.recordDamage(what)
 	r := &Report{}
 	r.Add(Problem{Kind: ProblemFile, Msg: what + "; mql refuses writes to this file from now on: restore the store from an export or a backup"})
 	return r, nil

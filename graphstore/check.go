@@ -141,6 +141,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	if checkSnapshot(ctx, s.be, r, sums, "reopen the store to rebuild its index from the quads") {
 		s.snapBroken = true // the index may hold what the snapshot said: never write it back
 	}
+	recordVerdict(s.be, r) // after the snapshot's removal: it refuses every write from now on
 	return r, nil
 }
 
@@ -203,6 +204,7 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 		return unreadable(be, err)
 	}
 	checkSnapshot(ctx, be, r, sums, "the next open rebuilds it from the quads")
+	recordVerdict(be, r) // after the snapshot's removal: it refuses every write from now on
 	return r, nil
 }
 
