@@ -104,6 +104,11 @@ type pgWrite struct {
 	idleTimeout time.Duration
 	done        bool // committed or rolled back; the lock is released
 
+	// What commits with the quads (applyLogged): the transaction log's rows, written after the
+	// quads, and the head announced on pgCommitChannel (0: none).
+	log    func(context.Context) error
+	notify TxID
+
 	beforeCommit func(*pgWrite) // see pgBackend
 }
 
@@ -120,7 +125,7 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 		}
 	}()
 	if createSchema {
-		if _, err := w.tx.ExecContext(ctx, pgSchema); err != nil {
+		if _, err := w.tx.ExecContext(ctx, pgSchema+"\n"+pgLogSchema); err != nil {
 			return fmt.Errorf("creating the schema: %w", err)
 		}
 	}
@@ -130,6 +135,16 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 			return err
 		}
 		quads = quads[n:]
+	}
+	if w.log != nil {
+		if err := w.log(ctx); err != nil {
+			return err
+		}
+	}
+	if w.notify > 0 {
+		if _, err := w.tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, pgCommitChannel, strconv.FormatInt(int64(w.notify), 10)); err != nil {
+			return fmt.Errorf("announcing the commit: %w", err)
+		}
 	}
 	if w.beforeCommit != nil {
 		w.beforeCommit(w)

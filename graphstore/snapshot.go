@@ -28,17 +28,24 @@ import (
 	"github.com/cayleygraph/quad"
 )
 
-// snapshotter is a backend that can keep a snapshot (bbolt: a bucket of the same file).
+// snapshotter is a backend that keeps a snapshot (bbolt: a bucket of the same file;
+// PostgreSQL: the transaction log, pglog.go).
 type snapshotter interface {
 	// eachSnapshotChunk calls fn with every chunk of the snapshot, in order (none when there is
 	// no snapshot). The bytes are valid only during the call.
 	eachSnapshotChunk(ctx context.Context, fn func(chunk []byte) error) error
-	// appendSnapshot stores chunks after the others, durably, all or none.
-	appendSnapshot(ctx context.Context, chunks []snapshotChunk) error
 	// resetSnapshot removes every chunk.
 	resetSnapshot(ctx context.Context) error
 	// txNodeQuads returns the quads whose subject is transaction id's node, labelled with it.
 	txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
+}
+
+// snapshotAppender is a snapshotter whose snapshot the Store writes after commits (bbolt). The
+// PostgreSQL log is written by the commits themselves.
+type snapshotAppender interface {
+	snapshotter
+	// appendSnapshot stores chunks after the others, durably, all or none.
+	appendSnapshot(ctx context.Context, chunks []snapshotChunk) error
 }
 
 // Flush thresholds: a chunk is written once this many transactions or claims have been
@@ -305,7 +312,7 @@ func sameQuadSet(a, b []quad.Quad) bool {
 // quads hold everything), so it is not reported to the writer whose commit triggered it; the
 // next flush retries. Caller holds imu.
 func (s *Store) saveSnapshot(ctx context.Context, force bool) {
-	sn, ok := s.be.(snapshotter)
+	sn, ok := s.be.(snapshotAppender)
 	if !ok || s.snapBroken {
 		return
 	}
@@ -346,7 +353,12 @@ func (s *Store) saveSnapshot(ctx context.Context, force bool) {
 // rewriteSnapshot replaces the snapshot with one chunk of every committed transaction (after
 // a scan found it missing or unusable). Caller holds imu.
 func (s *Store) rewriteSnapshot(ctx context.Context) {
-	sn, ok := s.be.(snapshotter)
+	if lg, ok := s.be.(txLog); ok {
+		// A failure (the lock is busy) leaves the log to the next write, which rewrites it.
+		lg.rebuildLog(ctx, s.chain.head(), s.history)
+		return
+	}
+	sn, ok := s.be.(snapshotAppender)
 	if !ok {
 		return
 	}
