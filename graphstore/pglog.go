@@ -153,11 +153,9 @@ func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*T
 		}
 		st, _ = b.lockedLogState()
 	}
-	w.log = func(ctx context.Context) error {
-		var chunks []pgChunk
-		var err error
-		switch {
-		case !st.exists || !st.current || st.last != first-1:
+	switch {
+	case !st.exists || !st.current || st.last != first-1:
+		w.log = func(ctx context.Context) error {
 			if !st.exists {
 				if _, err := w.tx.ExecContext(ctx, pgLogSchema); err != nil {
 					return fmt.Errorf("creating the transaction log: %w", err)
@@ -166,18 +164,20 @@ func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*T
 				return fmt.Errorf("rewriting the transaction log: %w", err)
 			}
 			return writeSealed(ctx, w.tx, 1, first-1, history, txs)
-		case int(last-st.sealed) >= pgLogTail || claimsOf(history(st.sealed+1, first-1))+claimsOf(txs) >= snapshotEveryClaims:
+		}
+	case int(last-st.sealed) >= pgLogTail || claimsOf(history(st.sealed+1, first-1))+claimsOf(txs) >= snapshotEveryClaims:
+		w.log = func(ctx context.Context) error {
 			if _, err := w.tx.ExecContext(ctx, `DELETE FROM mql_snapshot WHERE first > $1`, int64(st.sealed)); err != nil {
 				return fmt.Errorf("sealing the transaction log: %w", err)
 			}
 			return writeSealed(ctx, w.tx, st.sealed+1, first-1, history, txs)
-		default:
-			chunks, err = pgChunks(txs, false)
 		}
+	default:
+		data, err := encodeChunk(txs)
 		if err != nil {
-			return err
+			return fmt.Errorf("encoding the transaction log: %w", err)
 		}
-		return insertChunks(ctx, w.tx, chunks)
+		w.logRow = &pgChunk{snapshotChunk{first: first, data: data}, last, false}
 	}
 	w.notify = last
 	return b.apply(ctx, quads)

@@ -50,7 +50,8 @@ import (
 // commit, and never for a write rolled back).
 
 // pgQuadsPerBatch bounds one batch: 4 parameters per quad row, and at most 4 distinct nodes
-// per quad at 12 parameters each, stays below PostgreSQL's 65,535 parameters per statement.
+// per quad at 12 parameters each, and the log's row and the announcement (6), stays below
+// PostgreSQL's 65,535 parameters per statement.
 const pgQuadsPerBatch = 1000
 
 // pgNodeColumns are the value columns of nodes, in the order of the INSERT.
@@ -104,8 +105,10 @@ type pgWrite struct {
 	idleTimeout time.Duration
 	done        bool // committed or rolled back; the lock is released
 
-	// What commits with the quads (applyLogged): the transaction log's rows, written after the
-	// quads, and the head announced on pgCommitChannel (0: none).
+	// What commits with the quads (applyLogged): the transaction log's row, written with the
+	// last quads, or, when the log is rewritten, its rows, written after them; and the head
+	// announced on pgCommitChannel (0: none).
+	logRow *pgChunk
 	log    func(context.Context) error
 	notify TxID
 
@@ -131,7 +134,7 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 	}
 	for len(quads) > 0 {
 		n := min(len(quads), pgQuadsPerBatch)
-		if err := w.insert(ctx, quads[:n]); err != nil {
+		if err := w.insert(ctx, quads[:n], n == len(quads)); err != nil {
 			return err
 		}
 		quads = quads[n:]
@@ -139,11 +142,6 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 	if w.log != nil {
 		if err := w.log(ctx); err != nil {
 			return err
-		}
-	}
-	if w.notify > 0 {
-		if _, err := w.tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, pgCommitChannel, strconv.FormatInt(int64(w.notify), 10)); err != nil {
-			return fmt.Errorf("announcing the commit: %w", err)
 		}
 	}
 	if w.beforeCommit != nil {
@@ -203,14 +201,18 @@ func (w *pgWrite) committed() (bool, error) {
 // could not then be asked whether it committed: it may have recorded it.
 var errCommitUnknown = errors.New("the connection failed during the commit and PostgreSQL could not be asked whether it committed, so it may or may not have recorded the write; the next read or write loads it if it did")
 
-// insert writes one batch: its nodes, then its quads (which reference them).
-func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
+// insert writes one batch, its nodes and its quads (which reference them), in one statement:
+// PostgreSQL checks the quads' foreign keys at the end of the statement, when the nodes are
+// there. The last batch of a write also carries the log's row (logRow) and the announcement
+// (notify), so that a single-claim write is one statement and the COMMIT.
+func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad, last bool) error {
 	d := graphlog.InsertQuads(quads) // what Cayley's ApplyDeltas computes: nodes with counts, sorted by hash
+	const per = 2 + 10               // refs, hash, the value columns
+	args := make([]any, 0, per*len(d.IncNode)+4*len(d.QuadAdd)+7)
+	var q strings.Builder
+	q.WriteString(`WITH `)
 	if len(d.IncNode) > 0 {
-		const per = 2 + 10 // refs, hash, the value columns
-		args := make([]any, 0, per*len(d.IncNode))
-		var q strings.Builder
-		q.WriteString(`INSERT INTO nodes(refs, hash, ` + strings.Join(pgNodeColumns, ", ") + `) VALUES `)
+		q.WriteString(`n AS (INSERT INTO nodes(refs, hash, ` + strings.Join(pgNodeColumns, ", ") + `) VALUES `)
 		for i, n := range d.IncNode {
 			typ, vals, err := csql.NodeValues(csql.NodeHash{ValueHash: n.Hash}, n.Val)
 			if err != nil {
@@ -231,14 +233,9 @@ func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
 			placeholders(&q, len(args), per, "")
 			args = append(args, row...)
 		}
-		q.WriteString(` ON CONFLICT (hash) DO UPDATE SET refs = nodes.refs + EXCLUDED.refs`)
-		if _, err := w.tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("writing nodes: %w", err)
-		}
+		q.WriteString(` ON CONFLICT (hash) DO UPDATE SET refs = nodes.refs + EXCLUDED.refs), `)
 	}
-	args := make([]any, 0, 4*len(d.QuadAdd))
-	var q strings.Builder
-	q.WriteString(`INSERT INTO quads(subject_hash, predicate_hash, object_hash, label_hash, ts) VALUES `)
+	q.WriteString(`q AS (INSERT INTO quads(subject_hash, predicate_hash, object_hash, label_hash, ts) VALUES `)
 	for i, u := range d.QuadAdd {
 		if i > 0 {
 			q.WriteByte(',')
@@ -247,6 +244,20 @@ func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
 		for _, h := range u.Quad.Dirs() {
 			args = append(args, csql.NodeHash{ValueHash: h}.SQLValue())
 		}
+	}
+	q.WriteString(` RETURNING horizon)`)
+	if c := w.logRow; last && c != nil {
+		// Our quads are the newest: the lock keeps every other writer out.
+		n := len(args)
+		fmt.Fprintf(&q, `, l AS (INSERT INTO mql_snapshot(first, last, sealed, horizon, data) VALUES ($%d, $%d, $%d, (SELECT max(horizon) FROM q), $%d))`, n+1, n+2, n+3, n+4)
+		args = append(args, int64(c.first), int64(c.last), c.sealed, c.data)
+	}
+	if last && w.notify > 0 {
+		n := len(args)
+		fmt.Fprintf(&q, ` SELECT pg_notify($%d, $%d)`, n+1, n+2)
+		args = append(args, pgCommitChannel, strconv.FormatInt(int64(w.notify), 10))
+	} else {
+		q.WriteString(` SELECT 1`)
 	}
 	if _, err := w.tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("writing quads: %w", err)

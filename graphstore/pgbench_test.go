@@ -1,0 +1,55 @@
+package graphstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/mql-dev/mql/internal/pgtest"
+)
+
+// BenchmarkPostgresWriters runs 8 Stores on one PostgreSQL database, as 8 processes would
+// (each has its own connections and takes the writer lock for itself), each writing single
+// claims one after another: the "8 processes writing single claims" target, in one process so
+// that a CPU profile covers every writer.
+func BenchmarkPostgresWriters(b *testing.B) {
+	dsn := pgtest.Database(b)
+	const writers = 8
+	stores := make([]*Store, writers)
+	for i := range stores {
+		stores[i] = mustOpen(b, dsn, Options{})
+		defer stores[i].Close()
+	}
+	var mu sync.Mutex
+	next := 0
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := 1; ; v++ {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= b.N {
+					return
+				}
+				if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+					tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v},
+						Value: Value{Type: Number, Num: float64(i)}, By: "owner", Kind: Observed, Confidence: 1}}
+					if v > 1 {
+						tx.Claims[0].Supersedes = &ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v - 1}
+					}
+					return nil
+				}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
