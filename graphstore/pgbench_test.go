@@ -52,4 +52,5 @@ func BenchmarkPostgresWriters(b *testing.B) {
 		}()
 	}
 	wg.Wait()
+	b.Log(TraceDump())
 }

@@ -61,6 +61,46 @@ type pgLogState struct {
 	current bool // its last row was written with the quads' newest row
 }
 
+// pgLogQuery reads, in one statement (so from one state of the database), the log's state
+// (a row of kind 0: the quads' highest horizon, the last sealed transaction, the log's last
+// transaction and its row's horizon) and its rows after head (kind 1: first, last, data). The
+// head is written into the query, so that lockWriters can send it with the lock's statements
+// in one round trip.
+func pgLogQuery(head TxID) string {
+	return fmt.Sprintf(`SELECT 0, (SELECT coalesce(max(horizon), 0) FROM quads),
+       coalesce((SELECT max(last) FROM mql_snapshot WHERE sealed), 0),
+       coalesce((SELECT last FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0),
+       coalesce((SELECT horizon FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0), NULL::bytea
+UNION ALL
+SELECT 1, first, last, 0, 0, data FROM mql_snapshot WHERE last > %d
+ORDER BY 1, 2`, int64(head))
+}
+
+// pgLogRow is a row of pgLogQuery.
+type pgLogRow struct {
+	kind, a, b, c, d int64
+	data             []byte
+}
+
+func scanLog(rows *sql.Rows) ([]pgLogRow, error) {
+	var out []pgLogRow
+	for rows.Next() {
+		var r pgLogRow
+		if err := rows.Scan(&r.kind, &r.a, &r.b, &r.c, &r.d, &r.data); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// pgPrefetch is the answer to pgLogQuery(head) that lockWriters read with the lock.
+type pgPrefetch struct {
+	gen  uint64
+	head TxID
+	rows []pgLogRow
+}
+
 // txsAfter returns the log's transactions after head, in order, and whether they are all the
 // store holds after head (ok false: the log is missing, behind the quads, or unreadable; read
 // the quads instead).
@@ -73,40 +113,39 @@ func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool
 	if b.w == nil {
 		gen = 0
 	}
+	pre := b.prefetch
+	b.prefetch = pgPrefetch{}
 	b.mu.Unlock()
-	rows, err := b.db.QueryContext(ctx, `
-SELECT 0, (SELECT coalesce(max(horizon), 0) FROM quads),
-       coalesce((SELECT max(last) FROM mql_snapshot WHERE sealed), 0),
-       coalesce((SELECT last FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0),
-       coalesce((SELECT horizon FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0), NULL::bytea
-UNION ALL
-SELECT 1, first, last, 0, 0, data FROM mql_snapshot WHERE last > $1
-ORDER BY 1, 2`, int64(head))
-	if pgCode(err) == "42P01" { // undefined_table: a store written before the log existed
-		b.setLogState(gen, pgLogState{})
-		return nil, false, nil
+	var rows []pgLogRow
+	if gen != 0 && pre.gen == gen && pre.head == head {
+		rows = pre.rows // read with the lock, under which nothing else commits
+	} else {
+		r, err := b.db.QueryContext(ctx, pgLogQuery(head))
+		if pgCode(err) == "42P01" { // undefined_table: a store written before the log existed
+			b.setLogState(gen, head, pgLogState{})
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		rows, err = scanLog(r)
+		r.Close()
+		if err != nil {
+			return nil, false, err
+		}
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
 	st := pgLogState{exists: true}
 	next := head + 1
 	bad := false
-	for rows.Next() {
-		var kind, a, c, d, e int64
-		var data []byte
-		if err := rows.Scan(&kind, &a, &c, &d, &e, &data); err != nil {
-			return nil, false, err
-		}
-		if kind == 0 {
-			st.sealed, st.last, st.current = TxID(c), TxID(d), a == e
+	for _, r := range rows {
+		if r.kind == 0 {
+			st.sealed, st.last, st.current = TxID(r.b), TxID(r.c), r.a == r.d
 			continue
 		}
 		if bad {
 			continue
 		}
-		more, err := decodeChunk(data)
+		more, err := decodeChunk(r.data)
 		if err != nil {
 			bad = true
 			continue
@@ -123,10 +162,7 @@ ORDER BY 1, 2`, int64(head))
 			}
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	b.setLogState(gen, st)
+	b.setLogState(gen, next-1, st)
 	if bad || !st.current || st.last < head || next-1 != st.last {
 		return nil, false, nil
 	}
@@ -183,10 +219,13 @@ func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*T
 	return b.apply(ctx, quads)
 }
 
-// setLogState records st if it was read under the writer lock that this process still holds.
-func (b *pgBackend) setLogState(gen uint64, st pgLogState) {
+// setLogState records st if it was read under the writer lock that this process still holds,
+// and the head this process will ask for next (lockWriters reads the log after it with the
+// lock).
+func (b *pgBackend) setLogState(gen uint64, next TxID, st pgLogState) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.logExists, b.nextHead = st.exists, next
 	if gen != 0 && gen == b.lockGen && b.w != nil {
 		st.gen = gen
 		b.logState = st
