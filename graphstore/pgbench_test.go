@@ -52,5 +52,4 @@ func BenchmarkPostgresWriters(b *testing.B) {
 		}()
 	}
 	wg.Wait()
-	b.Log(TraceDump())
 }

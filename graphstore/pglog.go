@@ -424,15 +424,23 @@ func (b *pgBackend) watchCommits(ctx context.Context, fn func(head TxID)) {
 		case <-ctx.Done():
 			return
 		case n := <-l.Notify:
-			if n == nil {
-				fn(0)
-				continue
+			// Announcements that arrived meanwhile are covered by one load: under a stream of
+			// commits a process loads them in groups instead of one query per commit.
+			head := notified(n)
+		drain:
+			for {
+				select {
+				case n := <-l.Notify:
+					if h := notified(n); h == 0 || head == 0 {
+						head = 0
+					} else {
+						head = max(head, h)
+					}
+				default:
+					break drain
+				}
 			}
-			id, err := strconv.ParseInt(n.Extra, 10, 64)
-			if err != nil {
-				id = 0
-			}
-			fn(TxID(id))
+			fn(head)
 		}
 	}
 }
@@ -444,6 +452,19 @@ type txLog interface {
 	applyLogged(ctx context.Context, quads []quad.Quad, txs []*Tx, history func(from, to TxID) []*Tx) error
 	rebuildLog(ctx context.Context, head TxID, history func(from, to TxID) []*Tx) error
 	watchCommits(ctx context.Context, fn func(head TxID))
+}
+
+// notified is the head a notification announced, or 0 for a lost connection (nil) or a
+// payload that is not a transaction id.
+func notified(n *pq.Notification) TxID {
+	if n == nil {
+		return 0
+	}
+	id, err := strconv.ParseInt(n.Extra, 10, 64)
+	if err != nil || id < 0 {
+		return 0
+	}
+	return TxID(id)
 }
 
 var (

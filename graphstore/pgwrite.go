@@ -147,10 +147,8 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 	if w.beforeCommit != nil {
 		w.beforeCommit(w)
 	}
-	T := time.Now()
 	w.done = true
 	cerr := w.tx.Commit()
-	traceT("w-COMMIT", T)
 	if cerr == nil {
 		w.conn.Close()
 		return nil

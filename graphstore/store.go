@@ -452,11 +452,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	// The wait for the writer lock ends when every writer of the group has given up; the
 	// store's work after it runs to the end whatever any one writer's context does.
 	waitCtx, stopWait := waitAll(group)
-	T0 := time.Now()
-	defer func() { traceT("total-from-lock", T0) }()
 	unlock, err := s.be.lockWriters(waitCtx)
-	traceT("lock", T0)
-	T1 := time.Now()
 	stopWait()
 	if err != nil {
 		fail(group, err)
@@ -474,8 +470,6 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		fail(group, err)
 		return
 	}
-	traceT("refresh-locked", T1)
-	T1 = time.Now()
 	if s.broken {
 		if err := s.be.reopen(ctx); err != nil {
 			fail(group, storageErr("reopening after a failed write", err))
@@ -519,11 +513,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	for i, w := range built {
 		txs[i] = w.tx
 	}
-	traceT("build", T1)
-	T1 = time.Now()
-	err = s.apply(ctx, quads, txs)
-	traceT("apply", T1)
-	if err != nil {
+	if err := s.apply(ctx, quads, txs); err != nil {
 		s.broken = true
 		s.dropPending()
 		first, last := built[0].tx.ID, built[len(built)-1].tx.ID
@@ -898,25 +888,4 @@ func waitAll(group []*writer) (context.Context, func()) {
 		}
 		cancel()
 	}
-}
-
-var traceMu sync.Mutex
-var traceSum = map[string]time.Duration{}
-var traceN = map[string]int{}
-
-func traceT(k string, t time.Time) {
-	traceMu.Lock()
-	traceSum[k] += time.Since(t)
-	traceN[k]++
-	traceMu.Unlock()
-}
-
-func TraceDump() string {
-	traceMu.Lock()
-	defer traceMu.Unlock()
-	out := ""
-	for k, v := range traceSum {
-		out += fmt.Sprintf("%s: %v avg over %d\n", k, v/time.Duration(traceN[k]), traceN[k])
-	}
-	return out
 }
