@@ -53,3 +53,23 @@ func BenchmarkPostgresWriters(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkPostgresIngest writes transactions of 1,000 claims (one op is one claim), as the
+// bench's bulk ingest does.
+func BenchmarkPostgresIngest(b *testing.B) {
+	dsn := pgtest.Database(b)
+	s := mustOpen(b, dsn, Options{})
+	defer s.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 1000 {
+		if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+			for j := i; j < min(b.N, i+1000); j++ {
+				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
