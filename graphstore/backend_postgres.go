@@ -62,12 +62,7 @@ type pgBackend struct {
 	mu       sync.Mutex
 	lockGen  uint64 // counts the takings and releases of the writer lock
 	logState pgLogState
-	// The log exists, as last read, and the head this process is expected to have after its
-	// last read of it: lockWriters then reads the log after that head with the lock, in the
-	// same round trip (prefetch), for the refresh every write makes under the lock.
-	logExists bool
-	nextHead  TxID
-	prefetch  pgPrefetch
+	logStmt  *sql.Stmt // pgLogQuery, prepared: its plan is made once, not at every read
 
 	beforeCommit func(*pgWrite) // tests: runs between a write's INSERTs and its COMMIT
 }
@@ -250,66 +245,13 @@ func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 		// transaction's id is what tells, should the connection fail during the COMMIT,
 		// whether it committed (txid_status). ctx bounds the wait as well: if it ends, lib/pq
 		// cancels the statement.
-		b.mu.Lock()
-		logExists, next := b.logExists, b.nextHead
-		b.mu.Unlock()
-		q := fmt.Sprintf(`SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; `+
-			`SELECT pg_advisory_xact_lock(%d), txid_current(), pg_backend_pid()`,
-			b.lockTimeout.Milliseconds(), b.idleTimeout.Milliseconds(), int64(pgLockKey))
-		if logExists {
-			// A statement of its own, so with a snapshot taken once the lock is held.
-			q += "; " + pgLogQuery(next)
-		}
-		var pre []pgLogRow
-		err = func() error {
-			rows, err := tx.QueryContext(ctx, q)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			if !rows.Next() {
-				if err := rows.Err(); err != nil {
-					return err
-				}
-				return errors.New("the lock's statement returned no row")
-			}
-			var void any
-			if err := rows.Scan(&void, &w.xid, &w.pid); err != nil {
-				return err
-			}
-			if logExists {
-				for rows.Next() { // lib/pq moves on only from a result set read to its end
-				}
-				if !rows.NextResultSet() {
-					if err := rows.Err(); err != nil {
-						return err
-					}
-					return errors.New("the log's statement returned nothing")
-				}
-				if pre, err = scanLog(rows); err != nil {
-					return err
-				}
-			}
-			return rows.Close()
-		}()
+		var void any
+		err = tx.QueryRowContext(ctx, fmt.Sprintf(
+			`SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; `+
+				`SELECT pg_advisory_xact_lock(%d), txid_current(), pg_backend_pid()`,
+			b.lockTimeout.Milliseconds(), b.idleTimeout.Milliseconds(), int64(pgLockKey))).Scan(&void, &w.xid, &w.pid)
 		if err != nil {
 			tx.Rollback()
-			if logExists && pgCode(err) == "42P01" {
-				// The log was removed since this process read it: take the lock without it.
-				discard(conn)
-				b.mu.Lock()
-				b.logExists = false
-				b.mu.Unlock()
-				return b.lockWriters(ctx)
-			}
-		} else if logExists {
-			defer func() {
-				b.mu.Lock()
-				if b.w == w {
-					b.prefetch = pgPrefetch{gen: b.lockGen, head: next, rows: pre}
-				}
-				b.mu.Unlock()
-			}()
 		}
 	}
 	if err != nil {
@@ -398,6 +340,9 @@ func (b *pgBackend) close() error {
 	if b.w != nil {
 		b.w.end()
 		b.w = nil
+	}
+	if b.logStmt != nil {
+		b.logStmt.Close()
 	}
 	b.mu.Unlock()
 	err := b.qs.Close()

@@ -73,3 +73,22 @@ func BenchmarkPostgresIngest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPostgresRefresh is what every read on PostgreSQL adds: asking for what other
+// processes committed, when they committed nothing.
+func BenchmarkPostgresRefresh(b *testing.B) {
+	dsn := pgtest.Database(b)
+	s := mustOpen(b, dsn, Options{})
+	defer s.Close()
+	for i := range 200 {
+		if _, err := s.Write(context.Background(), "owner", countingClaim("R", i+1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := s.Refresh(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -63,42 +63,63 @@ type pgLogState struct {
 
 // pgLogQuery reads, in one statement (so from one state of the database), the log's state
 // (a row of kind 0: the quads' highest horizon, the last sealed transaction, the log's last
-// transaction and its row's horizon) and its rows after head (kind 1: first, last, data). The
-// head is written into the query, so that lockWriters can send it with the lock's statements
-// in one round trip.
-func pgLogQuery(head TxID) string {
-	return fmt.Sprintf(`SELECT 0, (SELECT coalesce(max(horizon), 0) FROM quads),
+// transaction and its row's horizon) and its rows after the head $1 (kind 1: first, last,
+// data). It is prepared once per store: planning it costs more than running it.
+const pgLogQuery = `SELECT 0, (SELECT coalesce(max(horizon), 0) FROM quads),
        coalesce((SELECT max(last) FROM mql_snapshot WHERE sealed), 0),
        coalesce((SELECT last FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0),
        coalesce((SELECT horizon FROM mql_snapshot ORDER BY first DESC LIMIT 1), 0), NULL::bytea
 UNION ALL
-SELECT 1, first, last, 0, 0, data FROM mql_snapshot WHERE last > %d
-ORDER BY 1, 2`, int64(head))
-}
+SELECT 1, first, last, 0, 0, data FROM mql_snapshot WHERE last > $1
+ORDER BY 1, 2`
 
-// pgLogRow is a row of pgLogQuery.
-type pgLogRow struct {
-	kind, a, b, c, d int64
-	data             []byte
-}
-
-func scanLog(rows *sql.Rows) ([]pgLogRow, error) {
-	var out []pgLogRow
-	for rows.Next() {
-		var r pgLogRow
-		if err := rows.Scan(&r.kind, &r.a, &r.b, &r.c, &r.d, &r.data); err != nil {
-			return nil, err
+// logRows runs pgLogQuery after head: ok is false when there is no log.
+func (b *pgBackend) logRows(ctx context.Context, head TxID, fn func(kind, a, c, d, e int64, data []byte) error) (ok bool, err error) {
+	b.mu.Lock()
+	stmt := b.logStmt
+	b.mu.Unlock()
+	if stmt == nil {
+		stmt, err = b.db.PrepareContext(ctx, pgLogQuery)
+		if pgCode(err) == "42P01" { // undefined_table: a store written before the log existed
+			return false, nil
 		}
-		out = append(out, r)
+		if err != nil {
+			return false, err
+		}
+		b.mu.Lock()
+		if b.logStmt == nil {
+			b.logStmt = stmt
+		} else {
+			stmt.Close()
+			stmt = b.logStmt
+		}
+		b.mu.Unlock()
 	}
-	return out, rows.Err()
-}
-
-// pgPrefetch is the answer to pgLogQuery(head) that lockWriters read with the lock.
-type pgPrefetch struct {
-	gen  uint64
-	head TxID
-	rows []pgLogRow
+	rows, err := stmt.QueryContext(ctx, int64(head))
+	if pgCode(err) == "42P01" { // the log was dropped since: prepare again next time
+		b.mu.Lock()
+		if b.logStmt == stmt {
+			b.logStmt = nil
+			stmt.Close()
+		}
+		b.mu.Unlock()
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, a, c, d, e int64
+		var data []byte
+		if err := rows.Scan(&kind, &a, &c, &d, &e, &data); err != nil {
+			return false, err
+		}
+		if err := fn(kind, a, c, d, e, data); err != nil {
+			return false, err
+		}
+	}
+	return true, rows.Err()
 }
 
 // txsAfter returns the log's transactions after head, in order, and whether they are all the
@@ -113,42 +134,22 @@ func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool
 	if b.w == nil {
 		gen = 0
 	}
-	pre := b.prefetch
-	b.prefetch = pgPrefetch{}
 	b.mu.Unlock()
-	var rows []pgLogRow
-	if gen != 0 && pre.gen == gen && pre.head == head {
-		rows = pre.rows // read with the lock, under which nothing else commits
-	} else {
-		r, err := b.db.QueryContext(ctx, pgLogQuery(head))
-		if pgCode(err) == "42P01" { // undefined_table: a store written before the log existed
-			b.setLogState(gen, head, pgLogState{})
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		rows, err = scanLog(r)
-		r.Close()
-		if err != nil {
-			return nil, false, err
-		}
-	}
 	st := pgLogState{exists: true}
 	next := head + 1
 	bad := false
-	for _, r := range rows {
-		if r.kind == 0 {
-			st.sealed, st.last, st.current = TxID(r.b), TxID(r.c), r.a == r.d
-			continue
+	exists, err := b.logRows(ctx, head, func(kind, a, c, d, e int64, data []byte) error {
+		if kind == 0 {
+			st.sealed, st.last, st.current = TxID(c), TxID(d), a == e
+			return nil
 		}
 		if bad {
-			continue
+			return nil
 		}
-		more, err := decodeChunk(r.data)
+		more, err := decodeChunk(data)
 		if err != nil {
 			bad = true
-			continue
+			return nil
 		}
 		for _, tx := range more {
 			switch {
@@ -161,8 +162,16 @@ func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool
 				next++
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	b.setLogState(gen, next-1, st)
+	if !exists {
+		b.setLogState(gen, pgLogState{})
+		return nil, false, nil
+	}
+	b.setLogState(gen, st)
 	if bad || !st.current || st.last < head || next-1 != st.last {
 		return nil, false, nil
 	}
@@ -219,13 +228,10 @@ func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*T
 	return b.apply(ctx, quads)
 }
 
-// setLogState records st if it was read under the writer lock that this process still holds,
-// and the head this process will ask for next (lockWriters reads the log after it with the
-// lock).
-func (b *pgBackend) setLogState(gen uint64, next TxID, st pgLogState) {
+// setLogState records st if it was read under the writer lock that this process still holds.
+func (b *pgBackend) setLogState(gen uint64, st pgLogState) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.logExists, b.nextHead = st.exists, next
 	if gen != 0 && gen == b.lockGen && b.w != nil {
 		st.gen = gen
 		b.logState = st
