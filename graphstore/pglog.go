@@ -318,12 +318,17 @@ VALUES ($1, $2, $3, (SELECT coalesce(max(horizon), 0) FROM quads), $4)`,
 // rebuildLog rewrites the log whole from history, up to head, under the writer lock, when Open
 // had to read the quads (no log, or one it could not use): the next process to open the store
 // then reads the log. Another process may have committed since the index was loaded: then the
-// log is left to that process's writes, which rewrite it if it is still behind.
+// log is left to that process's writes, which rewrite it if it is still behind (a writer that
+// finds the log behind its head rewrites it).
 func (b *pgBackend) rebuildLog(ctx context.Context, head TxID, history func(from, to TxID) []*Tx) error {
 	if !b.schema || head == 0 {
 		return nil
 	}
-	unlock, err := b.lockWriters(ctx)
+	// Open waits for the lock a moment at most: if writers keep it, one of them rewrites the
+	// log with its next write.
+	lockCtx, cancel := context.WithTimeout(ctx, time.Second)
+	unlock, err := b.lockWriters(lockCtx)
+	cancel()
 	if err != nil {
 		return err
 	}
