@@ -92,3 +92,30 @@ func BenchmarkPostgresRefresh(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPostgresOpen opens a store of 10k claims (10 transactions of 1,000) in a new Store,
+// as a new process does: its index comes from the transaction log.
+func BenchmarkPostgresOpen(b *testing.B) {
+	dsn := pgtest.Database(b)
+	s := mustOpen(b, dsn, Options{})
+	for i := 0; i < 10_000; i += 1000 {
+		if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+			for j := i; j < i+1000; j++ {
+				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		o := mustOpen(b, dsn, Options{})
+		if !o.fromSnapshot {
+			b.Fatal("the store was scanned, not loaded from its log")
+		}
+		o.Close()
+	}
+}

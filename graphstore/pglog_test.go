@@ -239,3 +239,37 @@ func TestPostgresLogChecked(t *testing.T) {
 	}
 	sameTxs(t, txsOf(b), txs)
 }
+
+// Open trusts the log only if its genesis and last transaction match their transaction nodes:
+// a log whose last transaction says another principal made it (with a valid checksum) is not
+// used, and the quads are read instead.
+func TestPostgresLogLastMustMatch(t *testing.T) {
+	dsn := newPGDatabase(t)
+	a := mustOpen(t, dsn, Options{})
+	writeSample(t, a)
+	txs := txsOf(a)
+	a.Close()
+	forged := make([]*Tx, len(txs))
+	for i, tx := range txs {
+		c := *tx
+		forged[i] = &c
+	}
+	forged[len(forged)-1].By = "mallory"
+	data, err := encodeChunk(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pgOpenDB(t, dsn)
+	if _, err := db.Exec(`DELETE FROM mql_snapshot`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO mql_snapshot(first, last, sealed, horizon, data) VALUES (1, $1, true, (SELECT max(horizon) FROM quads), $2)`, int64(len(txs)), data); err != nil {
+		t.Fatal(err)
+	}
+	b := mustOpen(t, dsn, Options{})
+	defer b.Close()
+	if b.fromSnapshot {
+		t.Fatal("loaded from a log whose last transaction differs from its quads")
+	}
+	sameTxs(t, txsOf(b), txs)
+}
