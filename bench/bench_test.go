@@ -130,6 +130,10 @@ func TestPostgres(t *testing.T) {
 			t.Errorf("%s: missing figure: %+v", r.Op, r)
 		}
 	}
+	// Every write is seen by the watcher process, which only waits for its store's signal.
+	if v := p.Visibility; v == nil || v.Writes != pgVisibilityWrites || v.Missed != 0 {
+		t.Errorf("visibility: %+v", v)
+	}
 	for _, w := range p.Writers {
 		if w.Acknowledged != 2*20 || w.Errors != 0 || w.Lost != 0 || !w.OneLivePerKey {
 			t.Errorf("writers: %+v", w)
@@ -164,8 +168,8 @@ func TestRedactDSN(t *testing.T) {
 	}
 }
 
-// TestMain lets the test binary stand in for the program when it measures opening, or writes,
-// in child processes.
+// TestMain lets the test binary stand in for the program when it measures opening, writes, or
+// how soon another process sees a write, in child processes.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "-child-open" {
 		childOpen(os.Args[2], os.Args[3])
@@ -173,6 +177,10 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
 		childWrite(os.Args[2:])
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-child-watch" {
+		childWatch(os.Args[2:])
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

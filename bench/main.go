@@ -77,6 +77,10 @@ func main() {
 		childOpen(os.Args[2], os.Args[3])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "-child-watch" {
+		childWatch(os.Args[2:])
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
 		childWrite(os.Args[2:])
 		return

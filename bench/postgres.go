@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,9 +34,21 @@ type pgRow struct {
 }
 
 type pgResult struct {
-	Claims  int              `json:"claims"`
-	Rows    []pgRow          `json:"rows"`
-	Writers []pgWriterResult `json:"writers"`
+	Claims     int              `json:"claims"`
+	Rows       []pgRow          `json:"rows"`
+	Visibility *pgVisibility    `json:"visibility,omitempty"`
+	Writers    []pgWriterResult `json:"writers"`
+}
+
+// pgVisibility is how long after one process's write is acknowledged another process, which
+// never polls (it only waits for its store's signal that transactions arrived, then reads),
+// has it live: the cross-process latency of PostgreSQL's commit announcements.
+type pgVisibility struct {
+	Writes int     `json:"writes"`
+	Missed int     `json:"missed"` // not seen within 5 s
+	P50    float64 `json:"p50_s"`
+	P99    float64 `json:"p99_s"`
+	Max    float64 `json:"max_s"`
 }
 
 // pgWriterResult is a concurrent-writers run: Processes OS processes, each asserting
@@ -149,6 +162,11 @@ func runPostgres(ctx context.Context, cfg *config) (*pgResult, error) {
 	}
 	res.Rows = append(res.Rows, pgRowOf("open an existing store (+ first live lookup)", "s", opens))
 	res.Rows = append(res.Rows, pgRowOf("peak RSS of a process that opens it and reads", "bytes", rss))
+
+	logf("visibility in another process: %d writes", pgVisibilityWrites)
+	if res.Visibility, err = runVisibility(m, mqlDSN, pgVisibilityWrites); err != nil {
+		return nil, err
+	}
 
 	for _, c := range []struct{ kind, dsn string }{{"postgres", mqlDSN}, {"postgres-sql", sqlDSN}} {
 		logf("concurrent writers, %s: %d processes × %d assertions", c.kind, cfg.pgProcesses, cfg.pgAssertions)
@@ -425,5 +443,127 @@ func childWrite(args []string) {
 	res.Finished = time.Now().UnixNano()
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		fail(err)
+	}
+}
+
+// pgVisibilityWrites is how many writes the visibility run times.
+const pgVisibilityWrites = 50
+
+// runVisibility starts a watcher process (this program again) on dsn and asserts n versions
+// of one key through m, 20–70 ms apart; the watcher reports when each version became live for
+// it, and the latency is that time minus the time the write was acknowledged (0 when the
+// watcher saw it first: the announcement can beat the acknowledgement).
+func runVisibility(m *mqlEngine, dsn string, n int) (*pgVisibility, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	const key = "Watched"
+	cmd := exec.Command(exe, "-child-watch", dsn, key+".seats", strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		return nil, fmt.Errorf("watcher process did not open the store: %q %v", line, err)
+	}
+	seen := make(chan [2]int64, n)
+	go func() {
+		defer close(seen)
+		for {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				return
+			}
+			var v, at int64
+			if _, err := fmt.Sscanf(line, "seen %d %d", &v, &at); err == nil {
+				seen <- [2]int64{v, at}
+			}
+		}
+	}()
+	r := &pgVisibility{Writes: n}
+	var lats []float64
+	for i := 1; i <= n; i++ {
+		time.Sleep(time.Duration(20+mrand.IntN(50)) * time.Millisecond)
+		if err := m.single(claimOp{Subject: key, Predicate: "seats", Num: float64(i), By: agents[0]}); err != nil {
+			return nil, err
+		}
+		acked := time.Now().UnixNano()
+		timeout := time.After(5 * time.Second)
+	wait:
+		for {
+			select {
+			case s, ok := <-seen:
+				if !ok {
+					return nil, fmt.Errorf("the watcher process ended")
+				}
+				if s[0] >= int64(i) {
+					lats = append(lats, max(0, float64(s[1]-acked)/1e9))
+					break wait
+				}
+			case <-timeout:
+				r.Missed++
+				break wait
+			}
+		}
+	}
+	slices.Sort(lats)
+	if len(lats) > 0 {
+		r.P50, r.P99, r.Max = lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], lats[len(lats)-1]
+	}
+	return r, nil
+}
+
+// childWatch is the watcher process: -child-watch DSN KEY N. It opens the store, says "ready",
+// and each time its store signals that transactions arrived, reads KEY and prints
+// "seen VERSION UNIXNANO" for a new live version, until it has seen version N.
+func childWatch(args []string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "watcher process:", err)
+		os.Exit(1)
+	}
+	if len(args) != 3 {
+		fail(fmt.Errorf("want DSN KEY N, got %q", args))
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil {
+		fail(err)
+	}
+	ctx := context.Background()
+	e, err := openMQL(ctx, args[0])
+	if err != nil {
+		fail(err)
+	}
+	defer e.close()
+	sub, stop := e.db.Subscribe()
+	defer stop()
+	fmt.Println("ready")
+	last := 0
+	for range sub {
+		at := time.Now().UnixNano()
+		cs, err := e.db.Live(ctx, args[1])
+		if err != nil {
+			fail(err)
+		}
+		for _, c := range cs {
+			i := strings.LastIndexByte(c.Ref, '@')
+			v, err := strconv.Atoi(c.Ref[i+1:])
+			if err == nil && v > last {
+				last = v
+				fmt.Printf("seen %d %d\n", v, at)
+			}
+		}
+		if last >= n {
+			return
+		}
 	}
 }

@@ -86,6 +86,11 @@ func renderPostgres(p *pgResult) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", op, fmtStat(r.MQL), fmtStat(r.SQL), ratio)
 	}
+	if v := p.Visibility; v != nil {
+		fmt.Fprintf(&b, "\n### A write seen by another process (which never polls): %d writes\n\n", v.Writes)
+		b.WriteString("| from acknowledgement to live in the other process | p50 | p99 | max | not seen within 5 s |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| mql postgres | %s | %s | %s | %d |\n", fmtVal(v.P50, "s"), fmtVal(v.P99, "s"), fmtVal(v.Max, "s"), v.Missed)
+	}
 	if len(p.Writers) == 0 {
 		return b.String()
 	}

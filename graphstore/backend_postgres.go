@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cayleygraph/cayley/graph"
@@ -55,6 +56,13 @@ type pgBackend struct {
 	// exists, and the write transaction holding the writer lock, if any.
 	schema bool
 	w      *pgWrite
+
+	// mu guards lockGen, logState and the writes of w (made under the writer mutex too): a
+	// Refresh on another goroutine reads the log while this process may hold the lock.
+	mu       sync.Mutex
+	lockGen  uint64 // counts the takings and releases of the writer lock
+	logState pgLogState
+	logStmt  *sql.Stmt // pgLogQuery, prepared: its plan is made once, not at every read
 
 	beforeCommit func(*pgWrite) // tests: runs between a write's INSERTs and its COMMIT
 }
@@ -263,9 +271,15 @@ func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 			return nil, fmt.Errorf("graphstore: cannot read the schema of %s: %w: %w", b.shown, ErrStorage, err)
 		}
 	}
+	b.mu.Lock()
 	b.w = w
+	b.lockGen++
+	b.mu.Unlock()
 	return func() {
+		b.mu.Lock()
 		b.w = nil
+		b.lockGen++
+		b.mu.Unlock()
 		w.end()
 	}, nil
 }
@@ -322,10 +336,15 @@ func discard(conn *sql.Conn) {
 }
 
 func (b *pgBackend) close() error {
+	b.mu.Lock()
 	if b.w != nil {
 		b.w.end()
 		b.w = nil
 	}
+	if b.logStmt != nil {
+		b.logStmt.Close()
+	}
+	b.mu.Unlock()
 	err := b.qs.Close()
 	if e := b.db.Close(); err == nil {
 		err = e

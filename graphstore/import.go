@@ -309,8 +309,10 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 		return ImportSummary{}, err
 	}
 	var all []quad.Quad
-	sum, err := importTxs(ctx, r, copts, func(_ *Tx, quads []quad.Quad) error {
+	var txs []*Tx
+	sum, err := importTxs(ctx, r, copts, func(tx *Tx, quads []quad.Quad) error {
 		all = append(all, quads...)
+		txs = append(txs, tx)
 		return nil
 	}, nil)
 	if err != nil {
@@ -324,7 +326,10 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 	if err := notEmpty(b.w.tx); err != nil { // someone may have written since
 		return sum, err
 	}
-	if err := b.apply(ctx, all); err != nil {
+	// The log gets every transaction, so that the first process to open the store reads it
+	// rather than the quads. The store is empty: there is no history before the import.
+	noHistory := func(from, to TxID) []*Tx { return nil }
+	if err := b.applyLogged(ctx, all, txs, noHistory); err != nil {
 		return sum, fmt.Errorf("import into %s failed and nothing was written: %w", redactDSN(dsn), err)
 	}
 	b.db.ExecContext(ctx, `ANALYZE quads; ANALYZE nodes`) // Cayley's planner counts rows

@@ -28,17 +28,24 @@ import (
 	"github.com/cayleygraph/quad"
 )
 
-// snapshotter is a backend that can keep a snapshot (bbolt: a bucket of the same file).
+// snapshotter is a backend that keeps a snapshot (bbolt: a bucket of the same file;
+// PostgreSQL: the transaction log, pglog.go).
 type snapshotter interface {
 	// eachSnapshotChunk calls fn with every chunk of the snapshot, in order (none when there is
 	// no snapshot). The bytes are valid only during the call.
 	eachSnapshotChunk(ctx context.Context, fn func(chunk []byte) error) error
-	// appendSnapshot stores chunks after the others, durably, all or none.
-	appendSnapshot(ctx context.Context, chunks []snapshotChunk) error
 	// resetSnapshot removes every chunk.
 	resetSnapshot(ctx context.Context) error
 	// txNodeQuads returns the quads whose subject is transaction id's node, labelled with it.
 	txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
+}
+
+// snapshotAppender is a snapshotter whose snapshot the Store writes after commits (bbolt). The
+// PostgreSQL log is written by the commits themselves.
+type snapshotAppender interface {
+	snapshotter
+	// appendSnapshot stores chunks after the others, durably, all or none.
+	appendSnapshot(ctx context.Context, chunks []snapshotChunk) error
 }
 
 // Flush thresholds: a chunk is written once this many transactions or claims have been
@@ -260,16 +267,18 @@ func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) 
 
 var errStopChunks = errors.New("stop reading the snapshot")
 
+// txNodeMatcher is a snapshotter that compares a transaction node's quads with the ones given
+// without reading them back value by value (PostgreSQL: by their hashes, in one query).
+type txNodeMatcher interface {
+	txNodeMatches(ctx context.Context, id TxID, want []quad.Quad) (bool, error)
+}
+
 // matchesQuads reports whether the transaction node of tx is exactly what the quads say: its
 // time, principal and the node of every record it wrote. (Comparing every record's quads would
 // cost a Cayley read per quad of a transaction that may hold thousands of claims.)
 func (s *Store) matchesQuads(ctx context.Context, sn snapshotter, tx *Tx) (bool, error) {
 	if tx == nil {
 		return false, nil
-	}
-	stored, err := sn.txNodeQuads(ctx, tx.ID)
-	if err != nil {
-		return false, storageErr(fmt.Sprintf("loading tx %d", tx.ID), err)
 	}
 	all, err := encodeTx(tx)
 	if err != nil {
@@ -281,6 +290,17 @@ func (s *Store) matchesQuads(ctx context.Context, sn snapshotter, tx *Tx) (bool,
 		if q.Subject == node {
 			mine = append(mine, q)
 		}
+	}
+	if m, ok := sn.(txNodeMatcher); ok {
+		same, err := m.txNodeMatches(ctx, tx.ID, mine)
+		if err != nil {
+			return false, storageErr(fmt.Sprintf("loading tx %d", tx.ID), err)
+		}
+		return same, nil
+	}
+	stored, err := sn.txNodeQuads(ctx, tx.ID)
+	if err != nil {
+		return false, storageErr(fmt.Sprintf("loading tx %d", tx.ID), err)
 	}
 	return sameQuadSet(stored, mine), nil
 }
@@ -305,7 +325,7 @@ func sameQuadSet(a, b []quad.Quad) bool {
 // quads hold everything), so it is not reported to the writer whose commit triggered it; the
 // next flush retries. Caller holds imu.
 func (s *Store) saveSnapshot(ctx context.Context, force bool) {
-	sn, ok := s.be.(snapshotter)
+	sn, ok := s.be.(snapshotAppender)
 	if !ok || s.snapBroken {
 		return
 	}
@@ -346,7 +366,12 @@ func (s *Store) saveSnapshot(ctx context.Context, force bool) {
 // rewriteSnapshot replaces the snapshot with one chunk of every committed transaction (after
 // a scan found it missing or unusable). Caller holds imu.
 func (s *Store) rewriteSnapshot(ctx context.Context) {
-	sn, ok := s.be.(snapshotter)
+	if lg, ok := s.be.(txLog); ok {
+		// A failure (the lock is busy) leaves the log to the next write, which rewrites it.
+		lg.rebuildLog(ctx, s.chain.head(), s.history)
+		return
+	}
+	sn, ok := s.be.(snapshotAppender)
 	if !ok {
 		return
 	}

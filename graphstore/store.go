@@ -69,6 +69,11 @@ type Store struct {
 	created bool // this Open wrote the genesis
 
 	commits notifier // tells subscribers that the head moved
+
+	// stopWatch ends the goroutine that loads other processes' commits as PostgreSQL announces
+	// them (watchDone closes when it has); nil where nobody else writes.
+	stopWatch func()
+	watchDone chan struct{}
 }
 
 // Open opens or creates the store named by dsn:
@@ -103,7 +108,44 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		be.close()
 		return nil, err
 	}
+	if lg, ok := be.(txLog); ok {
+		s.watch(lg)
+	}
 	return s, nil
+}
+
+// watch loads other processes' commits as soon as PostgreSQL announces them, so that
+// subscribers hear of them without polling. Reads do not depend on it: each one still asks
+// for what was committed before it (Refresh).
+func (s *Store) watch(lg txLog) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch, s.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.watchDone)
+		lg.watchCommits(ctx, func(head TxID) {
+			if head > 0 {
+				s.ix.RLock()
+				known := s.ix.Head() >= head
+				s.ix.RUnlock()
+				if known {
+					return // our own commit, or one loaded already
+				}
+			}
+			s.Refresh(ctx) // a failure is retried by the next read, write or announcement
+		})
+	}()
+}
+
+// history returns the committed transactions from..to, for the PostgreSQL log. Caller holds
+// imu.
+func (s *Store) history(from, to TxID) []*Tx {
+	s.ix.RLock()
+	defer s.ix.RUnlock()
+	out := make([]*Tx, 0, max(0, int(to-from+1)))
+	for id := from; id <= to; id++ {
+		out = append(out, s.ix.Tx(id))
+	}
+	return out
 }
 
 func openBackend(ctx context.Context, dsn string, opts Options) (backend, error) {
@@ -251,6 +293,10 @@ func addToIndex(ix *Index, tx *Tx) (err error) {
 
 // Close closes the store. It waits for a write in progress; later calls return ErrClosed.
 func (s *Store) Close() error {
+	if s.stopWatch != nil {
+		s.stopWatch()
+		<-s.watchDone
+	}
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {
@@ -463,7 +509,11 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	if len(built) == 0 {
 		return
 	}
-	if err := s.be.apply(ctx, quads); err != nil {
+	txs := make([]*Tx, len(built))
+	for i, w := range built {
+		txs[i] = w.tx
+	}
+	if err := s.apply(ctx, quads, txs); err != nil {
 		s.broken = true
 		s.dropPending()
 		first, last := built[0].tx.ID, built[len(built)-1].tx.ID
@@ -482,6 +532,17 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	}
 	s.saveSnapshot(ctx, false)
 	s.commits.notify()
+}
+
+// apply stores the quads of txs. On PostgreSQL the transaction log gets txs in the same
+// database transaction, unless a check found the log wrong since this Store was opened: the
+// index may then hold what the log said, and must not be written back (the others read the
+// quads until a process opened since rewrites the log). Caller holds the writer lock and imu.
+func (s *Store) apply(ctx context.Context, quads []quad.Quad, txs []*Tx) error {
+	if lg, ok := s.be.(txLog); ok && !s.snapBroken {
+		return lg.applyLogged(ctx, quads, txs, s.history)
+	}
+	return s.be.apply(ctx, quads)
 }
 
 // outcome says what a failed apply left: nothing, unless the connection to PostgreSQL failed
@@ -633,7 +694,7 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.be.apply(ctx, quads); err != nil {
+	if err := s.apply(ctx, quads, []*Tx{tx}); err != nil {
 		s.broken = true
 		return nil, fmt.Errorf("graphstore: writing tx %d failed %s; the store will be reopened before the next write: %w: %w", tx.ID, outcome(err), ErrStorage, err)
 	}
@@ -754,8 +815,9 @@ func (s *Store) refreshLocked(ctx context.Context) error {
 	return s.loadNewer(ctx)
 }
 
-// loadNewer probes for transaction head+1 until there is none, reading each one's quads
-// through its transaction node. Caller holds imu.
+// loadNewer loads the transactions after the index's head: from the PostgreSQL log when it
+// holds them all, else by probing for transaction head+1 until there is none, reading each
+// one's quads through its transaction node. Caller holds imu.
 func (s *Store) loadNewer(ctx context.Context) error {
 	loaded := false
 	defer func() {
@@ -763,6 +825,21 @@ func (s *Store) loadNewer(ctx context.Context) error {
 			s.commits.notify()
 		}
 	}()
+	if lg, ok := s.be.(txLog); ok {
+		txs, ok, err := lg.txsAfter(ctx, s.chain.head())
+		if err != nil {
+			return storageErr("reading the transaction log", err)
+		}
+		if ok {
+			for _, tx := range txs {
+				if err := s.index(tx); err != nil {
+					return fmt.Errorf("graphstore: logged tx %d is not valid: %w: %v", tx.ID, ErrStorage, err)
+				}
+				loaded = true
+			}
+			return nil
+		}
+	}
 	for {
 		id := s.chain.head() + 1
 		quads, err := s.be.txQuads(ctx, id)

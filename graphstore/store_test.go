@@ -628,6 +628,10 @@ func TestPostgresRefresh(t *testing.T) {
 	if b.Index().Meta().Owner != "ann" {
 		t.Fatal("second store wrote its own genesis")
 	}
+	// Without its commit watcher, b loads a's transactions only when it refreshes.
+	b.stopWatch()
+	<-b.watchDone
+	b.stopWatch = nil
 	writeSample(t, a)
 	if head(b) != 1 {
 		t.Fatal("b changed without Refresh")
@@ -648,6 +652,33 @@ func TestPostgresRefresh(t *testing.T) {
 	if n1, n2 := quadCount(t, a), quadCount(t, b); n1 != n2 {
 		t.Fatalf("counts %d and %d", n1, n2)
 	}
+}
+
+// TestPostgresCommitsAnnounced: a store loads another process's commit when PostgreSQL
+// announces it, without a read or a Refresh, and tells its subscribers.
+func TestPostgresCommitsAnnounced(t *testing.T) {
+	dsn := newPGDatabase(t)
+	a := mustOpen(t, dsn, Options{})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{})
+	defer b.Close()
+	sub, stop := b.Subscribe()
+	defer stop()
+	for i := range 3 {
+		tx, err := a.Write(context.Background(), "owner", countingClaim("A", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.After(10 * time.Second)
+		for head(b) < tx.ID {
+			select {
+			case <-sub:
+			case <-deadline:
+				t.Fatalf("b is at tx %d, 10s after a committed tx %d", head(b), tx.ID)
+			}
+		}
+	}
+	sameTxs(t, txsOf(b), txsOf(a))
 }
 
 // ---- export and import ---------------------------------------------------------------------
