@@ -310,6 +310,14 @@ func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) e
 	return b.read(func(qs graph.QuadStore) error { return eachQuad(ctx, qs, fn) })
 }
 
+func (b *bboltBackend) graphQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
+	err = b.read(func(qs graph.QuadStore) error {
+		out, err = graphQuadsOf(ctx, qs, id)
+		return err
+	})
+	return out, err
+}
+
 func (b *bboltBackend) txQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
 	err = b.read(func(qs graph.QuadStore) error {
 		out, err = txQuadsOf(ctx, qs, id)

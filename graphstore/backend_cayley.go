@@ -70,6 +70,16 @@ func subjectQuads(ctx context.Context, qs graph.QuadStore, v quad.Value) ([]quad
 	return quadsOf(ctx, qs, qs.QuadIterator(quad.Subject, ref))
 }
 
+// graphQuadsOf collects the quads of transaction id through the label index: the same quads
+// as txQuadsOf on a sound store, read another way (see checkSnapshot).
+func graphQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad, error) {
+	ref, err := qs.ValueOf(txIRI(id))
+	if err != nil || ref == nil {
+		return nil, err
+	}
+	return quadsOf(ctx, qs, qs.QuadIterator(quad.Label, ref))
+}
+
 // txQuadsOf collects the quads of transaction id without a label scan: the transaction node's
 // own quads, then those of every subject it links with urn:mql:wrote, keeping the ones
 // labelled with this transaction.

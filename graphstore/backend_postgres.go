@@ -175,6 +175,13 @@ func (b *pgBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) erro
 	})
 }
 
+func (b *pgBackend) graphQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
+	if !b.schema {
+		return nil, nil
+	}
+	return pgUnescape(graphQuadsOf(ctx, b.qs, id))
+}
+
 func (b *pgBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
 	if !b.schema {
 		return nil, nil

@@ -396,6 +396,20 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 	if bad == nil {
 		return false
 	}
+	if badTx > 0 && int(badTx) <= len(hashes) {
+		// The check read the transaction through its node and Open reads it in its graph: on a
+		// sound store they are the same quads. When they differ, one of the store's indexes is
+		// damaged, and the snapshot (which Open wrote from what it read) is not what is wrong.
+		if gr, ok := be.(interface {
+			graphQuads(context.Context, TxID) ([]quad.Quad, error)
+		}); ok {
+			inGraph, err := gr.graphQuads(ctx, badTx)
+			if err == nil && len(inGraph) > 0 && hashQuads(canonQuads(inGraph)) != hashes[badTx-1] {
+				r.Add(Problem{Kind: ProblemEncoding, Tx: badTx, Node: string(txIRI(badTx)),
+					Msg: "the quads read through the transaction's node differ from the quads stored in its graph: one of the store's indexes is damaged"})
+			}
+		}
+	}
 	msg := bad.Error()
 	if err := sn.resetSnapshot(ctx); err != nil {
 		msg += fmt.Sprintf("; removing it failed (%v)", err)
