@@ -41,7 +41,11 @@ type indexData struct {
 	artifacts  map[string]*ArtifactEntry
 	artOrder   []string
 	arts       map[ArtifactID]*ArtifactNode
-	decays     map[string][]*Decay
+	// claimDeps holds the artifact versions derived directly from a claim version, in
+	// transaction order; an artifact version keeps its own (ArtifactNode.dependents). A map,
+	// not a field of every claim: few claims have dependents.
+	claimDeps map[*ClaimEntry][]*ArtifactNode
+	decays    map[string][]*Decay
 	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
 	// recorded: the first of them a viewer may see fixes the type of the values it may give.
 	valueTypes map[string][]*ClaimEntry
@@ -67,7 +71,6 @@ type ClaimEntry struct {
 	seq           int             // its place among all claims, in the order they were recorded
 	audience      string          // Audience(SeenBy)
 	slot          *liveSlot       // of its key and audience
-	dependents    []*ArtifactNode // artifact versions derived directly from it, in transaction order
 	RevisedBy     []*Claim        // claims whose Supersedes names this one
 	Revocations   []*Revocation   // the first one counts; later ones are refused by writers
 	Promotions    []*Revocation   // revocations of another version that named this one as replacement
@@ -113,6 +116,7 @@ func newIndexData() *indexData {
 		claims:     map[ClaimID]*ClaimEntry{},
 		artifacts:  map[string]*ArtifactEntry{},
 		arts:       map[ArtifactID]*ArtifactNode{},
+		claimDeps:  map[*ClaimEntry][]*ArtifactNode{},
 		decays:     map[string][]*Decay{},
 		valueTypes: map[string][]*ClaimEntry{},
 		tokens:     map[string]*TokenEntry{},
@@ -333,7 +337,7 @@ func (ix *Index) addArtifact(a *Artifact) {
 		case in.Claim != nil:
 			if e := ix.claims[*in.Claim]; e != nil {
 				n.inputs[i].claim = e
-				e.dependents = append(e.dependents, n)
+				ix.claimDeps[e] = append(ix.claimDeps[e], n)
 			}
 		case in.Artifact != nil:
 			if p := ix.arts[*in.Artifact]; p != nil {

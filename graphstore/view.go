@@ -696,7 +696,7 @@ func (v *View) Dependents(node NodeRef) []*ArtifactNode {
 	switch {
 	case node.Claim != nil:
 		if e := v.ix.claims[*node.Claim]; e != nil {
-			xs = e.dependents
+			xs = v.ix.claimDeps[e]
 		}
 	case node.Artifact != nil:
 		if n := v.ix.arts[*node.Artifact]; n != nil {
