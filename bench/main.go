@@ -488,7 +488,10 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 				fsingles[i] = append(fsingles[i], k/time.Since(start).Seconds())
 				start = time.Now()
 				for j := range k {
-					d := deriveOp{Name: fmt.Sprintf("n%d:%d:%d", run, i, j), Inputs: []string{w.dagOthers[dr.IntN(len(w.dagOthers))], w.dagOthers[dr.IntN(len(w.dagOthers))]}}
+					d := deriveOp{Name: fmt.Sprintf("n%d:%d:%d", run, i, j), Inputs: []string{w.dagOthers[dr.IntN(len(w.dagOthers))]}}
+					if o := w.dagOthers[dr.IntN(len(w.dagOthers))]; o != d.Inputs[0] {
+						d.Inputs = append(d.Inputs, o)
+					}
 					if err := e.derive(d); err != nil {
 						return nil, fmt.Errorf("%s derive: %w", names[i], err)
 					}
