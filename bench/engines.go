@@ -645,6 +645,39 @@ const impactCTE = `WITH RECURSIVE dep(id, depth) AS (
 		)
 		SELECT a.name, a.version, min(dep.depth) FROM dep JOIN artifacts a ON a.id = dep.id GROUP BY a.id ORDER BY 3, 1`
 
+// impactSetCTE is impactCTE without depths: UNION then dedupes artifact ids, where impactCTE
+// keeps one row per (artifact, depth) and, over a graph with many diamonds, revisits an
+// artifact once for each length of path that reaches it.
+const impactSetCTE = `WITH RECURSIVE dep(id) AS (
+			SELECT artifact FROM inputs WHERE ref = ?
+			UNION
+			SELECT i.artifact FROM dep JOIN inputs i ON i.ref = 'a:' || dep.id
+		)
+		SELECT a.name, a.version FROM dep JOIN artifacts a ON a.id = dep.id ORDER BY 1`
+
+// impactSet is the impact set of ref through impactSetCTE: names and versions, no depths.
+func (e *sqlEngine) impactSet(ref string) (int, error) {
+	r, err := e.ref(e.db, ref)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := e.db.Query(e.q(impactSetCTE), r)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name string
+		var ver int
+		if err := rows.Scan(&name, &ver); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
 // impact walks dependents with impactCTE.
 func (e *sqlEngine) impact(ref string) (int, error) {
 	r, err := e.ref(e.db, ref)

@@ -760,6 +760,13 @@ func readOps(w *workload) []readOp {
 	if len(w.dag) > 0 {
 		reads = append(reads, readOp{fmt.Sprintf("impact over a dense DAG (%d of %d artifacts, two random inputs each)", len(w.dagImpact), len(w.dag)), 10, len(w.dagImpact),
 			func(e engine) (int, error) { return e.impact(w.dagRoot) }})
+		reads = append(reads, readOp{"the same, SQLite's CTE keeping no depths (a set of ids; mql as above)", 10, len(w.dagImpact),
+			func(e engine) (int, error) {
+				if s, ok := e.(*sqlEngine); ok {
+					return s.impactSet(w.dagRoot)
+				}
+				return e.impact(w.dagRoot)
+			}})
 	}
 	return reads
 }
