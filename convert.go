@@ -63,7 +63,7 @@ func sourceOf(v *graphstore.View, key string) Source {
 
 func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode) Artifact {
 	out := Artifact{
-		Ref:         a.ID.String(),
+		Ref:         a.Ref(),
 		Name:        a.ID.Name,
 		Version:     a.ID.Version,
 		State:       Live,
@@ -73,11 +73,11 @@ func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.Artifact
 		Tx:          int64(a.Tx),
 		RecordedAt:  v.TxTime(a.Tx),
 		SeenBy:      slices.Clone(a.SeenBy),
-		DerivedFrom: []string{},
+		DerivedFrom: make([]string, 0, len(a.DerivedFrom)),
 	}
-	for _, in := range a.DerivedFrom {
-		if nodeVisible(v, in) {
-			out.DerivedFrom = append(out.DerivedFrom, in.String())
+	for i := range a.DerivedFrom {
+		if an, e := v.Input(a, i); an != nil || e != nil {
+			out.DerivedFrom = append(out.DerivedFrom, a.InputRef(i))
 		}
 	}
 	if v.ArtifactSupersededBy(a) != nil {

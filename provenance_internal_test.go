@@ -1,12 +1,14 @@
 package mql
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +141,181 @@ func TestCacheMatchesRules(t *testing.T) {
 						}
 						if got, want := pc.Confidence(a), refConfidence(v, a); got != want {
 							t.Errorf("as of tx %d, %s: confidence %v, want %v", at, a.ID, got, want)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// refDependsOn is the cycle rule read literally: walk every input the deriver may see, from
+// node down, and look for a version of name.
+func refDependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
+	seen := map[string]bool{}
+	stack := []graphstore.NodeRef{node}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Artifact == nil || seen[n.String()] {
+			continue
+		}
+		seen[n.String()] = true
+		if n.Artifact.Name == name {
+			return true
+		}
+		if a := v.Artifact(*n.Artifact); a != nil {
+			stack = append(stack, a.DerivedFrom...)
+		}
+	}
+	return false
+}
+
+// refImpact is the impact walk read literally: breadth-first, a node's dependents found by
+// scanning every visible artifact version, in the order they were recorded, for one derived
+// from it; the depth bound truncates when a node at the bound has any dependent.
+func refImpact(v *graphstore.View, start []graphstore.NodeRef, maxDepth int) (out []provenance.Reached, truncated bool) {
+	var arts []*graphstore.ArtifactNode
+	for _, name := range v.ArtifactNames() {
+		arts = append(arts, v.ArtifactVersions(name)...)
+	}
+	place := func(a *graphstore.ArtifactNode) int {
+		return slices.IndexFunc(v.Tx(a.Tx).Artifacts, func(x *graphstore.Artifact) bool { return x.ID == a.ID })
+	}
+	slices.SortFunc(arts, func(a, b *graphstore.ArtifactNode) int {
+		return cmp.Or(cmp.Compare(a.Tx, b.Tx), cmp.Compare(place(a), place(b)))
+	})
+	dependents := func(n graphstore.NodeRef) []*graphstore.ArtifactNode {
+		var out []*graphstore.ArtifactNode
+		for _, a := range arts {
+			if slices.ContainsFunc(a.DerivedFrom, func(in graphstore.NodeRef) bool { return in.String() == n.String() }) {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	type step struct {
+		node graphstore.NodeRef
+		at   int
+	}
+	seen := map[graphstore.ArtifactID]bool{}
+	var frontier []step
+	for i, s := range start {
+		if s.Artifact != nil {
+			seen[*s.Artifact] = true
+		}
+		frontier = append(frontier, step{s, i})
+	}
+	for depth := 1; len(frontier) > 0; depth++ {
+		if maxDepth > 0 && depth > maxDepth {
+			for _, st := range frontier {
+				if len(dependents(st.node)) > 0 {
+					return out, true
+				}
+			}
+			return out, false
+		}
+		var next []step
+		for _, st := range frontier {
+			for _, d := range dependents(st.node) {
+				if seen[d.ID] {
+					continue
+				}
+				seen[d.ID] = true
+				out = append(out, provenance.Reached{Artifact: d, Depth: depth, From: st.at})
+				next = append(next, step{graphstore.NodeRef{Artifact: &d.ID}, len(out) - 1})
+			}
+		}
+		frontier = next
+	}
+	return out, false
+}
+
+// The cycle check and the impact walk, which follow index pointers and stop the cycle walk at
+// artifacts older than the name, answer what the literal walks answer, for every viewer, node,
+// name and depth, over random derivation graphs with diamonds, re-derivations and artifacts
+// seen by some principals only; at the head and as of earlier transactions.
+func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			ctx := context.Background()
+			db, err := Open(ctx, "memory:", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for _, p := range []string{"w1", "w2"} {
+				if _, err := db.AddPrincipal(ctx, PrincipalSpec{Name: p, Type: Agent, By: "owner"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys := []string{"K0.p", "K1.p", "K2.p"}
+			for _, k := range keys {
+				s, p, _ := strings.Cut(k, ".")
+				if _, err := db.Assert(ctx, AssertSpec{Subject: s, Predicate: p, Value: Number(1), By: "owner"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			audiences := [][]string{nil, nil, {"w1"}, {"w2"}, {"w1", "w2"}}
+			var names []string
+			for range 150 {
+				name := fmt.Sprintf("x%d", r.IntN(30))
+				var from []string
+				for range 1 + r.IntN(3) {
+					if len(names) == 0 || r.IntN(4) == 0 {
+						from = append(from, keys[r.IntN(len(keys))]+"@1")
+					} else {
+						from = append(from, names[r.IntN(len(names))])
+					}
+				}
+				by, seen := "owner", audiences[r.IntN(len(audiences))]
+				if r.IntN(3) == 0 {
+					by, seen = "w1", nil // derived through what w1 may see
+				}
+				if _, err := db.Derive(ctx, DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen}); err == nil {
+					names = append(names, name)
+				} else if !errors.Is(err, ErrCycle) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalid) {
+					t.Fatal(err)
+				}
+			}
+			head, _ := db.Head(ctx)
+			for _, at := range []int64{head, head / 2, head - 20} {
+				err := db.AsOfTx(at).view(ctx, func(all *graphstore.View) error {
+					for _, viewer := range []string{"", "w1", "w2"} {
+						v := all.Index().View(all.AsOf(), all.Now(), viewer)
+						var nodes []graphstore.NodeRef
+						for _, k := range keys {
+							id, _ := graphstore.ParseClaimID(k + "@1")
+							nodes = append(nodes, graphstore.NodeRef{Claim: &id})
+						}
+						for _, name := range all.ArtifactNames() {
+							for _, a := range all.ArtifactVersions(name) {
+								id := a.ID
+								nodes = append(nodes, graphstore.NodeRef{Artifact: &id})
+							}
+						}
+						for _, n := range nodes {
+							for i := range 30 {
+								name := fmt.Sprintf("x%d", i)
+								if got, want := dependsOn(v, all, n, name), refDependsOn(v, n, name); got != want {
+									t.Errorf("as of tx %d, viewer %q: %s rests on %s: %v, want %v", at, viewer, n, name, got, want)
+								}
+							}
+							if n.Artifact != nil && v.Artifact(*n.Artifact) == nil {
+								continue // impact starts from what the reader may see
+							}
+							for _, depth := range []int{0, 1, 2} {
+								got, gt := provenance.Impact(v, []graphstore.NodeRef{n}, depth, 0)
+								want, wt := refImpact(v, []graphstore.NodeRef{n}, depth)
+								if !reflect.DeepEqual(got, want) || gt != wt {
+									t.Errorf("as of tx %d, viewer %q: impact of %s, depth %d: %d reached (truncated %v), want %d (%v)", at, viewer, n, depth, len(got), gt, len(want), wt)
+								}
+							}
 						}
 					}
 					return nil

@@ -894,7 +894,7 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 		}
 		// Deriving a version from the artifact's own earlier version folds it forward; any
 		// other input that rests on the artifact would close a cycle.
-		if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, n, s.Artifact) {
+		if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, v, n, s.Artifact) {
 			return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
 		}
 		if seen := seenByOf(v, n); len(seen) > 0 {
@@ -955,21 +955,39 @@ func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
 // what v's reader may see. Inputs are pinned to versions that existed before, so the versions
 // themselves never form a cycle; the rule is about names, and is judged on what the deriver
 // may see so that a refusal never depends on a hidden artifact.
-func dependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
-	seen := map[string]bool{}
-	stack := []graphstore.NodeRef{node}
+//
+// The walk costs what it visits, not the store: since an artifact can only rest on versions
+// recorded before it, one recorded before name's first version (since, from the head view all)
+// cannot rest on name, and the walk does not go below it. A name never recorded needs no walk.
+func dependsOn(v, all *graphstore.View, node graphstore.NodeRef, name string) bool {
+	versions := all.ArtifactVersions(name)
+	if len(versions) == 0 || node.Artifact == nil {
+		return false
+	}
+	if node.Artifact.Name == name {
+		return true
+	}
+	since := versions[0].Tx
+	start := v.Artifact(*node.Artifact)
+	if start == nil || start.Tx < since {
+		return false
+	}
+	seen := map[*graphstore.ArtifactNode]bool{start: true}
+	stack := []*graphstore.ArtifactNode{start}
 	for len(stack) > 0 {
-		n := stack[len(stack)-1]
+		a := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n.Artifact == nil || seen[n.String()] {
-			continue
-		}
-		seen[n.String()] = true
-		if n.Artifact.Name == name {
-			return true
-		}
-		if a := v.Artifact(*n.Artifact); a != nil {
-			stack = append(stack, a.DerivedFrom...)
+		for i, in := range a.DerivedFrom {
+			if in.Artifact == nil {
+				continue
+			}
+			if in.Artifact.Name == name {
+				return true
+			}
+			if p, _ := v.Input(a, i); p != nil && p.Tx >= since && !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
 		}
 	}
 	return false

@@ -20,7 +20,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
 	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc})
+	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ type engine interface {
 	single(op claimOp) error
 	revoke(key string) error
 	deriveLevel(ds []deriveOp) error
+	derive(d deriveOp) error // one derivation, its own transaction
+	impactNames(ref string) ([]string, error)
 	live(key string) (int, error)
 	find() (int, error)
 	why(key string) (int, error)
@@ -112,6 +114,21 @@ func (e *mqlEngine) deriveLevel(ds []deriveOp) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+func (e *mqlEngine) derive(d deriveOp) error {
+	_, err := e.db.Derive(e.ctx, mql.DeriveSpec{Artifact: d.Name, From: d.Inputs, By: "a1"})
+	return err
+}
+
+// impactNames is the impact set of ref by artifact name (every version 1 in the workload).
+func (e *mqlEngine) impactNames(ref string) ([]string, error) {
+	r, err := e.db.Impact(e.ctx, ref, 0)
+	var out []string
+	for _, d := range r.Dependents {
+		out = append(out, d.Artifact.Name)
+	}
+	return out, err
 }
 
 func (e *mqlEngine) live(key string) (int, error) {
@@ -223,12 +240,21 @@ type sqlEngine struct {
 	pg  bool
 }
 
-func sqliteDSN(path string) string {
-	return "file:" + path + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=off"
+func sqliteDSN(path, sync string) string {
+	return "file:" + path + "?_journal_mode=WAL&_synchronous=" + sync + "&_busy_timeout=5000&_foreign_keys=off"
 }
 
 func openSQLite(path string, create bool) (*sqlEngine, error) {
-	db, err := sql.Open("sqlite3", sqliteDSN(path))
+	return openSQLiteDSN(sqliteDSN(path, "NORMAL"), create)
+}
+
+// openSQLiteSync opens an existing SQLite peer with another synchronous setting.
+func openSQLiteSync(path, sync string) (*sqlEngine, error) {
+	return openSQLiteDSN(sqliteDSN(path, sync), false)
+}
+
+func openSQLiteDSN(dsn string, create bool) (*sqlEngine, error) {
+	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -474,6 +500,15 @@ func (e *sqlEngine) ref(q interface {
 // deriveLevel writes each derivation as its own transaction, like mql (one writer connection).
 func (e *sqlEngine) deriveLevel(ds []deriveOp) error {
 	for _, d := range ds {
+		if err := e.derive(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *sqlEngine) derive(d deriveOp) error {
+	{
 		err := e.inTx("a1", func(tx *sql.Tx, txID int64) error {
 			id, err := e.execID(tx, `INSERT INTO artifacts(name, version, "by", confidence, tx) VALUES (?, 1, 'a1', 1, ?)`, d.Name, txID)
 			if err != nil {
@@ -495,6 +530,29 @@ func (e *sqlEngine) deriveLevel(ds []deriveOp) error {
 		}
 	}
 	return nil
+}
+
+// impactNames is the impact set of ref by artifact name, from the same recursive CTE as impact.
+func (e *sqlEngine) impactNames(ref string) ([]string, error) {
+	r, err := e.ref(e.db, ref)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.db.Query(e.q(impactCTE), r)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		var ver, depth int
+		if err := rows.Scan(&name, &ver, &depth); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
 }
 
 type sqlClaim struct {
@@ -579,18 +637,54 @@ func (e *sqlEngine) versions(key string) (int, error) {
 func (e *sqlEngine) why(key string) (int, error)     { return e.versions(key) }
 func (e *sqlEngine) history(key string) (int, error) { return e.versions(key) }
 
-// impact walks dependents with a recursive CTE, keeping each artifact's shortest depth.
+// impactCTE walks dependents with a recursive CTE, keeping each artifact's shortest depth.
+const impactCTE = `WITH RECURSIVE dep(id, depth) AS (
+			SELECT artifact, 1 FROM inputs WHERE ref = ?
+			UNION
+			SELECT i.artifact, dep.depth + 1 FROM dep JOIN inputs i ON i.ref = 'a:' || dep.id
+		)
+		SELECT a.name, a.version, min(dep.depth) FROM dep JOIN artifacts a ON a.id = dep.id GROUP BY a.id ORDER BY 3, 1`
+
+// impactSetCTE is impactCTE without depths: UNION then dedupes artifact ids, where impactCTE
+// keeps one row per (artifact, depth) and, over a graph with many diamonds, revisits an
+// artifact once for each length of path that reaches it.
+const impactSetCTE = `WITH RECURSIVE dep(id) AS (
+			SELECT artifact FROM inputs WHERE ref = ?
+			UNION
+			SELECT i.artifact FROM dep JOIN inputs i ON i.ref = 'a:' || dep.id
+		)
+		SELECT a.name, a.version FROM dep JOIN artifacts a ON a.id = dep.id ORDER BY 1`
+
+// impactSet is the impact set of ref through impactSetCTE: names and versions, no depths.
+func (e *sqlEngine) impactSet(ref string) (int, error) {
+	r, err := e.ref(e.db, ref)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := e.db.Query(e.q(impactSetCTE), r)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name string
+		var ver int
+		if err := rows.Scan(&name, &ver); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// impact walks dependents with impactCTE.
 func (e *sqlEngine) impact(ref string) (int, error) {
 	r, err := e.ref(e.db, ref)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := e.db.Query(e.q(`WITH RECURSIVE dep(id, depth) AS (
-			SELECT artifact, 1 FROM inputs WHERE ref = ?
-			UNION
-			SELECT i.artifact, dep.depth + 1 FROM dep JOIN inputs i ON i.ref = 'a:' || dep.id
-		)
-		SELECT a.name, a.version, min(dep.depth) FROM dep JOIN artifacts a ON a.id = dep.id GROUP BY a.id ORDER BY 3, 1`), r)
+	rows, err := e.db.Query(e.q(impactCTE), r)
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,7 @@ import (
 type config struct {
 	sizes    []int
 	hubs     []int
+	dag      int // artifacts of the dense derivation DAG
 	runs     int
 	seed     uint64
 	dir      string
@@ -111,6 +113,7 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	sizes := fs.String("sizes", "10000,100000", "claims per workload, comma-separated")
 	hubs := fs.String("hubs", "10,1000,10000", "dependents of each impact hub, comma-separated")
+	dag := fs.Int("dag", 5000, "artifacts of the dense derivation DAG (each from two random earlier nodes); 0: none")
 	runs := fs.Int("runs", 5, "runs per measurement (the median is reported, with min–max)")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	dir := fs.String("dir", "", "where to put the stores (a temporary folder if empty)")
@@ -130,7 +133,7 @@ func parseFlags(args []string) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	cfg := &config{runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
+	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
 		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx}
 	if cfg.postgres != "" && cfg.writers > 0 {
@@ -338,6 +341,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		}
 	}
 	w := genWorkload(n, cfg.hubs, cfg.seed)
+	w.addDAG(cfg.dag, cfg.seed)
 	sub := filepath.Join(dir, fmt.Sprintf("n%d", n))
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return nil, err
@@ -431,6 +435,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	if err := loadRest(w, engines, names); err != nil {
 		return nil, err
 	}
+	if err := checkDAG(w, engines, names); err != nil {
+		return nil, err
+	}
 
 	// Single-claim transactions: runs of 50, interleaved.
 	logf("single-claim transactions")
@@ -454,6 +461,58 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		}
 	}
 	res.Rows = append(res.Rows, rateRow("single-claim transactions (claims/s)", singles))
+
+	// The same, and one Derive each its own transaction, against SQLite with
+	// synchronous=FULL: like bbolt, it syncs every commit to disk before returning.
+	if on[colSQLite] && len(w.dagOthers) > 0 {
+		full, err := openSQLiteSync(sqlPath, "FULL")
+		if err != nil {
+			return nil, err
+		}
+		fullEngines := slices.Clone(engines)
+		fullEngines[colSQLite] = full
+		logf("single-claim transactions and derives, SQLite synchronous=FULL")
+		fsingles := make([][]float64, 3)
+		derives := make([][]float64, 3)
+		dr := rand.New(rand.NewPCG(cfg.seed, 0x64657276))
+		for run := range cfg.runs {
+			for i, e := range fullEngines {
+				if e == nil {
+					continue
+				}
+				const k = 50
+				start := time.Now()
+				for j := range k {
+					c := claimOp{Subject: fmt.Sprintf("F%d", seq), Predicate: "seats", Num: float64(j), By: agents[j%3], Source: fmt.Sprintf("src:f%d", seq)}
+					seq++
+					if err := e.single(c); err != nil {
+						return nil, fmt.Errorf("%s single: %w", names[i], err)
+					}
+				}
+				fsingles[i] = append(fsingles[i], k/time.Since(start).Seconds())
+				start = time.Now()
+				for j := range k {
+					d := deriveOp{Name: fmt.Sprintf("n%d:%d:%d", run, i, j), Inputs: []string{w.dagOthers[dr.IntN(len(w.dagOthers))]}}
+					if o := w.dagOthers[dr.IntN(len(w.dagOthers))]; o != d.Inputs[0] {
+						d.Inputs = append(d.Inputs, o)
+					}
+					if err := e.derive(d); err != nil {
+						return nil, fmt.Errorf("%s derive: %w", names[i], err)
+					}
+				}
+				derives[i] = append(derives[i], time.Since(start).Seconds()/k)
+			}
+		}
+		if err := full.close(); err != nil {
+			return nil, err
+		}
+		r := rateRow("single-claim transactions, SQLite synchronous=FULL (claims/s)", fsingles)
+		r.Note = "mql columns: the same measurement, interleaved with it"
+		res.Rows = append(res.Rows, r)
+		r = timeRow("one Derive from two DAG artifacts, its own transaction, SQLite synchronous=FULL", derives)
+		r.Note = "inputs outside the DAG root's impact set, which stays as checked"
+		res.Rows = append(res.Rows, r)
+	}
 
 	logf("reads")
 	reads := readOps(w)
@@ -627,7 +686,7 @@ func loadRest(w *workload, engines []engine, names []string) error {
 			}
 		}
 	}
-	for _, c := range append(slices.Clone(w.singles), w.hubClaims...) {
+	for _, c := range append(append(slices.Clone(w.singles), w.hubClaims...), w.dagClaims...) {
 		for i, e := range engines {
 			if e == nil {
 				continue
@@ -647,6 +706,36 @@ func loadRest(w *workload, engines []engine, names []string) error {
 					return fmt.Errorf("%s derive: %w", names[i], err)
 				}
 			}
+		}
+	}
+	// The dense DAG, one derivation at a time: each may rest on the one before.
+	for _, d := range w.dag {
+		for i, e := range engines {
+			if e == nil {
+				continue
+			}
+			if err := e.derive(d); err != nil {
+				return fmt.Errorf("%s derive %s: %w", names[i], d.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDAG checks that every engine finds the same impact set for the dense DAG's root, the
+// one the workload worked out.
+func checkDAG(w *workload, engines []engine, names []string) error {
+	for i, e := range engines {
+		if e == nil {
+			continue
+		}
+		got, err := e.impactNames(w.dagRoot)
+		if err != nil {
+			return fmt.Errorf("%s impact %s: %w", names[i], w.dagRoot, err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, w.dagImpact) {
+			return fmt.Errorf("%s: impact of %s over the dense DAG: %d artifacts, want the workload's %d", names[i], w.dagRoot, len(got), len(w.dagImpact))
 		}
 	}
 	return nil
@@ -671,6 +760,17 @@ func readOps(w *workload) []readOp {
 	for _, h := range w.hubs {
 		k := max(2, 20000/h)
 		reads = append(reads, readOp{fmt.Sprintf("impact (%d dependents)", h), k, h, func(e engine) (int, error) { return e.impact(fmt.Sprintf("H%d.score@1", h)) }})
+	}
+	if len(w.dag) > 0 {
+		reads = append(reads, readOp{fmt.Sprintf("impact over a dense DAG (%d of %d artifacts, two random inputs each)", len(w.dagImpact), len(w.dag)), 10, len(w.dagImpact),
+			func(e engine) (int, error) { return e.impact(w.dagRoot) }})
+		reads = append(reads, readOp{"the same, SQLite's CTE keeping no depths (a set of ids; mql as above)", 10, len(w.dagImpact),
+			func(e engine) (int, error) {
+				if s, ok := e.(*sqlEngine); ok {
+					return s.impactSet(w.dagRoot)
+				}
+				return e.impact(w.dagRoot)
+			}})
 	}
 	return reads
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -16,7 +17,11 @@ import (
 //     20 versions), as single-claim transactions;
 //   - for each hub size h, a claim H<h>.score and h artifacts resting on it: a tree of fan-out
 //     4 (chains of depth ~log4 h) where every third artifact also rests on a second, earlier
-//     artifact of the level above (diamonds, fan-in).
+//     artifact of the level above (diamonds, fan-in);
+//   - a dense derivation DAG: dagRoots claims D<j>.score and -dag artifacts g:<i> (5,000), each
+//     derived from two distinct random earlier nodes (roots or artifacts), each its own
+//     transaction: many diamonds; the root read is the one whose impact set is nearest 2,000. The
+//     tree-shaped hubs alone hide what diamonds cost.
 
 var predicates = []string{"price_per_seat", "region", "soc2", "seats"}
 var agents = []string{"a1", "a2", "a3"}
@@ -49,7 +54,21 @@ type workload struct {
 	ctxSubjs  []string
 	pastTime  time.Time
 	hubClaims []claimOp
+	dagClaims []claimOp
+	dag       []deriveOp // in order: each its own transaction
+	dagRoot   string     // the root whose impact is read
+	dagImpact []string   // the names of its impact set, sorted
+	dagOthers []string   // the artifacts outside it: new derivations rest on these, so the set stays
 }
+
+const (
+	dagRoots = 50
+	// dagImpactSize is the impact set the DAG's read aims at: an independent probe of this
+	// shape read one of 2,187 artifacts at 100k claims.
+	dagImpactSize = 2000
+)
+
+func abs(x int) int { return max(x, -x) }
 
 func value(p string, r *rand.Rand, c *claimOp) {
 	switch p {
@@ -153,4 +172,61 @@ func genWorkload(n int, hubs []int, seed uint64) *workload {
 		w.levels[h] = levels
 	}
 	return w
+}
+
+// addDAG adds the dense derivation DAG of arts artifacts (none if 0) and works out its root's
+// impact set.
+func (w *workload) addDAG(arts int, seed uint64) {
+	if arts <= 0 {
+		return
+	}
+	r := rand.New(rand.NewPCG(seed, 0x646167))
+	var nodes []string
+	for j := range dagRoots {
+		c := claimOp{Subject: fmt.Sprintf("D%d", j), Predicate: "score", Num: 1, By: "a1", Source: fmt.Sprintf("src:dag%d", j)}
+		w.dagClaims = append(w.dagClaims, c)
+		nodes = append(nodes, c.Subject+".score@1")
+	}
+	dependents := map[string][]string{}
+	for i := range arts {
+		d := deriveOp{Name: fmt.Sprintf("g:%d", i)}
+		a, b := r.IntN(len(nodes)), r.IntN(len(nodes)-1)
+		if b >= a {
+			b++
+		}
+		d.Inputs = []string{nodes[a], nodes[b]}
+		for _, in := range d.Inputs {
+			dependents[in] = append(dependents[in], d.Name)
+		}
+		w.dag = append(w.dag, d)
+		nodes = append(nodes, d.Name)
+	}
+	// The root read is the one whose impact set is nearest dagImpactSize artifacts.
+	best := -1
+	for j := range dagRoots {
+		root := fmt.Sprintf("D%d.score@1", j)
+		var set []string
+		seen := map[string]bool{}
+		queue := []string{root}
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			for _, d := range dependents[n] {
+				if !seen[d] {
+					seen[d] = true
+					set = append(set, d)
+					queue = append(queue, d)
+				}
+			}
+		}
+		if d := abs(len(set) - dagImpactSize); best < 0 || d < best {
+			best, w.dagRoot, w.dagImpact = d, root, set
+		}
+	}
+	slices.Sort(w.dagImpact)
+	for _, d := range w.dag {
+		if _, in := slices.BinarySearch(w.dagImpact, d.Name); !in {
+			w.dagOthers = append(w.dagOthers, d.Name)
+		}
+	}
 }

@@ -41,8 +41,11 @@ type indexData struct {
 	artifacts  map[string]*ArtifactEntry
 	artOrder   []string
 	arts       map[ArtifactID]*ArtifactNode
-	dependents map[string][]*ArtifactNode // by NodeRef.String()
-	decays     map[string][]*Decay
+	// claimDeps holds the artifact versions derived directly from a claim version, in
+	// transaction order; an artifact version keeps its own (ArtifactNode.dependents). A map,
+	// not a field of every claim: few claims have dependents.
+	claimDeps map[*ClaimEntry][]*ArtifactNode
+	decays    map[string][]*Decay
 	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
 	// recorded: the first of them a viewer may see fixes the type of the values it may give.
 	valueTypes map[string][]*ClaimEntry
@@ -84,10 +87,17 @@ type ArtifactEntry struct {
 // ArtifactNode is one artifact version with the versions that superseded it and its reviews.
 type ArtifactNode struct {
 	*Artifact
-	seq       int             // its place among all artifact versions, in the order they were recorded
-	audience  string          // Audience(SeenBy)
-	RevisedBy []*ArtifactNode // versions whose Supersedes names this one; the first counts
-	Reviews   []*Review
+	seq      int    // its place among all artifact versions, in the order they were recorded
+	audience string // Audience(SeenBy)
+	// ref is ID.String(), and inRefs and inputs are DerivedFrom spelled out and resolved to
+	// index entries: an impact or why over thousands of artifacts reads them for each one, and
+	// formatting references and looking inputs up by id was most of its time.
+	ref        string
+	inRefs     []string
+	inputs     []input
+	dependents []*ArtifactNode // versions derived directly from this one, in transaction order
+	RevisedBy  []*ArtifactNode // versions whose Supersedes names this one; the first counts
+	Reviews    []*Review
 }
 
 // NewIndex returns an empty index.
@@ -107,7 +117,7 @@ func newIndexData() *indexData {
 		claims:     map[ClaimID]*ClaimEntry{},
 		artifacts:  map[string]*ArtifactEntry{},
 		arts:       map[ArtifactID]*ArtifactNode{},
-		dependents: map[string][]*ArtifactNode{},
+		claimDeps:  map[*ClaimEntry][]*ArtifactNode{},
 		decays:     map[string][]*Decay{},
 		valueTypes: map[string][]*ClaimEntry{},
 		tokens:     map[string]*TokenEntry{},
@@ -316,7 +326,8 @@ func (ix *Index) addArtifact(a *Artifact) {
 	if a.ID.Version != len(ae.Versions)+1 {
 		panic(fmt.Sprintf("graphstore: %s recorded after version %d", a.ID, len(ae.Versions)))
 	}
-	n := &ArtifactNode{Artifact: a, seq: len(ix.arts), audience: Audience(a.SeenBy)}
+	n := &ArtifactNode{Artifact: a, seq: len(ix.arts), audience: Audience(a.SeenBy), ref: a.ID.String(),
+		inRefs: make([]string, len(a.DerivedFrom)), inputs: make([]input, len(a.DerivedFrom))}
 	if a.Supersedes != nil {
 		old := ix.arts[*a.Supersedes]
 		if old == nil {
@@ -326,11 +337,42 @@ func (ix *Index) addArtifact(a *Artifact) {
 	}
 	ae.Versions = append(ae.Versions, n)
 	ix.arts[a.ID] = n
-	for _, in := range a.DerivedFrom {
-		k := in.String()
-		ix.dependents[k] = append(ix.dependents[k], n)
+	for i, in := range a.DerivedFrom {
+		n.inRefs[i] = in.String()
+		switch {
+		case in.Claim != nil:
+			if e := ix.claims[*in.Claim]; e != nil {
+				n.inputs[i].claim = e
+				ix.claimDeps[e] = append(ix.claimDeps[e], n)
+			}
+		case in.Artifact != nil:
+			if p := ix.arts[*in.Artifact]; p != nil {
+				n.inputs[i].art = p
+				p.dependents = append(p.dependents, n)
+			}
+		}
 	}
 }
+
+// input is an artifact's input resolved to its index entry: one of the two is set, or neither
+// when the index does not hold it (a store written by another tool; the check reports it).
+type input struct {
+	claim *ClaimEntry
+	art   *ArtifactNode
+}
+
+// Seq is the version's place among every artifact version the index holds, from 0 in the
+// order they were recorded: a dense number, below ArtifactCount, for tables indexed by it.
+func (n *ArtifactNode) Seq() int { return n.seq }
+
+// ArtifactCount is the number of artifact versions the index holds, pending ones included.
+func (ix *Index) ArtifactCount() int { return len(ix.arts) }
+
+// Ref is the version's reference, ID.String().
+func (n *ArtifactNode) Ref() string { return n.ref }
+
+// InputRef is the reference of its i-th input, DerivedFrom[i].String().
+func (n *ArtifactNode) InputRef(i int) string { return n.inRefs[i] }
 
 // Audience is who may perceive the claim: Audience(SeenBy).
 func (e *ClaimEntry) Audience() string { return e.audience }

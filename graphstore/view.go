@@ -692,16 +692,60 @@ func (v *View) Reviews(n *ArtifactNode) []*Review {
 
 // Dependents returns the visible artifact versions derived directly from node.
 func (v *View) Dependents(node NodeRef) []*ArtifactNode {
-	var out []*ArtifactNode
-	for _, n := range v.ix.dependents[node.String()] {
-		if !v.in(n.Tx) {
-			break
+	var xs []*ArtifactNode
+	switch {
+	case node.Claim != nil:
+		if e := v.ix.claims[*node.Claim]; e != nil {
+			xs = v.ix.claimDeps[e]
 		}
-		if v.CanSee(n.SeenBy) {
-			out = append(out, n)
+	case node.Artifact != nil:
+		if n := v.ix.arts[*node.Artifact]; n != nil {
+			xs = n.dependents
 		}
 	}
-	return out
+	if xs = v.visibleArts(xs); len(xs) > 0 {
+		return slices.Clone(xs)
+	}
+	return nil
+}
+
+// Input returns n's i-th input (DerivedFrom[i]) if the viewer may see it within the view: the
+// artifact version or the claim version it names, the other nil.
+func (v *View) Input(n *ArtifactNode, i int) (*ArtifactNode, *ClaimEntry) {
+	in := n.inputs[i]
+	switch {
+	case in.art != nil && v.in(in.art.Tx) && v.CanSee(in.art.SeenBy):
+		return in.art, nil
+	case in.claim != nil && v.visibleClaim(in.claim):
+		return nil, in.claim
+	}
+	return nil, nil
+}
+
+// ArtifactDependents returns the visible artifact versions derived directly from artifact
+// version n: Dependents without the lookup by reference and the copy. The slice may be the
+// index's own: read it, do not write to it.
+func (v *View) ArtifactDependents(n *ArtifactNode) []*ArtifactNode {
+	return v.visibleArts(n.dependents)
+}
+
+func (v *View) visibleArts(xs []*ArtifactNode) []*ArtifactNode {
+	xs = prefix(xs, v.asOf, func(n *ArtifactNode) TxID { return n.Tx })
+	if v.viewer == "" {
+		return xs
+	}
+	for i, n := range xs {
+		if !v.CanSee(n.SeenBy) {
+			out := slices.Clone(xs[:i])
+			for _, m := range xs[i+1:] {
+				if v.CanSee(m.SeenBy) {
+					out = append(out, m)
+				}
+			}
+			return out
+		}
+	}
+	return xs
 }
 
 func prefix[T any](xs []T, asOf TxID, tx func(T) TxID) []T {

@@ -56,3 +56,49 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkSingleCommit commits single-claim transactions, one after another, on a bbolt store
+// of 20k claims, and reports what each costs the file: the quads written, the bbolt pages
+// written and the nodes spilled per commit (bbolt's own counters). It is the "one commit"
+// figure of docs/BENCHMARKS.md, and says where its time goes.
+func BenchmarkSingleCommit(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "w.db")
+	s := mustOpen(b, path, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	for i := 0; i < 20_000; i += 1000 {
+		if _, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
+			for j := i; j < i+1000; j++ {
+				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db := s.be.(*bboltBackend).db
+	quads := 0
+	st0 := db.Stats()
+	i := 0
+	for b.Loop() {
+		tx, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
+			tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", i), Predicate: "p"}, Version: 1},
+				Value: Value{Type: Number, Num: float64(i)}, By: "owner", Kind: Observed, Confidence: 1}}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, _ := encodeTx(tx)
+		quads += len(q)
+		i++
+	}
+	st := db.Stats()
+	d := st.TxStats.Sub(&st0.TxStats)
+	n := float64(i)
+	b.ReportMetric(float64(quads)/n, "quads/op")
+	b.ReportMetric(float64(d.Write)/n, "pages-written/op")
+	b.ReportMetric(float64(d.Spill)/n, "nodes-spilled/op")
+	b.ReportMetric(float64(d.WriteTime.Microseconds())/n, "write+sync-µs/op")
+}

@@ -88,12 +88,69 @@ func Confidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
 // A Cache belongs to one view and one goroutine.
 type Cache struct {
 	v, all *graphstore.View
-	arts   map[graphstore.ArtifactID]*facts
+	arts   nodeMap[*facts]
+	free   []facts // facts are allocated in blocks: a read may meet thousands
 }
 
 // NewCache returns an empty cache over v.
 func NewCache(v *graphstore.View) *Cache {
-	return &Cache{v: v, all: v.All(), arts: map[graphstore.ArtifactID]*facts{}}
+	return &Cache{v: v, all: v.All(), arts: newNodeMap[*facts](v)}
+}
+
+// nodeMap maps artifact versions to values: a small map while it holds few, then a table
+// indexed by the versions' Seq. A read that meets thousands of artifacts then pays an array
+// index per lookup instead of a hash, and one that meets a few does not allocate a table the
+// size of the store.
+type nodeMap[T comparable] struct {
+	ix    *graphstore.Index
+	small map[*graphstore.ArtifactNode]T
+	big   []T
+}
+
+// nodeMapSmall is where a nodeMap switches to its table.
+const nodeMapSmall = 64
+
+func newNodeMap[T comparable](v *graphstore.View) nodeMap[T] {
+	return nodeMap[T]{ix: v.Index(), small: map[*graphstore.ArtifactNode]T{}}
+}
+
+func (m *nodeMap[T]) get(n *graphstore.ArtifactNode) T {
+	if m.big != nil {
+		return m.big[n.Seq()]
+	}
+	return m.small[n]
+}
+
+func (m *nodeMap[T]) put(n *graphstore.ArtifactNode, x T) {
+	if m.big != nil {
+		m.big[n.Seq()] = x
+		return
+	}
+	m.small[n] = x
+	if len(m.small) > nodeMapSmall {
+		m.big = make([]T, m.ix.ArtifactCount())
+		for k, v := range m.small {
+			m.big[k.Seq()] = v
+		}
+		m.small = nil
+	}
+}
+
+func (m *nodeMap[T]) len() int {
+	if m.big != nil {
+		return nodeMapSmall + 1 // at least
+	}
+	return len(m.small)
+}
+
+func (c *Cache) newFacts(confidence float64) *facts {
+	if len(c.free) == 0 {
+		c.free = make([]facts, min(max(c.arts.len(), 16), 1024))
+	}
+	f := &c.free[0]
+	c.free = c.free[1:]
+	f.confidence = confidence
+	return f
 }
 
 type facts struct {
@@ -152,23 +209,20 @@ func (c *Cache) Confidence(a *graphstore.ArtifactNode) float64 {
 // facts works out a and every input artifact not yet in the cache, inputs first. The walk keeps
 // its own stack, so a chain of any length does not deepen the goroutine's.
 func (c *Cache) facts(a *graphstore.ArtifactNode) *facts {
-	if f := c.arts[a.ID]; f != nil && f.done {
+	if f := c.arts.get(a); f != nil && f.done {
 		return f
 	}
 	stack := []*graphstore.ArtifactNode{a}
 	for len(stack) > 0 {
 		top := stack[len(stack)-1]
-		f := c.arts[top.ID]
+		f := c.arts.get(top)
 		if f == nil {
 			// Its inputs go above it, to be done first. An input already in the cache is done,
 			// or still open because it lies on a cycle (impossible by construction): then its
 			// own confidence and no stale inputs stand in for it, which ends the walk.
-			c.arts[top.ID] = &facts{confidence: top.Confidence}
-			for _, in := range top.DerivedFrom {
-				if in.Artifact == nil || c.arts[*in.Artifact] != nil {
-					continue
-				}
-				if an := c.all.Artifact(*in.Artifact); an != nil {
+			c.arts.put(top, c.newFacts(top.Confidence))
+			for i := range top.DerivedFrom {
+				if an, _ := c.all.Input(top, i); an != nil && c.arts.get(an) == nil {
 					stack = append(stack, an)
 				}
 			}
@@ -180,7 +234,7 @@ func (c *Cache) facts(a *graphstore.ArtifactNode) *facts {
 			f.done = true
 		}
 	}
-	return c.arts[a.ID]
+	return c.arts.get(a)
 }
 
 // fill works out a's facts from those of its direct inputs. A node reached through several
@@ -213,18 +267,22 @@ func (c *Cache) fill(a *graphstore.ArtifactNode, f *facts) {
 		cands = append(cands, x)
 	}
 	for i, in := range a.DerivedFrom {
-		if live, since := NodeLive(c.all, in); !live {
-			add(cand{input{in, since, 1}, i, -1})
-		}
+		an, e := c.all.Input(a, i)
 		switch {
-		case in.Claim != nil:
-			if e := c.all.Claim(*in.Claim); e != nil {
-				f.confidence = math.Min(f.confidence, c.v.EffectiveConfidence(e))
+		case e != nil:
+			if st, since := c.all.State(e); st != graphstore.Live {
+				add(cand{input{in, since, 1}, i, -1})
 			}
-		case in.Artifact != nil:
-			g := c.arts[*in.Artifact]
+			f.confidence = math.Min(f.confidence, c.v.EffectiveConfidence(e))
+		case an == nil:
+			add(cand{input{in, time.Time{}, 1}, i, -1}) // not in the view: not live
+		default:
+			if at := c.all.ArtifactSupersededAt(an); !at.IsZero() {
+				add(cand{input{in, at, 1}, i, -1})
+			}
+			g := c.arts.get(an)
 			if g == nil {
-				continue // not in the view
+				continue
 			}
 			f.confidence = math.Min(f.confidence, g.confidence)
 			for pos, x := range g.notLive {
@@ -262,21 +320,30 @@ type Reached struct {
 // walk. limit bounds the number of results (0: unbounded).
 func Impact(v *graphstore.View, start []graphstore.NodeRef, maxDepth, limit int) (out []Reached, truncated bool) {
 	type step struct {
-		node graphstore.NodeRef
-		at   int // the From of its dependents
+		start *graphstore.NodeRef      // at depth 1: the start node
+		node  *graphstore.ArtifactNode // later: an artifact reached
+		at    int                      // the From of its dependents
 	}
-	seen := map[graphstore.ArtifactID]bool{}
-	frontier := make([]step, len(start))
-	for i, s := range start {
-		if s.Artifact != nil {
-			seen[*s.Artifact] = true
+	dependents := func(st step) []*graphstore.ArtifactNode {
+		if st.node != nil {
+			return v.ArtifactDependents(st.node)
 		}
-		frontier[i] = step{s, i}
+		return v.Dependents(*st.start)
+	}
+	seen := newNodeMap[bool](v)
+	frontier := make([]step, len(start))
+	for i := range start {
+		if s := start[i]; s.Artifact != nil {
+			if n := v.All().Artifact(*s.Artifact); n != nil {
+				seen.put(n, true)
+			}
+		}
+		frontier[i] = step{start: &start[i], at: i}
 	}
 	for depth := 1; len(frontier) > 0; depth++ {
 		if maxDepth > 0 && depth > maxDepth {
 			for _, st := range frontier {
-				if len(v.Dependents(st.node)) > 0 {
+				if len(dependents(st)) > 0 {
 					return out, true
 				}
 			}
@@ -284,16 +351,16 @@ func Impact(v *graphstore.View, start []graphstore.NodeRef, maxDepth, limit int)
 		}
 		var next []step
 		for _, st := range frontier {
-			for _, d := range v.Dependents(st.node) {
-				if seen[d.ID] {
+			for _, d := range dependents(st) {
+				if seen.get(d) {
 					continue
 				}
-				seen[d.ID] = true
+				seen.put(d, true)
 				out = append(out, Reached{Artifact: d, Depth: depth, From: st.at})
 				if limit > 0 && len(out) >= limit {
 					return out, true
 				}
-				next = append(next, step{graphstore.NodeRef{Artifact: &d.ID}, len(out) - 1})
+				next = append(next, step{node: d, at: len(out) - 1})
 			}
 		}
 		frontier = next
