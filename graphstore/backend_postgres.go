@@ -78,7 +78,7 @@ func openPostgres(ctx context.Context, dsn string, mustExist bool, lockTimeout, 
 	}
 	named, ours, err := pgDSNs(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w: %v", redactDSN(dsn), ErrBadDSN, err)
+		return nil, fmt.Errorf("cannot open %s: %w: %v", RedactDSN(dsn), ErrBadDSN, err)
 	}
 	db, err := sql.Open("postgres", ours)
 	if err == nil {
@@ -88,23 +88,23 @@ func openPostgres(ctx context.Context, dsn string, mustExist bool, lockTimeout, 
 		if db != nil {
 			db.Close()
 		}
-		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
-	b := &pgBackend{dsn: named, shown: redactDSN(dsn), db: db, lockTimeout: lockTimeout, idleTimeout: idleTimeout}
+	b := &pgBackend{dsn: named, shown: RedactDSN(dsn), db: db, lockTimeout: lockTimeout, idleTimeout: idleTimeout}
 	// A plain query, no lock: an existing store opens whoever is writing. A new database gets
 	// its schema with its genesis, in the genesis's write transaction (apply).
 	if b.schema, err = pgSchemaExists(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("graphstore: cannot read the schema of %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return nil, fmt.Errorf("graphstore: cannot read the schema of %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	if !b.schema && mustExist {
 		db.Close()
-		return nil, errNoStore(nil, "the database %s holds no mql store (no Cayley tables)", redactDSN(dsn))
+		return nil, errNoStore(nil, "the database %s holds no mql store (no Cayley tables)", RedactDSN(dsn))
 	}
 	qs, err := graph.NewQuadStore("postgres", named, nil)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("graphstore: cannot open the Cayley store in %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return nil, fmt.Errorf("graphstore: cannot open the Cayley store in %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	b.qs = qs
 	return b, nil
@@ -389,8 +389,8 @@ func pgUnescape(quads []quad.Quad, err error) ([]quad.Quad, error) {
 	return quads, nil
 }
 
-// redactDSN hides a password in a PostgreSQL URL for error messages.
-func redactDSN(dsn string) string {
+// RedactDSN hides a password in a PostgreSQL URL, for messages and logs.
+func RedactDSN(dsn string) string {
 	if i := strings.Index(dsn, "://"); i >= 0 {
 		rest := dsn[i+3:]
 		if at := strings.LastIndex(rest, "@"); at >= 0 {

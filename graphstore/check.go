@@ -145,6 +145,22 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	return r, nil
 }
 
+// standalone fills in what a check or an import that opens its own store takes by default: a
+// second to wait for a held file, and the options' clock (else the time now) as the time at
+// which liveness is judged.
+func standalone(opts *Options, copts *CheckOptions) {
+	if opts.OpenTimeout <= 0 {
+		opts.OpenTimeout = time.Second
+	}
+	if copts.Now.IsZero() {
+		if opts.Clock != nil {
+			copts.Now = opts.Clock()
+		} else {
+			copts.Now = time.Now()
+		}
+	}
+}
+
 // CheckDSN checks the store named by dsn (see Open) without opening it as a Store: it reads the
 // quads straight from Cayley, so it also works on a store that Open refuses. It never creates a
 // store, initialises a file or a schema, or writes a genesis: a bbolt file that does not exist
@@ -156,16 +172,7 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if opts.OpenTimeout <= 0 {
-		opts.OpenTimeout = time.Second
-	}
-	if copts.Now.IsZero() {
-		if opts.Clock != nil {
-			copts.Now = opts.Clock()
-		} else {
-			copts.Now = time.Now()
-		}
-	}
+	standalone(&opts, &copts)
 	if dsn == "memory:" || dsn == "memory" {
 		return nil, fmt.Errorf("graphstore: check %s: %w: a new in-memory store holds nothing to check", dsn, fs.ErrNotExist)
 	}

@@ -731,9 +731,7 @@ func (c *checker) checkPrincipal(n *rawNode) {
 }
 
 func (c *checker) checkGrant(n *rawNode) {
-	if _, err := parseNamed(prefGrant, "grant", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefGrant, "grant")
 	c.principalRef(n, mqlGrantee, "grantee", true)
 	c.principalRef(n, provWasAttributedTo, "granter", true)
 	if r, ok := c.str(n, mqlRight, "right", true); ok {
@@ -845,9 +843,7 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 
 // checkRevocation checks a revocation and returns the claim it revokes.
 func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
-	if _, err := parseNamed(prefRevocation, "revocation", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefRevocation, "revocation")
 	if len(n.own(provWasAssociatedWith)) == 0 {
 		c.add(ProblemRevocation, c.id, n.iri, "names no principal (prov:wasAssociatedWith)")
 	} else {
@@ -906,9 +902,7 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IR
 }
 
 func (c *checker) checkConfirmation(n *rawNode) {
-	if _, err := parseNamed(prefConfirmation, "confirmation", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefConfirmation, "confirmation")
 	if v, ok := c.one(n, mqlConfirms, "confirmed claim"); ok {
 		c.target(n, mqlConfirms, v, mqlClaim, "confirmed claim")
 	}
@@ -958,10 +952,15 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 	return ArtifactID{Name: id.Name, Version: ver}, true
 }
 
-func (c *checker) checkReview(n *rawNode) {
-	if _, err := parseNamed(prefReview, "review", n.iri); err != nil {
+// named checks that a record's IRI is its class's prefix followed by a well-formed name.
+func (c *checker) named(n *rawNode, prefix, what string) {
+	if _, err := parseNamed(prefix, what, n.iri); err != nil {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
+}
+
+func (c *checker) checkReview(n *rawNode) {
+	c.named(n, prefReview, "review")
 	if v, ok := c.one(n, provUsed, "reviewed artifact"); ok {
 		c.target(n, provUsed, v, mqlArtifact, "reviewed artifact")
 	}
@@ -969,9 +968,7 @@ func (c *checker) checkReview(n *rawNode) {
 }
 
 func (c *checker) checkRetrieval(n *rawNode) {
-	if _, err := parseNamed(prefRetrieval, "retrieval", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefRetrieval, "retrieval")
 	c.str(n, mqlRun, "run", true)
 	c.principalRef(n, provWasAssociatedWith, "reading principal", true)
 	if v, ok := c.one(n, mqlReadAtTx, "transaction read at"); ok {
@@ -993,9 +990,7 @@ func (c *checker) checkRetrieval(n *rawNode) {
 }
 
 func (c *checker) checkOutcome(n *rawNode) {
-	if _, err := parseNamed(prefOutcome, "outcome", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefOutcome, "outcome")
 	c.str(n, mqlRun, "run", true)
 	if r, ok := c.str(n, mqlResult, "result", true); ok {
 		switch OutcomeResult(r) {
@@ -1008,9 +1003,7 @@ func (c *checker) checkOutcome(n *rawNode) {
 }
 
 func (c *checker) checkToken(n *rawNode) {
-	if _, err := parseNamed(prefToken, "token", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefToken, "token")
 	c.principalRef(n, mqlHolder, "holder", true)
 	if h, ok := c.str(n, mqlSecretHash, "secret hash", true); ok && !validHash(h) {
 		c.add(ProblemRecord, c.id, n.iri, "its secret hash %q is not a SHA-256 in hex", h)
@@ -1019,9 +1012,7 @@ func (c *checker) checkToken(n *rawNode) {
 }
 
 func (c *checker) checkTokenRevocation(n *rawNode) {
-	if _, err := parseNamed(prefTokenRevoke, "token revocation", n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
-	}
+	c.named(n, prefTokenRevoke, "token revocation")
 	if v, ok := c.one(n, provInvalidated, "revoked token"); ok {
 		c.target(n, provInvalidated, v, mqlToken, "revoked token")
 	}

@@ -53,16 +53,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 	if err := ctx.Err(); err != nil {
 		return ImportSummary{}, err
 	}
-	if opts.OpenTimeout <= 0 {
-		opts.OpenTimeout = time.Second
-	}
-	if copts.Now.IsZero() {
-		if opts.Clock != nil {
-			copts.Now = opts.Clock()
-		} else {
-			copts.Now = time.Now()
-		}
-	}
+	standalone(&opts, &copts)
 	switch {
 	case dsn == "memory:" || dsn == "memory":
 		b := openMemory()
@@ -301,7 +292,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 			return storageErr("reading the database", err)
 		}
 		if n > 0 {
-			return fmt.Errorf("import into %s: %w: it holds a store (%d quads); an import creates a new store: name an empty database", redactDSN(dsn), ErrNotEmpty, n)
+			return fmt.Errorf("import into %s: %w: it holds a store (%d quads); an import creates a new store: name an empty database", RedactDSN(dsn), ErrNotEmpty, n)
 		}
 		return nil
 	}
@@ -330,7 +321,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 	// rather than the quads. The store is empty: there is no history before the import.
 	noHistory := func(from, to TxID) []*Tx { return nil }
 	if err := b.applyLogged(ctx, all, txs, noHistory); err != nil {
-		return sum, fmt.Errorf("import into %s failed and nothing was written: %w", redactDSN(dsn), err)
+		return sum, fmt.Errorf("import into %s failed and nothing was written: %w", RedactDSN(dsn), err)
 	}
 	b.db.ExecContext(ctx, `ANALYZE quads; ANALYZE nodes`) // Cayley's planner counts rows
 	return sum, nil

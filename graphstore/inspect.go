@@ -118,7 +118,7 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 func pgReadOnly(dsn string) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", fmt.Errorf("cannot parse %s: %w: %v", redactDSN(dsn), ErrBadDSN, err)
+		return "", fmt.Errorf("cannot parse %s: %w: %v", RedactDSN(dsn), ErrBadDSN, err)
 	}
 	q := u.Query()
 	q.Set("default_transaction_read_only", "on")
@@ -139,13 +139,13 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 		if db != nil {
 			db.Close()
 		}
-		return Inspection{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return Inspection{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	defer db.Close()
 	var isStore bool
 	err = db.QueryRowContext(ctx, `SELECT to_regclass('quads') IS NOT NULL AND to_regclass('nodes') IS NOT NULL`).Scan(&isStore)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	if !isStore {
 		// Tables, views, sequences and the like of any schema but the system's.
@@ -153,19 +153,19 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 			WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 			AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%' ORDER BY 1`)
 		if err != nil {
-			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 		}
 		defer rows.Close()
 		var names []string
 		for rows.Next() {
 			var name string
 			if err := rows.Scan(&name); err != nil {
-				return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+				return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 			}
 			names = append(names, name)
 		}
 		if err := rows.Err(); err != nil {
-			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 		}
 		if len(names) == 0 {
 			return Inspection{}, nil
@@ -178,12 +178,12 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 	}
 	qs, err := graph.NewQuadStore("postgres", ro, nil)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("cannot open the Cayley store in %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return Inspection{}, fmt.Errorf("cannot open the Cayley store in %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	defer qs.Close()
 	quads, err := pgUnescape(allQuads(ctx, qs))
 	if err != nil {
-		return Inspection{}, fmt.Errorf("reading %s: %w: %w", redactDSN(dsn), ErrStorage, err)
+		return Inspection{}, fmt.Errorf("reading %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
 	}
 	return inspectQuads(quads)
 }

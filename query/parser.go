@@ -390,7 +390,7 @@ func closest(s string, list []string) string {
 		bestD = 2
 	}
 	for _, kw := range list {
-		if d := editDistance(s, kw); d < bestD {
+		if d := EditDistance(s, kw); d < bestD {
 			best, bestD = kw, d
 		}
 	}
@@ -410,7 +410,9 @@ var clauses = map[string][]string{
 	"context": {"budget"},
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in bytes (99 when either is longer
+// than 32 bytes: no word that long is a typo of a keyword), for "did you mean".
+func EditDistance(a, b string) int {
 	if len(a) > 32 || len(b) > 32 {
 		return 99
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/query"
 )
 
 // metaCommands are the meta commands, for completion and "did you mean"; each may also be
@@ -168,31 +169,11 @@ func (s *Shell) meta(ctx context.Context, src Source) error {
 func closestMeta(name string) string {
 	best, bestD := "", 3
 	for _, m := range metaCommands {
-		if d := levenshtein(name, m); d < bestD && d < len(m) {
+		if d := query.EditDistance(name, m); d < bestD && d < len(m) {
 			best, bestD = m, d
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // metaStatements runs the statements a meta command stands for (\d, \dp), as a script of its

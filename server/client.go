@@ -84,16 +84,21 @@ func (c *Client) requestAs(ctx context.Context, method, path string, body io.Rea
 
 // ConnInfo asks the server which store it serves and as whom this client is served.
 func (c *Client) ConnInfo(ctx context.Context) (ConnInfo, error) {
-	var ci ConnInfo
-	resp, err := c.request(ctx, http.MethodGet, "/v1/conninfo", nil)
+	return call[ConnInfo](ctx, c, http.MethodGet, "/v1/conninfo", nil)
+}
+
+// call sends a request and decodes the JSON of its answer, or returns the server's error.
+func call[T any](ctx context.Context, c *Client, method, path string, body io.Reader) (T, error) {
+	var out T
+	resp, err := c.request(ctx, method, path, body)
 	if err != nil {
-		return ci, err
+		return out, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return ci, responseError(resp)
+		return out, responseError(resp)
 	}
-	return ci, json.NewDecoder(resp.Body).Decode(&ci)
+	return out, json.NewDecoder(resp.Body).Decode(&out)
 }
 
 // Exec runs a script named name (in error positions: -c, a file name, <stdin>) on the server,
@@ -197,31 +202,13 @@ func (c *Client) Export(ctx context.Context, w io.Writer) error {
 
 // Check runs the server's integrity check of the store it holds.
 func (c *Client) Check(ctx context.Context) (mql.CheckReport, error) {
-	var rep mql.CheckReport
-	resp, err := c.request(ctx, http.MethodGet, "/v1/check", nil)
-	if err != nil {
-		return rep, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return rep, responseError(resp)
-	}
-	return rep, json.NewDecoder(resp.Body).Decode(&rep)
+	return call[mql.CheckReport](ctx, c, http.MethodGet, "/v1/check", nil)
 }
 
 // Names lists completion candidates as the client's principal sees the store, with which of
 // them are principals and artifacts.
 func (c *Client) Names(ctx context.Context) (Names, error) {
-	var names Names
-	resp, err := c.request(ctx, http.MethodGet, "/v1/names?kinds=1", nil)
-	if err != nil {
-		return names, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return names, responseError(resp)
-	}
-	return names, json.NewDecoder(resp.Body).Decode(&names)
+	return call[Names](ctx, c, http.MethodGet, "/v1/names?kinds=1", nil)
 }
 
 // Error implements error: the message the command line prints (name:line:col: message).
@@ -245,45 +232,18 @@ func responseError(resp *http.Response) error {
 
 // CreateToken asks the server to issue a token for principal (the owner only).
 func (c *Client) CreateToken(ctx context.Context, principal string, expires time.Time) (TokenResponse, error) {
-	var out TokenResponse
 	body, _ := json.Marshal(TokenRequest{Principal: principal, Expires: expires})
-	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens", strings.NewReader(string(body)))
-	if err != nil {
-		return out, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return out, responseError(resp)
-	}
-	return out, json.NewDecoder(resp.Body).Decode(&out)
+	return call[TokenResponse](ctx, c, http.MethodPost, "/v1/tokens", bytes.NewReader(body))
 }
 
 // Tokens lists the tokens the store records (the owner only).
 func (c *Client) Tokens(ctx context.Context) ([]mql.Token, error) {
-	var out []mql.Token
-	resp, err := c.request(ctx, http.MethodGet, "/v1/tokens", nil)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, responseError(resp)
-	}
-	return out, json.NewDecoder(resp.Body).Decode(&out)
+	return call[[]mql.Token](ctx, c, http.MethodGet, "/v1/tokens", nil)
 }
 
 // RevokeToken asks the server to revoke a token (the owner only).
 func (c *Client) RevokeToken(ctx context.Context, id string) (mql.Receipt, error) {
-	var out mql.Receipt
-	resp, err := c.request(ctx, http.MethodPost, "/v1/tokens/"+url.PathEscape(id)+"/revoke", nil)
-	if err != nil {
-		return out, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return out, responseError(resp)
-	}
-	return out, json.NewDecoder(resp.Body).Decode(&out)
+	return call[mql.Receipt](ctx, c, http.MethodPost, "/v1/tokens/"+url.PathEscape(id)+"/revoke", nil)
 }
 
 // Watch follows the server's change feed (GET /v1/watch) from now on, calling emit with each

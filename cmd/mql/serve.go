@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/server"
 )
 
@@ -91,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s", scheme, ln.Addr())
-	srv := server.New(db, db, server.Options{Logger: log, Store: displayDSN(dsn), URL: url})
+	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url})
 	defer srv.Close()
 	hs := httpServer(srv.Handler())
 	errc := make(chan error, 2)
@@ -114,11 +115,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			go func() { errc <- local.Serve(lln) }()
 		}
 	}
-	fmt.Fprintf(stderr, "mql serve: serving %s (%s) at %s: MCP at /mcp, POST /v1/query, GET /v1/watch\n", displayDSN(dsn), db.Backend(), url)
+	fmt.Fprintf(stderr, "mql serve: serving %s (%s) at %s: MCP at /mcp, POST /v1/query, GET /v1/watch\n", graphstore.RedactDSN(dsn), db.Backend(), url)
 	if sock != "" {
 		fmt.Fprintf(stderr, "mql serve: the command line attaches through %s (the owner's, mode 0600)\n", sock)
 	}
-	fmt.Fprintf(stderr, "mql serve: agents need a token each: mql token create NAME %s\n", displayDSN(dsn))
+	fmt.Fprintf(stderr, "mql serve: agents need a token each: mql token create NAME %s\n", graphstore.RedactDSN(dsn))
 	page := scheme + "://" + browsable(ln.Addr()) + "/"
 	if *openPage {
 		// The code rides in the fragment, which the browser never sends: it reaches no log and
@@ -203,17 +204,4 @@ func browsable(a net.Addr) string {
 func isLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
-}
-
-// displayDSN hides a PostgreSQL password.
-func displayDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
-				return dsn[:i+3] + rest[:colon] + ":***" + rest[at:]
-			}
-		}
-	}
-	return dsn
 }

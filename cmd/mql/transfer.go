@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/output"
 )
 
@@ -57,7 +57,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitOpen
 		}
 	}
-	shown := output.EscapeText(redactDSN(target))
+	shown := output.EscapeText(graphstore.RedactDSN(target))
 	clock, err := testClock()
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
@@ -84,16 +84,4 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "mql import: %s: %s; nothing was imported and %s was not created\n", output.EscapeText(name), output.EscapeText(err.Error()), shown)
 		return exitTransfer
 	}
-}
-
-// redactDSN hides the password of a postgres:// DSN, for messages.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
