@@ -90,7 +90,7 @@ func newChecker(opts CheckOptions) *checker {
 		opts:  opts,
 		st:    st,
 		recs:  recs,
-		chain: &chain{rec: recs},
+		chain: chainOver(recs),
 		sound: true,
 	}
 }

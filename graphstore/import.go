@@ -372,8 +372,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	mem.mu.Unlock()
 	old.Close()
 	s.ix.Lock()
-	s.ix.head = ix.head
-	*s.ix.indexData = *ix.indexData
+	s.ix.replace(ix)
 	s.ix.Unlock()
 	return sum, nil
 }

@@ -201,13 +201,53 @@ func markOf(tx *Tx) txMark {
 }
 
 // since is a transaction with tx's id, time and author holding only the records after m.
-func (tx *Tx) since(m txMark) *Tx {
+func since(tx *Tx, m txMark) *Tx {
 	return &Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
 		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
 		Decays: tx.Decays[m.decays:], Claims: tx.Claims[m.claims:], Revocations: tx.Revocations[m.revocations:],
 		Confirmations: tx.Confirmations[m.confirmations:], Artifacts: tx.Artifacts[m.artifacts:], Tokens: tx.Tokens[m.tokens:],
 		TokenRevocations: tx.TokenRevocations[m.tokenRevocations:], Reviews: tx.Reviews[m.reviews:],
 		Retrievals: tx.Retrievals[m.retrievals:], Outcomes: tx.Outcomes[m.outcomes:]}
+}
+
+// appendStaged appends tx, none of its records indexed yet, and moves the build handle h
+// (see buildHandle) to it: a staged build indexes its records in parts (see addRecords).
+func (ix *Index) appendStaged(h *Index, tx *Tx) {
+	ix.txs = append(ix.txs, tx)
+	h.head = tx.ID
+}
+
+// replace makes ix show what o shows: an import into a memory store swaps in the index it built.
+// Caller holds ix's write lock.
+func (ix *Index) replace(o *Index) {
+	ix.head = o.head
+	*ix.indexData = *o.indexData
+}
+
+// hasClaim, hasArtifact, hasToken and hasSource say whether the index (pending transactions
+// included) holds the record; keyVersion and artifactVersion give the last version of a key or
+// an artifact, 0 for none. A chain check asks them.
+func (ix *Index) hasClaim(id ClaimID) bool       { return ix.claims[id] != nil }
+func (ix *Index) hasArtifact(id ArtifactID) bool { return ix.arts[id] != nil }
+func (ix *Index) hasToken(id string) bool        { return ix.tokens[id] != nil }
+
+func (ix *Index) hasSource(id string) bool {
+	_, ok := ix.sources[id]
+	return ok
+}
+
+func (ix *Index) keyVersion(k Key) int {
+	if ke := ix.keys[k]; ke != nil {
+		return len(ke.Versions)
+	}
+	return 0
+}
+
+func (ix *Index) artifactVersion(name string) int {
+	if ae := ix.artifacts[name]; ae != nil {
+		return len(ae.Versions)
+	}
+	return 0
 }
 
 // addRecords indexes the records of tx after mark m; tx is in ix.txs already.

@@ -599,7 +599,7 @@ func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
 		if broken != nil {
 			return broken
 		}
-		part := tx.since(done)
+		part := since(tx, done)
 		normalize(part)
 		if err := s.chain.checkPart(part, appended); err != nil {
 			return fmt.Errorf("graphstore: refusing to write: %w", err)
@@ -607,9 +607,8 @@ func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
 		s.ix.Lock()
 		defer s.ix.Unlock()
 		if !appended {
-			s.ix.txs = append(s.ix.txs, tx)
+			s.ix.appendStaged(h, tx)
 			appended = true
-			h.head = tx.ID
 		}
 		if err := addRecordsGuarded(s.ix, tx, done); err != nil {
 			broken = err
@@ -899,3 +898,20 @@ func waitAll(group []*writer) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// indexChain checks against ix, which the caller extends after each check (add does nothing).
+// Whoever changes ix holds the lock that serialises that (the Store's imu), so the lookups need
+// no index lock.
+func indexChain(ix *Index) *chain { return chainOver(indexRecords{ix}) }
+
+// indexRecords answers a chain's questions from an index.
+type indexRecords struct{ ix *Index }
+
+func (r indexRecords) top() TxID                       { return r.ix.top() }
+func (r indexRecords) hasClaim(id ClaimID) bool        { return r.ix.hasClaim(id) }
+func (r indexRecords) hasArtifact(id ArtifactID) bool  { return r.ix.hasArtifact(id) }
+func (r indexRecords) add(*Tx)                         {}
+func (r indexRecords) hasToken(id string) bool         { return r.ix.hasToken(id) }
+func (r indexRecords) hasSource(id string) bool        { return r.ix.hasSource(id) }
+func (r indexRecords) keyVersion(k Key) int            { return r.ix.keyVersion(k) }
+func (r indexRecords) artifactVersion(name string) int { return r.ix.artifactVersion(name) }

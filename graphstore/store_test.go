@@ -832,3 +832,11 @@ func TestPostgresLockWaitCancelled(t *testing.T) {
 	}
 	checkCounting(t, txsOf(a), 4)
 }
+
+func dumpTx(tx *Tx) string {
+	var b strings.Builder
+	if err := WriteNQuads(&b, []*Tx{tx}); err != nil {
+		return err.Error()
+	}
+	return b.String()
+}
