@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ReadNQuads reads an export written by WriteNQuads into memory (an import streams instead:
@@ -15,9 +18,9 @@ import (
 // N-Quad in a transaction graph, is reported by number ("line 17: …"). Each transaction must
 // decode, and when the file starts at the genesis every reference must resolve to something
 // recorded earlier in the file. Every error wraps ErrBadImport.
-func ReadNQuads(r io.Reader) ([]*Tx, error) {
+func ReadNQuads(r io.Reader) ([]*record.Tx, error) {
 	tr := newTxReader(newQuadReader(r), 0)
-	var txs []*Tx
+	var txs []*record.Tx
 	for {
 		g, err := tr.read()
 		if errors.Is(err, io.EOF) {
@@ -26,11 +29,11 @@ func ReadNQuads(r io.Reader) ([]*Tx, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx, err := decodeTx(g.id, canonQuads(g.quads))
+		tx, err := codec.DecodeTx(g.id, canonQuads(g.quads))
 		if err != nil {
 			line := g.lines[0]
-			if de, ok := err.(*decodeError); ok && de.quad != nil {
-				line = g.lineOf(*de.quad)
+			if de, ok := err.(*codec.DecodeError); ok && de.Quad != nil {
+				line = g.lineOf(*de.Quad)
 			}
 			return nil, &ImportError{Line: line, Tx: g.id, Msg: err.Error()}
 		}
@@ -44,16 +47,16 @@ func ReadNQuads(r io.Reader) ([]*Tx, error) {
 
 // checkSequence checks that txs, when they start at the genesis, each only refer to what came
 // before them (the reader checked that their ids follow on).
-func checkSequence(txs []*Tx) error {
+func checkSequence(txs []*record.Tx) error {
 	if len(txs) == 0 || txs[0].ID != 1 {
 		return nil
 	}
-	c := newChain()
+	c := codec.NewChain()
 	for _, tx := range txs {
-		if err := c.check(tx); err != nil {
+		if err := c.Check(tx); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadImport, err)
 		}
-		c.add(tx)
+		c.Add(tx)
 	}
 	return nil
 }
@@ -63,8 +66,8 @@ func checkSequence(txs []*Tx) error {
 // claims of a key) and why. It wraps ErrBadImport.
 type ImportError struct {
 	Line, Column int
-	Tx           TxID   // the transaction concerned, 0 if none
-	Kind         string // the kind of problem the check found (Problem.Kind); "" for the syntax
+	Tx           record.TxID // the transaction concerned, 0 if none
+	Kind         string      // the kind of problem the check found (Problem.Kind); "" for the syntax
 	Msg          string
 }
 
@@ -91,7 +94,7 @@ func (e *ImportError) Unwrap() error { return ErrBadImport }
 
 // txGroup is the quads of one transaction, as read from a file, with the line of each.
 type txGroup struct {
-	id    TxID
+	id    record.TxID
 	quads []quad.Quad
 	lines []int
 }
@@ -99,9 +102,9 @@ type txGroup struct {
 // lineOf is the line of q (compared in canonical form); the transaction's first line if it is
 // not in the group.
 func (g *txGroup) lineOf(q quad.Quad) int {
-	q = canonQuad(q)
+	q = codec.CanonQuad(q)
 	for i := range g.quads {
-		if canonQuad(g.quads[i]) == q {
+		if codec.CanonQuad(g.quads[i]) == q {
 			return g.lines[i]
 		}
 	}
@@ -123,14 +126,16 @@ func (g *txGroup) lineOfSubject(s quad.IRI) int {
 // a time and refuses a file that does otherwise, with the line where it does.
 type txReader struct {
 	src      quadReader
-	start    TxID // the id the first transaction must have; 0: any
-	last     TxID // the id of the last transaction read
+	start    record.TxID // the id the first transaction must have; 0: any
+	last     record.TxID // the id of the last transaction read
 	ahead    *quad.Quad
 	aheadAt  int
 	finished bool
 }
 
-func newTxReader(src quadReader, start TxID) *txReader { return &txReader{src: src, start: start} }
+func newTxReader(src quadReader, start record.TxID) *txReader {
+	return &txReader{src: src, start: start}
+}
 
 // read returns the next transaction's quads, io.EOF after the last, or an *ImportError.
 func (r *txReader) read() (*txGroup, error) {
@@ -185,13 +190,13 @@ func (r *txReader) read() (*txGroup, error) {
 }
 
 // txLabel returns the transaction a quad's graph names.
-func txLabel(q quad.Quad) (TxID, error) {
+func txLabel(q quad.Quad) (record.TxID, error) {
 	if q.Label == nil {
-		return 0, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", prefTx)
+		return 0, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", codec.PrefTx)
 	}
-	id, ok := parseTxIRI(q.Label)
+	id, ok := codec.ParseTxIRI(q.Label)
 	if !ok {
-		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", show(q.Label), prefTx)
+		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", codec.Show(q.Label), codec.PrefTx)
 	}
 	return id, nil
 }

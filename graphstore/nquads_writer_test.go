@@ -7,22 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record/recordtest"
 	"github.com/mql-dev/mql/internal/nquads"
 )
 
 // TestNQuadsWriterMatchesExporter pins internal/nquads' writer to the exporter's bytes, so the
 // exporter can switch to it without changing a single exported file.
 func TestNQuadsWriterMatchesExporter(t *testing.T) {
-	txs := append(sampleChain(t), fullTx())
+	txs := append(sampleChain(t), recordtest.FullTx())
 	n := 0
 	for _, tx := range txs {
-		qs, err := encodeTx(tx)
+		qs, err := codec.EncodeTx(tx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range qs {
 			n++
-			if got, want := nquads.FormatQuad(q), formatQuad(q); got != want {
+			if got, want := nquads.FormatQuad(q), codec.FormatQuad(q); got != want {
 				t.Errorf("nquads.FormatQuad = %s\nformatQuad       = %s", got, want)
 			}
 		}
@@ -37,7 +39,7 @@ func TestNQuadsWriterMatchesExporter(t *testing.T) {
 // parses, and written back canonically it is the same bytes.
 func TestNQuadsReaderReadsExport(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteNQuads(&buf, append(sampleChain(t), fullTx())); err != nil {
+	if err := codec.WriteNQuads(&buf, append(sampleChain(t), recordtest.FullTx())); err != nil {
 		t.Fatal(err)
 	}
 	var want []string

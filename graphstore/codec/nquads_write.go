@@ -1,4 +1,4 @@
-package graphstore
+package codec
 
 import (
 	"bufio"
@@ -10,21 +10,23 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // WriteNQuads writes txs as RDF 1.1 N-Quads, one quad per line, each transaction's quads in
 // the graph <urn:mql:tx:N> and preceded by a comment line naming it. Literals carry full XSD
 // datatype IRIs, so any RDF or PROV tool can read the file; ReadNQuads reads it back exactly.
-func WriteNQuads(w io.Writer, txs []*Tx) error {
+func WriteNQuads(w io.Writer, txs []*record.Tx) error {
 	bw := bufio.NewWriter(w)
 	for _, tx := range txs {
-		quads, err := encodeTx(tx)
+		quads, err := EncodeTx(tx)
 		if err != nil {
 			return fmt.Errorf("graphstore: export: %w", err)
 		}
 		fmt.Fprintf(bw, "# tx %d at %s by %s\n", tx.ID, tx.Time.UTC().Format(time.RFC3339Nano), oneLine(tx.By))
 		for _, q := range quads {
-			bw.WriteString(formatQuad(q))
+			bw.WriteString(FormatQuad(q))
 			bw.WriteByte('\n')
 		}
 	}
@@ -44,7 +46,7 @@ func oneLine(s string) string {
 }
 
 // formatQuad renders one quad as an N-Quads line (without the newline).
-func formatQuad(q quad.Quad) string {
+func FormatQuad(q quad.Quad) string {
 	var b strings.Builder
 	for i, v := range []quad.Value{q.Subject, q.Predicate, q.Object, q.Label} {
 		if v == nil {
@@ -71,7 +73,7 @@ func formatTerm(v quad.Value) string {
 	case quad.TypedString:
 		return quoteLit(string(x.Value)) + "^^<" + string(x.Type.Full()) + ">"
 	case quad.Int:
-		return quoteLit(strconv.FormatInt(int64(x), 10)) + "^^<" + string(xsdInteger) + ">"
+		return quoteLit(strconv.FormatInt(int64(x), 10)) + "^^<" + string(XSDInteger) + ">"
 	case quad.Float:
 		f := float64(x)
 		var s string
@@ -85,11 +87,11 @@ func formatTerm(v quad.Value) string {
 		default:
 			s = strconv.FormatFloat(f, 'g', -1, 64)
 		}
-		return quoteLit(s) + "^^<" + string(xsdDouble) + ">"
+		return quoteLit(s) + "^^<" + string(XSDDouble) + ">"
 	case quad.Bool:
-		return quoteLit(strconv.FormatBool(bool(x))) + "^^<" + string(xsdBoolean) + ">"
+		return quoteLit(strconv.FormatBool(bool(x))) + "^^<" + string(XSDBoolean) + ">"
 	case quad.Time:
-		return formatTerm(timeLit(time.Time(x)))
+		return formatTerm(TimeLit(time.Time(x)))
 	}
 	return v.String()
 }

@@ -1,4 +1,4 @@
-package graphstore
+package record
 
 import (
 	"encoding/json"
