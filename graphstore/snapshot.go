@@ -76,7 +76,7 @@ var recordShape = func() uint64 {
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
-		fmt.Fprintf(h, "%s;", t.String())
+		fmt.Fprintf(h, "%s;", shapeName(t))
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice:
 			walk(t.Elem())
@@ -95,6 +95,23 @@ var recordShape = func() uint64 {
 	walk(reflect.TypeFor[record.Tx]())
 	return h.Sum64()
 }()
+
+// shapeName is t's name in recordShape. The record types are named as when they lived in
+// package graphstore, so that moving them to package record left the fingerprint, and with it
+// every snapshot written before the move, valid.
+func shapeName(t reflect.Type) string {
+	switch {
+	case t.Kind() == reflect.Pointer:
+		return "*" + shapeName(t.Elem())
+	case t.Kind() == reflect.Slice:
+		return "[]" + shapeName(t.Elem())
+	case t.PkgPath() == recordPkg:
+		return "graphstore." + t.Name()
+	}
+	return t.String()
+}
+
+var recordPkg = reflect.TypeFor[record.Tx]().PkgPath()
 
 // snapshotChunk is an encoded run of consecutive transactions starting at first.
 type snapshotChunk struct {
