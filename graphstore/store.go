@@ -1,3 +1,12 @@
+// Package graphstore stores mql's transactions as quads in Cayley and reads them back: Open
+// and the Store (group commits, staged writes, catching up with other processes), the
+// backends (memory, bbolt with its file checks, PostgreSQL with its transaction log and
+// writer; backend_cayley.go holds what they share), the snapshot of a bbolt store, the check
+// of a whole store (check.go, checker.go, checkstate.go), import, and inspection. It is the
+// only package that imports Cayley.
+//
+// What is stored is not defined here: the records are package record's, their quads package
+// codec's, and the in-memory index, its views and a claim's state package index's.
 package graphstore
 
 import (
@@ -356,7 +365,7 @@ func (s *Store) leave() { s.life.RUnlock() }
 //
 // If build returns an error nothing is written for that writer and that error is returned
 // unchanged; the other writers of its group are unaffected. If the transaction is malformed
-// (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
+// (see codec.EncodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
 // written for it and the error says why. If Cayley fails, every writer of the group gets an
 // error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
 // is reopened before the next write. (On PostgreSQL, if the connection fails during the commit
@@ -639,7 +648,7 @@ func (s *Store) buildStaged(w *writer) (*record.Tx, []quad.Quad, error) {
 	return tx, quads, nil
 }
 
-// addRecordsGuarded is ix.addRecords, with a panic (a reference the chain check let through)
+// addRecordsGuarded is ix.AddRecords, with a panic (a reference the chain check let through)
 // returned as an error. Caller holds ix's write lock.
 func addRecordsGuarded(ix *index.Index, tx *record.Tx, m index.Mark) (err error) {
 	defer func() {

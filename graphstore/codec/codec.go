@@ -1,14 +1,21 @@
-package codec
-
-// The quad vocabulary: how a Tx becomes Cayley quads and back. docs/VOCABULARY.md describes
-// every IRI and predicate; keep the two in step.
+// Package codec turns records into quads and back: how a record.Tx becomes Cayley quads,
+// and how quads read from a store or an import become a record.Tx again. It holds the
+// vocabulary (vocab.go: the IRIs docs/VOCABULARY.md describes; keep the two in step), the
+// canonical encoding (EncodeTx), the strict decoding (DecodeTxs, DecodeTx), the chain check
+// that each transaction follows on from what is recorded before it (Chain), and the N-Quads
+// writer of an export (WriteNQuads).
 //
 // Every quad of transaction N carries the graph label <urn:mql:tx:N>. Every record is one node
 // with its own IRI, and every quad of a record has that node as subject, so a transaction's
 // quads are reachable from the transaction node (which links every subject it wrote with
 // urn:mql:wrote) without a label scan. The encoding is canonical: decoding re-encodes each
 // transaction and rejects input that differs from the canonical quads in any way, so anything
-// decodeTxs accepts round-trips exactly.
+// DecodeTxs accepts round-trips exactly.
+//
+// codec stores and reads nothing: package graphstore writes the quads to a backend and reads
+// them back, reads N-Quads imports, and checks whole stores; package index keeps what the
+// transactions say in memory.
+package codec
 
 import (
 	"errors"
@@ -65,7 +72,7 @@ func ArtifactIRI(a record.ArtifactID) quad.IRI {
 	return quad.IRI(PrefArtifact + esc(a.Name) + "@" + strconv.Itoa(a.Version))
 }
 
-// parseTxIRI returns the id named by <urn:mql:tx:N>.
+// ParseTxIRI returns the id named by <urn:mql:tx:N>.
 func ParseTxIRI(v quad.Value) (record.TxID, bool) {
 	iri, ok := v.(quad.IRI)
 	if !ok || !strings.HasPrefix(string(iri), PrefTx) {
@@ -79,7 +86,7 @@ func ParseTxIRI(v quad.Value) (record.TxID, bool) {
 	return record.TxID(n), true
 }
 
-// parseNamed returns the unescaped name of an IRI prefix+esc(name).
+// ParseNamed returns the unescaped name of an IRI prefix+esc(name).
 func ParseNamed(prefix, what string, v quad.Value) (string, error) {
 	iri, ok := v.(quad.IRI)
 	if !ok || !strings.HasPrefix(string(iri), prefix) {
@@ -142,7 +149,7 @@ func ParseArtifactIRI(v quad.Value) (record.ArtifactID, error) {
 
 // ---- literals ------------------------------------------------------------------------------
 
-// timeLit is the stored form of a time: an xsd:dateTime typed literal in UTC with nanoseconds.
+// TimeLit is the stored form of a time: an xsd:dateTime typed literal in UTC with nanoseconds.
 // (quad.Time is not used: its N-Quads form drops the fraction of a second, and PostgreSQL
 // stores it with microsecond precision.)
 func TimeLit(t time.Time) quad.Value {
@@ -151,7 +158,7 @@ func TimeLit(t time.Time) quad.Value {
 
 var durationRE = regexp.MustCompile(`^PT([0-9]{1,11})(?:\.([0-9]{1,9}))?S$`)
 
-// durationLit writes a positive duration as an xsd:duration in seconds: "PT600S", "PT0.5S".
+// DurationLit writes a positive duration as an xsd:duration in seconds: "PT600S", "PT0.5S".
 func DurationLit(d time.Duration) quad.Value {
 	s := "PT" + strconv.FormatInt(int64(d/time.Second), 10)
 	if ns := int64(d % time.Second); ns != 0 {
@@ -205,7 +212,7 @@ func CanonQuad(q quad.Quad) quad.Quad {
 	return q
 }
 
-// show renders a value for an error message.
+// Show renders a value for an error message.
 func Show(v quad.Value) string {
 	if v == nil {
 		return "nothing"
@@ -326,7 +333,7 @@ func encodeValue(v record.Value) (quad.Value, error) {
 
 func ValidConfidence(f float64) bool { return Finite(f) && f >= 0 && f <= 1 }
 
-// validHash reports whether s is a SHA-256 in lower-case hex.
+// ValidHash reports whether s is a SHA-256 in lower-case hex.
 func ValidHash(s string) bool {
 	if len(s) != 64 {
 		return false
@@ -339,7 +346,7 @@ func ValidHash(s string) bool {
 	return true
 }
 
-// encodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
+// EncodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
 // refuses a transaction that could not be decoded back to an equal one (missing mandatory
 // fields, two records on one node, duplicated list elements, non-UTC-representable values).
 func EncodeTx(tx *record.Tx) ([]quad.Quad, error) {
@@ -804,7 +811,7 @@ func (e *encoder) principals(n quad.IRI, names []string, what string) error {
 
 // ---- decoding ------------------------------------------------------------------------------
 
-// decodeError is a decoding failure, optionally about one quad (so that ReadNQuads can name
+// DecodeError is a decoding failure, optionally about one quad (so that ReadNQuads can name
 // its line).
 type DecodeError struct {
 	tx   record.TxID
@@ -1039,7 +1046,7 @@ func sortRecords[T any](d *txDecoder, what string, in []ordered[T]) ([]T, error)
 	return out, nil
 }
 
-// decodeTxs groups quads by their transaction label and decodes each transaction. The result
+// DecodeTxs groups quads by their transaction label and decodes each transaction. The result
 // is sorted by id; contiguity is the caller's to check.
 func DecodeTxs(quads []quad.Quad) ([]*record.Tx, error) {
 	groups := map[record.TxID][]quad.Quad{}
@@ -1070,14 +1077,14 @@ func DecodeTxs(quads []quad.Quad) ([]*record.Tx, error) {
 	return txs, nil
 }
 
-// decodeTx decodes the (canonicalised) quads of one transaction and checks that they are
+// DecodeTx decodes the (canonicalised) quads of one transaction and checks that they are
 // exactly the canonical encoding of the result.
 func DecodeTx(id record.TxID, quads []quad.Quad) (*record.Tx, error) {
 	tx, _, err := DecodeTxQuads(id, quads)
 	return tx, err
 }
 
-// decodeTxQuads is decodeTx that also returns the canonical encoding of the transaction (the
+// DecodeTxQuads is DecodeTx that also returns the canonical encoding of the transaction (the
 // same quads, in the encoder's order).
 func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, error) {
 	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
@@ -1610,13 +1617,13 @@ func (d *txDecoder) artifact(n *node) (*record.Artifact, error) {
 
 // ---- reference checking --------------------------------------------------------------------
 
-// chain tracks what a sequence of transactions has recorded, so that a transaction can be
+// Chain tracks what a sequence of transactions has recorded, so that a transaction can be
 // checked before it is committed or indexed: ids follow on, versions follow on, and every
 // claim, artifact and source it refers to exists. Index.Add panics on a broken reference;
 // nothing that fails check is ever handed to it or written.
 type Chain struct{ rec Records }
 
-// recorded answers what a chain checks. A Store's chain asks its index, which already knows
+// Records answers what a chain checks. A Store's chain asks its index, which already knows
 // every record (pending ones included); decoding and import, which have no index, keep sets.
 type Records interface {
 	Top() record.TxID
@@ -1631,7 +1638,7 @@ type Records interface {
 
 func NewChain() *Chain { return &Chain{rec: newRecordSets()} }
 
-// chainOver checks against rec, which answers for what is recorded already.
+// ChainOver checks against rec, which answers for what is recorded already.
 func ChainOver(rec Records) *Chain { return &Chain{rec: rec} }
 
 func (c *Chain) Head() record.TxID { return c.rec.Top() }
@@ -1681,10 +1688,10 @@ func (r *recordSets) Add(tx *record.Tx) {
 	}
 }
 
-// check reports the first problem with appending tx; it changes nothing.
+// Check reports the first problem with appending tx; it changes nothing.
 func (c *Chain) Check(tx *record.Tx) error { return c.CheckPart(tx, false) }
 
-// checkPart is check for the records of tx, which continues the last transaction recorded
+// CheckPart is check for the records of tx, which continues the last transaction recorded
 // when cont is set (a staged build's later parts).
 func (c *Chain) CheckPart(tx *record.Tx, cont bool) error {
 	fail := func(format string, args ...any) error {

@@ -45,7 +45,7 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// formatQuad renders one quad as an N-Quads line (without the newline).
+// FormatQuad renders one quad as an N-Quads line (without the newline).
 func FormatQuad(q quad.Quad) string {
 	var b strings.Builder
 	for i, v := range []quad.Value{q.Subject, q.Predicate, q.Object, q.Label} {

@@ -1,6 +1,8 @@
 package codec
 
-// The IRIs of the quad vocabulary; docs/VOCABULARY.md describes each.
+// The IRIs of the quad vocabulary; docs/VOCABULARY.md describes each. Prefixes (Pref…) start
+// the IRI of a record of each kind; MQL… name mql's classes and predicates, Prov… those of
+// W3C PROV, XSD… literal datatypes.
 
 import "github.com/cayleygraph/quad"
 
@@ -75,7 +77,7 @@ var (
 	MQLRetrieval    = quad.IRI(NSMQL + "Retrieval")
 	MQLOutcome      = quad.IRI(NSMQL + "Outcome")
 
-	// mqlRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
+	// MQLRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
 	MQLRefType = quad.IRI(NSMQL + "Ref")
 )
 

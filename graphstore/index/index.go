@@ -1,3 +1,15 @@
+// Package index is the in-memory picture of a store's transactions, and the place where a
+// claim's state is decided. An Index holds every transaction, with the records looked up by
+// key, subject, predicate, value and node, the live claim of each key per audience, the
+// dependents of every node and the runs (runs.go). A View (view.go) reads it as of one
+// transaction, for one viewer: it sees only what that viewer may see, folds the events recorded
+// about a claim (supersession, contest, revocation and the promotion of a replacement) and its
+// valid time into its State (View.State), and gives its kind after confirmations and its
+// confidence after decay.
+//
+// index reads no store and imports neither Cayley nor package codec: package graphstore builds
+// the Index from decoded transactions and extends it on every commit, pending transactions
+// first (AddPending, CommitTo, DropPending).
 package index
 
 import (
@@ -102,7 +114,7 @@ type ArtifactNode struct {
 	Reviews    []*record.Review
 }
 
-// NewIndex returns an empty index.
+// New returns an empty index.
 func New() *Index {
 	return &Index{indexData: newIndexData()}
 }
@@ -127,7 +139,7 @@ func newIndexData() *indexData {
 	}
 }
 
-// reserve sizes an empty index for the transactions about to be added, so that loading a
+// Reserve sizes an empty index for the transactions about to be added, so that loading a
 // large store does not grow (and copy) its biggest maps many times over.
 func (ix *Index) Reserve(txs []*record.Tx) {
 	if len(ix.txs) > 0 {
@@ -146,7 +158,7 @@ func (ix *Index) Reserve(txs []*record.Tx) {
 // Head is the id of the last transaction, 0 when the index is empty.
 func (ix *Index) Head() record.TxID { return ix.head }
 
-// top is the id of the last transaction indexed, committed or pending in a group commit.
+// Top is the id of the last transaction indexed, committed or pending in a group commit.
 func (ix *Index) Top() record.TxID { return record.TxID(len(ix.txs)) }
 
 // Tx returns transaction id, or nil.
@@ -160,7 +172,7 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 // Txs returns every transaction in id order. The slice must not be modified.
 func (ix *Index) Txs() []*record.Tx { return ix.txs[:ix.head] }
 
-// buildHandle returns an Index over the same data that shows every transaction indexed,
+// BuildHandle returns an Index over the same data that shows every transaction indexed,
 // pending ones included: what a Write's build sees. Caller holds ix's read lock while the
 // handle is used.
 func (ix *Index) BuildHandle() *Index { return &Index{head: ix.Top(), indexData: ix.indexData} }
@@ -176,9 +188,9 @@ func (ix *Index) Add(tx *record.Tx) {
 	ix.head = tx.ID
 }
 
-// addPending indexes tx without making it visible to readers: a View as of the head (or any
+// AddPending indexes tx without making it visible to readers: a View as of the head (or any
 // committed transaction) filters it out, while a writer's View as of it sees it. Group commit
-// uses it so that each writer in a group builds on the ones before it; commitTo then publishes
+// uses it so that each writer in a group builds on the ones before it; CommitTo then publishes
 // them, or resetTo drops them.
 func (ix *Index) AddPending(tx *record.Tx) {
 	if tx.ID != ix.Top()+1 {
@@ -188,21 +200,21 @@ func (ix *Index) AddPending(tx *record.Tx) {
 	ix.AddRecords(tx, Mark{})
 }
 
-// txMark counts the records of a transaction that are indexed already: a staged build (see
+// Mark counts the records of a transaction that are indexed already: a staged build (see
 // Store.WriteStaged) indexes its transaction in parts.
 type Mark struct {
 	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
 	retrievals, outcomes                                                                                                  int
 }
 
-// markOf is the mark after every record of tx.
+// MarkOf is the mark after every record of tx.
 func MarkOf(tx *record.Tx) Mark {
 	return Mark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
 		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews),
 		len(tx.Retrievals), len(tx.Outcomes)}
 }
 
-// since is a transaction with tx's id, time and author holding only the records after m.
+// Since is a transaction with tx's id, time and author holding only the records after m.
 func Since(tx *record.Tx, m Mark) *record.Tx {
 	return &record.Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
 		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
@@ -212,23 +224,23 @@ func Since(tx *record.Tx, m Mark) *record.Tx {
 		Retrievals: tx.Retrievals[m.retrievals:], Outcomes: tx.Outcomes[m.outcomes:]}
 }
 
-// appendStaged appends tx, none of its records indexed yet, and moves the build handle h
-// (see buildHandle) to it: a staged build indexes its records in parts (see addRecords).
+// AppendStaged appends tx, none of its records indexed yet, and moves the build handle h
+// (see BuildHandle) to it: a staged build indexes its records in parts (see AddRecords).
 func (ix *Index) AppendStaged(h *Index, tx *record.Tx) {
 	ix.txs = append(ix.txs, tx)
 	h.head = tx.ID
 }
 
-// replace makes ix show what o shows: an import into a memory store swaps in the index it built.
+// Replace makes ix show what o shows: an import into a memory store swaps in the index it built.
 // Caller holds ix's write lock.
 func (ix *Index) Replace(o *Index) {
 	ix.head = o.head
 	*ix.indexData = *o.indexData
 }
 
-// hasClaim, hasArtifact, hasToken and hasSource say whether the index (pending transactions
-// included) holds the record; keyVersion and artifactVersion give the last version of a key or
-// an artifact, 0 for none. A chain check asks them.
+// HasClaim, HasArtifact, HasToken and HasSource say whether the index (pending
+// transactions included) holds the record; KeyVersion and ArtifactVersion give the last
+// version of a key or an artifact, 0 for none. A chain check asks them.
 func (ix *Index) HasClaim(id record.ClaimID) bool       { return ix.claims[id] != nil }
 func (ix *Index) HasArtifact(id record.ArtifactID) bool { return ix.arts[id] != nil }
 func (ix *Index) HasToken(id string) bool               { return ix.tokens[id] != nil }
@@ -252,7 +264,7 @@ func (ix *Index) ArtifactVersion(name string) int {
 	return 0
 }
 
-// addRecords indexes the records of tx after mark m; tx is in ix.txs already.
+// AddRecords indexes the records of tx after mark m; tx is in ix.txs already.
 func (ix *Index) AddRecords(tx *record.Tx, m Mark) {
 	if m == (Mark{}) && tx.Meta != nil {
 		ix.meta = *tx.Meta
@@ -422,7 +434,7 @@ func (e *ClaimEntry) Audience() string { return e.audience }
 // Audience is who may perceive the artifact version: Audience(SeenBy).
 func (n *ArtifactNode) Audience() string { return n.audience }
 
-// commitTo makes the pending transactions up to id visible to readers.
+// CommitTo makes the pending transactions up to id visible to readers.
 func (ix *Index) CommitTo(id record.TxID) {
 	if id < ix.head || id > ix.Top() {
 		panic(fmt.Sprintf("graphstore: index at tx %d (pending to %d) cannot commit to %d", ix.head, ix.Top(), id))
@@ -430,12 +442,12 @@ func (ix *Index) CommitTo(id record.TxID) {
 	ix.head = id
 }
 
-// dropPending rebuilds the index from its committed transactions, forgetting pending ones
+// DropPending rebuilds the index from its committed transactions, forgetting pending ones
 // (after a failed group apply). Caller holds the write lock. It costs a rebuild from memory,
 // not a store scan, and only runs after a failure.
 func (ix *Index) DropPending() { ix.DropFrom(ix.head + 1) }
 
-// dropFrom rebuilds the index without transaction id and the pending ones after it, keeping
+// DropFrom rebuilds the index without transaction id and the pending ones after it, keeping
 // the committed transactions and the pending ones before id (a group commit's writers that
 // built before a staged build that failed). Caller holds the write lock.
 func (ix *Index) DropFrom(id record.TxID) {

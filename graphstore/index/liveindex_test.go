@@ -170,7 +170,7 @@ func TestLiveIndexAgreesWithFold(t *testing.T) {
 				ix.CommitTo(ix.Top())
 				checkLiveIndex(t, ix)
 			}
-			// Rebuilding after a failed group (dropPending) must leave the same index as never
+			// Rebuilding after a failed group (DropPending) must leave the same index as never
 			// having had the pending transactions.
 			if len(tc.pending) > 0 {
 				ix := New()

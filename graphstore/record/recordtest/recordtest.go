@@ -1,3 +1,5 @@
+// Package recordtest holds records for tests of the storage packages: a transaction that holds
+// every record and value type (FullTx) and claim ids from their text (ID).
 package recordtest
 
 import (
@@ -6,7 +8,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// cid is the claim id s names; it panics if s names none.
+// ID is the claim id s names; it panics if s names none.
 func ID(s string) *record.ClaimID {
 	id, err := record.ParseClaimID(s)
 	if err != nil {
@@ -15,7 +17,7 @@ func ID(s string) *record.ClaimID {
 	return &id
 }
 
-// fullTx holds every record type and every value type, with names that need escaping.
+// FullTx holds every record type and every value type, with names that need escaping.
 func FullTx() *record.Tx {
 	const id = 7
 	ts := time.Date(2026, 11, 29, 10, 0, 0, 123456789, time.UTC)
