@@ -42,8 +42,11 @@ func esc(s string) string { return url.PathEscape(s) }
 // escSubject also escapes '.', which separates subject from predicate in a claim IRI.
 func escSubject(s string) string { return strings.ReplaceAll(url.PathEscape(s), ".", "%2E") }
 
+// TxIRI is the node of transaction id, and the graph label of every quad it wrote.
 func TxIRI(id record.TxID) quad.IRI { return quad.IRI(PrefTx + strconv.FormatInt(int64(id), 10)) }
 
+// PrincipalIRI, GrantIRI, TokenIRI, ClaimIRI, ArtifactIRI and the others below are the node of
+// a record of each kind: its prefix, then its escaped id.
 func PrincipalIRI(name string) quad.IRI { return quad.IRI(PrefPrincipal + esc(name)) }
 func GrantIRI(id string) quad.IRI       { return quad.IRI(PrefGrant + esc(id)) }
 func sourceIRI(id string) quad.IRI      { return quad.IRI(PrefSource + esc(id)) }
@@ -116,6 +119,7 @@ func parseVersioned(prefix, what string, v quad.Value) (string, int, error) {
 	return rest[:at], n, nil
 }
 
+// ParseClaimIRI returns the claim id a claim node names.
 func ParseClaimIRI(v quad.Value) (record.ClaimID, error) {
 	name, n, err := parseVersioned(PrefClaim, "claim", v)
 	if err != nil {
@@ -134,6 +138,7 @@ func ParseClaimIRI(v quad.Value) (record.ClaimID, error) {
 	return id, nil
 }
 
+// ParseArtifactIRI returns the artifact version an artifact node names.
 func ParseArtifactIRI(v quad.Value) (record.ArtifactID, error) {
 	name, n, err := parseVersioned(PrefArtifact, "artifact", v)
 	if err != nil {
@@ -167,6 +172,7 @@ func DurationLit(d time.Duration) quad.Value {
 	return quad.TypedString{Value: quad.String(s + "S"), Type: XSDDuration}
 }
 
+// ParseDuration reads the xsd:duration DurationLit writes; ok is false for any other form.
 func ParseDuration(s string) (time.Duration, bool) {
 	m := durationRE.FindStringSubmatch(s)
 	if m == nil {
@@ -207,6 +213,8 @@ func canonValue(v quad.Value) quad.Value {
 	return v
 }
 
+// CanonQuad is q with its object in the form storage gives back (see canonValue), so that quads
+// written and quads read compare equal.
 func CanonQuad(q quad.Quad) quad.Quad {
 	q.Object = canonValue(q.Object)
 	return q
@@ -224,6 +232,7 @@ func Show(v quad.Value) string {
 	return s
 }
 
+// Finite reports whether f is neither NaN nor infinite.
 func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // ---- encoding ------------------------------------------------------------------------------
@@ -331,6 +340,7 @@ func encodeValue(v record.Value) (quad.Value, error) {
 	return nil, fmt.Errorf("unknown value type %q", v.Type)
 }
 
+// ValidConfidence reports whether f is a confidence: finite, from 0 to 1.
 func ValidConfidence(f float64) bool { return Finite(f) && f >= 0 && f <= 1 }
 
 // ValidHash reports whether s is a SHA-256 in lower-case hex.
@@ -923,6 +933,7 @@ func (d *txDecoder) bool(n *node, p quad.IRI) (bool, error) {
 	return bool(b), nil
 }
 
+// AsTime reads an xsd:dateTime literal as TimeLit writes it.
 func AsTime(v quad.Value) (time.Time, bool) {
 	ts, ok := v.(quad.TypedString)
 	if !ok || ts.Type != XSDDateTime {
@@ -1619,7 +1630,7 @@ func (d *txDecoder) artifact(n *node) (*record.Artifact, error) {
 
 // Chain tracks what a sequence of transactions has recorded, so that a transaction can be
 // checked before it is committed or indexed: ids follow on, versions follow on, and every
-// claim, artifact and source it refers to exists. Index.Add panics on a broken reference;
+// claim, artifact and source it refers to exists. index.Index.Add panics on a broken reference;
 // nothing that fails check is ever handed to it or written.
 type Chain struct{ rec Records }
 
@@ -1636,11 +1647,13 @@ type Records interface {
 	Add(tx *record.Tx)
 }
 
+// NewChain checks a sequence of transactions from the genesis, keeping what they record.
 func NewChain() *Chain { return &Chain{rec: newRecordSets()} }
 
 // ChainOver checks against rec, which answers for what is recorded already.
 func ChainOver(rec Records) *Chain { return &Chain{rec: rec} }
 
+// Head is the id of the last transaction recorded; Add records tx, which Check passed.
 func (c *Chain) Head() record.TxID { return c.rec.Top() }
 func (c *Chain) Add(tx *record.Tx) { c.rec.Add(tx) }
 
