@@ -1,5 +1,5 @@
 // Package authority decides who may do what: kind ranking, grant scopes and standing checks.
-// It reads the store through a graphstore.View and writes nothing.
+// It reads the store through an index.View and writes nothing.
 package authority
 
 import (
@@ -66,7 +66,7 @@ func Covers(scope, target string) bool {
 }
 
 // Holdings is what standing is judged on: the store's owner and the grants each principal
-// holds. A *graphstore.View is one (as of its transaction), and so is the state a check has
+// holds. A *index.View is one (as of its transaction), and so is the state a check has
 // reached (*graphstore.CheckState).
 type Holdings interface {
 	Meta() record.StoreMeta

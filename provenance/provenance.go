@@ -1,6 +1,6 @@
 // Package provenance answers the derivation questions: whether an artifact needs review, how
 // confident it can be, what depends on a changed node (impact), and why something is believed
-// (the provenance tree). It reads through a graphstore.View, so it never sees past the reader's
+// (the provenance tree). It reads through an index.View, so it never sees past the reader's
 // transaction or perception.
 package provenance
 
