@@ -7,14 +7,20 @@
 // retrieve (search it first) or decline (explore the least-known location instead of
 // attacking). They differ only in memory:
 //
-//   - naive keeps every signal forever, with no notion of age, and decides from the whole list;
+//   - naive keeps every signal forever, with no notion of age, and decides from the whole list
+//     (kept in an mql store used as a plain list: a claim per signal, none ever superseded);
 //   - mql stores each signal as an observed claim `Location.holds_horcrux` with a confidence,
 //     lets the predicate decay with a half-life (forgetting what decayed away), supersedes its
 //     beliefs when it senses a relocation, and decides with `beliefs *.holds_horcrux`.
 //
+// Each game is one run of its seeker (mql's runs: what the seeker hands a model is read for the
+// run, each attack is a decision of the run, the game's end its outcome).
+//
 // It prints win rates with 95% Wilson intervals, the share of decisions made on stale signals,
-// the context each seeker would hand a model, the gate's branches, ablations of the mql design
-// and an A/A run (the same arm twice, different seeds) that shows the noise floor.
+// the context each seeker would hand a model, the gate's branches, the memory metrics of the
+// runs (stale-memory rate, context utilization, declined runs, memory vs downstream failures)
+// from mql's run records, ablations of the mql design and an A/A run (the same arm twice,
+// different seeds) that shows the noise floor.
 package main
 
 import (
@@ -1392,10 +1398,11 @@ func (r report) print(w io.Writer) {
 	if len(r.ablations) > 0 {
 		fmt.Fprintln(w, "\nAblations (same seeds as the mql arm):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "arm\twin rate (95% CI)\tstale decisions\tattacks/game")
+		fmt.Fprintln(tw, "arm\twin rate (95% CI)\tstale decisions\tattacks/game\tstale memory\tdeclined runs")
 		for _, a := range append([]armResult{r.mql}, r.ablations...) {
 			lo, hi := wilson(a.wins, a.games)
-			fmt.Fprintf(tw, "%s\t%s (%.1f–%.1f%%)\t%s\t%.1f\n", a.name, pct(a.winRate()), 100*lo, 100*hi, pct(a.staleRate()), float64(a.attacks)/float64(a.games))
+			fmt.Fprintf(tw, "%s\t%s (%.1f–%.1f%%)\t%s\t%.1f\t%s\t%s\n", a.name, pct(a.winRate()), 100*lo, 100*hi, pct(a.staleRate()), float64(a.attacks)/float64(a.games),
+				pct(a.staleMemory().rate()), pct(a.declineRate().rate()))
 		}
 		tw.Flush()
 	}
