@@ -153,7 +153,7 @@ func TestOracles(t *testing.T) {
 			{what: "art:z", w: derive(mql.DeriveSpec{Artifact: "art:z", From: []string{"S9.p0"}, By: w3})},
 			{hidden: true, w: assert(assertSpec("S0", "p0", mql.Number(3), w7, w7))},
 		}, []string{"S1.p0", "S9.p0", "S9.p1"}, []string{"art:a", "art:z"}},
-		{"(g) runs: what another principal's run was served, decided and how it ended", []step{
+		{"(h) runs: what another principal's run was served, decided and how it ended", []step{
 			{what: "K.p0", w: assert(assertSpec("K", "p0", mql.Number(1), w3))},
 			{hidden: true, who: w7, run: "r1", read: why("K.p0")},
 			{what: "context K for run r1", who: w3, run: "r1", read: contextOf("K")},

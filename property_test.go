@@ -23,8 +23,10 @@ package mql_test
 //     stores get the same writes of a visible team, and the first also random writes of a
 //     hidden team seen by the hidden team only (claims, artifacts of the same names, sources
 //     of the same ids with other details, values of other types, revocations, confirmations,
-//     reviews); every answer a visible principal gets — to its writes, refused or not, and to
-//     every read, as of now and as of earlier transactions — must be the same in both stores,
+//     reviews, reads for runs, decisions in runs and outcomes under the same run names); both
+//     teams also read for runs; every answer a visible principal gets — to its writes, refused
+//     or not, and to every read (runs, memory metrics and the runs of impact and revoked-by
+//     included), as of now and as of earlier transactions — must be the same in both stores,
 //     up to the version and transaction numbers docs/MODEL.md says a principal may see move.
 //     MQL_PROPERTY_TWIN_OPS sets the operations per seed (default 300).
 
@@ -1024,9 +1026,10 @@ func sortedKeys[V any](m map[string]V) []string {
 // same principals and the same visible writes; only the first gets the hidden ones. What may
 // differ is named in docs/MODEL.md ("What a principal can infer"): version and transaction
 // numbers count hidden records too, so references and transaction ids are compared through
-// labels given to the records both stores made; and the transaction count of stats. Nothing
-// else is normalised, so a hidden record that changes a message, a state, an order or a count
-// fails the comparison.
+// labels given to the records both stores made (a read for a run is labelled like a write, and
+// the transaction a run's read was made at by the last labelled one at or before it); and the
+// transaction count of stats. Nothing else is normalised, so a hidden record that changes a
+// message, a state, an order or a count fails the comparison.
 
 type twins struct {
 	t      *testing.T
@@ -1463,9 +1466,9 @@ func runTwins(t *testing.T, seed uint64, ops int) {
 			refused = append(refused, fmt.Sprintf("%s %d", why, r.counts[k]))
 		}
 	}
-	t.Logf("seed %d (strict %v): %d operations: visible writes %d accepted, %d refused (%s); hidden writes %d recorded, %d refused; reads for runs %d visible, %d hidden; %d answers compared",
+	t.Logf("seed %d (strict %v): %d operations: visible writes %d accepted, %d refused (%s); hidden writes %d recorded, %d refused; reads for runs %d visible, %d hidden; outcomes %d visible, %d hidden; %d answers compared",
 		seed, seed%2 == 0, ops, r.counts["visible"], r.counts["visible refused"], strings.Join(refused, ", "),
-		r.counts["hidden"], r.counts["hidden refused"], r.counts["reads for runs"], r.counts["hidden reads for runs"], r.tw.compared)
+		r.counts["hidden"], r.counts["hidden refused"], r.counts["reads for runs"], r.counts["hidden reads for runs"], r.counts["visible outcomes"], r.counts["hidden outcomes"], r.tw.compared)
 }
 
 func (r *twRun) pick(xs []string) string { return xs[r.rng.IntN(len(xs))] }
@@ -1765,9 +1768,11 @@ func (r *twRun) runStep(step int) {
 			if _, err := r.tw.hidden(out); err != nil {
 				r.t.Fatalf("step %d: hidden outcome: %v", step, err)
 			}
+			r.counts["hidden outcomes"]++
 			return
 		}
 		r.tw.visible(fmt.Sprintf("step %d: outcome run %s %s by %s", step, run, result, who), out)
+		r.counts["visible outcomes"]++
 		return
 	}
 	// What to read: a claim or artifact the reader may or may not see (by label, or a probe).

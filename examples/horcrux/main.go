@@ -1154,7 +1154,7 @@ func (a armResult) share(branch string) float64 {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // Limits of the flags: what fits the game's 15 locations and 50 turns, and a run that ends within
-// about two hours on two cores (a game takes ~8 ms per arm, and a run plays eight arms).
+// about four hours on two cores (a game takes ~19 ms of CPU per arm, and a run plays eight arms).
 const (
 	maxGames    = 100_000
 	maxHalfLife = 100_000 // turns; far beyond a game's 50, so as good as no decay
