@@ -41,6 +41,21 @@ func TestOracles(t *testing.T) {
 			return f.db.Confirm(f.ctx, mql.ConfirmSpec{Claim: ref, By: by})
 		}
 	}
+	outcome := func(run string, result mql.OutcomeResult, by string) write {
+		return func(f *fixture) (mql.Receipt, error) {
+			return f.db.Outcome(f.ctx, mql.OutcomeSpec{Run: run, Result: result, By: by, Because: "the " + string(result) + " run"})
+		}
+	}
+	type read = func(f *fixture, r mql.Reader) (any, error)
+	why := func(ref string) read {
+		return func(f *fixture, r mql.Reader) (any, error) { return r.Why(f.ctx, ref) }
+	}
+	live := func(pat string) read {
+		return func(f *fixture, r mql.Reader) (any, error) { return r.Live(f.ctx, pat) }
+	}
+	contextOf := func(subjects ...string) read {
+		return func(f *fixture, r mql.Reader) (any, error) { return r.Context(f.ctx, subjects, 0) }
+	}
 	src := func(id, excerpt string) []mql.Source { return []mql.Source{{ID: id, Excerpt: excerpt}} }
 	// The observer is worker-3 (and alice, a user, for confirmations); the hidden records are
 	// worker-7's, seen by worker-7 only.
@@ -50,6 +65,9 @@ func TestOracles(t *testing.T) {
 		what   string
 		w      write
 		want   error // for a visible step: the error both stores must give (nil: success)
+		// A read for run, as who, instead of a write (run also names the run of an outcome).
+		read     read
+		who, run string
 	}
 	cases := []struct {
 		name  string
@@ -135,6 +153,26 @@ func TestOracles(t *testing.T) {
 			{what: "art:z", w: derive(mql.DeriveSpec{Artifact: "art:z", From: []string{"S9.p0"}, By: w3})},
 			{hidden: true, w: assert(assertSpec("S0", "p0", mql.Number(3), w7, w7))},
 		}, []string{"S1.p0", "S9.p0", "S9.p1"}, []string{"art:a", "art:z"}},
+		{"(h) runs: what another principal's run was served, decided and how it ended", []step{
+			{what: "K.p0", w: assert(assertSpec("K", "p0", mql.Number(1), w3))},
+			{hidden: true, who: w7, run: "r1", read: why("K.p0")},
+			{what: "context K for run r1", who: w3, run: "r1", read: contextOf("K")},
+			{hidden: true, w: derive(mql.DeriveSpec{Artifact: "plan:x", From: []string{"K.p0"}, By: w7, SeenBy: []string{w7}, Run: "r1"})},
+			{hidden: true, run: "r1", w: outcome("r1", mql.Failed, w7)},
+			{what: "derive plan:y in run r1", w: derive(mql.DeriveSpec{Artifact: "plan:y", From: []string{"K.p0"}, By: w3, Run: "r1"})},
+			{hidden: true, w: assert(assertSpec("K", "p0", mql.Number(2), w7, w7))},
+			{hidden: true, who: w7, run: "r2", read: live("*")},
+			{what: "live * for run r3", who: w3, run: "r3", read: live("*")},
+			{hidden: true, w: assert(assertSpec("J", "p0", mql.Number(5), w7, w7))},
+			{what: "K.p0 again: run r1's served version goes stale after its decision", w: assert(assertSpec("K", "p0", mql.Number(3), w3))},
+			{what: "outcome r1 failed", run: "r1", w: outcome("r1", mql.Failed, w3)},
+			{hidden: true, who: w7, run: "r3", read: contextOf("*")},
+			{what: "why K.p0 for run r3", who: w3, run: "r3", read: why("K.p0")},
+			{what: "outcome r3 declined: its decision point, after K.p0@1 went stale", run: "r3", w: outcome("r3", mql.Declined, w3)},
+			{hidden: true, run: "r3", w: outcome("r3", mql.Succeeded, w7)},
+			{what: "derive plan:z in run r2", w: derive(mql.DeriveSpec{Artifact: "plan:z", From: []string{"K.p0"}, By: w3, Run: "r2"})},
+			{what: "why plan:x for run r2: not found, it is hidden", who: w3, run: "r2", read: why("plan:x")},
+		}, []string{"K.p0", "J.p0"}, []string{"plan:x", "plan:y", "plan:z"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,6 +189,18 @@ func TestOracles(t *testing.T) {
 				return f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "alice", Right: mql.RightConfirm, Scope: "*", By: "owner"})
 			})
 			for _, s := range tc.steps {
+				tw.noteRun(s.run)
+				if s.read != nil {
+					if s.hidden {
+						if err := tw.hiddenForRun(s.who, s.run, s.read); err != nil {
+							t.Fatalf("hidden read for run %s: %v", s.run, err)
+						}
+					} else {
+						tw.forRun(s.what, s.who, s.run, s.read)
+					}
+					tw.reads(w3, tc.keys, tc.arts, 0)
+					continue
+				}
 				if s.hidden {
 					if _, err := tw.hidden(s.w); err != nil {
 						t.Fatalf("hidden write: %v", err)

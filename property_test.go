@@ -23,8 +23,10 @@ package mql_test
 //     stores get the same writes of a visible team, and the first also random writes of a
 //     hidden team seen by the hidden team only (claims, artifacts of the same names, sources
 //     of the same ids with other details, values of other types, revocations, confirmations,
-//     reviews); every answer a visible principal gets — to its writes, refused or not, and to
-//     every read, as of now and as of earlier transactions — must be the same in both stores,
+//     reviews, reads for runs, decisions in runs and outcomes under the same run names); both
+//     teams also read for runs; every answer a visible principal gets — to its writes, refused
+//     or not, and to every read (runs, memory metrics and the runs of impact and revoked-by
+//     included), as of now and as of earlier transactions — must be the same in both stores,
 //     up to the version and transaction numbers docs/MODEL.md says a principal may see move.
 //     MQL_PROPERTY_TWIN_OPS sets the operations per seed (default 300).
 
@@ -1024,9 +1026,10 @@ func sortedKeys[V any](m map[string]V) []string {
 // same principals and the same visible writes; only the first gets the hidden ones. What may
 // differ is named in docs/MODEL.md ("What a principal can infer"): version and transaction
 // numbers count hidden records too, so references and transaction ids are compared through
-// labels given to the records both stores made; and the transaction count of stats. Nothing
-// else is normalised, so a hidden record that changes a message, a state, an order or a count
-// fails the comparison.
+// labels given to the records both stores made (a read for a run is labelled like a write, and
+// the transaction a run's read was made at by the last labelled one at or before it); and the
+// transaction count of stats. Nothing else is normalised, so a hidden record that changes a
+// message, a state, an order or a count fails the comparison.
 
 type twins struct {
 	t      *testing.T
@@ -1034,6 +1037,7 @@ type twins struct {
 	refs   [2]map[string]string // reference → label
 	txs    [2]map[int64]string  // transaction id → label
 	probes [][2]string          // references a write or read names, to a hidden record in the first store and to none in the second
+	runs   []string             // run names any principal read, decided or recorded an outcome for, in either store
 	labels int
 	// compared counts the answers compared: writes' and reads'.
 	compared int
@@ -1086,6 +1090,64 @@ func (tw *twins) visible(what string, write func(f *fixture) (mql.Receipt, error
 // hidden runs a write on the first store only, at the time of the last visible write.
 func (tw *twins) hidden(write func(f *fixture) (mql.Receipt, error)) (mql.Receipt, error) {
 	return write(tw.f[0])
+}
+
+// noteRun adds run to the names every read asks about.
+func (tw *twins) noteRun(run string) {
+	if run != "" && !slices.Contains(tw.runs, run) {
+		tw.runs = append(tw.runs, run)
+		slices.Sort(tw.runs)
+	}
+}
+
+// forRun makes a read for run as who on both stores and fails unless both answer alike. A read
+// for a run is a write: the retrieval each store recorded is labelled like a visible write's
+// transaction.
+func (tw *twins) forRun(what, who, run string, read func(f *fixture, r mql.Reader) (any, error)) {
+	tw.t.Helper()
+	tw.noteRun(run)
+	var got [2]string
+	var errs [2]error
+	var heads [2]int64
+	for i, f := range tw.f {
+		f.clk.Add(time.Second)
+		res, err := read(f, f.db.As(who).ForRun(run))
+		got[i], errs[i] = tw.read(i, res, err), err
+		st, err := f.db.Stats(f.ctx)
+		if err != nil {
+			tw.t.Fatal(err)
+		}
+		heads[i] = int64(st.Transactions)
+	}
+	if errs[0] == nil && errs[1] == nil {
+		tw.labels++
+		for i := range tw.f {
+			tw.txs[i][heads[i]] = fmt.Sprintf("T%d", tw.labels)
+		}
+	}
+	tw.same(what, got[0], got[1])
+}
+
+// hiddenForRun makes a read for run as who on the first store only.
+func (tw *twins) hiddenForRun(who, run string, read func(f *fixture, r mql.Reader) (any, error)) error {
+	tw.noteRun(run)
+	_, err := read(tw.f[0], tw.f[0].db.As(who).ForRun(run))
+	return err
+}
+
+// atTx labels the transaction a read was made at: a hidden transaction changes nothing a
+// visible principal sees, so a read at it is a read at the last labelled transaction before it.
+func (tw *twins) atTx(side int, n int64) (string, bool) {
+	best := int64(-1)
+	for tx := range tw.txs[side] {
+		if tx <= n && tx > best {
+			best = tx
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return "at " + tw.txs[side][best], true
 }
 
 func (tw *twins) same(what, a, b string) {
@@ -1143,7 +1205,8 @@ func (tw *twins) read(side int, res any, err error) string {
 
 var (
 	twRefRE     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_:/-]*(\.[A-Za-z0-9_:/-]+)?@[0-9]+`)
-	twTxRE      = regexp.MustCompile(`(\btx |urn:mql:tx:|urn:mql:(?:revocation|confirmation|review|grant):[rcvg])([0-9]+)`)
+	twTxRE      = regexp.MustCompile(`(\btx |urn:mql:tx:|urn:mql:(?:revocation|confirmation|review|grant|retrieval|outcome):[rcvgqo])([0-9]+)`)
+	twReadAtRE  = regexp.MustCompile(`(<urn:mql:readAtTx> ")([0-9]+)`)
 	twVersionRE = regexp.MustCompile(` @[0-9]+`)
 )
 
@@ -1161,6 +1224,14 @@ func (tw *twins) text(side int, s string) string {
 			return l
 		}
 		return ref
+	})
+	s = twReadAtRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := twReadAtRE.FindStringSubmatch(m)
+		n, _ := strconv.ParseInt(sub[2], 10, 64)
+		if l, ok := tw.atTx(side, n); ok {
+			return sub[1] + l
+		}
+		return m
 	})
 	return twTxRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := twTxRE.FindStringSubmatch(m)
@@ -1191,9 +1262,16 @@ func (tw *twins) json(side int, v any) string {
 				switch k {
 				case "version", "transactions":
 					delete(x, k)
-				case "tx":
+				case "tx", "decision_tx", "outcome_tx", "served_tx":
+					// A record's own transaction: a visible write's, or a visible read's for a run.
 					if n, ok := val.(float64); ok {
 						if l, ok := tw.txs[side][int64(n)]; ok {
+							x[k] = l
+						}
+					}
+				case "read_at_tx":
+					if n, ok := val.(float64); ok {
+						if l, ok := tw.atTx(side, int64(n)); ok {
 							x[k] = l
 						}
 					}
@@ -1268,6 +1346,18 @@ func (tw *twins) reads(who string, keys, arts []string, asOf int) {
 			add(r.Why(ctx, p[side]))
 			add(r.Impact(ctx, p[side], 0))
 		}
+		// Runs: every name any principal used, in either store (a hidden principal's run of the
+		// same name as a visible one's is another run), and the runs of a hidden principal.
+		for _, run := range tw.runs {
+			add(r.Run(ctx, run))
+		}
+		add(r.Runs(ctx, "", time.Time{}))
+		add(r.Runs(ctx, who, time.Time{}))
+		add(r.MemoryStats(ctx, "", time.Time{}))
+		for _, h := range []string{"worker-7", "h1"} {
+			add(r.Runs(ctx, h, time.Time{}))
+			add(r.MemoryStats(ctx, h, time.Time{}))
+		}
 		add(r.Conflicts(ctx))
 		// (Not with a token budget: where it cuts depends on how many digits the version
 		// numbers in the text have, and those may differ.)
@@ -1327,6 +1417,7 @@ var (
 	twVisible = []string{"v1", "v2", "v3"}
 	twHidden  = []string{"h1", "h2"}
 	twSources = []string{"src-1", "src-2", "src-3", "src-4"}
+	twRuns    = []string{"run-a", "run-b"} // both teams use the same names: another principal's run-a is another run
 )
 
 func runTwins(t *testing.T, seed uint64, ops int) {
@@ -1354,6 +1445,9 @@ func runTwins(t *testing.T, seed uint64, ops int) {
 		} else {
 			r.visibleWrite(step)
 		}
+		if r.rng.IntN(4) == 0 {
+			r.runStep(step)
+		}
 		if step%20 == 0 {
 			r.reads(r.pick(twVisible), step)
 		}
@@ -1372,9 +1466,9 @@ func runTwins(t *testing.T, seed uint64, ops int) {
 			refused = append(refused, fmt.Sprintf("%s %d", why, r.counts[k]))
 		}
 	}
-	t.Logf("seed %d (strict %v): %d operations: visible writes %d accepted, %d refused (%s); hidden writes %d recorded, %d refused; %d answers compared",
+	t.Logf("seed %d (strict %v): %d operations: visible writes %d accepted, %d refused (%s); hidden writes %d recorded, %d refused; reads for runs %d visible, %d hidden; outcomes %d visible, %d hidden; %d answers compared",
 		seed, seed%2 == 0, ops, r.counts["visible"], r.counts["visible refused"], strings.Join(refused, ", "),
-		r.counts["hidden"], r.counts["hidden refused"], r.tw.compared)
+		r.counts["hidden"], r.counts["hidden refused"], r.counts["reads for runs"], r.counts["hidden reads for runs"], r.counts["visible outcomes"], r.counts["hidden outcomes"], r.tw.compared)
 }
 
 func (r *twRun) pick(xs []string) string { return xs[r.rng.IntN(len(xs))] }
@@ -1450,7 +1544,12 @@ func (r *twRun) hiddenWrite() {
 				from = append(from, r.key())
 			}
 		}
-		rc, err = f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen})
+		spec := mql.DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen}
+		if r.rng.IntN(3) == 0 {
+			spec.Run = r.pick(twRuns)
+			r.tw.noteRun(spec.Run)
+		}
+		rc, err = f.db.Derive(f.ctx, spec)
 		if err == nil {
 			r.hid = append(r.hid, twRec{refs: [2]string{rc.Ref}, key: name, seenBy: seen})
 		}
@@ -1607,9 +1706,14 @@ func (r *twRun) visibleWrite(step int) {
 		case 1:
 			seen = []string{by, r.pick(twVisible)}
 		}
-		what = fmt.Sprintf("derive %s from %v by %s seen by %v", name, from, by, seen)
+		run := ""
+		if r.rng.IntN(3) == 0 {
+			run = r.pick(twRuns)
+			r.tw.noteRun(run)
+		}
+		what = fmt.Sprintf("derive %s from %v by %s seen by %v in run %q", name, from, by, seen, run)
 		for i := range w {
-			spec := mql.DeriveSpec{Artifact: name, From: from[i], By: by, SeenBy: seen}
+			spec := mql.DeriveSpec{Artifact: name, From: from[i], By: by, SeenBy: seen, Run: run}
 			w[i] = func(f *fixture) (mql.Receipt, error) { return f.db.Derive(f.ctx, spec) }
 		}
 		rec = &twRec{key: name, seenBy: seen}
@@ -1642,6 +1746,83 @@ func (r *twRun) visibleWrite(step int) {
 		rec.refs = [2]string{rcs[0].Ref, rcs[1].Ref}
 		r.vis = append(r.vis, *rec)
 	}
+}
+
+// runStep reads for a run, or records a run's outcome: as a visible principal in both stores, or
+// as a hidden one in the first. A hidden run is served what its principal sees, visible claims
+// included, under the same names as the visible runs.
+func (r *twRun) runStep(step int) {
+	run := r.pick(twRuns)
+	hidden := r.rng.IntN(10) < 4
+	who := r.pick(twVisible)
+	if hidden {
+		who = r.pick(twHidden)
+	}
+	if r.rng.IntN(4) == 0 {
+		result := []mql.OutcomeResult{mql.Succeeded, mql.Failed, mql.Declined}[r.rng.IntN(3)]
+		r.tw.noteRun(run)
+		out := func(f *fixture) (mql.Receipt, error) {
+			return f.db.Outcome(f.ctx, mql.OutcomeSpec{Run: run, Result: result, By: who})
+		}
+		if hidden {
+			if _, err := r.tw.hidden(out); err != nil {
+				r.t.Fatalf("step %d: hidden outcome: %v", step, err)
+			}
+			r.counts["hidden outcomes"]++
+			return
+		}
+		r.tw.visible(fmt.Sprintf("step %d: outcome run %s %s by %s", step, run, result, who), out)
+		r.counts["visible outcomes"]++
+		return
+	}
+	// What to read: a claim or artifact the reader may or may not see (by label, or a probe).
+	var refs [2]string
+	if hidden && len(r.hid) > 0 && r.rng.IntN(2) == 0 {
+		refs[0] = r.hid[r.rng.IntN(len(r.hid))].refs[0]
+	} else if t, ok := r.target(r.rng.IntN(2) == 0); ok {
+		refs = t
+	}
+	var what string
+	var read func(side int) func(f *fixture, rd mql.Reader) (any, error)
+	switch x := r.rng.IntN(5); {
+	case x == 0 || refs[0] == "":
+		what = "context *"
+		read = func(int) func(*fixture, mql.Reader) (any, error) {
+			return func(f *fixture, rd mql.Reader) (any, error) { return rd.Context(f.ctx, []string{"*"}, 0) }
+		}
+	case x == 1:
+		what = "live *"
+		read = func(int) func(*fixture, mql.Reader) (any, error) {
+			return func(f *fixture, rd mql.Reader) (any, error) { return rd.Live(f.ctx, "*") }
+		}
+	case x == 2:
+		what = "beliefs *.p1"
+		read = func(int) func(*fixture, mql.Reader) (any, error) {
+			return func(f *fixture, rd mql.Reader) (any, error) { return rd.Beliefs(f.ctx, "*.p1", nil) }
+		}
+	case x == 3 && strings.Contains(refs[0], "."):
+		what = fmt.Sprintf("revoked-by %v", refs)
+		read = func(side int) func(*fixture, mql.Reader) (any, error) {
+			return func(f *fixture, rd mql.Reader) (any, error) { return rd.RevokedBy(f.ctx, refs[side]) }
+		}
+	default:
+		what = fmt.Sprintf("why %v", refs)
+		read = func(side int) func(*fixture, mql.Reader) (any, error) {
+			return func(f *fixture, rd mql.Reader) (any, error) { return rd.Why(f.ctx, refs[side]) }
+		}
+	}
+	if hidden {
+		// Refused or not, a hidden read changes nothing a visible principal sees.
+		_ = r.tw.hiddenForRun(who, run, read(0))
+		r.counts["hidden reads for runs"]++
+		return
+	}
+	side := 0
+	r.tw.forRun(fmt.Sprintf("step %d: %s for run %s as %s", step, what, run, who), who, run, func(f *fixture, rd mql.Reader) (any, error) {
+		defer func() { side++ }()
+		return read(side)(f, rd)
+	})
+	r.counts["reads for runs"]++
 }
 
 func (r *twRun) reads(who string, step int) {

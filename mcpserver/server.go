@@ -69,8 +69,9 @@ func Check(ctx context.Context, db *mql.DB, as string) error {
 }
 
 // Serve runs an MCP server for db acting as principal as ("" for the owner) over in and out
-// (newline-delimited JSON-RPC, as on stdio), until the client closes in or ctx is done. It
-// returns nil when the client disconnects, and an error at once if the principal is unknown.
+// (newline-delimited JSON-RPC, as on stdio), until the client closes in or ctx is done. When
+// in ends, every request read from it is answered before Serve returns. It returns nil when
+// the client disconnects, and an error at once if the principal is unknown.
 // A line that is not a JSON-RPC message gets a JSON-RPC error response (-32700 parse error,
 // -32600 invalid request; see lineFilter) and the session goes on; so does a line longer than
 // MaxMessageBytes, which is discarded.
@@ -78,12 +79,13 @@ func Serve(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writ
 	if err := Check(ctx, db, as); err != nil {
 		return err
 	}
-	w := &lockedWriter{w: out}
-	// The filter bounds each line itself, so the SDK's own cap is off.
-	t := &mcp.IOTransport{Reader: io.NopCloser(newLineFilter(in, w, MaxMessageBytes)), Writer: w, MaxLineLength: -1}
-	srv := New(db, as)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	w := newLockedWriter(out)
+	// The filter bounds each line itself, so the SDK's own cap is off. Returning (cancel)
+	// releases an end of input the filter still holds back for unanswered requests.
+	t := &mcp.IOTransport{Reader: io.NopCloser(newLineFilter(in, w, MaxMessageBytes, ctx.Done())), Writer: w, MaxLineLength: -1}
+	srv := New(db, as)
 	go Watch(ctx, srv, db, as, 200*time.Millisecond)
 	err := srv.Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, context.Canceled) {

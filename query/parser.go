@@ -269,6 +269,14 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	if kw.Type != tokIdent {
 		return nil, errorf(at(k), "expected a statement (%s), found %s", keywordList, found(k)), false
 	}
+	if i, ok := badForRun(toks, k); ok {
+		// Without this, the parser reports "for" itself as unexpected, which hides that only
+		// the run's name is wrong.
+		if i > 0 && i < len(toks) && toks[i-1].Type == tokIdent && toks[i-1].Value != "run" {
+			return nil, errorf(at(i), `"for run NAME" ends the statement; found %s after the run's name`, found(i)), false
+		}
+		return nil, errorf(at(i), `"for run" takes a run's name (letters, digits, "-", "_", ":"), found %s`, found(i)), i >= len(toks)
+	}
 	if cut, run, i := cutForRun(toks); run != "" && i > k {
 		if !servesClaims(kw.Value) {
 			return nil, errorf(at(i), `"for run" applies to the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context); %q does not`, kw.Value), false

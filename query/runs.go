@@ -166,6 +166,24 @@ func cutForRun(toks []tok) ([]tok, string, int) {
 	return toks, "", -1
 }
 
+// badForRun finds a "for run" after the statement's keyword at k that is not followed by exactly
+// one name: it returns the index of what stands where the name should be.
+func badForRun(toks []tok, k int) (int, bool) {
+	for i := k + 1; i+1 < len(toks); i++ {
+		if toks[i].Type != tokIdent || toks[i].Value != "for" || toks[i+1].Type != tokIdent || toks[i+1].Value != "run" {
+			continue
+		}
+		if i+2 >= len(toks) || toks[i+2].Type != tokIdent {
+			return i + 2, true
+		}
+		if i+3 < len(toks) && i+3 == len(toks)-1 {
+			// "for run a b": one token too many after the name.
+			return i + 3, true
+		}
+	}
+	return 0, false
+}
+
 // ForRun makes a read that serves claims (live, find, why, revoked-by, impact, history,
 // conflicts, beliefs, context) a read for the run named run, as "for run NAME" does, and
 // reports whether it did; any other statement is left as it is.

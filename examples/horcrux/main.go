@@ -7,14 +7,20 @@
 // retrieve (search it first) or decline (explore the least-known location instead of
 // attacking). They differ only in memory:
 //
-//   - naive keeps every signal forever, with no notion of age, and decides from the whole list;
+//   - naive keeps every signal forever, with no notion of age, and decides from the whole list
+//     (kept in an mql store used as a plain list: a claim per signal, none ever superseded);
 //   - mql stores each signal as an observed claim `Location.holds_horcrux` with a confidence,
 //     lets the predicate decay with a half-life (forgetting what decayed away), supersedes its
 //     beliefs when it senses a relocation, and decides with `beliefs *.holds_horcrux`.
 //
+// Each game is one run of its seeker (mql's runs: what the seeker hands a model is read for the
+// run, each attack is a decision of the run, the game's end its outcome).
+//
 // It prints win rates with 95% Wilson intervals, the share of decisions made on stale signals,
-// the context each seeker would hand a model, the gate's branches, ablations of the mql design
-// and an A/A run (the same arm twice, different seeds) that shows the noise floor.
+// the context each seeker would hand a model, the gate's branches, the memory metrics of the
+// runs (stale-memory rate, context utilization, declined runs, memory vs downstream failures)
+// from mql's run records, ablations of the mql design and an A/A run (the same arm twice,
+// different seeds) that shows the noise floor.
 package main
 
 import (
@@ -30,6 +36,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -137,6 +144,9 @@ type seeker interface {
 	observe(ctx context.Context, o observation) error
 	// lastContext is what the seeker would have handed a model at its last decision.
 	lastContext() string
+	// finish records how the game's run ended and returns what mql's run records say of it,
+	// and what the seeker's own bookkeeping says of the same quantities.
+	finish(ctx context.Context, result mql.OutcomeResult) (mem, book runRecord, err error)
 	close() error
 }
 
@@ -159,12 +169,34 @@ type outcome struct {
 	tokens    int
 	maxTokens int
 	relocs    int
+	// mem is the game's run as mql's run records measure it; book the same quantities from
+	// the seeker's own bookkeeping (for the tests, which check the two agree).
+	mem, book runRecord
 }
 
 // play runs one seeded game.
 func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
+	out, last, err := hunt(ctx, g, seed, s)
+	if err != nil {
+		return out, err
+	}
+	// The game is the seeker's run; it ends won, or lost. A lost game whose last move was the
+	// gate's decline branch ended with the seeker saying it lacked the evidence to act.
+	result := mql.Failed
+	switch {
+	case out.won:
+		result = mql.Succeeded
+	case last == mql.Decline:
+		result = mql.Declined
+	}
+	out.mem, out.book, err = s.finish(ctx, result)
+	return out, err
+}
+
+// hunt plays the turns of one seeded game and returns the gate's last decision.
+func hunt(ctx context.Context, g game, seed uint64, s seeker) (out outcome, last string, err error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	out := outcome{branches: map[string]int{}}
+	out = outcome{branches: map[string]int{}}
 	n := len(locations)
 	target := rng.IntN(n)
 	decoys := map[int]bool{}
@@ -181,14 +213,15 @@ func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
 	for turn := 1; turn <= g.Turns; turn++ {
 		if announce {
 			announce = false
-			if err := s.observe(ctx, observation{kind: "disturbance", loc: -1, turn: turn}); err != nil {
-				return out, err
+			if err = s.observe(ctx, observation{kind: "disturbance", loc: -1, turn: turn}); err != nil {
+				return out, last, err
 			}
 		}
 		d, err := s.decide(ctx, turn)
 		if err != nil {
-			return out, err
+			return out, last, err
 		}
+		last = d.branch
 		out.decisions++
 		out.turns = turn
 		out.branches[d.branch]++
@@ -208,7 +241,7 @@ func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
 			switch {
 			case d.loc == target:
 				out.won = true
-				return out, nil
+				return out, last, nil
 			case decoys[d.loc]:
 				delete(decoys, d.loc)
 				o.kind = "decoy"
@@ -228,8 +261,8 @@ func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
 				o.kind = "positive"
 			}
 		}
-		if err := s.observe(ctx, o); err != nil {
-			return out, err
+		if err = s.observe(ctx, o); err != nil {
+			return out, last, err
 		}
 
 		// The adversary moves after seeing the result.
@@ -257,7 +290,7 @@ func play(ctx context.Context, g game, seed uint64, s seeker) (outcome, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, last, nil
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,58 +417,243 @@ func argmaxTies(rng *rand.Rand, xs []float64) int {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The naive seeker: every signal forever, no notion of age, decide from the whole list.
+// Each game is one run of its seeker ("game-SEED"): what the seeker hands a model at each
+// decision is read for the run, each attack is a decision of the run citing the claims it rests
+// on, and the game's end is the run's outcome. The figures printed come from mql's run records
+// (MemoryStats and Run); the ledger keeps the same quantities from what the seeker itself
+// knows — which versions it wrote, which it was handed, what it cited — so the tests can check
+// that the two agree.
+
+// seekerName is the principal each seeker writes and reads as.
+const seekerName = "seeker"
+
+func runName(seed uint64) string { return fmt.Sprintf("game-%d", seed) }
+
+// runRecord is one game's run, measured.
+type runRecord struct {
+	served     int // distinct claim versions served
+	liveServed int // of them, live when served
+	stale      int // of them, no longer live at the run's decision point
+	cited      int // served versions an attack cited
+	// decidedServed is served when the run made a decision (an attack), else 0: the
+	// denominator of context utilization.
+	decidedServed int
+	result        mql.OutcomeResult
+	memoryFailure bool // a failed run that was served a version stale at its decision
+}
+
+// runOf reads one game's run back from the seeker's store, as the owner.
+func runOf(ctx context.Context, db *mql.DB, run string) (runRecord, error) {
+	ms, err := db.MemoryStats(ctx, seekerName, time.Time{})
+	if err != nil {
+		return runRecord{}, err
+	}
+	reps, err := db.Run(ctx, run)
+	if err != nil {
+		return runRecord{}, err
+	}
+	if ms.Runs != 1 || len(reps) != 1 {
+		return runRecord{}, fmt.Errorf("run %s: the store holds %d runs of the seeker and %d reports of it, want 1", run, ms.Runs, len(reps))
+	}
+	r := runRecord{served: ms.Served, liveServed: ms.LiveServed, stale: ms.StaleAtDecision, cited: ms.Cited,
+		result: reps[0].Outcome, memoryFailure: ms.MemoryFailures == 1}
+	if len(reps[0].Decisions) > 0 {
+		r.decidedServed = ms.Served
+	}
+	return r, nil
+}
+
+// ledger is the seeker's own account of its run: every write it made to a key, every version
+// it was handed, and what its decisions cited, in the order they happened.
+type ledger struct {
+	tick     int
+	writes   map[string][]int // key → ticks of the writes that made its versions 1, 2, …
+	served   map[string]int   // claim reference → tick it was first served
+	cited    map[string]bool
+	decision int // tick of the run's first decision, 0 before it
+}
+
+func newLedger() ledger {
+	return ledger{writes: map[string][]int{}, served: map[string]int{}, cited: map[string]bool{}}
+}
+
+func (l *ledger) next() int { l.tick++; return l.tick }
+
+// wrote notes a new version of key ("Subject.predicate").
+func (l *ledger) wrote(key string) { l.writes[key] = append(l.writes[key], l.next()) }
+
+func (l *ledger) serve(refs []string) {
+	t := l.next()
+	for _, ref := range refs {
+		if _, ok := l.served[ref]; !ok {
+			l.served[ref] = t
+		}
+	}
+}
+
+func (l *ledger) decide(cites []string) {
+	t := l.next()
+	if l.decision == 0 {
+		l.decision = t
+	}
+	for _, c := range cites {
+		l.cited[c] = true
+	}
+}
+
+// close ends the run with result: its decision point is its first decision, or, when it made
+// none, now.
+func (l *ledger) close(result mql.OutcomeResult) runRecord {
+	t := l.next()
+	dp := l.decision
+	if dp == 0 {
+		dp = t
+	}
+	r := runRecord{served: len(l.served), result: result}
+	for ref, at := range l.served {
+		key, v, _ := strings.Cut(ref, "@")
+		n, _ := strconv.Atoi(v)
+		ws := l.writes[key]
+		if l.cited[ref] {
+			r.cited++
+		}
+		// Live when served: no newer version had been written. Stale at the decision: one was
+		// written after it was served and before the decision point.
+		if n < 1 || n > len(ws) || (n < len(ws) && ws[n] < at) {
+			continue
+		}
+		r.liveServed++
+		if n < len(ws) && ws[n] < dp {
+			r.stale++
+		}
+	}
+	if l.decision != 0 {
+		r.decidedServed = r.served
+	}
+	r.memoryFailure = result == mql.Failed && r.stale > 0
+	return r
+}
+
+// ---------------------------------------------------------------------------------------------
+// The naive seeker: every signal forever, no notion of age, decide from the whole list. The
+// list is kept in an mql store of its own, used as nothing more than a list: one claim per
+// signal (Location.signal_tN = "positive", World.signal_tN = "disturbance"), never superseded,
+// no decay; each decision reads all of it, for the game's run, and folds it in order.
 
 type naive struct {
-	g       game
-	gate    [2]float64
-	rng     *rand.Rand
-	list    []observation
-	lastPos []int
-	size    int // narrative characters
-	header  string
+	g      game
+	gate   [2]float64
+	rng    *rand.Rand
+	db     *mql.DB
+	run    string
+	book   ledger
+	list   []observation // as read for the last decision
+	header string
 }
 
 func newNaive(gate [2]float64) func(context.Context, game, uint64) (seeker, error) {
-	return func(_ context.Context, g game, seed uint64) (seeker, error) {
-		s := &naive{g: g, gate: gate, rng: rand.New(rand.NewPCG(seed, 0x9a1e)), lastPos: make([]int, len(locations))}
-		for i := range s.lastPos {
-			s.lastPos[i] = -1
+	return func(ctx context.Context, g game, seed uint64) (seeker, error) {
+		db, err := mql.Open(ctx, "memory:", mql.Options{})
+		if err != nil {
+			return nil, err
 		}
-		return s, nil
+		if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: seekerName, Type: mql.Agent, By: db.Owner()}); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return &naive{g: g, gate: gate, rng: rand.New(rand.NewPCG(seed, 0x9a1e)), db: db, run: runName(seed), book: newLedger()}, nil
 	}
 }
 
-func (s *naive) close() error { return nil }
+func (s *naive) close() error { return s.db.Close() }
 
-func (s *naive) observe(_ context.Context, o observation) error {
-	s.list = append(s.list, o)
-	s.size += len(o.text()) + 1
-	if o.kind == "positive" {
-		s.lastPos[o.loc] = o.turn
+func (s *naive) observe(ctx context.Context, o observation) error {
+	subject := "World"
+	if o.loc >= 0 {
+		subject = locations[o.loc]
 	}
+	spec := mql.AssertSpec{Subject: subject, Predicate: fmt.Sprintf("signal_t%d", o.turn), Value: mql.String(o.kind), By: seekerName,
+		Sources: []mql.Source{{ID: fmt.Sprintf("signal:t%d:%s", o.turn, o.kind), Excerpt: o.text()}}}
+	if _, err := s.db.Assert(ctx, spec); err != nil {
+		return err
+	}
+	s.book.wrote(spec.Subject + "." + spec.Predicate)
 	return nil
 }
 
-func (s *naive) decide(_ context.Context, turn int) (decision, error) {
+// recall reads every signal, for the run, in the order they came: by turn, a disturbance
+// (sensed at the start of a turn) before the turn's result.
+func (s *naive) recall(ctx context.Context) ([]mql.Claim, error) {
+	cs, err := s.db.As(seekerName).ForRun(s.run).Live(ctx, "*")
+	if err != nil {
+		return nil, err
+	}
+	s.book.serve(claimRefs(cs))
+	s.list = s.list[:0]
+	for _, c := range cs {
+		turn, err := strconv.Atoi(strings.TrimPrefix(c.Predicate, "signal_t"))
+		if err != nil {
+			return nil, fmt.Errorf("naive memory: %s is not a signal", c.Ref)
+		}
+		s.list = append(s.list, observation{kind: c.Value.Str, loc: slices.Index(locations, c.Subject), turn: turn})
+	}
+	order := func(o observation) int { return 2*o.turn + min(o.loc+1, 1) }
+	slices.SortStableFunc(s.list, func(a, b observation) int { return order(a) - order(b) })
+	return cs, nil
+}
+
+func (s *naive) decide(ctx context.Context, turn int) (decision, error) {
 	// Read the whole list, every signal with equal standing. "Something was moved" is in the
 	// list too, but with no notion of age the seeker cannot tell which signals it makes stale.
+	cs, err := s.recall(ctx)
+	if err != nil {
+		return decision{}, err
+	}
 	bs := make([]belief, len(locations))
 	for i := range bs {
 		bs[i] = belief{true, prior}
 	}
+	lastPos := make([]int, len(locations))
+	for i := range lastPos {
+		lastPos[i] = -1
+	}
+	size := 0 // narrative characters
 	for _, o := range s.list {
+		size += len(o.text()) + 1
 		if o.loc >= 0 {
 			bs[o.loc] = fold(s.g, bs[o.loc], o.kind)
+			if o.kind == "positive" {
+				lastPos[o.loc] = o.turn
+			}
 		}
 	}
 	top, pTop, _, dec := distribution(bs, s.gate)
 	d := decision{branch: dec}
 	d.attack, d.loc, d.onEvidence = policy(true, dec, top, pTop, func() int { return leastKnown(s.rng, bs) })
-	d.evidence = s.lastPos[d.loc]
+	d.evidence = lastPos[d.loc]
 	s.header = fmt.Sprintf("Task: find and destroy the Horcrux. Turn %d of %d. Every signal so far:\n", turn, s.g.Turns)
-	d.chars = len(s.header) + s.size
-	d.tokens = mql.EstimateTokens(s.header) + (s.size+3)/4
+	d.chars = len(s.header) + size
+	d.tokens = mql.EstimateTokens(s.header) + (size+3)/4
+	if d.attack {
+		// The attack rests on every signal about the location; on a location no signal
+		// touched, on the signals that ruled the others out.
+		var cites, others []string
+		for _, c := range cs {
+			switch c.Subject {
+			case locations[d.loc]:
+				cites = append(cites, c.Ref)
+			case "World":
+			default:
+				others = append(others, c.Ref)
+			}
+		}
+		if len(cites) == 0 {
+			cites = others
+		}
+		if err := decideInRun(ctx, s.db, &s.book, s.run, d.loc, cites); err != nil {
+			return decision{}, err
+		}
+	}
 	return d, nil
 }
 
@@ -447,6 +665,37 @@ func (s *naive) lastContext() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+func (s *naive) finish(ctx context.Context, result mql.OutcomeResult) (mem, book runRecord, err error) {
+	return finishRun(ctx, s.db, &s.book, s.run, result)
+}
+
+// decideInRun records an attack on loc as a decision of the run, citing what it rests on.
+func decideInRun(ctx context.Context, db *mql.DB, l *ledger, run string, loc int, cites []string) error {
+	_, err := db.Derive(ctx, mql.DeriveSpec{Artifact: "attack:" + locations[loc], From: cites, By: seekerName, Run: run})
+	if err == nil {
+		l.decide(cites)
+	}
+	return err
+}
+
+// finishRun records the run's outcome and reads the run back.
+func finishRun(ctx context.Context, db *mql.DB, l *ledger, run string, result mql.OutcomeResult) (mem, book runRecord, err error) {
+	if _, err := db.Outcome(ctx, mql.OutcomeSpec{Run: run, Result: result, By: seekerName}); err != nil {
+		return mem, book, err
+	}
+	book = l.close(result)
+	mem, err = runOf(ctx, db, run)
+	return mem, book, err
+}
+
+func claimRefs(cs []mql.Claim) []string {
+	refs := make([]string, len(cs))
+	for i, c := range cs {
+		refs[i] = c.Ref
+	}
+	return refs
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,6 +725,8 @@ type mqlSeeker struct {
 	lastPos []int
 	beliefs []belief // as read for this turn's decision
 	context string   // handed to a model at the last decision
+	run     string
+	book    ledger
 }
 
 // rules is the source of the prior.
@@ -483,7 +734,8 @@ var rules = mql.Source{ID: "rules:hidden-uniformly", Excerpt: "The Horcrux is hi
 
 func newMQL(o mqlOpts) func(ctx context.Context, g game, seed uint64) (seeker, error) {
 	return func(ctx context.Context, g game, seed uint64) (seeker, error) {
-		s := &mqlSeeker{g: g, o: o, rng: rand.New(rand.NewPCG(seed, 0x9a1e)), lastPos: make([]int, len(locations))}
+		s := &mqlSeeker{g: g, o: o, rng: rand.New(rand.NewPCG(seed, 0x9a1e)), lastPos: make([]int, len(locations)),
+			run: runName(seed), book: newLedger()}
 		for i := range s.lastPos {
 			s.lastPos[i] = -1
 		}
@@ -510,7 +762,7 @@ func newMQL(o mqlOpts) func(ctx context.Context, g game, seed uint64) (seeker, e
 
 func (s *mqlSeeker) setup(ctx context.Context) error {
 	owner := s.db.Owner()
-	if _, err := s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "seeker", Type: mql.Agent, By: owner}); err != nil {
+	if _, err := s.db.AddPrincipal(ctx, mql.PrincipalSpec{Name: seekerName, Type: mql.Agent, By: owner}); err != nil {
 		return err
 	}
 	if s.o.halfLife > 0 {
@@ -531,8 +783,18 @@ func (s *mqlSeeker) reset(ctx context.Context, src []mql.Source, skip int) error
 			s.lastPos[i] = -1
 		}
 	}
-	_, err := s.db.AssertBatch(ctx, "seeker", specs)
-	return err
+	return s.assert(ctx, specs...)
+}
+
+// assert writes specs in one transaction, and notes each new version in the ledger.
+func (s *mqlSeeker) assert(ctx context.Context, specs ...mql.AssertSpec) error {
+	if _, err := s.db.AssertBatch(ctx, seekerName, specs); err != nil {
+		return err
+	}
+	for _, sp := range specs {
+		s.book.wrote(sp.Subject + "." + sp.Predicate)
+	}
+	return nil
 }
 
 // relocated supersedes every belief held before a sensed relocation, on the evidence of that
@@ -554,13 +816,12 @@ func (s *mqlSeeker) relocated(ctx context.Context, src []mql.Source) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	_, err = s.db.AssertBatch(ctx, "seeker", specs)
-	return err
+	return s.assert(ctx, specs...)
 }
 
 func (s *mqlSeeker) spec(loc int, b belief, src []mql.Source) mql.AssertSpec {
 	return mql.AssertSpec{Subject: locations[loc], Predicate: "holds_horcrux", Value: mql.Bool(b.positive),
-		Confidence: mql.Confidence(b.conf), By: "seeker", Sources: src}
+		Confidence: mql.Confidence(b.conf), By: seekerName, Sources: src}
 }
 
 func (s *mqlSeeker) close() error { return s.db.Close() }
@@ -609,8 +870,7 @@ func (s *mqlSeeker) observe(ctx context.Context, o observation) error {
 	} else if !nb.positive {
 		s.lastPos[o.loc] = -1
 	}
-	_, err := s.db.Assert(ctx, s.spec(o.loc, nb, src))
-	return err
+	return s.assert(ctx, s.spec(o.loc, nb, src))
 }
 
 func (s *mqlSeeker) decide(ctx context.Context, turn int) (decision, error) {
@@ -631,7 +891,7 @@ func (s *mqlSeeker) decide(ctx context.Context, turn int) (decision, error) {
 		}
 	}
 	if len(forget) > 0 {
-		if _, err := s.db.AssertBatch(ctx, "seeker", forget); err != nil {
+		if err := s.assert(ctx, forget...); err != nil {
 			return decision{}, err
 		}
 	}
@@ -659,17 +919,29 @@ func (s *mqlSeeker) decide(ctx context.Context, turn int) (decision, error) {
 	header := fmt.Sprintf("Task: find and destroy the Horcrux. Turn %d of %d. Entropy %.2f bits, gate says %s.\n", turn, s.g.Turns, b.Entropy, b.Decision)
 	s.context = header
 	if len(subjects) > 0 {
-		cx, err := s.db.Context(ctx, subjects, 80)
+		// Read for the game's run: the run records what the model was handed.
+		cx, err := s.db.As(seekerName).ForRun(s.run).Context(ctx, subjects, 80)
 		if err != nil {
 			return decision{}, err
 		}
+		s.book.serve(cx.Refs)
 		s.context += cx.Text
 	}
 	d.chars, d.tokens = len(s.context), mql.EstimateTokens(s.context)
+	if d.attack {
+		// The attack rests on the belief in the top location.
+		if err := decideInRun(ctx, s.db, &s.book, s.run, d.loc, []string{b.Candidates[0].Claim.Ref}); err != nil {
+			return decision{}, err
+		}
+	}
 	return d, nil
 }
 
 func (s *mqlSeeker) lastContext() string { return s.context }
+
+func (s *mqlSeeker) finish(ctx context.Context, result mql.OutcomeResult) (mem, book runRecord, err error) {
+	return finishRun(ctx, s.db, &s.book, s.run, result)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Running arms and reporting.
@@ -689,9 +961,96 @@ type armResult struct {
 	maxTok   int
 	relocs   int
 	elapsed  time.Duration
+	// runs are the games' runs as mql's run records measure them, one per game in seed
+	// order; books the same from the seekers' ledgers.
+	runs, books []runRecord
 }
 
 func (r armResult) winRate() float64 { return float64(r.wins) / float64(r.games) }
+
+// estimate is a rate with its 95% interval.
+type estimate struct {
+	k, n   int // the rate is k/n
+	lo, hi float64
+}
+
+func (e estimate) rate() float64 {
+	if e.n == 0 {
+		return 0
+	}
+	return float64(e.k) / float64(e.n)
+}
+
+func (e estimate) String() string {
+	return fmt.Sprintf("%s (%.1f–%.1f%%)", pct(e.rate()), 100*e.lo, 100*e.hi)
+}
+
+// staleMemory is mql's stale-memory rate over the arm's runs: served versions no longer live
+// at their run's decision ÷ served versions that were live when served.
+func (r armResult) staleMemory() estimate {
+	return ratioOverRuns(r.runs, func(x runRecord) (int, int) { return x.stale, x.liveServed })
+}
+
+// utilization is mql's context utilization: served versions an attack cited ÷ versions
+// served, over the runs that attacked.
+func (r armResult) utilization() estimate {
+	return ratioOverRuns(r.runs, func(x runRecord) (int, int) { return x.cited, x.decidedServed })
+}
+
+// declineRate is the share of runs that ended declined (lost, the gate's last word decline).
+func (r armResult) declineRate() estimate {
+	e := estimate{n: len(r.runs)}
+	for _, x := range r.runs {
+		if x.result == mql.Declined {
+			e.k++
+		}
+	}
+	e.lo, e.hi = wilson(e.k, e.n)
+	return e
+}
+
+// memoryFailures is the share of failed runs that were memory failures (served a version
+// stale at their decision); the rest failed downstream of the memory.
+func (r armResult) memoryFailures() estimate {
+	var e estimate
+	for _, x := range r.runs {
+		if x.result == mql.Failed {
+			e.n++
+			if x.memoryFailure {
+				e.k++
+			}
+		}
+	}
+	e.lo, e.hi = wilson(e.k, e.n)
+	return e
+}
+
+// ratioOverRuns pools k and n over runs into k/n. The versions of one run are not independent
+// trials, so the interval is not Wilson's over versions (far too narrow) but the ratio
+// estimator's over runs: the delta method, with the run as the unit.
+func ratioOverRuns(runs []runRecord, kn func(runRecord) (int, int)) estimate {
+	var e estimate
+	for _, x := range runs {
+		k, n := kn(x)
+		e.k += k
+		e.n += n
+	}
+	m := len(runs)
+	if e.n == 0 || m < 2 {
+		e.lo, e.hi = 0, 1
+		return e
+	}
+	rate := e.rate()
+	ss := 0.0
+	for _, x := range runs {
+		k, n := kn(x)
+		d := float64(k) - rate*float64(n)
+		ss += d * d
+	}
+	const z = 1.959964
+	se := math.Sqrt(ss*float64(m)/float64(m-1)) / float64(e.n)
+	return estimate{k: e.k, n: e.n, lo: math.Max(0, rate-z*se), hi: math.Min(1, rate+z*se)}
+}
 
 // wilson is the 95% Wilson score interval of k successes in n trials.
 func wilson(k, n int) (lo, hi float64) {
@@ -765,6 +1124,8 @@ func runArm(ctx context.Context, g game, a arm, games int, base uint64) (armResu
 		res.tokens += o.tokens
 		res.maxTok = max(res.maxTok, o.maxTokens)
 		res.relocs += o.relocs
+		res.runs = append(res.runs, o.mem)
+		res.books = append(res.books, o.book)
 	}
 	res.elapsed = time.Since(start)
 	return res, nil
@@ -793,7 +1154,7 @@ func (a armResult) share(branch string) float64 {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // Limits of the flags: what fits the game's 15 locations and 50 turns, and a run that ends within
-// about two hours on two cores (a game takes ~8 ms per arm, and a run plays eight arms).
+// about four hours on two cores (a game takes ~19 ms of CPU per arm, and a run plays eight arms).
 const (
 	maxGames    = 100_000
 	maxHalfLife = 100_000 // turns; far beyond a game's 50, so as good as no decay
@@ -1017,6 +1378,18 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintln(w, "stale decision: an attack or re-check picked for positive signals that all predate the target's last relocation.")
 	fmt.Fprintln(w, "act: attack the top location; retrieve: search it first; decline: explore the least-known location.")
 
+	fmt.Fprintf(w, "\nMemory, from mql's run records (each game is one run; 95%% intervals):\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "arm\tstale memory\tcontext utilization\tdeclined runs\tfailed runs: memory / downstream")
+	for _, a := range []armResult{r.naive, r.mql, r.aa[1]} {
+		mf := a.memoryFailures()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d / %d, memory %s\n", a.name, a.staleMemory(), a.utilization(), a.declineRate(), mf.k, mf.n-mf.k, mf)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "stale memory: served versions no longer live at the run's decision (its first attack, else its end) ÷ versions served live.")
+	fmt.Fprintln(w, "context utilization: served versions an attack cited ÷ versions served. declined: lost, the gate's last word decline.")
+	fmt.Fprintln(w, "memory failure: a failed run served a version stale at its decision; downstream: everything it was served was live then.")
+
 	gap := math.Abs(r.aa[0].winRate() - r.aa[1].winRate())
 	diff := r.mql.winRate() - r.naive.winRate()
 	fmt.Fprintf(w, "\nA/A (same arm, other seeds): %s %s vs %s %s, gap %.1f points. mql − naive: %+.1f points.\n",
@@ -1025,10 +1398,11 @@ func (r report) print(w io.Writer) {
 	if len(r.ablations) > 0 {
 		fmt.Fprintln(w, "\nAblations (same seeds as the mql arm):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "arm\twin rate (95% CI)\tstale decisions\tattacks/game")
+		fmt.Fprintln(tw, "arm\twin rate (95% CI)\tstale decisions\tattacks/game\tstale memory\tdeclined runs")
 		for _, a := range append([]armResult{r.mql}, r.ablations...) {
 			lo, hi := wilson(a.wins, a.games)
-			fmt.Fprintf(tw, "%s\t%s (%.1f–%.1f%%)\t%s\t%.1f\n", a.name, pct(a.winRate()), 100*lo, 100*hi, pct(a.staleRate()), float64(a.attacks)/float64(a.games))
+			fmt.Fprintf(tw, "%s\t%s (%.1f–%.1f%%)\t%s\t%.1f\t%s\t%s\n", a.name, pct(a.winRate()), 100*lo, 100*hi, pct(a.staleRate()), float64(a.attacks)/float64(a.games),
+				pct(a.staleMemory().rate()), pct(a.declineRate().rate()))
 		}
 		tw.Flush()
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.wins != b.wins || a.turns != b.turns || a.stale != b.stale || a.tokens != b.tokens {
+	if a.wins != b.wins || a.turns != b.turns || a.stale != b.stale || a.tokens != b.tokens || !slices.Equal(a.runs, b.runs) {
 		t.Errorf("same seeds, different results: %+v vs %+v", a, b)
 	}
 }
@@ -121,6 +122,111 @@ func TestRelocationSupersedes(t *testing.T) {
 	}
 }
 
+// The memory figures come from mql's run records; each seeker's ledger keeps the same
+// quantities from what it knows itself (what it wrote, was handed and cited). Game by game, in
+// every arm, the two agree — and between them the arms exercise every branch of the metrics.
+func TestRunRecordsAgreeWithTheSeekersLedger(t *testing.T) {
+	games := 16
+	if raceEnabled || testing.Short() {
+		games = 4
+	}
+	ctx := context.Background()
+	noSup, noDecay, noGate := fullOpts(), fullOpts(), fullOpts()
+	noSup.supersede, noDecay.halfLife, noGate.gate = false, 0, false
+	seen := map[string]int{}
+	for _, a := range []arm{
+		{"naive", newNaive(fullOpts().bounds)},
+		{"mql", newMQL(fullOpts())},
+		{"mql without supersession", newMQL(noSup)},
+		{"mql without decay", newMQL(noDecay)},
+		{"mql without the gate", newMQL(noGate)},
+	} {
+		res, err := runArm(ctx, defaultGame, a, games, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, mem := range res.runs {
+			if book := res.books[i]; mem != book {
+				t.Errorf("%s, game %d: mql's run records say %+v, the seeker's ledger %+v", a.name, 1+i, mem, book)
+			}
+			if mem.served == 0 || mem.result == "" {
+				t.Errorf("%s, game %d: the run recorded nothing: %+v", a.name, 1+i, mem)
+			}
+			seen[string(mem.result)]++
+			if mem.stale > 0 {
+				seen["stale"]++
+			}
+			if mem.cited > 0 {
+				seen["cited"]++
+			}
+			if mem.decidedServed == 0 {
+				seen["no decision"]++
+			}
+			if mem.result == mql.Failed && mem.memoryFailure {
+				seen["memory failure"]++
+			}
+			if mem.result == mql.Failed && !mem.memoryFailure {
+				seen["downstream failure"]++
+			}
+		}
+	}
+	t.Logf("%d games per arm: %v", games, seen)
+	for _, want := range []string{"succeeded", "failed", "declined", "stale", "cited", "memory failure", "downstream failure"} {
+		if seen[want] == 0 && !raceEnabled && !testing.Short() {
+			t.Errorf("no run with %s: the comparison never exercised it (%v)", want, seen)
+		}
+	}
+}
+
+// A game's run as `run game-N` shows it: what was served, the attacks as its decisions, and
+// how it ended, the same as the game.
+func TestGameIsARun(t *testing.T) {
+	ctx := context.Background()
+	s, err := newMQL(fullOpts())(ctx, defaultGame, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	out, err := play(ctx, defaultGame, 3, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.(*mqlSeeker)
+	reps, err := m.db.Run(ctx, "game-3")
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("run game-3: %+v, %v", reps, err)
+	}
+	rep := reps[0]
+	if rep.By != "seeker" || len(rep.Decisions) != out.attacks {
+		t.Errorf("run game-3 by %s with %d decisions; the game made %d attacks", rep.By, len(rep.Decisions), out.attacks)
+	}
+	if won := rep.Outcome == mql.Succeeded; won != out.won || rep.Outcome == "" {
+		t.Errorf("the game won %v; the run's outcome is %q", out.won, rep.Outcome)
+	}
+	// One retrieval per decision that had candidates to hand a model: at most one a turn.
+	if n := len(rep.Retrievals); n == 0 || n > out.decisions {
+		t.Errorf("%d retrievals in %d decisions", n, out.decisions)
+	}
+	for _, d := range rep.Decisions {
+		if !strings.HasPrefix(d, "attack:") {
+			t.Errorf("decision %s", d)
+		}
+	}
+}
+
+func TestRatioOverRuns(t *testing.T) {
+	// k/n per run: 1/4, 3/4, 2/2, 0/2: pooled 6/12. Residuals k − n/2: −1, 1, 1, −1; their
+	// squares sum to 4; se = sqrt(4·4/3)/12 = 0.19245.
+	runs := []runRecord{{stale: 1, liveServed: 4}, {stale: 3, liveServed: 4}, {stale: 2, liveServed: 2}, {stale: 0, liveServed: 2}}
+	e := armResult{runs: runs}.staleMemory()
+	if e.k != 6 || e.n != 12 || math.Abs(e.lo-(0.5-1.959964*0.19245)) > 1e-4 || math.Abs(e.hi-(0.5+1.959964*0.19245)) > 1e-4 {
+		t.Errorf("stale memory %+v", e)
+	}
+	if e := (armResult{runs: []runRecord{{liveServed: 3}, {liveServed: 5}}}).staleMemory(); e.rate() != 0 || e.lo != 0 || e.hi != 0 {
+		t.Errorf("nothing stale: %+v", e)
+	}
+}
+
 func TestWilson(t *testing.T) {
 	lo, hi := wilson(50, 100)
 	if math.Abs(lo-0.4038) > 1e-3 || math.Abs(hi-0.5962) > 1e-3 {
@@ -136,7 +242,8 @@ func TestRunPrintsTables(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"win rate (95% CI)", "naive", "mql without decay", "A/A", "act / retrieve / decline", "-- mql ("} {
+	for _, want := range []string{"win rate (95% CI)", "naive", "mql without decay", "A/A", "act / retrieve / decline", "-- mql (",
+		"stale memory", "context utilization", "declined runs", "failed runs: memory / downstream"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -292,6 +399,15 @@ func TestStoreDirRefusals(t *testing.T) {
 		if err != nil || !info.MQL || info.Transactions < 10 {
 			t.Errorf("%s after the run: %+v, %v", name, info, err)
 		}
+	}
+	// Each file holds its game's run.
+	kept, err := mql.Open(ctx, filepath.Join(dir, "mql-game-2.db"), mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if reps, err := kept.Run(ctx, "game-2"); err != nil || len(reps) != 1 || reps[0].Outcome == "" || len(reps[0].Served) == 0 {
+		t.Errorf("run game-2 in mql-game-2.db: %+v, %v", reps, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "keep.txt")); string(b) != "keep me" {
 		t.Errorf("keep.txt: %q, %v", b, err)
