@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
 
@@ -103,7 +104,7 @@ func MatchName(pattern, name string) bool {
 // were recorded, with the rights each holds.
 func (r Reader) Principals(ctx context.Context, pattern string) ([]PrincipalInfo, error) {
 	out := []PrincipalInfo{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
 			if MatchName(pattern, p.Name) {
 				out = append(out, principalInfo(v, p))
@@ -114,7 +115,7 @@ func (r Reader) Principals(ctx context.Context, pattern string) ([]PrincipalInfo
 	return out, err
 }
 
-func principalInfo(v *graphstore.View, p *graphstore.Principal) PrincipalInfo {
+func principalInfo(v *index.View, p *record.Principal) PrincipalInfo {
 	pi := PrincipalInfo{Name: p.Name, Type: p.Type, Owner: p.Name == v.Meta().Owner, Tx: int64(p.Tx), RecordedAt: v.TxTime(p.Tx), Rights: []Grant{}}
 	for _, g := range v.Grants(p.Name) {
 		pi.Rights = append(pi.Rights, grantInfo(v, g))
@@ -122,7 +123,7 @@ func principalInfo(v *graphstore.View, p *graphstore.Principal) PrincipalInfo {
 	return pi
 }
 
-func grantInfo(v *graphstore.View, g *graphstore.Grant) Grant {
+func grantInfo(v *index.View, g *record.Grant) Grant {
 	return Grant{ID: g.ID, Grantee: g.Grantee, Right: g.Right, Scope: g.Scope, By: g.By, Tx: int64(g.Tx), At: v.TxTime(g.Tx)}
 }
 
@@ -130,7 +131,7 @@ func grantInfo(v *graphstore.View, g *graphstore.Grant) Grant {
 func (r Reader) Grants(ctx context.Context, grantee string) ([]Grant, error) {
 	out := []Grant{}
 	grantee = nfc(grantee)
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		if grantee != "" {
 			if v.Principal(grantee) == nil {
 				return unknownPrincipal(grantee)
@@ -155,7 +156,7 @@ func (r Reader) Grants(ctx context.Context, grantee string) ([]Grant, error) {
 // in the order of the first such claim.
 func (r Reader) Subjects(ctx context.Context, pattern string) ([]SubjectInfo, error) {
 	out := []SubjectInfo{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, s := range v.Subjects() {
 			if MatchName(pattern, s) {
 				out = append(out, subjectInfo(v, s))
@@ -166,7 +167,7 @@ func (r Reader) Subjects(ctx context.Context, pattern string) ([]SubjectInfo, er
 	return out, err
 }
 
-func subjectInfo(v *graphstore.View, s string) SubjectInfo {
+func subjectInfo(v *index.View, s string) SubjectInfo {
 	si := SubjectInfo{Subject: s}
 	for _, k := range v.KeysOfSubject(s) {
 		si.Keys++
@@ -180,7 +181,7 @@ func subjectInfo(v *graphstore.View, s string) SubjectInfo {
 // see, in the order of the first such claim, each with its value type, half-life and counts.
 func (r Reader) Predicates(ctx context.Context, pattern string) ([]PredicateInfo, error) {
 	out := []PredicateInfo{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range predicatesOf(v) {
 			if MatchName(pattern, p) {
 				out = append(out, predicateInfo(v, p))
@@ -192,7 +193,7 @@ func (r Reader) Predicates(ctx context.Context, pattern string) ([]PredicateInfo
 }
 
 // predicatesOf lists the predicates with a visible claim, in the order of the first of them.
-func predicatesOf(v *graphstore.View) []string {
+func predicatesOf(v *index.View) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, k := range v.Keys() {
@@ -204,7 +205,7 @@ func predicatesOf(v *graphstore.View) []string {
 	return out
 }
 
-func predicateInfo(v *graphstore.View, p string) PredicateInfo {
+func predicateInfo(v *index.View, p string) PredicateInfo {
 	pi := PredicateInfo{Predicate: p, HalfLife: v.HalfLife(p)}
 	pi.ValueType, _ = v.ValueType(p)
 	for _, k := range v.KeysOfPredicate(p) {
@@ -219,7 +220,7 @@ func predicateInfo(v *graphstore.View, p string) PredicateInfo {
 // see, in the order of the first such version, each with its newest visible version.
 func (r Reader) Artifacts(ctx context.Context, pattern string) ([]ArtifactInfo, error) {
 	out := []ArtifactInfo{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		pc := provenance.NewCache(v)
 		for _, name := range v.ArtifactNames() {
 			if MatchName(pattern, name) {
@@ -231,7 +232,7 @@ func (r Reader) Artifacts(ctx context.Context, pattern string) ([]ArtifactInfo, 
 	return out, err
 }
 
-func artifactInfo(v *graphstore.View, pc *provenance.Cache, name string) ArtifactInfo {
+func artifactInfo(v *index.View, pc *provenance.Cache, name string) ArtifactInfo {
 	vs := v.ArtifactVersions(name)
 	return ArtifactInfo{Name: name, Versions: len(vs), Latest: artifactOf(v, pc, vs[len(vs)-1])}
 }
@@ -240,7 +241,7 @@ func artifactInfo(v *graphstore.View, pc *provenance.Cache, name string) Artifac
 // cite, in the order of the first such claim; each audience's record of an id is listed apart.
 func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, error) {
 	out := []SourceInfo{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		at := map[string]int{} // source key → index in out
 		for _, k := range v.Keys() {
 			for _, e := range v.Versions(k) {
@@ -249,14 +250,14 @@ func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, erro
 						out[i].Claims++
 						continue
 					}
-					if !MatchName(pattern, graphstore.SourceName(key)) {
+					if !MatchName(pattern, record.SourceName(key)) {
 						continue
 					}
 					s := v.Source(key)
 					if s == nil {
 						continue
 					}
-					si := SourceInfo{Source: Source{ID: graphstore.SourceName(key), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}, Claims: 1}
+					si := SourceInfo{Source: Source{ID: record.SourceName(key), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}, Claims: 1}
 					if len(e.SeenBy) > 0 {
 						si.SeenBy = strings.Split(e.Audience(), ",")
 					}
@@ -280,7 +281,7 @@ func (r Reader) Describe(ctx context.Context, name string) (Description, error) 
 	if err := checkName("name", name); err != nil {
 		return d, err
 	}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		if p := v.Principal(name); p != nil {
 			pi := principalInfo(v, p)
 			d.Principal = &pi

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // CheckProblem is one thing wrong with a store: its kind (graphstore.Problem* constants:
@@ -78,7 +79,7 @@ func checkReport(r *graphstore.Report) CheckReport {
 // modelRules are the rules of the model that the storage layer does not know: who made each
 // record, and the standing each one needed. st is the store just before tx (its claims and
 // artifacts: up to and including tx).
-func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstore.Problem)) {
+func modelRules(st *graphstore.CheckState, tx *record.Tx, add func(graphstore.Problem)) {
 	if name, ok := notNFC(tx); ok {
 		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID,
 			Msg: fmt.Sprintf("the name %q is not in Unicode normalization form C (NFC), as mql writes every name", name)})
@@ -98,7 +99,7 @@ func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstor
 // AssertBatch records the claims of several asserters in one transaction made by one
 // principal, so a claim's asserter may be any recorded principal (whose standing, in a strict
 // store, checkStandings judges).
-func checkAuthors(tx *graphstore.Tx, owner string, add func(graphstore.Problem)) {
+func checkAuthors(tx *record.Tx, owner string, add func(graphstore.Problem)) {
 	lie := func(node, what, by string) {
 		add(graphstore.Problem{Kind: graphstore.ProblemAuthor, Tx: tx.ID, Node: node,
 			Msg: fmt.Sprintf("%s %s in a transaction made by %s: every record but a claim is made by its transaction's principal (or in the owner's)", what, by, tx.By)})
@@ -153,7 +154,7 @@ func checkAuthors(tx *graphstore.Tx, owner string, add func(graphstore.Problem))
 
 // checkStandings replays the authority rules: every standing tx recorded (or needed) held in
 // the store as it was just before it.
-func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstore.Problem)) {
+func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstore.Problem)) {
 	owner := st.Meta().Owner
 	strict := st.Meta().Strict
 	bad := func(node, format string, args ...any) {
@@ -161,7 +162,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 	}
 	// grant finds grant id held by who with right over target, this transaction's grants
 	// included.
-	grant := func(id, who string, right graphstore.Right, target string) error {
+	grant := func(id, who string, right record.Right, target string) error {
 		for _, g := range (txHoldings{st, tx}).Grants(who) {
 			if g.ID != id {
 				continue
@@ -178,7 +179,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 	// A grant is checked against the grants given before it in its transaction only, so that
 	// no grant is its own standing.
 	v := txHoldings{st, tx}
-	holds := func(h authority.Holdings, who string, right graphstore.Right, target string) bool {
+	holds := func(h authority.Holdings, who string, right record.Right, target string) bool {
 		_, err := authority.Standing(h, who, right, target)
 		return err == nil
 	}
@@ -186,22 +187,22 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 		return who == owner || len(seenBy) == 0 || slices.Contains(seenBy, who)
 	}
 	for _, p := range tx.Principals {
-		if !holds(v, tx.By, graphstore.RightGrant, "*") {
+		if !holds(v, tx.By, record.RightGrant, "*") {
 			bad("urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
 		}
 	}
 	for i, g := range tx.Grants {
-		if holds(st, g.By, graphstore.RightGrant, g.Scope) {
+		if holds(st, g.By, record.RightGrant, g.Scope) {
 			continue
 		}
 		// The first grant that covers it, in order: one given earlier in this transaction.
-		id, err := authority.Standing(v, g.By, graphstore.RightGrant, g.Scope)
-		if err != nil || !slices.ContainsFunc(tx.Grants[:i], func(e *graphstore.Grant) bool { return e.ID == id }) {
+		id, err := authority.Standing(v, g.By, record.RightGrant, g.Scope)
+		if err != nil || !slices.ContainsFunc(tx.Grants[:i], func(e *record.Grant) bool { return e.ID == id }) {
 			bad("urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
 		}
 	}
 	for _, d := range tx.Decays {
-		if !holds(v, d.By, graphstore.RightGrant, d.Predicate) {
+		if !holds(v, d.By, record.RightGrant, d.Predicate) {
 			bad("", "decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
 		}
 	}
@@ -218,7 +219,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 		case c.Grant == "":
 			bad(node, "asserted by %s in a strict store without a standing", c.By)
 		default:
-			if err := grant(c.Grant, c.By, graphstore.RightAssert, c.ID.Key.String()); err != nil {
+			if err := grant(c.Grant, c.By, record.RightAssert, c.ID.Key.String()); err != nil {
 				bad(node, "its standing does not hold: %v", err)
 			}
 		}
@@ -239,7 +240,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 				bad(node, "%s revoked %s on the owner's standing", rv.By, rv.Claim)
 			}
 		default:
-			if err := grant(rv.Standing, rv.By, graphstore.RightRevoke, rv.Claim.Key.String()); err != nil {
+			if err := grant(rv.Standing, rv.By, record.RightRevoke, rv.Claim.Key.String()); err != nil {
 				bad(node, "%s revoked %s without standing: %v", rv.By, rv.Claim, err)
 			}
 		}
@@ -249,7 +250,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 	}
 	for _, cf := range tx.Confirmations {
 		node := "urn:mql:confirmation:" + cf.ID
-		if p := v.Principal(cf.By); p == nil || p.Type != graphstore.User {
+		if p := v.Principal(cf.By); p == nil || p.Type != record.User {
 			bad(node, "confirmed by %s, who is not a user", cf.By)
 		}
 		switch cf.Standing {
@@ -258,7 +259,7 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 				bad(node, "%s confirmed %s on the owner's standing", cf.By, cf.Claim)
 			}
 		default:
-			if err := grant(cf.Standing, cf.By, graphstore.RightConfirm, cf.Claim.Key.String()); err != nil {
+			if err := grant(cf.Standing, cf.By, record.RightConfirm, cf.Claim.Key.String()); err != nil {
 				bad(node, "%s confirmed %s without standing: %v", cf.By, cf.Claim, err)
 			}
 		}
@@ -300,10 +301,10 @@ func checkStandings(st *graphstore.CheckState, tx *graphstore.Tx, add func(graph
 // txHoldings is the store just before tx with the principals and grants tx records added.
 type txHoldings struct {
 	*graphstore.CheckState
-	tx *graphstore.Tx
+	tx *record.Tx
 }
 
-func (h txHoldings) Principal(name string) *graphstore.Principal {
+func (h txHoldings) Principal(name string) *record.Principal {
 	if p := h.CheckState.Principal(name); p != nil {
 		return p
 	}
@@ -315,7 +316,7 @@ func (h txHoldings) Principal(name string) *graphstore.Principal {
 	return nil
 }
 
-func (h txHoldings) Grants(grantee string) []*graphstore.Grant {
+func (h txHoldings) Grants(grantee string) []*record.Grant {
 	gs := h.CheckState.Grants(grantee)
 	for _, g := range h.tx.Grants {
 		if g.Grantee == grantee {

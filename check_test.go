@@ -12,6 +12,8 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // checkStory writes a history through the API with every kind of write, in a strict store.
@@ -76,26 +78,26 @@ func TestCheckStandings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forge := func(build func(tx *graphstore.Tx)) {
-		if _, err := s.Write(ctx, "worker-7", func(_ *graphstore.Index, tx *graphstore.Tx) error { build(tx); return nil }); err != nil {
+	forge := func(build func(tx *record.Tx)) {
+		if _, err := s.Write(ctx, "worker-7", func(_ *index.Index, tx *record.Tx) error { build(tx); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	id := func(s string) graphstore.ClaimID { c, _ := graphstore.ParseClaimID(s); return c }
-	forge(func(tx *graphstore.Tx) { // worker-7 revokes worker-3's claim "as its own"
-		tx.Revocations = []*graphstore.Revocation{{ID: "rX.1", Claim: id("Klarveld.price@1"), By: "worker-7", Standing: "own claim"}}
+	id := func(s string) record.ClaimID { c, _ := record.ParseClaimID(s); return c }
+	forge(func(tx *record.Tx) { // worker-7 revokes worker-3's claim "as its own"
+		tx.Revocations = []*record.Revocation{{ID: "rX.1", Claim: id("Klarveld.price@1"), By: "worker-7", Standing: "own claim"}}
 	})
-	forge(func(tx *graphstore.Tx) { // a grant worker-7 does not hold
-		tx.Revocations = []*graphstore.Revocation{{ID: "rY.1", Claim: id("Klarveld.soc2@1"), By: "worker-7", Standing: "g9.1"}}
+	forge(func(tx *record.Tx) { // a grant worker-7 does not hold
+		tx.Revocations = []*record.Revocation{{ID: "rY.1", Claim: id("Klarveld.soc2@1"), By: "worker-7", Standing: "g9.1"}}
 	})
-	forge(func(tx *graphstore.Tx) { // an agent confirms, on the owner's standing
-		tx.Confirmations = []*graphstore.Confirmation{{ID: "cZ.1", Claim: id("Klarveld.price@4"), By: "worker-7", Standing: "owner"}}
+	forge(func(tx *record.Tx) { // an agent confirms, on the owner's standing
+		tx.Confirmations = []*record.Confirmation{{ID: "cZ.1", Claim: id("Klarveld.price@4"), By: "worker-7", Standing: "owner"}}
 	})
-	forge(func(tx *graphstore.Tx) { // a grant given without the grant right
-		tx.Grants = []*graphstore.Grant{{ID: "gW.1", Grantee: "worker-7", Right: mql.RightRevoke, Scope: "*", By: "worker-7"}}
+	forge(func(tx *record.Tx) { // a grant given without the grant right
+		tx.Grants = []*record.Grant{{ID: "gW.1", Grantee: "worker-7", Right: mql.RightRevoke, Scope: "*", By: "worker-7"}}
 	})
-	forge(func(tx *graphstore.Tx) { // revoking a claim it may not see
-		tx.Revocations = []*graphstore.Revocation{{ID: "rV.1", Claim: id("Player7.mood@1"), By: "worker-7", Standing: "g9.1"}}
+	forge(func(tx *record.Tx) { // revoking a claim it may not see
+		tx.Revocations = []*record.Revocation{{ID: "rV.1", Claim: id("Player7.mood@1"), By: "worker-7", Standing: "g9.1"}}
 	})
 	s.Close()
 	rep, err := mql.CheckStore(ctx, path, mql.Options{})

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // EstimateTokens is how mql counts tokens for a context budget: one token per four bytes of
@@ -49,7 +50,7 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 			}
 		}
 	}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		var order []string
 		seen := map[string]bool{}
 		for _, s := range subjects {
@@ -116,7 +117,7 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 	return out, err
 }
 
-func omittedSubjects(v *graphstore.View, subjects []string) []string {
+func omittedSubjects(v *index.View, subjects []string) []string {
 	var out []string
 	for _, s := range subjects {
 		if l, _ := contextLine(v, s); l != "" {
@@ -150,7 +151,7 @@ func omittedLine(subjects []string) string {
 
 // contextLine is "Klarveld: price_per_seat=89 @2, region="EU" @1, soc2=true @1", or "" if the
 // subject has no live claim the reader may see.
-func contextLine(v *graphstore.View, subject string) (string, []string) {
+func contextLine(v *index.View, subject string) (string, []string) {
 	var b strings.Builder
 	var refs []string
 	for _, k := range v.KeysOfSubject(subject) {
@@ -162,7 +163,7 @@ func contextLine(v *graphstore.View, subject string) (string, []string) {
 	return b.String(), refs
 }
 
-func writeContextClaim(b *strings.Builder, v *graphstore.View, subject string, k graphstore.Key, e *graphstore.ClaimEntry, first bool) {
+func writeContextClaim(b *strings.Builder, v *index.View, subject string, k record.Key, e *index.ClaimEntry, first bool) {
 	if first {
 		b.WriteString(subject)
 		b.WriteString(": ")

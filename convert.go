@@ -3,13 +3,14 @@ package mql
 import (
 	"slices"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
 
 // claimOf renders a claim as v's reader sees it. References to claims the reader may not see
 // are left out.
-func claimOf(v *graphstore.View, e *graphstore.ClaimEntry) Claim {
+func claimOf(v *index.View, e *index.ClaimEntry) Claim {
 	st, since := v.State(e)
 	c := Claim{
 		Ref:        e.ID.String(),
@@ -44,7 +45,7 @@ func claimOf(v *graphstore.View, e *graphstore.ClaimEntry) Claim {
 	return c
 }
 
-func visibleRef(v *graphstore.View, id *graphstore.ClaimID) string {
+func visibleRef(v *index.View, id *record.ClaimID) string {
 	if id == nil || v.Claim(*id) == nil {
 		return ""
 	}
@@ -53,15 +54,15 @@ func visibleRef(v *graphstore.View, id *graphstore.ClaimID) string {
 
 // sourceOf renders the source a claim cites by key: its audience's record, under the id the
 // writer gave it.
-func sourceOf(v *graphstore.View, key string) Source {
+func sourceOf(v *index.View, key string) Source {
 	s := v.Source(key)
 	if s == nil {
-		return Source{ID: graphstore.SourceName(key)}
+		return Source{ID: record.SourceName(key)}
 	}
-	return Source{ID: graphstore.SourceName(s.ID), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
+	return Source{ID: record.SourceName(s.ID), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}
 }
 
-func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode) Artifact {
+func artifactOf(v *index.View, pc *provenance.Cache, a *index.ArtifactNode) Artifact {
 	out := Artifact{
 		Ref:         a.Ref(),
 		Name:        a.ID.Name,
@@ -104,24 +105,24 @@ func artifactOf(v *graphstore.View, pc *provenance.Cache, a *graphstore.Artifact
 	return out
 }
 
-func reviewOf(v *graphstore.View, r *graphstore.Review) Review {
+func reviewOf(v *index.View, r *record.Review) Review {
 	return Review{Artifact: r.Artifact.String(), By: r.By, Because: r.Because, Tx: int64(r.Tx), At: v.TxTime(r.Tx)}
 }
 
-func nodeVisible(v *graphstore.View, n graphstore.NodeRef) bool {
+func nodeVisible(v *index.View, n record.NodeRef) bool {
 	if n.Claim != nil {
 		return v.Claim(*n.Claim) != nil
 	}
 	return n.Artifact != nil && v.Artifact(*n.Artifact) != nil
 }
 
-func revocationOf(v *graphstore.View, r *graphstore.Revocation) Revocation {
+func revocationOf(v *index.View, r *record.Revocation) Revocation {
 	out := Revocation{Claim: r.Claim.String(), By: r.By, At: v.TxTime(r.Tx), Tx: int64(r.Tx), Because: r.Because, Standing: r.Standing, StandingGrant: standingGrant(v, r.Standing)}
 	out.ReplacedBy = visibleRef(v, r.ReplacedBy)
 	return out
 }
 
-func grantOf(v *graphstore.View, id string) *Grant {
+func grantOf(v *index.View, id string) *Grant {
 	// Grants are few per principal; a scan of the grantee lists is cheap and keeps the index small.
 	for _, p := range v.Principals() {
 		for _, g := range v.Grants(p.Name) {
@@ -135,7 +136,7 @@ func grantOf(v *graphstore.View, id string) *Grant {
 
 // standingGrant is the grant a recorded standing names, or nil for "owner", "own claim" and
 // the like.
-func standingGrant(v *graphstore.View, standing string) *Grant {
+func standingGrant(v *index.View, standing string) *Grant {
 	if len(standing) < 2 || standing[0] != 'g' || standing[1] < '0' || standing[1] > '9' {
 		return nil
 	}

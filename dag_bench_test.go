@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // denseDAG is an export of a store holding claims claims (K<i>.p, in transactions of 1,000)
@@ -23,44 +24,44 @@ const dagRoots = 50
 func denseDAG(tb testing.TB, claims, arts int) string {
 	tb.Helper()
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	txs := []*graphstore.Tx{
-		{ID: 1, Time: at, By: "owner", Meta: &graphstore.StoreMeta{Owner: "owner"}, Principals: []*graphstore.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
-		{ID: 2, Time: at, By: "owner", Principals: []*graphstore.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
+	txs := []*record.Tx{
+		{ID: 1, Time: at, By: "owner", Meta: &record.StoreMeta{Owner: "owner"}, Principals: []*record.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
+		{ID: 2, Time: at, By: "owner", Principals: []*record.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
 	}
-	next := func() graphstore.TxID { return graphstore.TxID(len(txs) + 1) }
+	next := func() record.TxID { return record.TxID(len(txs) + 1) }
 	for i := 0; i < claims; i += 1000 {
 		id := next()
-		tx := &graphstore.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x"}
+		tx := &record.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x"}
 		for j := i; j < min(i+1000, claims); j++ {
 			subj := fmt.Sprintf("K%d", j)
 			if j < dagRoots {
 				subj = fmt.Sprintf("R%d", j)
 			}
-			cid, _ := graphstore.ParseClaimID(subj + ".p@1")
-			tx.Claims = append(tx.Claims, &graphstore.Claim{ID: cid, Value: mql.Number(float64(j)), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: id})
+			cid, _ := record.ParseClaimID(subj + ".p@1")
+			tx.Claims = append(tx.Claims, &record.Claim{ID: cid, Value: mql.Number(float64(j)), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: id})
 		}
 		txs = append(txs, tx)
 	}
 	r := rand.New(rand.NewPCG(2, 0x6d716c))
-	node := func(k int) graphstore.NodeRef {
+	node := func(k int) record.NodeRef {
 		if k < dagRoots {
-			c, _ := graphstore.ParseClaimID(fmt.Sprintf("R%d.p@1", k))
-			return graphstore.NodeRef{Claim: &c}
+			c, _ := record.ParseClaimID(fmt.Sprintf("R%d.p@1", k))
+			return record.NodeRef{Claim: &c}
 		}
-		return graphstore.NodeRef{Artifact: &graphstore.ArtifactID{Name: fmt.Sprintf("d%d", k-dagRoots), Version: 1}}
+		return record.NodeRef{Artifact: &record.ArtifactID{Name: fmt.Sprintf("d%d", k-dagRoots), Version: 1}}
 	}
 	for i := range arts {
 		a, b := r.IntN(dagRoots+i), r.IntN(dagRoots+i)
-		from := []graphstore.NodeRef{node(a)}
+		from := []record.NodeRef{node(a)}
 		if b != a {
 			from = append(from, node(b))
 		}
 		id := next()
-		txs = append(txs, &graphstore.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x", Artifacts: []*graphstore.Artifact{
-			{ID: graphstore.ArtifactID{Name: fmt.Sprintf("d%d", i), Version: 1}, DerivedFrom: from, By: "x", Confidence: 1, Tx: id}}})
+		txs = append(txs, &record.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x", Artifacts: []*record.Artifact{
+			{ID: record.ArtifactID{Name: fmt.Sprintf("d%d", i), Version: 1}, DerivedFrom: from, By: "x", Confidence: 1, Tx: id}}})
 	}
 	var buf bytes.Buffer
-	if err := graphstore.WriteNQuads(&buf, txs); err != nil {
+	if err := codec.WriteNQuads(&buf, txs); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.String()

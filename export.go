@@ -6,6 +6,9 @@ import (
 	"slices"
 
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Export writes the store as N-Quads, in the vocabulary of docs/VOCABULARY.md, as of the
@@ -16,10 +19,10 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.Reader(
 
 // Export writes what the reader may see as N-Quads.
 func (r Reader) Export(ctx context.Context, w io.Writer) error {
-	var txs []*graphstore.Tx
-	err := r.view(ctx, func(v *graphstore.View) error {
+	var txs []*record.Tx
+	err := r.view(ctx, func(v *index.View) error {
 		cited := citedSources(v)
-		for id := graphstore.TxID(1); id <= v.AsOf(); id++ {
+		for id := record.TxID(1); id <= v.AsOf(); id++ {
 			tx := v.Tx(id)
 			if !v.IsOwnerView() {
 				// A transaction that recorded nothing the reader may see is left out whole:
@@ -35,19 +38,19 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return userError(graphstore.WriteNQuads(w, txs))
+	return userError(codec.WriteNQuads(w, txs))
 }
 
 // visibleTx copies tx without what v's reader may not see: claims and artifacts outside its
 // perception, events about them, references to them, and sources only they cite.
-func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *graphstore.Tx {
-	out := &graphstore.Tx{ID: tx.ID, Time: tx.Time, By: tx.By, Meta: tx.Meta, Principals: tx.Principals, Grants: tx.Grants, Decays: tx.Decays}
+func visibleTx(v *index.View, tx *record.Tx, cited map[string]bool) *record.Tx {
+	out := &record.Tx{ID: tx.ID, Time: tx.Time, By: tx.By, Meta: tx.Meta, Principals: tx.Principals, Grants: tx.Grants, Decays: tx.Decays}
 	for _, s := range tx.Sources {
 		if cited[s.ID] {
 			out.Sources = append(out.Sources, s)
 		}
 	}
-	hide := func(id *graphstore.ClaimID) *graphstore.ClaimID {
+	hide := func(id *record.ClaimID) *record.ClaimID {
 		if id == nil || v.Claim(*id) == nil {
 			return nil
 		}
@@ -79,7 +82,7 @@ func visibleTx(v *graphstore.View, tx *graphstore.Tx, cited map[string]bool) *gr
 			continue
 		}
 		aa := *a
-		aa.DerivedFrom = slices.DeleteFunc(slices.Clone(a.DerivedFrom), func(n graphstore.NodeRef) bool { return !nodeVisible(v, n) })
+		aa.DerivedFrom = slices.DeleteFunc(slices.Clone(a.DerivedFrom), func(n record.NodeRef) bool { return !nodeVisible(v, n) })
 		if a.Supersedes != nil && v.Artifact(*a.Supersedes) == nil {
 			aa.Supersedes = nil // a store written before versions kept to their audience
 		}
@@ -146,7 +149,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 }
 
 // citedSources are the sources cited by some claim the view's reader may see.
-func citedSources(v *graphstore.View) map[string]bool {
+func citedSources(v *index.View) map[string]bool {
 	cited := map[string]bool{}
 	for _, k := range v.Keys() {
 		for _, e := range v.Versions(k) {

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
 
@@ -64,13 +65,13 @@ func (r Reader) Events(ctx context.Context, after int64, pattern string) ([]Even
 	}
 	var out []Event
 	last := after
-	err := r.view(ctx, func(now *graphstore.View) error {
+	err := r.view(ctx, func(now *index.View) error {
 		head := now.AsOf()
-		if graphstore.TxID(after) > head {
+		if record.TxID(after) > head {
 			return fmt.Errorf("events after tx %d: %w: the head is tx %d", after, ErrNotFound, head)
 		}
 		ix := now.Index()
-		for id := graphstore.TxID(after) + 1; id <= head && id <= graphstore.TxID(after)+MaxEventTxs; id++ {
+		for id := record.TxID(after) + 1; id <= head && id <= record.TxID(after)+MaxEventTxs; id++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -89,7 +90,7 @@ func (r Reader) Events(ctx context.Context, after int64, pattern string) ([]Even
 }
 
 // txEvents is what tx did, seen through v (the view right after tx).
-func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
+func txEvents(v *index.View, tx *record.Tx) []Event {
 	var out []Event
 	ev := func(kind, ref string) Event {
 		return Event{Tx: int64(tx.ID), At: tx.Time, By: tx.By, Kind: kind, Ref: ref}
@@ -105,11 +106,11 @@ func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
 	for _, d := range tx.Decays {
 		out = append(out, ev(EventDecay, d.Predicate))
 	}
-	var prev *graphstore.View // right before tx
+	var prev *index.View // right before tx
 	if tx.ID > 1 {
 		prev = v.Index().View(tx.ID-1, v.Index().Tx(tx.ID-1).Time, v.Viewer())
 	}
-	var changed []graphstore.NodeRef // versions that stopped being live in tx
+	var changed []record.NodeRef // versions that stopped being live in tx
 	for _, c := range tx.Claims {
 		ce := v.Claim(c.ID)
 		if ce == nil {
@@ -122,7 +123,7 @@ func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
 		e.Contests = visibleRef(v, c.Contests)
 		if c.Supersedes != nil && v.Claim(*c.Supersedes) != nil {
 			id := *c.Supersedes
-			changed = append(changed, graphstore.NodeRef{Claim: &id})
+			changed = append(changed, record.NodeRef{Claim: &id})
 		}
 		out = append(out, e)
 	}
@@ -136,7 +137,7 @@ func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
 		r := revocationOf(v, rv)
 		e.Claim, e.Revocation = &cl, &r
 		id := rv.Claim
-		changed = append(changed, graphstore.NodeRef{Claim: &id})
+		changed = append(changed, record.NodeRef{Claim: &id})
 		out = append(out, e)
 	}
 	for _, c := range tx.Confirmations {
@@ -163,7 +164,7 @@ func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
 			if old.Tx < tx.ID && !v.ArtifactSupersededAt(old).IsZero() && (prev == nil || prev.ArtifactSupersededAt(old).IsZero()) {
 				e.Supersedes = old.ID.String()
 				id := old.ID
-				changed = append(changed, graphstore.NodeRef{Artifact: &id})
+				changed = append(changed, record.NodeRef{Artifact: &id})
 			}
 		}
 		out = append(out, e)
@@ -184,7 +185,7 @@ func txEvents(v *graphstore.View, tx *graphstore.Tx) []Event {
 
 // needsReview lists the artifacts that tx made need review: dependents of what stopped being
 // live in tx that need review now and did not just before tx.
-func needsReview(v, prev *graphstore.View, tx *graphstore.Tx, changed []graphstore.NodeRef, pc *provenance.Cache, ev func(kind, ref string) Event) []Event {
+func needsReview(v, prev *index.View, tx *record.Tx, changed []record.NodeRef, pc *provenance.Cache, ev func(kind, ref string) Event) []Event {
 	if len(changed) == 0 {
 		return nil
 	}
@@ -282,7 +283,7 @@ func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
 // order their names were first derived.
 func (r Reader) ReviewQueue(ctx context.Context) ([]Artifact, error) {
 	out := []Artifact{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		pc := provenance.NewCache(v)
 		for _, name := range v.ArtifactNames() {
 			for _, a := range v.ArtifactVersions(name) {

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Term is one side of a Find condition: a variable ("?v") or a constant value. A constant in
@@ -75,7 +76,7 @@ func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 	if err := checkFind(q); err != nil {
 		return out, err
 	}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		f := newFinder(ctx, v, q)
 		if err := f.solve(0); err != nil {
 			return err
@@ -121,7 +122,7 @@ func checkFind(q FindQuery) error {
 		}
 		if c.Subject.Var != "" {
 			bound[c.Subject.Var] = true
-		} else if c.Subject.Value.Type != graphstore.Ref && c.Subject.Value.Type != graphstore.String {
+		} else if c.Subject.Value.Type != record.Ref && c.Subject.Value.Type != record.String {
 			return fmt.Errorf("find: %w: the subject of a pattern is a variable or a subject name", ErrInvalid)
 		}
 		if c.Object.Var != "" && c.Op == "=" {
@@ -149,30 +150,30 @@ func checkFind(q FindQuery) error {
 }
 
 type binding struct {
-	vals   []Value                  // by variable slot
-	claims []*graphstore.ClaimEntry // by pattern, in f.listed order
+	vals   []Value             // by variable slot
+	claims []*index.ClaimEntry // by pattern, in f.listed order
 }
 
 // finder solves a conjunctive query by backtracking. Variables live in numbered slots so that
 // binding and unbinding cost nothing; a row is copied only when every condition holds.
 type finder struct {
 	ctx    context.Context
-	v      *graphstore.View
+	v      *index.View
 	q      FindQuery
 	slot   map[string]int
 	vals   []Value
 	bound  []bool
-	plan   []int                    // conditions in the order they run
-	listed []int                    // the patterns in the order a row lists their claims
-	claims []*graphstore.ClaimEntry // by condition
+	plan   []int               // conditions in the order they run
+	listed []int               // the patterns in the order a row lists their claims
+	claims []*index.ClaimEntry // by condition
 	rows   []binding
 	found  int   // rows found, including those cut
 	order  []int // the variable slot of each OrderBy
 	steps  int
 }
 
-func newFinder(ctx context.Context, v *graphstore.View, q FindQuery) *finder {
-	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]*graphstore.ClaimEntry, len(q.Where))}
+func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
+	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]*index.ClaimEntry, len(q.Where))}
 	for _, c := range q.Where {
 		for _, t := range []Term{c.Subject, c.Object} {
 			if _, ok := f.slot[t.Var]; t.Var != "" && !ok {
@@ -279,7 +280,7 @@ func (f *finder) solve(n int) error {
 		objSlot = f.slot[c.Object.Var]
 	}
 	var err error
-	f.candidates(c, func(e *graphstore.ClaimEntry) bool {
+	f.candidates(c, func(e *index.ClaimEntry) bool {
 		switch {
 		case c.Object.Var == "":
 			if !compare(e.Value, c.Op, c.Object.Value) {
@@ -326,7 +327,7 @@ func (f *finder) addRow() {
 	b := &f.rows[n]
 	if b.vals == nil {
 		b.vals = make([]Value, len(f.vals))
-		b.claims = make([]*graphstore.ClaimEntry, len(f.listed))
+		b.claims = make([]*index.ClaimEntry, len(f.listed))
 	}
 	copy(b.vals, f.vals)
 	for j, i := range f.listed {
@@ -357,7 +358,7 @@ func (f *finder) compareRows(a, b binding) int {
 		}
 	}
 	for i := range a.claims {
-		if c := graphstore.CompareListing(a.claims[i], b.claims[i]); c != 0 {
+		if c := index.CompareListing(a.claims[i], b.claims[i]); c != 0 {
 			return c
 		}
 	}
@@ -374,20 +375,20 @@ func (f *finder) term(t Term) Value {
 // candidates calls each with the live claims a pattern may match — one key's if the subject
 // is known, those with the value if an = compares with a known one, else every key's of the
 // predicate — until each returns false.
-func (f *finder) candidates(c Cond, each func(*graphstore.ClaimEntry) bool) {
+func (f *finder) candidates(c Cond, each func(*index.ClaimEntry) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
 		subj = c.Subject.Value.Str
 	} else if f.has(c.Subject.Var) {
 		b := f.vals[f.slot[c.Subject.Var]]
-		if b.Type != graphstore.Ref && b.Type != graphstore.String {
+		if b.Type != record.Ref && b.Type != record.String {
 			return
 		}
 		subj = b.Str
 	}
 	switch {
 	case subj != "":
-		f.v.EachLive(graphstore.Key{Subject: subj, Predicate: c.Predicate}, each)
+		f.v.EachLive(record.Key{Subject: subj, Predicate: c.Predicate}, each)
 	case c.Op == "=" && (c.Object.Var == "" || f.has(c.Object.Var)):
 		f.v.EachLiveWithValue(c.Predicate, f.term(c.Object), each)
 	default:

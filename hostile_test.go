@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -195,23 +196,23 @@ func TestHostileAPI(t *testing.T) {
 func hostileChain(t testing.TB, n int) string {
 	t.Helper()
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	txs := []*graphstore.Tx{
-		{ID: 1, Time: at, By: "owner", Meta: &graphstore.StoreMeta{Owner: "owner"}, Principals: []*graphstore.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
-		{ID: 2, Time: at, By: "owner", Principals: []*graphstore.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
+	txs := []*record.Tx{
+		{ID: 1, Time: at, By: "owner", Meta: &record.StoreMeta{Owner: "owner"}, Principals: []*record.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
+		{ID: 2, Time: at, By: "owner", Principals: []*record.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
 	}
-	k, _ := graphstore.ParseClaimID("K.p@1")
-	txs = append(txs, &graphstore.Tx{ID: 3, Time: at, By: "x", Claims: []*graphstore.Claim{{ID: k, Value: mql.String("v"), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: 3}}})
+	k, _ := record.ParseClaimID("K.p@1")
+	txs = append(txs, &record.Tx{ID: 3, Time: at, By: "x", Claims: []*record.Claim{{ID: k, Value: mql.String("v"), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: 3}}})
 	for i := range n {
-		from := graphstore.NodeRef{Claim: &k}
+		from := record.NodeRef{Claim: &k}
 		if i > 0 {
-			from = graphstore.NodeRef{Artifact: &graphstore.ArtifactID{Name: fmt.Sprintf("a%d", i-1), Version: 1}}
+			from = record.NodeRef{Artifact: &record.ArtifactID{Name: fmt.Sprintf("a%d", i-1), Version: 1}}
 		}
-		id := graphstore.TxID(4 + i)
-		txs = append(txs, &graphstore.Tx{ID: id, Time: at.Add(time.Duration(i) * time.Millisecond), By: "x", Artifacts: []*graphstore.Artifact{
-			{ID: graphstore.ArtifactID{Name: fmt.Sprintf("a%d", i), Version: 1}, DerivedFrom: []graphstore.NodeRef{from}, By: "x", Confidence: 1, Tx: id}}})
+		id := record.TxID(4 + i)
+		txs = append(txs, &record.Tx{ID: id, Time: at.Add(time.Duration(i) * time.Millisecond), By: "x", Artifacts: []*record.Artifact{
+			{ID: record.ArtifactID{Name: fmt.Sprintf("a%d", i), Version: 1}, DerivedFrom: []record.NodeRef{from}, By: "x", Confidence: 1, Tx: id}}})
 	}
 	var b bytes.Buffer
-	if err := graphstore.WriteNQuads(&b, txs); err != nil {
+	if err := codec.WriteNQuads(&b, txs); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // hubTree is an import of a claim H.score@1 and h artifacts resting on it, shaped like the
@@ -19,15 +20,15 @@ import (
 func hubTree(tb testing.TB, h int) string {
 	tb.Helper()
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	txs := []*graphstore.Tx{
-		{ID: 1, Time: at, By: "owner", Meta: &graphstore.StoreMeta{Owner: "owner"}, Principals: []*graphstore.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
-		{ID: 2, Time: at, By: "owner", Principals: []*graphstore.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
+	txs := []*record.Tx{
+		{ID: 1, Time: at, By: "owner", Meta: &record.StoreMeta{Owner: "owner"}, Principals: []*record.Principal{{Name: "owner", Type: mql.User, Tx: 1}}},
+		{ID: 2, Time: at, By: "owner", Principals: []*record.Principal{{Name: "x", Type: mql.Agent, Tx: 2}}},
 	}
-	hub, _ := graphstore.ParseClaimID("H.score@1")
-	txs = append(txs, &graphstore.Tx{ID: 3, Time: at, By: "x", Claims: []*graphstore.Claim{{ID: hub, Value: mql.Number(1), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: 3}}})
+	hub, _ := record.ParseClaimID("H.score@1")
+	txs = append(txs, &record.Tx{ID: 3, Time: at, By: "x", Claims: []*record.Claim{{ID: hub, Value: mql.Number(1), By: "x", Kind: mql.Inferred, Confidence: 1, Tx: 3}}})
 	r := rand.New(rand.NewPCG(1, 0x6d716c))
-	art := func(i int) graphstore.NodeRef {
-		return graphstore.NodeRef{Artifact: &graphstore.ArtifactID{Name: fmt.Sprintf("h:a%d", i), Version: 1}}
+	art := func(i int) record.NodeRef {
+		return record.NodeRef{Artifact: &record.ArtifactID{Name: fmt.Sprintf("h:a%d", i), Version: 1}}
 	}
 	made := 0
 	var prev []int
@@ -35,15 +36,15 @@ func hubTree(tb testing.TB, h int) string {
 		size := min(max(4, 4*len(prev)), h-made)
 		var lvl []int
 		for j := range size {
-			from := []graphstore.NodeRef{{Claim: &hub}}
+			from := []record.NodeRef{{Claim: &hub}}
 			if len(prev) > 0 {
-				from = []graphstore.NodeRef{art(prev[j/4])}
+				from = []record.NodeRef{art(prev[j/4])}
 				if o := prev[r.IntN(len(prev))]; j%3 == 0 && o != prev[j/4] {
 					from = append(from, art(o))
 				}
 			}
-			id := graphstore.TxID(len(txs) + 1)
-			txs = append(txs, &graphstore.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x", Artifacts: []*graphstore.Artifact{
+			id := record.TxID(len(txs) + 1)
+			txs = append(txs, &record.Tx{ID: id, Time: at.Add(time.Duration(id) * time.Millisecond), By: "x", Artifacts: []*record.Artifact{
 				{ID: *art(made + j).Artifact, DerivedFrom: from, By: "x", Confidence: 1, Tx: id}}})
 			lvl = append(lvl, made+j)
 		}
@@ -51,7 +52,7 @@ func hubTree(tb testing.TB, h int) string {
 		prev = lvl
 	}
 	var b bytes.Buffer
-	if err := graphstore.WriteNQuads(&b, txs); err != nil {
+	if err := codec.WriteNQuads(&b, txs); err != nil {
 		tb.Fatal(err)
 	}
 	return b.String()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // importStory writes a small history through the API into a bbolt file, a minute between
@@ -210,8 +212,8 @@ func TestCheckAuthors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, "worker-7", func(_ *graphstore.Index, tx *graphstore.Tx) error {
-		tx.Grants = []*graphstore.Grant{{ID: "gA.1", Grantee: "worker-7", Right: mql.RightRevoke, Scope: "*", By: "owner"}}
+	if _, err := s.Write(ctx, "worker-7", func(_ *index.Index, tx *record.Tx) error {
+		tx.Grants = []*record.Grant{{ID: "gA.1", Grantee: "worker-7", Right: mql.RightRevoke, Scope: "*", By: "owner"}}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

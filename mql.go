@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Options configure Open.
@@ -159,11 +161,11 @@ func (r Reader) AsOfTx(id int64) Reader {
 }
 
 // view runs fn on a consistent view under the index's read lock.
-func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) error {
+func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var ix *graphstore.Index
+	var ix *index.Index
 	now := r.db.clock()
 	if r.tx != nil {
 		// Inside a transaction: its writer's handle, which the transaction's own goroutine
@@ -183,10 +185,10 @@ func (r Reader) view(ctx context.Context, fn func(v *graphstore.View) error) err
 	asOf := ix.Head()
 	switch {
 	case r.asOfTx != 0:
-		if r.asOfTx < 1 || graphstore.TxID(r.asOfTx) > ix.Head() {
+		if r.asOfTx < 1 || record.TxID(r.asOfTx) > ix.Head() {
 			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
 		}
-		asOf = graphstore.TxID(r.asOfTx)
+		asOf = record.TxID(r.asOfTx)
 		now = ix.Tx(asOf).Time
 	case r.asOfSet:
 		asOf = ix.TxAt(r.asOfTime)

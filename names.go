@@ -3,7 +3,7 @@ package mql
 import (
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Names are Unicode: letters (Klärveld, 東京) and digits of any script. A name can be written
@@ -36,7 +36,7 @@ func nfcAll(list []string) []string {
 
 // nfcValue normalises the name a reference value holds.
 func nfcValue(v Value) Value {
-	if v.Type == graphstore.Ref {
+	if v.Type == record.Ref {
 		v.Str = nfc(v.Str)
 	}
 	return v
@@ -75,7 +75,7 @@ func (s DecaySpec) norm() DecaySpec { s.Predicate, s.By = nfc(s.Predicate), nfc(
 // notNFC returns the first name tx records that is not in NFC, and whether there is one: no
 // write records one, so a file that holds one was not written by mql, and an import refuses it
 // (rather than changing what it imports).
-func notNFC(tx *graphstore.Tx) (string, bool) {
+func notNFC(tx *record.Tx) (string, bool) {
 	bad := ""
 	nfc := func(s string) string {
 		if bad == "" && !norm.NFC.IsNormalString(s) {
@@ -90,17 +90,17 @@ func notNFC(tx *graphstore.Tx) (string, bool) {
 		return list
 	}
 	nfcValue := func(v Value) Value {
-		if v.Type == graphstore.Ref {
+		if v.Type == record.Ref {
 			nfc(v.Str)
 		}
 		return v
 	}
-	id := func(c *graphstore.ClaimID) {
+	id := func(c *record.ClaimID) {
 		if c != nil {
 			c.Subject, c.Predicate = nfc(c.Subject), nfc(c.Predicate)
 		}
 	}
-	art := func(a *graphstore.ArtifactID) {
+	art := func(a *record.ArtifactID) {
 		if a != nil {
 			a.Name = nfc(a.Name)
 		}

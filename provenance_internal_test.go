@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
 
 // refReviewState is rule 4 read literally: walk all of the artifact's inputs afresh.
-func refReviewState(v *graphstore.View, a *graphstore.ArtifactNode) provenance.Review {
+func refReviewState(v *index.View, a *index.ArtifactNode) provenance.Review {
 	var r provenance.Review
 	reviewed := time.Time{}
 	if rs := v.Reviews(a); len(rs) > 0 {
@@ -36,7 +37,7 @@ func refReviewState(v *graphstore.View, a *graphstore.ArtifactNode) provenance.R
 }
 
 // refConfidence is rule 6 read literally, recursing through every input.
-func refConfidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
+func refConfidence(v *index.View, a *index.ArtifactNode) float64 {
 	c := a.Confidence
 	for _, in := range a.DerivedFrom {
 		switch {
@@ -128,8 +129,8 @@ func TestCacheMatchesRules(t *testing.T) {
 			}
 			head, _ := db.Head(ctx)
 			for _, at := range []int64{head, head / 2, head - 5} {
-				err := db.AsOfTx(at).view(ctx, func(v *graphstore.View) error {
-					var arts []*graphstore.ArtifactNode
+				err := db.AsOfTx(at).view(ctx, func(v *index.View) error {
+					var arts []*index.ArtifactNode
 					for _, name := range v.ArtifactNames() {
 						arts = append(arts, v.ArtifactVersions(name)...)
 					}
@@ -155,9 +156,9 @@ func TestCacheMatchesRules(t *testing.T) {
 
 // refDependsOn is the cycle rule read literally: walk every input the deriver may see, from
 // node down, and look for a version of name.
-func refDependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool {
+func refDependsOn(v *index.View, node record.NodeRef, name string) bool {
 	seen := map[string]bool{}
-	stack := []graphstore.NodeRef{node}
+	stack := []record.NodeRef{node}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -178,31 +179,31 @@ func refDependsOn(v *graphstore.View, node graphstore.NodeRef, name string) bool
 // refImpact is the impact walk read literally: breadth-first, a node's dependents found by
 // scanning every visible artifact version, in the order they were recorded, for one derived
 // from it; the depth bound truncates when a node at the bound has any dependent.
-func refImpact(v *graphstore.View, start []graphstore.NodeRef, maxDepth int) (out []provenance.Reached, truncated bool) {
-	var arts []*graphstore.ArtifactNode
+func refImpact(v *index.View, start []record.NodeRef, maxDepth int) (out []provenance.Reached, truncated bool) {
+	var arts []*index.ArtifactNode
 	for _, name := range v.ArtifactNames() {
 		arts = append(arts, v.ArtifactVersions(name)...)
 	}
-	place := func(a *graphstore.ArtifactNode) int {
-		return slices.IndexFunc(v.Tx(a.Tx).Artifacts, func(x *graphstore.Artifact) bool { return x.ID == a.ID })
+	place := func(a *index.ArtifactNode) int {
+		return slices.IndexFunc(v.Tx(a.Tx).Artifacts, func(x *record.Artifact) bool { return x.ID == a.ID })
 	}
-	slices.SortFunc(arts, func(a, b *graphstore.ArtifactNode) int {
+	slices.SortFunc(arts, func(a, b *index.ArtifactNode) int {
 		return cmp.Or(cmp.Compare(a.Tx, b.Tx), cmp.Compare(place(a), place(b)))
 	})
-	dependents := func(n graphstore.NodeRef) []*graphstore.ArtifactNode {
-		var out []*graphstore.ArtifactNode
+	dependents := func(n record.NodeRef) []*index.ArtifactNode {
+		var out []*index.ArtifactNode
 		for _, a := range arts {
-			if slices.ContainsFunc(a.DerivedFrom, func(in graphstore.NodeRef) bool { return in.String() == n.String() }) {
+			if slices.ContainsFunc(a.DerivedFrom, func(in record.NodeRef) bool { return in.String() == n.String() }) {
 				out = append(out, a)
 			}
 		}
 		return out
 	}
 	type step struct {
-		node graphstore.NodeRef
+		node record.NodeRef
 		at   int
 	}
-	seen := map[graphstore.ArtifactID]bool{}
+	seen := map[record.ArtifactID]bool{}
 	var frontier []step
 	for i, s := range start {
 		if s.Artifact != nil {
@@ -227,7 +228,7 @@ func refImpact(v *graphstore.View, start []graphstore.NodeRef, maxDepth int) (ou
 				}
 				seen[d.ID] = true
 				out = append(out, provenance.Reached{Artifact: d, Depth: depth, From: st.at})
-				next = append(next, step{graphstore.NodeRef{Artifact: &d.ID}, len(out) - 1})
+				next = append(next, step{record.NodeRef{Artifact: &d.ID}, len(out) - 1})
 			}
 		}
 		frontier = next
@@ -285,18 +286,18 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 			}
 			head, _ := db.Head(ctx)
 			for _, at := range []int64{head, head / 2, head - 20} {
-				err := db.AsOfTx(at).view(ctx, func(all *graphstore.View) error {
+				err := db.AsOfTx(at).view(ctx, func(all *index.View) error {
 					for _, viewer := range []string{"", "w1", "w2"} {
 						v := all.Index().View(all.AsOf(), all.Now(), viewer)
-						var nodes []graphstore.NodeRef
+						var nodes []record.NodeRef
 						for _, k := range keys {
-							id, _ := graphstore.ParseClaimID(k + "@1")
-							nodes = append(nodes, graphstore.NodeRef{Claim: &id})
+							id, _ := record.ParseClaimID(k + "@1")
+							nodes = append(nodes, record.NodeRef{Claim: &id})
 						}
 						for _, name := range all.ArtifactNames() {
 							for _, a := range all.ArtifactVersions(name) {
 								id := a.ID
-								nodes = append(nodes, graphstore.NodeRef{Artifact: &id})
+								nodes = append(nodes, record.NodeRef{Artifact: &id})
 							}
 						}
 						for _, n := range nodes {
@@ -310,8 +311,8 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 								continue // impact starts from what the reader may see
 							}
 							for _, depth := range []int{0, 1, 2} {
-								got, gt := provenance.Impact(v, []graphstore.NodeRef{n}, depth, 0)
-								want, wt := refImpact(v, []graphstore.NodeRef{n}, depth)
+								got, gt := provenance.Impact(v, []record.NodeRef{n}, depth, 0)
+								want, wt := refImpact(v, []record.NodeRef{n}, depth)
 								if !reflect.DeepEqual(got, want) || gt != wt {
 									t.Errorf("as of tx %d, viewer %q: impact of %s, depth %d: %d reached (truncated %v), want %d (%v)", at, viewer, n, depth, len(got), gt, len(want), wt)
 								}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
 
@@ -46,14 +47,14 @@ func parsePattern(s string) (pattern, error) {
 	return p, nil
 }
 
-func (p pattern) keys(v *graphstore.View) []graphstore.Key {
+func (p pattern) keys(v *index.View) []record.Key {
 	switch {
 	case p.subject != "*" && p.predicate != "*":
-		k := graphstore.Key{Subject: p.subject, Predicate: p.predicate}
+		k := record.Key{Subject: p.subject, Predicate: p.predicate}
 		if len(v.Versions(k)) == 0 {
 			return nil
 		}
-		return []graphstore.Key{k}
+		return []record.Key{k}
 	case p.subject != "*":
 		return v.KeysOfSubject(p.subject)
 	case p.predicate != "*":
@@ -89,7 +90,7 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 		where[i].Value = nfcValue(f.Value)
 	}
 	out := []Claim{}
-	err = r.view(ctx, func(v *graphstore.View) error {
+	err = r.view(ctx, func(v *index.View) error {
 		for _, k := range p.keys(v) {
 			for _, e := range v.LiveClaims(k) {
 				if matches(e.Value, where) {
@@ -148,9 +149,9 @@ func cmpValues(a, b Value) int {
 		return cmp.Compare(a.Type, b.Type)
 	}
 	switch a.Type {
-	case graphstore.Number:
+	case record.Number:
 		return cmp.Compare(a.Num, b.Num)
-	case graphstore.Bool:
+	case record.Bool:
 		switch {
 		case a.Bool == b.Bool:
 			return 0
@@ -158,7 +159,7 @@ func cmpValues(a, b Value) int {
 			return -1
 		}
 		return 1
-	case graphstore.Time:
+	case record.Time:
 		return a.Time.Compare(b.Time)
 	}
 	return cmp.Compare(a.Str, b.Str)
@@ -176,7 +177,7 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 		return forRun(ctx, r, "why "+ref, func(r Reader) (*Node, error) { return r.Why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		// A key whose live claim was revoked or expired (or that has none any more) is
 		// explained by its newest version: what it said, and what happened to it.
 		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
@@ -195,7 +196,7 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 		if n.Claim != nil {
 			out = whyClaim(v, v.Claim(*n.Claim), true, 0)
 		} else {
-			out = whyArtifact(v, provenance.NewCache(v), v.Artifact(*n.Artifact), map[graphstore.ArtifactID]bool{})
+			out = whyArtifact(v, provenance.NewCache(v), v.Artifact(*n.Artifact), map[record.ArtifactID]bool{})
 		}
 		return nil
 	})
@@ -205,7 +206,7 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 // maxWhyChain bounds how far back a why answer follows supersession.
 const maxWhyChain = 1000
 
-func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth int) *Node {
+func whyClaim(v *index.View, e *index.ClaimEntry, history bool, depth int) *Node {
 	c := claimOf(v, e)
 	n := &Node{Kind: NodeClaim, Claim: &c}
 	for _, s := range c.Sources {
@@ -247,7 +248,7 @@ func whyClaim(v *graphstore.View, e *graphstore.ClaimEntry, history bool, depth 
 	return n
 }
 
-func whyArtifact(v *graphstore.View, pc *provenance.Cache, a *graphstore.ArtifactNode, seen map[graphstore.ArtifactID]bool) *Node {
+func whyArtifact(v *index.View, pc *provenance.Cache, a *index.ArtifactNode, seen map[record.ArtifactID]bool) *Node {
 	art := artifactOf(v, pc, a)
 	n := &Node{Kind: NodeArtifact, Artifact: &art}
 	seen[a.ID] = true
@@ -288,7 +289,7 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		id, err := parseClaimRef(ref)
 		if err != nil {
 			return err
@@ -303,7 +304,7 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 			out.Revocation = &x
 		}
 		cid := e.ID
-		out.Runs = servedRuns(v, []graphstore.NodeRef{{Claim: &cid}})
+		out.Runs = servedRuns(v, []record.NodeRef{{Claim: &cid}})
 		return nil
 	})
 	return out, err
@@ -337,7 +338,7 @@ func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult
 	if depth < 0 {
 		return out, fmt.Errorf("depth %d: %w: depth is 0 (unbounded) or more", depth, ErrInvalid)
 	}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		start, err := startNodes(v, ref)
 		if err != nil {
 			return err
@@ -391,15 +392,15 @@ func (p *impactPath) extend(ref string) impactPath {
 	return impactPath{path: append(path, ref)}
 }
 
-func startNodes(v *graphstore.View, ref string) ([]graphstore.NodeRef, error) {
+func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
 	if strings.Contains(ref, "@") {
 		n, err := resolveNode(v, ref)
 		if err != nil {
 			return nil, err
 		}
-		return []graphstore.NodeRef{n}, nil
+		return []record.NodeRef{n}, nil
 	}
-	var out []graphstore.NodeRef
+	var out []record.NodeRef
 	if strings.Contains(ref, ".") {
 		id, err := parseClaimRef(ref)
 		if err != nil {
@@ -407,7 +408,7 @@ func startNodes(v *graphstore.View, ref string) ([]graphstore.NodeRef, error) {
 		}
 		for _, e := range v.Versions(id.Key) {
 			cid := e.ID
-			out = append(out, graphstore.NodeRef{Claim: &cid})
+			out = append(out, record.NodeRef{Claim: &cid})
 		}
 		if len(out) == 0 {
 			return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", ref, ErrNotFound)
@@ -420,7 +421,7 @@ func startNodes(v *graphstore.View, ref string) ([]graphstore.NodeRef, error) {
 	}
 	for _, a := range v.ArtifactVersions(id.Name) {
 		aid := a.ID
-		out = append(out, graphstore.NodeRef{Artifact: &aid})
+		out = append(out, record.NodeRef{Artifact: &aid})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
@@ -447,7 +448,7 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 			})
 	}
 	out := HistoryResult{Of: ref}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		if strings.Contains(ref, "@") {
 			return fmt.Errorf("history %s: %w: name the key or artifact without @N", ref, ErrBadReference)
 		}
@@ -509,8 +510,8 @@ func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, 
 		}
 	}
 	out := []Conflict{}
-	err := r.view(ctx, func(v *graphstore.View) error {
-		var keys []graphstore.Key
+	err := r.view(ctx, func(v *index.View) error {
+		var keys []record.Key
 		if len(subjects) == 0 {
 			keys = v.Keys()
 		}
@@ -585,11 +586,11 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 	if err != nil {
 		return out, err
 	}
-	err = r.view(ctx, func(v *graphstore.View) error {
+	err = r.view(ctx, func(v *index.View) error {
 		total := 0.0
 		for _, k := range p.keys(v) {
 			for _, e := range v.LiveClaims(k) {
-				if e.Value.Type == graphstore.Bool && !e.Value.Bool {
+				if e.Value.Type == record.Bool && !e.Value.Bool {
 					continue
 				}
 				b := Belief{Subject: k.Subject, Claim: claimOf(v, e)}
@@ -632,7 +633,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) { return db.Reader().Sta
 // Stats summarises the store as the reader sees it.
 func (r Reader) Stats(ctx context.Context) (Stats, error) {
 	out := Stats{ByState: map[State]int{Live: 0, Superseded: 0, Revoked: 0, Expired: 0, Contested: 0}}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		out.Transactions = int(v.AsOf())
 		out.Principals = len(v.Principals())
 		srcs := map[string]bool{}
@@ -646,7 +647,7 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 					out.Revocations++
 				}
 				for _, s := range e.Sources {
-					srcs[graphstore.SourceName(s)] = true
+					srcs[record.SourceName(s)] = true
 				}
 			}
 		}
@@ -679,7 +680,7 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 // claim keys with every version reference, and artifact names. Unordered, may repeat.
 func (r Reader) Names(ctx context.Context) ([]string, error) {
 	var out []string
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
 			out = append(out, p.Name)
 		}
@@ -709,7 +710,7 @@ type Catalog struct {
 // may see.
 func (r Reader) Catalog(ctx context.Context) (Catalog, error) {
 	var c Catalog
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
 			c.Principals = append(c.Principals, p.Name)
 		}
@@ -731,7 +732,7 @@ func (r Reader) Catalog(ctx context.Context) (Catalog, error) {
 	return c, err
 }
 
-func changeOf(v *graphstore.View, n graphstore.NodeRef) Change {
+func changeOf(v *index.View, n record.NodeRef) Change {
 	ch := Change{Ref: n.String(), State: Live}
 	if n.Claim != nil {
 		e := v.Claim(*n.Claim)

@@ -5,80 +5,81 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Value is a typed claim value: a string, number, bool, time or a reference by name.
-type Value = graphstore.Value
+type Value = record.Value
 
 // ValueType names a value's type.
-type ValueType = graphstore.ValueType
+type ValueType = record.ValueType
 
 // Value types.
 const (
-	TypeString = graphstore.String
-	TypeNumber = graphstore.Number
-	TypeBool   = graphstore.Bool
-	TypeTime   = graphstore.Time
-	TypeRef    = graphstore.Ref
+	TypeString = record.String
+	TypeNumber = record.Number
+	TypeBool   = record.Bool
+	TypeTime   = record.Time
+	TypeRef    = record.Ref
 )
 
 // String returns a string value.
-func String(s string) Value { return Value{Type: graphstore.String, Str: s} }
+func String(s string) Value { return Value{Type: record.String, Str: s} }
 
 // Number returns a number value.
-func Number(n float64) Value { return Value{Type: graphstore.Number, Num: n} }
+func Number(n float64) Value { return Value{Type: record.Number, Num: n} }
 
 // Bool returns a bool value.
-func Bool(b bool) Value { return Value{Type: graphstore.Bool, Bool: b} }
+func Bool(b bool) Value { return Value{Type: record.Bool, Bool: b} }
 
 // Time returns a time value.
-func Time(t time.Time) Value { return Value{Type: graphstore.Time, Time: t.UTC()} }
+func Time(t time.Time) Value { return Value{Type: record.Time, Time: t.UTC()} }
 
 // Ref returns a reference value naming a subject, artifact or claim.
-func Ref(name string) Value { return Value{Type: graphstore.Ref, Str: name} }
+func Ref(name string) Value { return Value{Type: record.Ref, Str: name} }
 
 // State is the state of a claim or artifact.
-type State = graphstore.State
+type State = index.State
 
 // Claim states. Artifacts are Live or Superseded.
 const (
-	Live       = graphstore.Live
-	Superseded = graphstore.Superseded
-	Revoked    = graphstore.Revoked
-	Expired    = graphstore.Expired
-	Contested  = graphstore.Contested
+	Live       = index.Live
+	Superseded = index.Superseded
+	Revoked    = index.Revoked
+	Expired    = index.Expired
+	Contested  = index.Contested
 )
 
 // Kind is how a claim was obtained, ranked Confirmed > Observed > Inferred.
-type Kind = graphstore.Kind
+type Kind = record.Kind
 
 // Kinds.
 const (
-	Confirmed = graphstore.Confirmed
-	Observed  = graphstore.Observed
-	Inferred  = graphstore.Inferred
+	Confirmed = record.Confirmed
+	Observed  = record.Observed
+	Inferred  = record.Inferred
 )
 
 // PrincipalType is user, agent or tool.
-type PrincipalType = graphstore.PrincipalType
+type PrincipalType = record.PrincipalType
 
 // Principal types.
 const (
-	User  = graphstore.User
-	Agent = graphstore.Agent
-	Tool  = graphstore.Tool
+	User  = record.User
+	Agent = record.Agent
+	Tool  = record.Tool
 )
 
 // Right is what a grant allows.
-type Right = graphstore.Right
+type Right = record.Right
 
 // Rights.
 const (
-	RightAssert  = graphstore.RightAssert
-	RightRevoke  = graphstore.RightRevoke
-	RightConfirm = graphstore.RightConfirm
-	RightGrant   = graphstore.RightGrant
+	RightAssert  = record.RightAssert
+	RightRevoke  = record.RightRevoke
+	RightConfirm = record.RightConfirm
+	RightGrant   = record.RightGrant
 )
 
 // Source is the evidence a claim was read from.

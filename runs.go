@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Runs: an agent names each episode or decision cycle (a run) and reads for it; every such read
@@ -16,18 +17,18 @@ import (
 // failures (the run was served something stale) from failures downstream of the memory.
 
 // OutcomeResult is how a run ended: succeeded, failed or declined.
-type OutcomeResult = graphstore.OutcomeResult
+type OutcomeResult = record.OutcomeResult
 
 // Outcome results.
 const (
-	Succeeded = graphstore.Succeeded
-	Failed    = graphstore.Failed
-	Declined  = graphstore.Declined // the agent said it lacked the evidence to act
+	Succeeded = record.Succeeded
+	Failed    = record.Failed
+	Declined  = record.Declined // the agent said it lacked the evidence to act
 )
 
 // readMark is what a read made for a run saw: filled in by Reader.view.
 type readMark struct {
-	at    graphstore.TxID
+	at    record.TxID
 	owner string
 }
 
@@ -68,10 +69,10 @@ func forRun[T any](ctx context.Context, r Reader, stmt string, read func(Reader)
 
 // recordRetrieval writes one retrieval of run by principal by, read at tx at, serving refs
 // (claim and artifact references with versions).
-func (db *DB) recordRetrieval(ctx context.Context, by, run string, at graphstore.TxID, stmt string, refs []string) error {
-	_, err := db.write(ctx, by, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (db *DB) recordRetrieval(ctx context.Context, by, run string, at record.TxID, stmt string, refs []string) error {
+	_, err := db.write(ctx, by, func(v *index.View, tx *record.Tx, rc *Receipt) error {
 		mine := v.Index().View(at, v.Now(), by)
-		q := &graphstore.Retrieval{ID: recordID("q", tx, len(tx.Retrievals)+1), Run: run, By: by, ReadAt: at, Statement: stmt, Tx: tx.ID}
+		q := &record.Retrieval{ID: recordID("q", tx, len(tx.Retrievals)+1), Run: run, By: by, ReadAt: at, Statement: stmt, Tx: tx.ID}
 		seen := map[string]bool{}
 		for _, ref := range refs {
 			if seen[ref] {
@@ -79,7 +80,7 @@ func (db *DB) recordRetrieval(ctx context.Context, by, run string, at graphstore
 			}
 			seen[ref] = true
 			if strings.Contains(ref, ".") {
-				id, err := graphstore.ParseClaimID(ref)
+				id, err := record.ParseClaimID(ref)
 				if err != nil || mine.Claim(id) == nil {
 					return fmt.Errorf("for run %s: %s was served but is not a claim %s may see", run, ref, by)
 				}
@@ -122,7 +123,7 @@ func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
 
 func (s OutcomeSpec) norm() OutcomeSpec { s.Run, s.By = nfc(s.Run), nfc(s.By); return s }
 
-func (s OutcomeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s OutcomeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("run", s.Run); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (s OutcomeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) e
 	if len(s.Because) > maxLiteral {
 		return fmt.Errorf("outcome of run %s: %w: the reason is over 1 MiB", s.Run, ErrInvalid)
 	}
-	tx.Outcomes = append(tx.Outcomes, &graphstore.Outcome{ID: recordID("o", tx, len(tx.Outcomes)+1), Run: s.Run, Result: s.Result, Because: s.Because, By: s.By, Tx: tx.ID})
+	tx.Outcomes = append(tx.Outcomes, &record.Outcome{ID: recordID("o", tx, len(tx.Outcomes)+1), Run: s.Run, Result: s.Result, Because: s.Because, By: s.By, Tx: tx.ID})
 	rc.Ref = s.Run
 	return nil
 }
@@ -221,7 +222,7 @@ func (r Reader) Run(ctx context.Context, name string) ([]RunReport, error) {
 		return nil, err
 	}
 	var out []RunReport
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, e := range v.RunsNamed(name) {
 			out = append(out, runReport(v, e))
 		}
@@ -238,7 +239,7 @@ func (r Reader) Run(ctx context.Context, name string) ([]RunReport, error) {
 func (r Reader) Runs(ctx context.Context, by string, since time.Time) ([]RunSummary, error) {
 	by = nfc(by)
 	out := []RunSummary{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		if by != "" && v.Principal(by) == nil {
 			return unknownPrincipal(by)
 		}
@@ -271,9 +272,9 @@ const (
 )
 
 // runFirst is the time of a run's first record in the view.
-func runFirst(v *graphstore.View, e *graphstore.RunEntry) time.Time {
-	first := graphstore.TxID(0)
-	take := func(tx graphstore.TxID) {
+func runFirst(v *index.View, e *index.RunEntry) time.Time {
+	first := record.TxID(0)
+	take := func(tx record.TxID) {
 		if first == 0 || tx < first {
 			first = tx
 		}
@@ -291,7 +292,7 @@ func runFirst(v *graphstore.View, e *graphstore.RunEntry) time.Time {
 }
 
 // decisionTx is a run's decision point: its first decision, else its first outcome, else 0.
-func decisionTx(e *graphstore.RunEntry) graphstore.TxID {
+func decisionTx(e *index.RunEntry) record.TxID {
 	if len(e.Decisions) > 0 {
 		return e.Decisions[0].Tx
 	}
@@ -301,7 +302,7 @@ func decisionTx(e *graphstore.RunEntry) graphstore.TxID {
 	return 0
 }
 
-func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
+func runReport(v *index.View, e *index.RunEntry) RunReport {
 	rep := RunReport{Run: e.Key.Name, By: e.Key.By, Retrievals: []Retrieval{}, Served: []Served{}, Decisions: []string{}}
 	cited := map[string]bool{}
 	for _, d := range e.Decisions {
@@ -317,8 +318,8 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 		rep.Outcome, rep.Because, rep.OutcomeTx = o.Result, o.Because, int64(o.Tx)
 	}
 	ix := v.Index()
-	viewAt := func(tx graphstore.TxID) *graphstore.View { return ix.View(tx, ix.Tx(tx).Time, v.Viewer()) }
-	var atDecision *graphstore.View
+	viewAt := func(tx record.TxID) *index.View { return ix.View(tx, ix.Tx(tx).Time, v.Viewer()) }
+	var atDecision *index.View
 	if dtx != 0 && dtx <= v.AsOf() {
 		atDecision = viewAt(dtx)
 	}
@@ -326,7 +327,7 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 	for _, q := range e.Retrievals {
 		ret := Retrieval{Statement: q.Statement, ReadAt: int64(q.ReadAt), Tx: int64(q.Tx), At: v.TxTime(q.Tx), Served: []string{}}
 		served := viewAt(q.ReadAt)
-		add := func(ref string, node graphstore.NodeRef) {
+		add := func(ref string, node record.NodeRef) {
 			ret.Served = append(ret.Served, ref)
 			if seen[ref] {
 				return
@@ -363,10 +364,10 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 			rep.Served = append(rep.Served, s)
 		}
 		for _, c := range q.Claims {
-			add(c.String(), graphstore.NodeRef{Claim: &c})
+			add(c.String(), record.NodeRef{Claim: &c})
 		}
 		for _, a := range q.Artifacts {
-			add(a.String(), graphstore.NodeRef{Artifact: &a})
+			add(a.String(), record.NodeRef{Artifact: &a})
 		}
 		rep.Retrievals = append(rep.Retrievals, ret)
 	}
@@ -376,7 +377,7 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 	return rep
 }
 
-func claimState(v *graphstore.View, id graphstore.ClaimID) State {
+func claimState(v *index.View, id record.ClaimID) State {
 	e := v.Claim(id)
 	if e == nil {
 		return ""
@@ -385,7 +386,7 @@ func claimState(v *graphstore.View, id graphstore.ClaimID) State {
 	return st
 }
 
-func artifactState(v *graphstore.View, id graphstore.ArtifactID) State {
+func artifactState(v *index.View, id record.ArtifactID) State {
 	n := v.Artifact(id)
 	switch {
 	case n == nil:
@@ -429,7 +430,7 @@ type MemoryStats struct {
 func (r Reader) MemoryStats(ctx context.Context, by string, since time.Time) (MemoryStats, error) {
 	var out MemoryStats
 	by = nfc(by)
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		if by != "" && v.Principal(by) == nil {
 			return unknownPrincipal(by)
 		}
@@ -439,7 +440,7 @@ func (r Reader) MemoryStats(ctx context.Context, by string, since time.Time) (Me
 	return out, err
 }
 
-func memoryStats(v *graphstore.View, by string, since time.Time) MemoryStats {
+func memoryStats(v *index.View, by string, since time.Time) MemoryStats {
 	var out MemoryStats
 	subjects, decidedServed := 0, 0
 	for _, e := range v.Runs(by) {
@@ -578,12 +579,12 @@ type RunUse struct {
 
 // servedRuns lists the runs the viewer may see that were served any of nodes, in the order of
 // the read that first served one.
-func servedRuns(v *graphstore.View, nodes []graphstore.NodeRef) []RunUse {
+func servedRuns(v *index.View, nodes []record.NodeRef) []RunUse {
 	var out []RunUse
-	at := map[graphstore.RunKey]int{}
+	at := map[index.RunKey]int{}
 	for _, n := range nodes {
 		for _, q := range v.ServedIn(n) {
-			k := graphstore.RunKey{By: q.By, Name: q.Run}
+			k := index.RunKey{By: q.By, Name: q.Run}
 			i, ok := at[k]
 			if !ok {
 				i = len(out)

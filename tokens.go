@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ErrUnauthorized is returned by Authenticate for a token that is malformed, unknown, expired
@@ -54,7 +55,7 @@ func (db *DB) CreateToken(ctx context.Context, s TokenSpec) (string, Token, erro
 	enc := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(secret[:]))
 	sum := sha256.Sum256([]byte(enc))
 	var id string
-	rc, err := db.write(ctx, s.By, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	rc, err := db.write(ctx, s.By, func(v *index.View, tx *record.Tx, rc *Receipt) error {
 		if s.By != v.Meta().Owner {
 			return fmt.Errorf("token for %s: %w: only the owner (%s) issues tokens", s.Principal, ErrNoStanding, v.Meta().Owner)
 		}
@@ -68,7 +69,7 @@ func (db *DB) CreateToken(ctx context.Context, s TokenSpec) (string, Token, erro
 			return fmt.Errorf("token for %s: %w: it would expire at %s, before it is issued", s.Principal, ErrInvalid, s.Expires.UTC().Format(time.RFC3339))
 		}
 		id = recordID("t", tx, len(tx.Tokens)+1)
-		tx.Tokens = append(tx.Tokens, &graphstore.Token{ID: id, Principal: s.Principal, Hash: hex.EncodeToString(sum[:]), By: s.By, Expires: utc(s.Expires), Tx: tx.ID})
+		tx.Tokens = append(tx.Tokens, &record.Token{ID: id, Principal: s.Principal, Hash: hex.EncodeToString(sum[:]), By: s.By, Expires: utc(s.Expires), Tx: tx.ID})
 		rc.Ref = id
 		return nil
 	})
@@ -82,7 +83,7 @@ func (db *DB) CreateToken(ctx context.Context, s TokenSpec) (string, Token, erro
 // Tokens lists every token issued, with its state; only the owner sees them.
 func (r Reader) Tokens(ctx context.Context) ([]Token, error) {
 	out := []Token{}
-	err := r.view(ctx, func(v *graphstore.View) error {
+	err := r.view(ctx, func(v *index.View) error {
 		for _, k := range v.Tokens() {
 			_, rev := v.Token(k.ID)
 			t := Token{ID: k.ID, Principal: k.Principal, By: k.By, Created: v.TxTime(k.Tx), Expires: k.Expires, Tx: int64(k.Tx)}
@@ -100,7 +101,7 @@ func (r Reader) Tokens(ctx context.Context) ([]Token, error) {
 // RevokeToken ends a token from now on: a request that carries it, even on a connection
 // opened before, is refused from its next request. By must be the owner.
 func (db *DB) RevokeToken(ctx context.Context, id, by string) (Receipt, error) {
-	return db.write(ctx, by, func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+	return db.write(ctx, by, func(v *index.View, tx *record.Tx, rc *Receipt) error {
 		if by != v.Meta().Owner {
 			return fmt.Errorf("revoke token %s: %w: only the owner (%s) revokes tokens", id, ErrNoStanding, v.Meta().Owner)
 		}
@@ -111,7 +112,7 @@ func (db *DB) RevokeToken(ctx context.Context, id, by string) (Receipt, error) {
 		if rev != nil {
 			return fmt.Errorf("token %s: %w: already revoked by %s in tx %d", id, ErrConflict, rev.By, rev.Tx)
 		}
-		tx.TokenRevocations = append(tx.TokenRevocations, &graphstore.TokenRevocation{ID: recordID("k", tx, len(tx.TokenRevocations)+1), Token: id, By: by, Tx: tx.ID})
+		tx.TokenRevocations = append(tx.TokenRevocations, &record.TokenRevocation{ID: recordID("k", tx, len(tx.TokenRevocations)+1), Token: id, By: by, Tx: tx.ID})
 		rc.Ref = id
 		return nil
 	})
@@ -132,7 +133,7 @@ func (db *DB) Authenticate(ctx context.Context, token string) (string, error) {
 	id, secret := rest[:i], rest[i+1:]
 	sum := sha256.Sum256([]byte(secret))
 	principal := ""
-	err := db.Reader().view(ctx, func(v *graphstore.View) error {
+	err := db.Reader().view(ctx, func(v *index.View) error {
 		k, rev := v.Token(id)
 		if k == nil {
 			// Compare anyway, so that an unknown id costs what a known one does.

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ErrTxDone is returned by a Tx's methods, and by its Reader, once the transaction has ended.
@@ -15,9 +16,9 @@ var ErrTxDone = errors.New("the transaction has ended")
 // transaction, with one id and one commit, all of them or none.
 type Tx struct {
 	db    *DB
-	by    string            // who makes the transaction
-	ix    *graphstore.Index // the writer's handle: committed and pending transactions, this one's staged records
-	tx    *graphstore.Tx
+	by    string       // who makes the transaction
+	ix    *index.Index // the writer's handle: committed and pending transactions, this one's staged records
+	tx    *record.Tx
 	stage func() error
 	ended bool
 	wrote bool // something was recorded
@@ -45,7 +46,7 @@ type Tx struct {
 func (db *DB) Tx(ctx context.Context, by string, fn func(tx *Tx) error) (int64, error) {
 	by = nfc(by)
 	t := &Tx{db: db, by: by}
-	gtx, err := db.store.WriteStaged(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx, stage func() error) error {
+	gtx, err := db.store.WriteStaged(ctx, by, func(ix *index.Index, tx *record.Tx, stage func() error) error {
 		t.ix, t.tx, t.stage = ix, tx, stage
 		defer func() { t.ended = true }()
 		if err := checkWriter(ix.View(0, tx.Time, ""), by); err != nil {
@@ -79,7 +80,7 @@ func (t *Tx) ID() int64 {
 
 // write runs one write's build in the transaction and stages what it recorded, so that the
 // writes after it see it. A refused write leaves the transaction as it was.
-func (t *Tx) write(by string, build func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error) (Receipt, error) {
+func (t *Tx) write(by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error) (Receipt, error) {
 	if t.ended || t.tx == nil {
 		return Receipt{}, ErrTxDone
 	}
@@ -120,13 +121,13 @@ type txLens struct {
 	outcomes                                                                                                              int
 }
 
-func lensOf(tx *graphstore.Tx) txLens {
+func lensOf(tx *record.Tx) txLens {
 	return txLens{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Claims), len(tx.Revocations), len(tx.Confirmations),
 		len(tx.Artifacts), len(tx.Reviews), len(tx.Decays), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Outcomes)}
 }
 
 // truncate takes back what was appended to tx since l.
-func (l txLens) truncate(tx *graphstore.Tx) {
+func (l txLens) truncate(tx *record.Tx) {
 	tx.Principals = tx.Principals[:l.principals]
 	tx.Grants = tx.Grants[:l.grants]
 	tx.Sources = tx.Sources[:l.sources]

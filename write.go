@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/authority"
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
@@ -116,10 +117,10 @@ type DecaySpec struct {
 // recorded as one transaction. If build fails, nothing is written. A build that finds its
 // record there already (rc.Unchanged) writes nothing either, and its receipt names the
 // transaction that recorded it.
-func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error) (Receipt, error) {
+func (db *DB) write(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error) (Receipt, error) {
 	by = nfc(by)
 	var rc Receipt
-	tx, err := db.store.Write(ctx, by, func(ix *graphstore.Index, tx *graphstore.Tx) error {
+	tx, err := db.store.Write(ctx, by, func(ix *index.Index, tx *record.Tx) error {
 		v := ix.View(0, tx.Time, "")
 		if err := checkWriter(v, by); err != nil {
 			return err
@@ -146,7 +147,7 @@ func (db *DB) write(ctx context.Context, by string, build func(v *graphstore.Vie
 var errUnchanged = errors.New("unchanged")
 
 // checkWriter checks that by names a recorded principal.
-func checkWriter(v *graphstore.View, by string) error {
+func checkWriter(v *index.View, by string) error {
 	if err := checkName("principal", by); err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func unknownPrincipal(name string) error {
 
 // recordID is the id of the n-th record of its kind in tx: "g6.1", "r9.2" (a transaction of
 // several statements records several of a kind).
-func recordID(prefix string, tx *graphstore.Tx, n int) string {
+func recordID(prefix string, tx *record.Tx, n int) string {
 	return prefix + strconv.FormatInt(int64(tx.ID), 10) + "." + strconv.Itoa(n)
 }
 
@@ -182,7 +183,7 @@ func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s PrincipalSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s PrincipalSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("principal", s.Name); err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (s PrincipalSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt)
 		*rc = Receipt{Tx: int64(p.Tx), At: v.TxTime(p.Tx), Ref: s.Name, Unchanged: true, Note: "already recorded"}
 		return nil
 	}
-	tx.Principals = append(tx.Principals, &graphstore.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
+	tx.Principals = append(tx.Principals, &record.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
 	rc.Ref = s.Name
 	return nil
 }
@@ -219,7 +220,7 @@ func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s GrantSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if v.Principal(s.Grantee) == nil {
 		return unknownPrincipal(s.Grantee)
 	}
@@ -242,7 +243,7 @@ func (s GrantSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) err
 		}
 	}
 	id := recordID("g", tx, len(tx.Grants)+1)
-	tx.Grants = append(tx.Grants, &graphstore.Grant{ID: id, Grantee: s.Grantee, Right: s.Right, Scope: s.Scope, By: s.By, Tx: tx.ID})
+	tx.Grants = append(tx.Grants, &record.Grant{ID: id, Grantee: s.Grantee, Right: s.Right, Scope: s.Scope, By: s.By, Tx: tx.ID})
 	rc.Ref = id
 	return nil
 }
@@ -261,7 +262,7 @@ func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s AssertSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s AssertSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	c, liveKind, err := newPending(v).buildClaim(tx, s)
 	if err != nil {
 		return err
@@ -276,7 +277,7 @@ func (s AssertSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 // It is the fast path for bulk loads: one commit, one sync.
 func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([]Receipt, error) {
 	var out []Receipt
-	rc, err := db.write(ctx, by, func(v *graphstore.View, tx *graphstore.Tx, _ *Receipt) error {
+	rc, err := db.write(ctx, by, func(v *index.View, tx *record.Tx, _ *Receipt) error {
 		p := newPending(v)
 		out = out[:0]
 		for i, s := range specs {
@@ -305,7 +306,7 @@ func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([
 
 // rankNote says why a new claim did not become live, when its kind ranked below the live
 // claim's (liveKind): it is contested, or filed as corroborating evidence. "" otherwise.
-func rankNote(c *graphstore.Claim, liveKind Kind, sourced bool) string {
+func rankNote(c *record.Claim, liveKind Kind, sourced bool) string {
 	var note string
 	switch {
 	case c.Contests != nil:
@@ -324,7 +325,7 @@ func rankNote(c *graphstore.Claim, liveKind Kind, sourced bool) string {
 	return note
 }
 
-func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
+func claimReceipt(c *record.Claim, tx *record.Tx) Receipt {
 	rc := Receipt{Ref: c.ID.String(), State: Live}
 	switch {
 	case c.Supersedes != nil:
@@ -343,34 +344,34 @@ func claimReceipt(c *graphstore.Claim, tx *graphstore.Tx) Receipt {
 // pending is the newest state plus the claims a transaction has built so far, so that a batch
 // numbers versions and decides supersession exactly as separate transactions would.
 type pending struct {
-	v        *graphstore.View
-	as       map[string]*graphstore.View // v as each asserter sees it
-	versions map[graphstore.Key]int
+	v        *index.View
+	as       map[string]*index.View // v as each asserter sees it
+	versions map[record.Key]int
 	live     map[audKey]liveClaim
-	typed    map[string][]*graphstore.Claim // by predicate, the first claim built so far of each audience: the value types they fix
-	sources  map[string]*graphstore.Source
+	typed    map[string][]*record.Claim // by predicate, the first claim built so far of each audience: the value types they fix
+	sources  map[string]*record.Source
 	lastLive Kind // the kind of the live claim the last claim built was ranked against
 }
 
 type audKey struct {
-	key      graphstore.Key
+	key      record.Key
 	audience string
 }
 
 type liveClaim struct {
-	id    graphstore.ClaimID
+	id    record.ClaimID
 	kind  Kind
 	value Value
 	ok    bool // false: the key has no live claim
 }
 
-func newPending(v *graphstore.View) *pending {
-	return &pending{v: v, as: map[string]*graphstore.View{}, versions: map[graphstore.Key]int{}, live: map[audKey]liveClaim{},
-		typed: map[string][]*graphstore.Claim{}, sources: map[string]*graphstore.Source{}}
+func newPending(v *index.View) *pending {
+	return &pending{v: v, as: map[string]*index.View{}, versions: map[record.Key]int{}, live: map[audKey]liveClaim{},
+		typed: map[string][]*record.Claim{}, sources: map[string]*record.Source{}}
 }
 
 // viewAs is the newest state as principal by may see it.
-func (p *pending) viewAs(by string) *graphstore.View {
+func (p *pending) viewAs(by string) *index.View {
 	if v := p.as[by]; v != nil {
 		return v
 	}
@@ -379,14 +380,14 @@ func (p *pending) viewAs(by string) *graphstore.View {
 	return v
 }
 
-func (p *pending) versionCount(k graphstore.Key) int {
+func (p *pending) versionCount(k record.Key) int {
 	if n, ok := p.versions[k]; ok {
 		return n
 	}
 	return p.v.VersionCount(k)
 }
 
-func (p *pending) liveOf(k graphstore.Key, audience string) liveClaim {
+func (p *pending) liveOf(k record.Key, audience string) liveClaim {
 	if l, ok := p.live[audKey{k, audience}]; ok {
 		return l
 	}
@@ -398,7 +399,7 @@ func (p *pending) liveOf(k graphstore.Key, audience string) liveClaim {
 
 // valueType is the type of the first claim of pred that by may see: the type by's claim must
 // have. It consults only what by may see, so a refusal tells by nothing about hidden claims.
-func (p *pending) valueType(by, pred string) (graphstore.ValueType, bool) {
+func (p *pending) valueType(by, pred string) (record.ValueType, bool) {
 	mine := p.viewAs(by)
 	if t, ok := mine.ValueType(pred); ok {
 		return t, true
@@ -411,7 +412,7 @@ func (p *pending) valueType(by, pred string) (graphstore.ValueType, bool) {
 	return "", false
 }
 
-func (p *pending) source(id string) *graphstore.Source {
+func (p *pending) source(id string) *record.Source {
 	if s := p.sources[id]; s != nil {
 		return s
 	}
@@ -420,7 +421,7 @@ func (p *pending) source(id string) *graphstore.Source {
 
 // buildClaim records the claim s asks for and returns it with the kind of the live claim it
 // was ranked against (its audience's live claim of the key; "" when there was none).
-func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, Kind, error) {
+func (p *pending) buildClaim(tx *record.Tx, s AssertSpec) (*record.Claim, Kind, error) {
 	c, err := p.buildClaim1(tx, s)
 	if err != nil {
 		return nil, "", err
@@ -428,7 +429,7 @@ func (p *pending) buildClaim(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim
 	return c, p.lastLive, nil
 }
 
-func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Claim, error) {
+func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error) {
 	v := p.v
 	if err := checkName("subject", s.Subject); err != nil {
 		return nil, err
@@ -436,7 +437,7 @@ func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Clai
 	if err := checkName("predicate", s.Predicate); err != nil {
 		return nil, err
 	}
-	key := graphstore.Key{Subject: s.Subject, Predicate: s.Predicate}
+	key := record.Key{Subject: s.Subject, Predicate: s.Predicate}
 	if err := checkValue(key, s.Value); err != nil {
 		return nil, err
 	}
@@ -473,7 +474,7 @@ func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Clai
 	if err := checkAudience(v, s.By, seen); err != nil {
 		return nil, err
 	}
-	aud := graphstore.Audience(seen)
+	aud := index.Audience(seen)
 	grant := ""
 	if v.Meta().Strict {
 		if grant, err = authority.Standing(v, s.By, RightAssert, key.String()); err != nil {
@@ -487,7 +488,7 @@ func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Clai
 		}
 		// The claim cites its own audience's record of the source: one recorded by a claim
 		// that every principal who may see this one may see too, and no other.
-		sk := graphstore.SourceKey(src.ID, aud)
+		sk := record.SourceKey(src.ID, aud)
 		if slices.Contains(srcIDs, sk) {
 			continue
 		}
@@ -498,12 +499,12 @@ func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Clai
 			}
 			continue
 		}
-		ns := &graphstore.Source{ID: sk, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
+		ns := &record.Source{ID: sk, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
 		tx.Sources = append(tx.Sources, ns)
 		p.sources[sk] = ns
 	}
-	c := &graphstore.Claim{
-		ID:         graphstore.ClaimID{Key: key, Version: p.versionCount(key) + 1},
+	c := &record.Claim{
+		ID:         record.ClaimID{Key: key, Version: p.versionCount(key) + 1},
 		Value:      normValue(s.Value),
 		By:         s.By,
 		Sources:    srcIDs,
@@ -531,7 +532,7 @@ func (p *pending) buildClaim1(tx *graphstore.Tx, s AssertSpec) (*graphstore.Clai
 	}
 	tx.Claims = append(tx.Claims, c)
 	p.versions[key] = c.ID.Version
-	if firsts := p.typed[s.Predicate]; !slices.ContainsFunc(firsts, func(f *graphstore.Claim) bool { return graphstore.Audience(f.SeenBy) == aud }) {
+	if firsts := p.typed[s.Predicate]; !slices.ContainsFunc(firsts, func(f *record.Claim) bool { return index.Audience(f.SeenBy) == aud }) {
 		p.typed[s.Predicate] = append(firsts, c)
 	}
 	if c.Contests == nil && c.Corroborates == nil {
@@ -548,7 +549,7 @@ func utc(t time.Time) time.Time {
 }
 
 func normValue(x Value) Value {
-	if x.Type == graphstore.Time {
+	if x.Type == record.Time {
 		x.Time = x.Time.UTC()
 	}
 	return x
@@ -557,22 +558,22 @@ func normValue(x Value) Value {
 // maxLiteral bounds a string value or excerpt, so no single claim can exhaust memory.
 const maxLiteral = 1 << 20
 
-func checkValue(key graphstore.Key, x Value) error {
+func checkValue(key record.Key, x Value) error {
 	switch x.Type {
-	case graphstore.String:
+	case record.String:
 		if len(x.Str) > maxLiteral {
 			return fmt.Errorf("%s: %w: string values are at most 1 MiB", key, ErrInvalid)
 		}
-	case graphstore.Number:
+	case record.Number:
 		if x.Num != x.Num || x.Num > 1e308 || x.Num < -1e308 {
 			return fmt.Errorf("%s: %w: number %v is not finite", key, ErrInvalid, x.Num)
 		}
-	case graphstore.Bool:
-	case graphstore.Time:
+	case record.Bool:
+	case record.Time:
 		if x.Time.IsZero() {
 			return fmt.Errorf("%s: %w: time value is zero", key, ErrInvalid)
 		}
-	case graphstore.Ref:
+	case record.Ref:
 		if err := checkRefValue(x.Str); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
@@ -615,14 +616,14 @@ func checkSource(s Source) error {
 // checkAudience refuses a claim or artifact that its writer would not itself see: only the
 // owner writes for others. Writing into an audience one is not in would let a principal
 // supersede or contest what it may not read, and learn from the receipt what it holds.
-func checkAudience(v *graphstore.View, by string, seen []string) error {
+func checkAudience(v *index.View, by string, seen []string) error {
 	if len(seen) == 0 || by == v.Meta().Owner || slices.Contains(seen, by) {
 		return nil
 	}
 	return fmt.Errorf("seen by %s: %w: %s would not see what it writes; add %s to seen by (only the owner writes for others)", strings.Join(seen, ", "), ErrInvalid, by, by)
 }
 
-func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
+func checkPrincipals(v *index.View, names []string) ([]string, error) {
 	var out []string
 	for _, n := range names {
 		if v.Principal(n) == nil {
@@ -636,24 +637,24 @@ func checkPrincipals(v *graphstore.View, names []string) ([]string, error) {
 }
 
 // parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
-func parseClaimRef(s string) (graphstore.ClaimID, error) {
+func parseClaimRef(s string) (record.ClaimID, error) {
 	s = nfc(s)
 	base, ver, hasVer := strings.Cut(s, "@")
 	subj, pred, dotted := strings.Cut(base, ".")
 	if !dotted {
-		return graphstore.ClaimID{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
+		return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
 	}
 	if err := checkName("subject", subj); err != nil {
-		return graphstore.ClaimID{}, err
+		return record.ClaimID{}, err
 	}
 	if err := checkName("predicate", pred); err != nil {
-		return graphstore.ClaimID{}, err
+		return record.ClaimID{}, err
 	}
-	id := graphstore.ClaimID{Key: graphstore.Key{Subject: subj, Predicate: pred}}
+	id := record.ClaimID{Key: record.Key{Subject: subj, Predicate: pred}}
 	if hasVer {
 		n, err := strconv.Atoi(ver)
 		if err != nil || n < 1 {
-			return graphstore.ClaimID{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+			return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
 		}
 		id.Version = n
 	}
@@ -663,7 +664,7 @@ func parseClaimRef(s string) (graphstore.ClaimID, error) {
 // resolveClaim finds a claim version visible in v; version 0 means the live claim. What it
 // says when there is none is built from what v's reader may see only, so it reads the same
 // whether a version the reader may not see exists or never did.
-func resolveClaim(v *graphstore.View, id graphstore.ClaimID) (*graphstore.ClaimEntry, error) {
+func resolveClaim(v *index.View, id record.ClaimID) (*index.ClaimEntry, error) {
 	if id.Version == 0 {
 		if e := v.LiveClaim(id.Key); e != nil {
 			return e, nil
@@ -695,7 +696,7 @@ func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s RevokeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	id, err := parseClaimRef(s.Claim)
 	if err != nil {
 		return err
@@ -718,7 +719,7 @@ func (s RevokeSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 			return err
 		}
 	}
-	rev := &graphstore.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
+	rev := &record.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
 	if s.ReplacedBy != "" {
 		rid, err := parseClaimRef(s.ReplacedBy)
 		if err != nil {
@@ -766,7 +767,7 @@ func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s ConfirmSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	id, err := parseClaimRef(s.Claim)
 	if err != nil {
 		return err
@@ -789,19 +790,19 @@ func (s ConfirmSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) e
 	if err != nil {
 		return err
 	}
-	tx.Confirmations = append(tx.Confirmations, &graphstore.Confirmation{ID: recordID("c", tx, len(tx.Confirmations)+1), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
+	tx.Confirmations = append(tx.Confirmations, &record.Confirmation{ID: recordID("c", tx, len(tx.Confirmations)+1), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
 	rc.Ref, rc.State = e.ID.String(), Live
 	return nil
 }
 
 // parseArtifactRef parses "name" (version 0: newest) or "name@N".
-func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
+func parseArtifactRef(s string) (record.ArtifactID, error) {
 	s = nfc(s)
 	name, ver, hasVer := strings.Cut(s, "@")
 	if err := checkName("artifact", name); err != nil {
-		return graphstore.ArtifactID{}, err
+		return record.ArtifactID{}, err
 	}
-	id := graphstore.ArtifactID{Name: name}
+	id := record.ArtifactID{Name: name}
 	if hasVer {
 		n, err := strconv.Atoi(ver)
 		if err != nil || n < 1 {
@@ -814,7 +815,7 @@ func parseArtifactRef(s string) (graphstore.ArtifactID, error) {
 
 // resolveArtifact finds an artifact version visible in v; version 0 means the newest visible.
 // Like resolveClaim, what it says when there is none depends on nothing v's reader may not see.
-func resolveArtifact(v *graphstore.View, id graphstore.ArtifactID) (*graphstore.ArtifactNode, error) {
+func resolveArtifact(v *index.View, id record.ArtifactID) (*index.ArtifactNode, error) {
 	latest := v.LatestArtifact(id.Name)
 	if latest == nil {
 		return nil, fmt.Errorf("artifact %s: %w: derive it first", id.Name, ErrNotFound)
@@ -829,30 +830,30 @@ func resolveArtifact(v *graphstore.View, id graphstore.ArtifactID) (*graphstore.
 }
 
 // resolveNode resolves a claim ("S.p[@N]") or artifact ("name[@N]") reference in v.
-func resolveNode(v *graphstore.View, ref string) (graphstore.NodeRef, error) {
+func resolveNode(v *index.View, ref string) (record.NodeRef, error) {
 	base, _, _ := strings.Cut(ref, "@")
 	if strings.Contains(base, ".") {
 		id, err := parseClaimRef(ref)
 		if err != nil {
-			return graphstore.NodeRef{}, err
+			return record.NodeRef{}, err
 		}
 		e, err := resolveClaim(v, id)
 		if err != nil {
-			return graphstore.NodeRef{}, err
+			return record.NodeRef{}, err
 		}
 		cid := e.ID
-		return graphstore.NodeRef{Claim: &cid}, nil
+		return record.NodeRef{Claim: &cid}, nil
 	}
 	id, err := parseArtifactRef(ref)
 	if err != nil {
-		return graphstore.NodeRef{}, err
+		return record.NodeRef{}, err
 	}
 	n, err := resolveArtifact(v, id)
 	if err != nil {
-		return graphstore.NodeRef{}, err
+		return record.NodeRef{}, err
 	}
 	aid := n.ID
-	return graphstore.NodeRef{Artifact: &aid}, nil
+	return record.NodeRef{Artifact: &aid}, nil
 }
 
 // Derive records a new version of an artifact. Its inputs are pinned to exact versions.
@@ -867,7 +868,7 @@ func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("artifact", s.Artifact); err != nil {
 		return err
 	}
@@ -882,14 +883,14 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 		return fmt.Errorf("confidence %g: %w: confidence must be between 0 and 1", conf, ErrInvalid)
 	}
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-	var inputs []graphstore.NodeRef
+	var inputs []record.NodeRef
 	var restricted [][]string
 	for _, ref := range s.From {
 		n, err := resolveNode(mine, ref)
 		if err != nil {
 			return err
 		}
-		if slices.ContainsFunc(inputs, func(o graphstore.NodeRef) bool { return o.String() == n.String() }) {
+		if slices.ContainsFunc(inputs, func(o record.NodeRef) bool { return o.String() == n.String() }) {
 			continue
 		}
 		// Deriving a version from the artifact's own earlier version folds it forward; any
@@ -923,9 +924,9 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 			return err
 		}
 	}
-	a := &graphstore.Artifact{
+	a := &record.Artifact{
 		Run:         s.Run,
-		ID:          graphstore.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
+		ID:          record.ArtifactID{Name: s.Artifact, Version: v.ArtifactVersionCount(s.Artifact) + 1},
 		DerivedFrom: inputs,
 		By:          s.By,
 		Confidence:  conf,
@@ -934,7 +935,7 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 	}
 	// Like a claim, a version supersedes only within its own audience: versions seen by
 	// different principals are separate memories, and one never changes the other.
-	if prev := v.LatestArtifactIn(s.Artifact, graphstore.Audience(seen)); prev != nil {
+	if prev := v.LatestArtifactIn(s.Artifact, index.Audience(seen)); prev != nil {
 		id := prev.ID
 		a.Supersedes = &id
 		rc.Supersedes = id.String()
@@ -944,7 +945,7 @@ func (s DeriveSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 	return nil
 }
 
-func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
+func seenByOf(v *index.View, n record.NodeRef) []string {
 	if n.Claim != nil {
 		return v.Claim(*n.Claim).SeenBy
 	}
@@ -959,7 +960,7 @@ func seenByOf(v *graphstore.View, n graphstore.NodeRef) []string {
 // The walk costs what it visits, not the store: since an artifact can only rest on versions
 // recorded before it, one recorded before name's first version (since, from the head view all)
 // cannot rest on name, and the walk does not go below it. A name never recorded needs no walk.
-func dependsOn(v, all *graphstore.View, node graphstore.NodeRef, name string) bool {
+func dependsOn(v, all *index.View, node record.NodeRef, name string) bool {
 	versions := all.ArtifactVersions(name)
 	if len(versions) == 0 || node.Artifact == nil {
 		return false
@@ -972,8 +973,8 @@ func dependsOn(v, all *graphstore.View, node graphstore.NodeRef, name string) bo
 	if start == nil || start.Tx < since {
 		return false
 	}
-	seen := map[*graphstore.ArtifactNode]bool{start: true}
-	stack := []*graphstore.ArtifactNode{start}
+	seen := map[*index.ArtifactNode]bool{start: true}
+	stack := []*index.ArtifactNode{start}
 	for len(stack) > 0 {
 		a := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -1006,7 +1007,7 @@ func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s ReviewSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	id, err := parseArtifactRef(s.Artifact)
 	if err != nil {
 		return err
@@ -1018,7 +1019,7 @@ func (s ReviewSpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) er
 	if len(s.Because) > maxLiteral {
 		return fmt.Errorf("review %s: %w: the reason is over 1 MiB", n.ID, ErrInvalid)
 	}
-	tx.Reviews = append(tx.Reviews, &graphstore.Review{ID: recordID("v", tx, len(tx.Reviews)+1), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
+	tx.Reviews = append(tx.Reviews, &record.Review{ID: recordID("v", tx, len(tx.Reviews)+1), Artifact: n.ID, By: s.By, Because: s.Because, Tx: tx.ID})
 	rc.Ref, rc.State = n.ID.String(), Live
 	if v.ArtifactSupersededBy(n) != nil {
 		rc.State = Superseded
@@ -1038,7 +1039,7 @@ func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
 	return t.write(s.By, s.build)
 }
 
-func (s DecaySpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) error {
+func (s DecaySpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("predicate", s.Predicate); err != nil {
 		return err
 	}
@@ -1048,7 +1049,7 @@ func (s DecaySpec) build(v *graphstore.View, tx *graphstore.Tx, rc *Receipt) err
 	if _, err := authority.Standing(v, s.By, RightGrant, s.Predicate); err != nil {
 		return err
 	}
-	tx.Decays = append(tx.Decays, &graphstore.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
+	tx.Decays = append(tx.Decays, &record.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
 	rc.Ref = s.Predicate
 	return nil
 }

@@ -1,5 +1,5 @@
 // Package authority decides who may do what: kind ranking, grant scopes and standing checks.
-// It reads the store through a graphstore.View and writes nothing.
+// It reads the store through an index.View and writes nothing.
 package authority
 
 import (
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ErrNoStanding is returned when a principal lacks the right a write needs. The write changed
@@ -22,13 +22,13 @@ const (
 )
 
 // Rank orders kinds: confirmed > observed > inferred.
-func Rank(k graphstore.Kind) int {
+func Rank(k record.Kind) int {
 	switch k {
-	case graphstore.Confirmed:
+	case record.Confirmed:
 		return 3
-	case graphstore.Observed:
+	case record.Observed:
 		return 2
-	case graphstore.Inferred:
+	case record.Inferred:
 		return 1
 	}
 	return 0
@@ -66,17 +66,17 @@ func Covers(scope, target string) bool {
 }
 
 // Holdings is what standing is judged on: the store's owner and the grants each principal
-// holds. A *graphstore.View is one (as of its transaction), and so is the state a check has
+// holds. A *index.View is one (as of its transaction), and so is the state a check has
 // reached (*graphstore.CheckState).
 type Holdings interface {
-	Meta() graphstore.StoreMeta
-	Grants(grantee string) []*graphstore.Grant
+	Meta() record.StoreMeta
+	Grants(grantee string) []*record.Grant
 }
 
 // Standing returns the standing by which principal holds right over target: "owner" for the
 // store owner, else the id of a grant that covers it. It fails with ErrNoStanding, naming the
 // principal, the right and the scope.
-func Standing(v Holdings, principal string, right graphstore.Right, target string) (string, error) {
+func Standing(v Holdings, principal string, right record.Right, target string) (string, error) {
 	if principal == v.Meta().Owner {
 		return StandingOwner, nil
 	}
@@ -91,7 +91,7 @@ func Standing(v Holdings, principal string, right graphstore.Right, target strin
 // NoStandingError names who lacked which right where. It unwraps to ErrNoStanding.
 type NoStandingError struct {
 	Principal string
-	Right     graphstore.Right
+	Right     record.Right
 	Scope     string
 }
 

@@ -7,7 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // writeExport writes the owner's export of a generated history of n claims to path, straight
@@ -25,8 +26,8 @@ func writeExport(path string, n, perTx int, seed uint64) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	r := rand.New(rand.NewPCG(seed, 2))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := graphstore.TxID(0)
-	emit := func(tx *graphstore.Tx) error {
+	id := record.TxID(0)
+	emit := func(tx *record.Tx) error {
 		id++
 		tx.ID, tx.Time = id, t0.Add(time.Duration(id)*time.Millisecond)
 		for _, x := range tx.Principals {
@@ -44,35 +45,35 @@ func writeExport(path string, n, perTx int, seed uint64) error {
 		for _, x := range tx.Artifacts {
 			x.Tx = id
 		}
-		return graphstore.WriteNQuads(w, []*graphstore.Tx{tx})
+		return codec.WriteNQuads(w, []*record.Tx{tx})
 	}
-	if err := emit(&graphstore.Tx{By: "owner", Meta: &graphstore.StoreMeta{Owner: "owner"},
-		Principals: []*graphstore.Principal{{Name: "owner", Type: graphstore.User}}}); err != nil {
+	if err := emit(&record.Tx{By: "owner", Meta: &record.StoreMeta{Owner: "owner"},
+		Principals: []*record.Principal{{Name: "owner", Type: record.User}}}); err != nil {
 		return err
 	}
-	if err := emit(&graphstore.Tx{By: "owner", Principals: []*graphstore.Principal{
-		{Name: "a1", Type: graphstore.Agent}, {Name: "a2", Type: graphstore.Agent}, {Name: "a3", Type: graphstore.Agent},
-		{Name: "alice", Type: graphstore.User}}}); err != nil {
+	if err := emit(&record.Tx{By: "owner", Principals: []*record.Principal{
+		{Name: "a1", Type: record.Agent}, {Name: "a2", Type: record.Agent}, {Name: "a3", Type: record.Agent},
+		{Name: "alice", Type: record.User}}}); err != nil {
 		return err
 	}
 	type keyState struct {
 		version int
 		live    bool // its newest version is live (not expired, not revoked)
 	}
-	keys := map[graphstore.Key]*keyState{}
-	var keyList []graphstore.Key
+	keys := map[record.Key]*keyState{}
+	var keyList []record.Key
 	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	subjects := max(n*3/4/len(predicates), 12)
 	made, txs := 0, 0
 	for made < n {
-		tx := &graphstore.Tx{By: agents[txs%len(agents)]}
-		inTx := map[graphstore.Key]bool{}
+		tx := &record.Tx{By: agents[txs%len(agents)]}
+		inTx := map[record.Key]bool{}
 		for i := 0; i < perTx && made < n; i++ {
-			var k graphstore.Key
+			var k record.Key
 			if len(keyList) > 0 && r.IntN(4) == 0 {
 				k = keyList[r.IntN(len(keyList))]
 			} else {
-				k = graphstore.Key{Subject: fmt.Sprintf("V%d", r.IntN(subjects)), Predicate: predicates[r.IntN(len(predicates))]}
+				k = record.Key{Subject: fmt.Sprintf("V%d", r.IntN(subjects)), Predicate: predicates[r.IntN(len(predicates))]}
 			}
 			if inTx[k] {
 				continue
@@ -85,21 +86,21 @@ func writeExport(path string, n, perTx int, seed uint64) error {
 				keyList = append(keyList, k)
 			}
 			made++
-			var v graphstore.Value
+			var v record.Value
 			switch k.Predicate {
 			case "region":
-				v = graphstore.Value{Type: graphstore.String, Str: regions[r.IntN(len(regions))]}
+				v = record.Value{Type: record.String, Str: regions[r.IntN(len(regions))]}
 			case "soc2":
-				v = graphstore.Value{Type: graphstore.Bool, Bool: r.IntN(2) == 0}
+				v = record.Value{Type: record.Bool, Bool: r.IntN(2) == 0}
 			default:
-				v = graphstore.Value{Type: graphstore.Number, Num: float64(1 + r.IntN(500))}
+				v = record.Value{Type: record.Number, Num: float64(1 + r.IntN(500))}
 			}
 			src := fmt.Sprintf("src:%d", made)
-			tx.Sources = append(tx.Sources, &graphstore.Source{ID: src, Excerpt: "seen on the vendor's page", URI: "https://example.com/" + k.Subject, Revision: "r0"})
-			c := &graphstore.Claim{ID: graphstore.ClaimID{Key: k, Version: ks.version + 1}, Value: v, By: agents[(txs+i)%len(agents)],
-				Sources: []string{src}, Kind: graphstore.Observed, Confidence: 0.9}
+			tx.Sources = append(tx.Sources, &record.Source{ID: src, Excerpt: "seen on the vendor's page", URI: "https://example.com/" + k.Subject, Revision: "r0"})
+			c := &record.Claim{ID: record.ClaimID{Key: k, Version: ks.version + 1}, Value: v, By: agents[(txs+i)%len(agents)],
+				Sources: []string{src}, Kind: record.Observed, Confidence: 0.9}
 			if ks.live {
-				c.Supersedes = &graphstore.ClaimID{Key: k, Version: ks.version}
+				c.Supersedes = &record.ClaimID{Key: k, Version: ks.version}
 			}
 			ks.version, ks.live = ks.version+1, true
 			if made%97 == 0 {
@@ -115,9 +116,9 @@ func writeExport(path string, n, perTx int, seed uint64) error {
 			for range 20 {
 				k := keyList[r.IntN(len(keyList))]
 				if ks := keys[k]; ks.live {
-					rev := &graphstore.Revocation{ID: fmt.Sprintf("r%d.1", id+1), Claim: graphstore.ClaimID{Key: k, Version: ks.version},
+					rev := &record.Revocation{ID: fmt.Sprintf("r%d.1", id+1), Claim: record.ClaimID{Key: k, Version: ks.version},
 						By: "owner", Because: "outdated", Standing: "owner"}
-					if err := emit(&graphstore.Tx{By: "owner", Revocations: []*graphstore.Revocation{rev}}); err != nil {
+					if err := emit(&record.Tx{By: "owner", Revocations: []*record.Revocation{rev}}); err != nil {
 						return err
 					}
 					ks.live = false
@@ -127,9 +128,9 @@ func writeExport(path string, n, perTx int, seed uint64) error {
 		}
 		if txs%100 == 0 {
 			k := keyList[r.IntN(len(keyList))]
-			a := &graphstore.Artifact{ID: graphstore.ArtifactID{Name: fmt.Sprintf("plan:%d", txs), Version: 1},
-				DerivedFrom: []graphstore.NodeRef{{Claim: &graphstore.ClaimID{Key: k, Version: 1}}}, By: "a1", Confidence: 0.8}
-			if err := emit(&graphstore.Tx{By: "a1", Artifacts: []*graphstore.Artifact{a}}); err != nil {
+			a := &record.Artifact{ID: record.ArtifactID{Name: fmt.Sprintf("plan:%d", txs), Version: 1},
+				DerivedFrom: []record.NodeRef{{Claim: &record.ClaimID{Key: k, Version: 1}}}, By: "a1", Confidence: 0.8}
+			if err := emit(&record.Tx{By: "a1", Artifacts: []*record.Artifact{a}}); err != nil {
 				return err
 			}
 		}

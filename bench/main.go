@@ -31,6 +31,7 @@ import (
 	"github.com/cayleygraph/quad"
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 type config struct {
@@ -646,7 +647,7 @@ func measureCeiling(ctx context.Context, src *mqlEngine, w *workload, head0, hea
 			return nil, err
 		}
 		var prefix []quad.Quad
-		err = graphstore.EachTxQuadsForBenchmark(bufio.NewReader(f), func(id graphstore.TxID, q []quad.Quad) error {
+		err = graphstore.EachTxQuadsForBenchmark(bufio.NewReader(f), func(id record.TxID, q []quad.Quad) error {
 			switch n := int64(id); {
 			case n <= head0:
 				prefix = append(prefix, q...)

@@ -18,6 +18,9 @@ import (
 	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // bboltBackend is Cayley's key-value quad store (graph/kv) on one bbolt file.
@@ -310,7 +313,7 @@ func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) e
 	return b.read(func(qs graph.QuadStore) error { return eachQuad(ctx, qs, fn) })
 }
 
-func (b *bboltBackend) graphQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
+func (b *bboltBackend) graphQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
 	err = b.read(func(qs graph.QuadStore) error {
 		out, err = graphQuadsOf(ctx, qs, id)
 		return err
@@ -318,7 +321,7 @@ func (b *bboltBackend) graphQuads(ctx context.Context, id TxID) (out []quad.Quad
 	return out, err
 }
 
-func (b *bboltBackend) txQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
+func (b *bboltBackend) txQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
 	err = b.read(func(qs graph.QuadStore) error {
 		out, err = txQuadsOf(ctx, qs, id)
 		return err
@@ -456,13 +459,13 @@ func (b *bboltBackend) resetSnapshot(context.Context) error {
 	})
 }
 
-func (b *bboltBackend) txNodeQuads(ctx context.Context, id TxID) (out []quad.Quad, err error) {
+func (b *bboltBackend) txNodeQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
 	err = b.read(func(qs graph.QuadStore) error {
-		own, err := subjectQuads(ctx, qs, txIRI(id))
+		own, err := subjectQuads(ctx, qs, codec.TxIRI(id))
 		if err != nil {
 			return err
 		}
-		out = slices.DeleteFunc(own, func(q quad.Quad) bool { return q.Label != txIRI(id) })
+		out = slices.DeleteFunc(own, func(q quad.Quad) bool { return q.Label != codec.TxIRI(id) })
 		return nil
 	})
 	return out, err

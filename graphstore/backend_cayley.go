@@ -7,6 +7,9 @@ import (
 	"github.com/cayleygraph/cayley/graph"
 	"github.com/cayleygraph/cayley/graph/iterator"
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // backend is one Cayley quad store behind the Store. Implementations serialise their own
@@ -24,7 +27,7 @@ type backend interface {
 	// eachQuad calls fn with every quad in the store, one at a time.
 	eachQuad(ctx context.Context, fn func(quad.Quad) error) error
 	// txQuads returns the quads of transaction id, or none if it is not (yet) stored.
-	txQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
+	txQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error)
 	// apply adds quads as one transaction. The quads are new: they carry a transaction label
 	// that nothing stored carries yet. Callers hold the writer lock and call apply at most
 	// once under it: on PostgreSQL apply writes in the lock's own SQL transaction and commits
@@ -72,8 +75,8 @@ func subjectQuads(ctx context.Context, qs graph.QuadStore, v quad.Value) ([]quad
 
 // graphQuadsOf collects the quads of transaction id through the label index: the same quads
 // as txQuadsOf on a sound store, read another way (see checkSnapshot).
-func graphQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad, error) {
-	ref, err := qs.ValueOf(txIRI(id))
+func graphQuadsOf(ctx context.Context, qs graph.QuadStore, id record.TxID) ([]quad.Quad, error) {
+	ref, err := qs.ValueOf(codec.TxIRI(id))
 	if err != nil || ref == nil {
 		return nil, err
 	}
@@ -83,8 +86,8 @@ func graphQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad
 // txQuadsOf collects the quads of transaction id without a label scan: the transaction node's
 // own quads, then those of every subject it links with urn:mql:wrote, keeping the ones
 // labelled with this transaction.
-func txQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad, error) {
-	label := txIRI(id)
+func txQuadsOf(ctx context.Context, qs graph.QuadStore, id record.TxID) ([]quad.Quad, error) {
+	label := codec.TxIRI(id)
 	own, err := subjectQuads(ctx, qs, label)
 	if err != nil || len(own) == 0 {
 		return nil, err
@@ -96,7 +99,7 @@ func txQuadsOf(ctx context.Context, qs graph.QuadStore, id TxID) ([]quad.Quad, e
 		}
 	}
 	for _, q := range own {
-		if q.Label != label || q.Predicate != mqlWrote {
+		if q.Label != label || q.Predicate != codec.MQLWrote {
 			continue
 		}
 		more, err := subjectQuads(ctx, qs, q.Object)
@@ -139,7 +142,7 @@ func storageErr(what string, err error) error {
 // graphCounts is how many quads each transaction graph holds, and how many quads lie outside
 // every transaction graph.
 type graphCounts struct {
-	txs   map[TxID]int
+	txs   map[record.TxID]int
 	other int
 }
 
@@ -151,7 +154,7 @@ func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCo
 	defer it.Close()
 	byLabel := map[any]int{}
 	refs := map[any]graph.Ref{}
-	out := graphCounts{txs: map[TxID]int{}}
+	out := graphCounts{txs: map[record.TxID]int{}}
 	for n := 1; it.Next(ctx); n++ {
 		if n%(1<<12) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -182,7 +185,7 @@ func countGraphs(ctx context.Context, qs graph.QuadStore, every func()) (graphCo
 		if err != nil {
 			return out, err
 		}
-		if id, ok := parseTxIRI(v); ok {
+		if id, ok := codec.ParseTxIRI(v); ok {
 			out.txs[id] += n
 		} else {
 			out.other += n

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cayleygraph/cayley/graph/memstore"
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // memoryBackend is Cayley's memstore. The memstore is not safe for concurrent use (it crashes
@@ -39,7 +41,7 @@ func (b *memoryBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) 
 	return eachQuad(ctx, b.qs, fn)
 }
 
-func (b *memoryBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
+func (b *memoryBackend) txQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return txQuadsOf(ctx, b.qs, id)

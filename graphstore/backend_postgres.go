@@ -17,6 +17,8 @@ import (
 	_ "github.com/cayleygraph/cayley/graph/sql/postgres" // registers the "postgres" quad store
 	"github.com/cayleygraph/quad"
 	"github.com/lib/pq"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // pgLockKey is the advisory lock that serialises mql writers on one PostgreSQL database
@@ -175,14 +177,14 @@ func (b *pgBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) erro
 	})
 }
 
-func (b *pgBackend) graphQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
+func (b *pgBackend) graphQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error) {
 	if !b.schema {
 		return nil, nil
 	}
 	return pgUnescape(graphQuadsOf(ctx, b.qs, id))
 }
 
-func (b *pgBackend) txQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
+func (b *pgBackend) txQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error) {
 	if !b.schema {
 		return nil, nil
 	}

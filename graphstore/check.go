@@ -36,6 +36,9 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Kinds of problem a check reports.
@@ -59,10 +62,10 @@ const MaxProblems = 10_000
 
 // Problem is one thing wrong with a store.
 type Problem struct {
-	Kind string `json:"kind"`
-	Tx   TxID   `json:"tx,omitempty"`   // the transaction concerned, 0 if none
-	Node string `json:"node,omitempty"` // the IRI of the record concerned, if any
-	Msg  string `json:"message"`
+	Kind string      `json:"kind"`
+	Tx   record.TxID `json:"tx,omitempty"`   // the transaction concerned, 0 if none
+	Node string      `json:"node,omitempty"` // the IRI of the record concerned, if any
+	Msg  string      `json:"message"`
 
 	quad *quad.Quad // the quad concerned, when the problem is about one (an import names its line)
 }
@@ -82,15 +85,15 @@ func (p Problem) String() string {
 
 // Report is what a check found.
 type Report struct {
-	Quads        int       `json:"quads"`
-	Transactions int       `json:"transactions"` // distinct transaction graphs
-	Head         TxID      `json:"head"`         // the highest transaction id
-	Principals   int       `json:"principals"`
-	Claims       int       `json:"claims"`
-	Keys         int       `json:"keys"`
-	Revocations  int       `json:"revocations"`
-	Artifacts    int       `json:"artifacts"` // artifact versions
-	Problems     []Problem `json:"problems"`
+	Quads        int         `json:"quads"`
+	Transactions int         `json:"transactions"` // distinct transaction graphs
+	Head         record.TxID `json:"head"`         // the highest transaction id
+	Principals   int         `json:"principals"`
+	Claims       int         `json:"claims"`
+	Keys         int         `json:"keys"`
+	Revocations  int         `json:"revocations"`
+	Artifacts    int         `json:"artifacts"` // artifact versions
+	Problems     []Problem   `json:"problems"`
 	// Omitted counts the problems found beyond MaxProblems.
 	Omitted int `json:"omitted,omitempty"`
 }
@@ -233,12 +236,12 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 	if err != nil {
 		return nil, quadSums{}, storageErr("reading the store", err)
 	}
-	ids := make([]TxID, 0, len(counts.txs))
+	ids := make([]record.TxID, 0, len(counts.txs))
 	for id := range counts.txs {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var head TxID
+	var head record.TxID
 	if len(ids) > 0 {
 		head = ids[len(ids)-1]
 	}
@@ -251,8 +254,8 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 	read := 0
 	// Transactions whose quads are not all reachable from their transaction node, with the
 	// subjects that are (to name the others).
-	unreached := map[TxID]map[quad.Value]bool{}
-	next := TxID(1)
+	unreached := map[record.TxID]map[quad.Value]bool{}
+	next := record.TxID(1)
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, quadSums{}, err
@@ -266,9 +269,9 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 			return nil, quadSums{}, storageErr(fmt.Sprintf("reading tx %d", id), err)
 		}
 		if len(quads) < counts.txs[id] {
-			reach := map[quad.Value]bool{txIRI(id): true}
+			reach := map[quad.Value]bool{codec.TxIRI(id): true}
 			for _, q := range quads {
-				if q.Subject == txIRI(id) && q.Predicate == mqlWrote {
+				if q.Subject == codec.TxIRI(id) && q.Predicate == codec.MQLWrote {
 					reach[q.Object] = true
 				}
 			}
@@ -289,11 +292,11 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 	if counts.other > 0 || len(unreached) > 0 {
 		// Read every quad once more to name the ones the transactions do not hold.
 		err := be.eachQuad(ctx, func(q quad.Quad) error {
-			q = canonQuad(q)
-			id, ok := parseTxIRI(q.Label)
+			q = codec.CanonQuad(q)
+			id, ok := codec.ParseTxIRI(q.Label)
 			switch {
 			case !ok:
-				r.Add(Problem{Kind: ProblemLabel, Msg: fmt.Sprintf("quad %s is not in a transaction graph <%sN>", formatQuadShort(q), prefTx)})
+				r.Add(Problem{Kind: ProblemLabel, Msg: fmt.Sprintf("quad %s is not in a transaction graph <%sN>", formatQuadShort(q), codec.PrefTx)})
 			case unreached[id] != nil && !unreached[id][q.Subject]:
 				r.Add(Problem{Kind: ProblemEncoding, Tx: id, Msg: fmt.Sprintf("quad %s is not reachable from the transaction node: an mql transaction links every subject it writes with urn:mql:wrote", formatQuadShort(q))})
 			}
@@ -314,24 +317,24 @@ func CheckQuads(quads []quad.Quad, opts CheckOptions) *Report {
 	}
 	c := newChecker(opts)
 	c.deferDangling = true
-	groups := map[TxID][]quad.Quad{}
+	groups := map[record.TxID][]quad.Quad{}
 	var other []quad.Quad
 	for _, q := range quads {
-		if id, ok := parseTxIRI(q.Label); ok {
+		if id, ok := codec.ParseTxIRI(q.Label); ok {
 			groups[id] = append(groups[id], q)
 		} else {
 			other = append(other, q)
 		}
 	}
-	ids := make([]TxID, 0, len(groups))
+	ids := make([]record.TxID, 0, len(groups))
 	for id := range groups {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, q := range other {
-		c.add(ProblemLabel, 0, "", "quad %s is not in a transaction graph <%sN>", formatQuadShort(canonQuad(q)), prefTx)
+		c.add(ProblemLabel, 0, "", "quad %s is not in a transaction graph <%sN>", formatQuadShort(codec.CanonQuad(q)), codec.PrefTx)
 	}
-	next := TxID(1)
+	next := record.TxID(1)
 	for _, id := range ids {
 		if id > next {
 			c.missing(next, id-1, ids[len(ids)-1])
@@ -354,10 +357,10 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 	}
 	var (
 		bad    error
-		badTx  TxID
+		badTx  record.TxID
 		stale  bool
 		chunks int
-		next   = TxID(1)
+		next   = record.TxID(1)
 	)
 	errStop := errors.New("stop")
 	err := sn.eachSnapshotChunk(ctx, func(data []byte) error {
@@ -380,7 +383,7 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 				bad, badTx = errors.New("the snapshot holds a transaction that the quads do not"), tx.ID
 				return errStop
 			}
-			q, err := encodeTx(tx)
+			q, err := codec.EncodeTx(tx)
 			if err != nil || hashQuads(canonQuads(q)) != hashes[tx.ID-1] {
 				bad, badTx = errors.New("the snapshot's copy of this transaction differs from its quads"), tx.ID
 				return errStop
@@ -408,11 +411,11 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 		// sound store they are the same quads. When they differ, one of the store's indexes is
 		// damaged, and the snapshot (which Open wrote from what it read) is not what is wrong.
 		if gr, ok := be.(interface {
-			graphQuads(context.Context, TxID) ([]quad.Quad, error)
+			graphQuads(context.Context, record.TxID) ([]quad.Quad, error)
 		}); ok {
 			inGraph, err := gr.graphQuads(ctx, badTx)
 			if err == nil && len(inGraph) > 0 && hashQuads(canonQuads(inGraph)) != hashes[badTx-1] {
-				r.Add(Problem{Kind: ProblemEncoding, Tx: badTx, Node: string(txIRI(badTx)),
+				r.Add(Problem{Kind: ProblemEncoding, Tx: badTx, Node: string(codec.TxIRI(badTx)),
 					Msg: "the quads read through the transaction's node differ from the quads stored in its graph: one of the store's indexes is damaged"})
 			}
 		}
@@ -430,7 +433,7 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 func canonQuads(qs []quad.Quad) []quad.Quad {
 	out := make([]quad.Quad, len(qs))
 	for i, q := range qs {
-		out[i] = canonQuad(q)
+		out[i] = codec.CanonQuad(q)
 	}
 	return out
 }
@@ -450,7 +453,7 @@ func bboltPath(dsn string) (string, bool) {
 // short writes an IRI with the prefixes of docs/VOCABULARY.md.
 func short(iri quad.IRI) string {
 	s := string(iri)
-	for _, p := range []struct{ ns, pre string }{{nsRDF, "rdf:"}, {nsPROV, "prov:"}, {nsXSD, "xsd:"}, {nsMQL, "mql:"}} {
+	for _, p := range []struct{ ns, pre string }{{codec.NSRDF, "rdf:"}, {codec.NSPROV, "prov:"}, {codec.NSXSD, "xsd:"}, {codec.NSMQL, "mql:"}} {
 		if strings.HasPrefix(s, p.ns) {
 			return p.pre + s[len(p.ns):]
 		}
@@ -459,7 +462,7 @@ func short(iri quad.IRI) string {
 }
 
 func formatQuadShort(q quad.Quad) string {
-	s := formatQuad(q)
+	s := codec.FormatQuad(q)
 	if len(s) > 200 {
 		s = s[:197] + "..."
 	}

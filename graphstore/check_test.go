@@ -13,10 +13,14 @@ import (
 
 	"github.com/cayleygraph/cayley/graph"
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
-func ckID(s string) *ClaimID {
-	id, err := ParseClaimID(s)
+func ckID(s string) *record.ClaimID {
+	id, err := record.ParseClaimID(s)
 	if err != nil {
 		panic(err)
 	}
@@ -31,45 +35,45 @@ func ckSample(t testing.TB, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	until := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := []func(tx *Tx){
-		func(tx *Tx) {
-			tx.Principals = []*Principal{{Name: "alice", Type: User}, {Name: "w", Type: Agent}, {Name: "probe", Type: Tool}}
-			tx.Grants = []*Grant{{ID: fmt.Sprintf("g%d.1", tx.ID), Grantee: "w", Right: RightRevoke, Scope: "price", By: "owner"}}
-			tx.Sources = []*Source{{ID: "s1", Excerpt: "44 a seat", URI: "https://k.example", Revision: "r0"}}
+	steps := []func(tx *record.Tx){
+		func(tx *record.Tx) {
+			tx.Principals = []*record.Principal{{Name: "alice", Type: record.User}, {Name: "w", Type: record.Agent}, {Name: "probe", Type: record.Tool}}
+			tx.Grants = []*record.Grant{{ID: fmt.Sprintf("g%d.1", tx.ID), Grantee: "w", Right: record.RightRevoke, Scope: "price", By: "owner"}}
+			tx.Sources = []*record.Source{{ID: "s1", Excerpt: "44 a seat", URI: "https://k.example", Revision: "r0"}}
 		},
-		func(tx *Tx) {
-			tx.Claims = []*Claim{
-				{ID: *ckID("K.price@1"), Value: Value{Type: Number, Num: 44}, By: "w", Sources: []string{"s1"}, Kind: Observed, Confidence: 0.9},
-				{ID: *ckID("K.region@1"), Value: Value{Type: String, Str: "EU"}, By: "alice", Kind: Observed, Confidence: 1, SeenBy: []string{"alice"}, ValidUntil: until},
-				{ID: *ckID("K.soc2@1"), Value: Value{Type: Bool, Bool: true}, By: "w", Kind: Observed, Confidence: 1},
-				{ID: *ckID("K.founded@1"), Value: Value{Type: Time, Time: time.Date(1999, 1, 2, 3, 4, 5, 6, time.UTC)}, By: "w", Kind: Inferred, Confidence: 0.5},
-				{ID: *ckID("K.parent@1"), Value: Value{Type: Ref, Str: "B"}, By: "w", Kind: Inferred, Confidence: 0.3},
+		func(tx *record.Tx) {
+			tx.Claims = []*record.Claim{
+				{ID: *ckID("K.price@1"), Value: record.Value{Type: record.Number, Num: 44}, By: "w", Sources: []string{"s1"}, Kind: record.Observed, Confidence: 0.9},
+				{ID: *ckID("K.region@1"), Value: record.Value{Type: record.String, Str: "EU"}, By: "alice", Kind: record.Observed, Confidence: 1, SeenBy: []string{"alice"}, ValidUntil: until},
+				{ID: *ckID("K.soc2@1"), Value: record.Value{Type: record.Bool, Bool: true}, By: "w", Kind: record.Observed, Confidence: 1},
+				{ID: *ckID("K.founded@1"), Value: record.Value{Type: record.Time, Time: time.Date(1999, 1, 2, 3, 4, 5, 6, time.UTC)}, By: "w", Kind: record.Inferred, Confidence: 0.5},
+				{ID: *ckID("K.parent@1"), Value: record.Value{Type: record.Ref, Str: "B"}, By: "w", Kind: record.Inferred, Confidence: 0.3},
 			}
 		},
-		func(tx *Tx) {
-			tx.Claims = []*Claim{{ID: *ckID("K.price@2"), Value: Value{Type: Number, Num: 89}, By: "w", Sources: []string{"s1"}, Kind: Observed, Confidence: 1, Supersedes: ckID("K.price@1")}}
+		func(tx *record.Tx) {
+			tx.Claims = []*record.Claim{{ID: *ckID("K.price@2"), Value: record.Value{Type: record.Number, Num: 89}, By: "w", Sources: []string{"s1"}, Kind: record.Observed, Confidence: 1, Supersedes: ckID("K.price@1")}}
 		},
-		func(tx *Tx) {
-			tx.Claims = []*Claim{
-				{ID: *ckID("K.price@3"), Value: Value{Type: Number, Num: 50}, By: "alice", Kind: Inferred, Confidence: 0.6, Contests: ckID("K.price@2")},
-				{ID: *ckID("K.price@4"), Value: Value{Type: Number, Num: 89}, By: "alice", Kind: Inferred, Confidence: 0.6, Corroborates: ckID("K.price@2")},
+		func(tx *record.Tx) {
+			tx.Claims = []*record.Claim{
+				{ID: *ckID("K.price@3"), Value: record.Value{Type: record.Number, Num: 50}, By: "alice", Kind: record.Inferred, Confidence: 0.6, Contests: ckID("K.price@2")},
+				{ID: *ckID("K.price@4"), Value: record.Value{Type: record.Number, Num: 89}, By: "alice", Kind: record.Inferred, Confidence: 0.6, Corroborates: ckID("K.price@2")},
 			}
 		},
-		func(tx *Tx) {
-			tx.Revocations = []*Revocation{{ID: fmt.Sprintf("r%d.1", tx.ID), Claim: *ckID("K.price@2"), By: "w", Because: "misread", Standing: "own claim", ReplacedBy: ckID("K.price@3")}}
-			tx.Confirmations = []*Confirmation{{ID: fmt.Sprintf("c%d.1", tx.ID), Claim: *ckID("K.soc2@1"), By: "alice", Standing: "owner"}}
-			tx.Decays = []*Decay{{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner"}}
+		func(tx *record.Tx) {
+			tx.Revocations = []*record.Revocation{{ID: fmt.Sprintf("r%d.1", tx.ID), Claim: *ckID("K.price@2"), By: "w", Because: "misread", Standing: "own claim", ReplacedBy: ckID("K.price@3")}}
+			tx.Confirmations = []*record.Confirmation{{ID: fmt.Sprintf("c%d.1", tx.ID), Claim: *ckID("K.soc2@1"), By: "alice", Standing: "owner"}}
+			tx.Decays = []*record.Decay{{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner"}}
 		},
-		func(tx *Tx) {
-			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan", 1}, DerivedFrom: []NodeRef{{Claim: ckID("K.price@3")}, {Claim: ckID("K.region@1")}}, By: "alice", Confidence: 1, SeenBy: []string{"alice"}}}
+		func(tx *record.Tx) {
+			tx.Artifacts = []*record.Artifact{{ID: record.ArtifactID{Name: "plan", Version: 1}, DerivedFrom: []record.NodeRef{{Claim: ckID("K.price@3")}, {Claim: ckID("K.region@1")}}, By: "alice", Confidence: 1, SeenBy: []string{"alice"}}}
 		},
-		func(tx *Tx) {
-			tx.Reviews = []*Review{{ID: fmt.Sprintf("v%d.1", tx.ID), Artifact: ArtifactID{"plan", 1}, By: "alice", Because: "checked"}}
-			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan", 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{"plan", 1}}}, By: "alice", Confidence: 0.5, SeenBy: []string{"alice"}}}
+		func(tx *record.Tx) {
+			tx.Reviews = []*record.Review{{ID: fmt.Sprintf("v%d.1", tx.ID), Artifact: record.ArtifactID{Name: "plan", Version: 1}, By: "alice", Because: "checked"}}
+			tx.Artifacts = []*record.Artifact{{ID: record.ArtifactID{Name: "plan", Version: 2}, DerivedFrom: []record.NodeRef{{Artifact: &record.ArtifactID{Name: "plan", Version: 1}}}, By: "alice", Confidence: 0.5, SeenBy: []string{"alice"}}}
 		},
 	}
 	for i, step := range steps {
-		if _, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error { step(tx); return nil }); err != nil {
+		if _, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error { step(tx); return nil }); err != nil {
 			t.Fatalf("sample step %d: %v", i, err)
 		}
 	}
@@ -135,10 +139,10 @@ func TestCheckCorroborationSurvivesReopen(t *testing.T) {
 	ix.RLock()
 	defer ix.RUnlock()
 	v := ix.View(0, time.Now(), "")
-	if st, _ := v.State(v.Claim(*ckID("K.price@4"))); st != Superseded {
+	if st, _ := v.State(v.Claim(*ckID("K.price@4"))); st != index.Superseded {
 		t.Fatalf("corroborating claim is %s after reopen", st)
 	}
-	if ls := v.LiveClaims(Key{"K", "price"}); len(ls) != 1 || ls[0].ID.Version != 3 {
+	if ls := v.LiveClaims(record.Key{Subject: "K", Predicate: "price"}); len(ls) != 1 || ls[0].ID.Version != 3 {
 		t.Fatalf("live claims of K.price after reopen: %d", len(ls))
 	}
 }
@@ -189,8 +193,8 @@ func ckWhere(all []quad.Quad, s string, p quad.IRI) []quad.Quad {
 	return out
 }
 
-func ckTxQuads(tx *Tx) []quad.Quad {
-	qs, err := encodeTx(tx)
+func ckTxQuads(tx *record.Tx) []quad.Quad {
+	qs, err := codec.EncodeTx(tx)
 	if err != nil {
 		panic(err)
 	}
@@ -207,7 +211,7 @@ func TestCheckCorruptedStores(t *testing.T) {
 		rev    = "urn:mql:revocation:r6.1"
 	)
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	tx := func(id TxID) quad.IRI { return txIRI(id) }
+	tx := func(id record.TxID) quad.IRI { return codec.TxIRI(id) }
 	cases := []struct {
 		name string
 		// corrupt returns the quads to add and to delete, given the stored ones.
@@ -217,33 +221,33 @@ func TestCheckCorruptedStores(t *testing.T) {
 		opensBad bool // Open refuses the corrupted store too
 	}{
 		{"claim without asserter", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, price1, provWasAttributedTo)
+			return nil, ckWhere(all, price1, codec.ProvWasAttributedTo)
 		}, ProblemRecord, "K.price@1: has no asserter", true},
 		{"claim without value", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, price2, mqlValue)
+			return nil, ckWhere(all, price2, codec.MQLValue)
 		}, ProblemRecord, "K.price@2: has no value", true},
 		{"claim without subject", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, price1, mqlSubject)
+			return nil, ckWhere(all, price1, codec.MQLSubject)
 		}, ProblemRecord, "has no subject", true},
 		{"claim without predicate", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, price1, mqlPredicate)
+			return nil, ckWhere(all, price1, codec.MQLPredicate)
 		}, ProblemRecord, "has no predicate", true},
 		{"claim outside any transaction", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			q := quad.Quad{Subject: quad.IRI("urn:mql:claim:K.ghost@1"), Predicate: rdfType, Object: mqlClaim}
+			q := quad.Quad{Subject: quad.IRI("urn:mql:claim:K.ghost@1"), Predicate: codec.RDFType, Object: codec.MQLClaim}
 			return []quad.Quad{q}, nil
 		}, ProblemLabel, "not in a transaction graph", true},
 		{"two values", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			q := quad.Quad{Subject: quad.IRI(price1), Predicate: mqlValue, Object: quad.Float(45), Label: tx(3)}
+			q := quad.Quad{Subject: quad.IRI(price1), Predicate: codec.MQLValue, Object: quad.Float(45), Label: tx(3)}
 			return []quad.Quad{q}, nil
 		}, ProblemRecord, "has 2 values of value", true},
 		{"confidence out of range", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			old := ckWhere(all, price1, mqlConfidence)
+			old := ckWhere(all, price1, codec.MQLConfidence)
 			q := old[0]
 			q.Object = quad.Float(1.5)
 			return []quad.Quad{q}, old
 		}, ProblemRecord, "confidence 1.5", true},
 		{"dangling supersession", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			old := ckWhere(all, price2, provWasRevisionOf)
+			old := ckWhere(all, price2, codec.ProvWasRevisionOf)
 			q := old[0]
 			q.Object = quad.IRI("urn:mql:claim:K.price@99")
 			return []quad.Quad{q}, old
@@ -257,59 +261,59 @@ func TestCheckCorruptedStores(t *testing.T) {
 		{"version gap", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
 			del := ckWhere(all, price1, "")
 			for _, q := range all {
-				if q.Predicate == mqlWrote && q.Object == quad.IRI(price1) {
+				if q.Predicate == codec.MQLWrote && q.Object == quad.IRI(price1) {
 					del = append(del, q)
 				}
 			}
 			return nil, del
 		}, ProblemVersion, "key K.price: version 1 is missing", true},
 		{"version twice", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			old := ckWhere(all, price3, mqlVersion)
+			old := ckWhere(all, price3, codec.MQLVersion)
 			q := old[0]
 			q.Object = quad.Int(2)
 			return []quad.Quad{q}, old
 		}, ProblemVersion, "version 2 is recorded 2 times", true},
 		{"two live claims", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
 			// K.price@2 no longer records that it supersedes @1: both are live.
-			return nil, ckWhere(all, price2, provWasRevisionOf)
+			return nil, ckWhere(all, price2, codec.ProvWasRevisionOf)
 		}, ProblemLive, "K.price has 2 live claims for everyone: @1", false},
 		{"corroboration lost", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, "urn:mql:claim:K.price@4", mqlCorroborates)
+			return nil, ckWhere(all, "urn:mql:claim:K.price@4", codec.MQLCorroborates)
 		}, ProblemLive, "K.price has 2 live claims for everyone: @3, @4", false},
 		{"revocation without standing", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, rev, mqlStanding)
+			return nil, ckWhere(all, rev, codec.MQLStanding)
 		}, ProblemRevocation, "names no standing", false},
 		{"revocation without principal", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, rev, provWasAssociatedWith)
+			return nil, ckWhere(all, rev, codec.ProvWasAssociatedWith)
 		}, ProblemRevocation, "names no principal", true},
 		{"revocation without claim", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, rev, provInvalidated)
+			return nil, ckWhere(all, rev, codec.ProvInvalidated)
 		}, ProblemRevocation, "names no claim", true},
 		{"claim revoked twice", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return ckTxQuads(&Tx{ID: 9, Time: at, By: "owner", Revocations: []*Revocation{
+			return ckTxQuads(&record.Tx{ID: 9, Time: at, By: "owner", Revocations: []*record.Revocation{
 				{ID: "r9.1", Claim: *ckID("K.price@2"), By: "owner", Standing: "owner", Tx: 9}}}), nil
 		}, ProblemRevocation, "revoked 2 times", false},
 		{"retrieval serving a claim never recorded", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return ckTxQuads(&Tx{ID: 9, Time: at, By: "w", Retrievals: []*Retrieval{
-				{ID: "q9.1", Run: "r-1", By: "w", ReadAt: 8, Claims: []ClaimID{*ckID("K.price@1"), *ckID("K.ghost@1")}, Tx: 9}}}), nil
+			return ckTxQuads(&record.Tx{ID: 9, Time: at, By: "w", Retrievals: []*record.Retrieval{
+				{ID: "q9.1", Run: "r-1", By: "w", ReadAt: 8, Claims: []record.ClaimID{*ckID("K.price@1"), *ckID("K.ghost@1")}, Tx: 9}}}), nil
 		}, ProblemReference, "served claim <urn:mql:claim:K.ghost@1> was never recorded", true},
 		{"outcome with an unknown result", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			add := ckTxQuads(&Tx{ID: 9, Time: at, By: "w", Outcomes: []*Outcome{{ID: "o9.1", Run: "r-1", Result: Failed, By: "w", Tx: 9}}})
+			add := ckTxQuads(&record.Tx{ID: 9, Time: at, By: "w", Outcomes: []*record.Outcome{{ID: "o9.1", Run: "r-1", Result: record.Failed, By: "w", Tx: 9}}})
 			for i, q := range add {
-				if q.Predicate == mqlResult {
+				if q.Predicate == codec.MQLResult {
 					add[i].Object = quad.String("crashed")
 				}
 			}
 			return add, nil
 		}, ProblemRecord, `its result "crashed" is not succeeded, failed or declined`, true},
 		{"transaction ids with a gap", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return ckTxQuads(&Tx{ID: 11, Time: at, By: "owner", Principals: []*Principal{{Name: "late", Type: Agent, Tx: 11}}}), nil
+			return ckTxQuads(&record.Tx{ID: 11, Time: at, By: "owner", Principals: []*record.Principal{{Name: "late", Type: record.Agent, Tx: 11}}}), nil
 		}, ProblemTxIDs, "transactions 9 to 10 are missing", true},
 		{"transaction without time", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, string(tx(4)), provEndedAtTime)
+			return nil, ckWhere(all, string(tx(4)), codec.ProvEndedAtTime)
 		}, ProblemTx, "records no time", true},
 		{"transaction without principal", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			return nil, ckWhere(all, string(tx(4)), provWasAssociatedWith)
+			return nil, ckWhere(all, string(tx(4)), codec.ProvWasAssociatedWith)
 		}, ProblemTx, "records no principal", true},
 		{"no genesis", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
 			var del []quad.Quad
@@ -325,22 +329,22 @@ func TestCheckCorruptedStores(t *testing.T) {
 			return []quad.Quad{q}, nil
 		}, ProblemEncoding, "unexpected quad", true},
 		{"dangling grant", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			q := quad.Quad{Subject: quad.IRI(price1), Predicate: mqlGrantPred, Object: quad.IRI("urn:mql:grant:g99.1"), Label: tx(3)}
+			q := quad.Quad{Subject: quad.IRI(price1), Predicate: codec.MQLGrantPred, Object: quad.IRI("urn:mql:grant:g99.1"), Label: tx(3)}
 			return []quad.Quad{q}, nil
 		}, ProblemReference, "grant:g99.1> was never recorded", false},
 		{"time going backwards", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			old := ckWhere(all, string(tx(5)), provEndedAtTime)
+			old := ckWhere(all, string(tx(5)), codec.ProvEndedAtTime)
 			q := old[0]
-			q.Object = timeLit(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+			q.Object = codec.TimeLit(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
 			return []quad.Quad{q}, old
 		}, ProblemTx, "its time 2001-01-01T00:00:00Z is before tx 4's", false},
 		{"seen by a principal recorded later", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			late := ckTxQuads(&Tx{ID: 9, Time: at, By: "owner", Principals: []*Principal{{Name: "late", Type: Agent, Tx: 9}}})
-			q := quad.Quad{Subject: quad.IRI(price1), Predicate: mqlSeenBy, Object: principalIRI("late"), Label: tx(3)}
+			late := ckTxQuads(&record.Tx{ID: 9, Time: at, By: "owner", Principals: []*record.Principal{{Name: "late", Type: record.Agent, Tx: 9}}})
+			q := quad.Quad{Subject: quad.IRI(price1), Predicate: codec.MQLSeenBy, Object: codec.PrincipalIRI("late"), Label: tx(3)}
 			return append(late, q), nil
 		}, ProblemReference, "its seen-by principal <urn:mql:principal:late> is recorded later, in tx 9", false},
 		{"forward reference", func(all []quad.Quad) ([]quad.Quad, []quad.Quad) {
-			q := quad.Quad{Subject: quad.IRI(price1), Predicate: provWasRevisionOf, Object: quad.IRI(price2), Label: tx(3)}
+			q := quad.Quad{Subject: quad.IRI(price1), Predicate: codec.ProvWasRevisionOf, Object: quad.IRI(price2), Label: tx(3)}
 			return []quad.Quad{q}, nil
 		}, ProblemReference, "is recorded later, in tx 4", true},
 	}
@@ -437,7 +441,7 @@ func TestCheckDSNErrors(t *testing.T) {
 func TestCheckManyProblems(t *testing.T) {
 	var quads []quad.Quad
 	for i := range MaxProblems + 50 {
-		quads = append(quads, quad.Quad{Subject: quad.IRI(fmt.Sprintf("urn:x:%d", i)), Predicate: rdfType, Object: mqlClaim})
+		quads = append(quads, quad.Quad{Subject: quad.IRI(fmt.Sprintf("urn:x:%d", i)), Predicate: codec.RDFType, Object: codec.MQLClaim})
 	}
 	r := CheckQuads(quads, CheckOptions{})
 	if len(r.Problems) != MaxProblems || r.Omitted < 50 || r.OK() {

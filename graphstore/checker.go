@@ -22,6 +22,9 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // CheckOptions configure a check or an import.
@@ -32,7 +35,7 @@ type CheckOptions struct {
 	// every transaction before it did too. st holds what was recorded before tx (its claims
 	// and artifacts: up to and including tx). It reports what is wrong with add. Package mql
 	// checks standings here.
-	Rules func(st *CheckState, tx *Tx, add func(Problem))
+	Rules func(st *CheckState, tx *record.Tx, add func(Problem))
 }
 
 // maxGapFill bounds the versions a check remembers as missing between the last one recorded
@@ -50,7 +53,7 @@ type rawNode struct {
 func (n *rawNode) own(p quad.IRI) []quad.Value { return n.props[p] }
 
 type dangling struct {
-	tx   TxID
+	tx   record.TxID
 	node quad.IRI
 	what string
 	iri  quad.IRI
@@ -62,14 +65,14 @@ type checker struct {
 	opts  CheckOptions
 	st    *CheckState
 	recs  *stateRecords
-	chain *chain
+	chain *codec.Chain
 
-	id    TxID // the transaction being checked
+	id    record.TxID // the transaction being checked
 	cur   map[quad.IRI]*rawNode
 	order []quad.IRI
 
 	prevTime time.Time // the time of the transaction before, if it has a valid one
-	prevID   TxID
+	prevID   record.TxID
 	sound    bool // every transaction so far decoded and chained
 	added    int  // problems found, listed or not
 	byRules  int  // of which the caller's rules found
@@ -90,12 +93,12 @@ func newChecker(opts CheckOptions) *checker {
 		opts:  opts,
 		st:    st,
 		recs:  recs,
-		chain: &chain{rec: recs},
+		chain: codec.ChainOver(recs),
 		sound: true,
 	}
 }
 
-func (c *checker) add(kind string, tx TxID, node quad.IRI, format string, args ...any) {
+func (c *checker) add(kind string, tx record.TxID, node quad.IRI, format string, args ...any) {
 	c.addProblem(Problem{Kind: kind, Tx: tx, Node: string(node), Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -112,7 +115,7 @@ func (c *checker) addProblem(p Problem) {
 }
 
 // missing reports that transactions from..to are absent; the store cannot be replayed.
-func (c *checker) missing(from, to, head TxID) {
+func (c *checker) missing(from, to, head record.TxID) {
 	c.sound = false
 	if from == to {
 		c.add(ProblemTxIDs, from, "", "transaction %d is missing (ids must run 1..%d without gaps)", from, head)
@@ -123,7 +126,7 @@ func (c *checker) missing(from, to, head TxID) {
 
 // addTx checks the quads of transaction id (all labelled with it) and adds it to the state.
 // When the transaction decodes, it returns it and its canonical quads (what a store holds).
-func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
+func (c *checker) addTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad) {
 	c.id = id
 	c.r.Transactions++
 	c.r.Head = max(c.r.Head, id)
@@ -135,7 +138,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 	canon := make([]quad.Quad, 0, len(quads))
 	seen := make(map[quad.Quad]struct{}, len(quads))
 	for i := range quads {
-		q := canonQuad(quads[i])
+		q := codec.CanonQuad(quads[i])
 		s, ok1 := q.Subject.(quad.IRI)
 		p, ok2 := q.Predicate.(quad.IRI)
 		if !ok1 || !ok2 || q.Object == nil {
@@ -166,47 +169,47 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 	for _, iri := range c.order {
 		n := c.cur[iri]
 		switch n.class {
-		case "", mqlTransaction:
-		case mqlStore:
+		case "", codec.MQLTransaction:
+		case codec.MQLStore:
 			c.checkStore(n)
-		case mqlPrincipal:
+		case codec.MQLPrincipal:
 			c.r.Principals++
 			c.checkPrincipal(n)
-		case mqlGrant:
+		case codec.MQLGrant:
 			c.checkGrant(n)
-		case mqlSource:
-			if _, err := parseNamed(prefSource, "source", n.iri); err != nil {
+		case codec.MQLSource:
+			if _, err := codec.ParseNamed(codec.PrefSource, "source", n.iri); err != nil {
 				c.add(ProblemRecord, id, n.iri, "%v", err)
 			}
-		case mqlClaim:
+		case codec.MQLClaim:
 			c.r.Claims++
 			if cid, ok := c.checkClaim(n); ok {
 				claims = append(claims, rawClaim{n, cid})
 			}
-		case mqlRevocation:
+		case codec.MQLRevocation:
 			c.r.Revocations++
 			if target, ok := c.checkRevocation(n); ok {
 				revs[n.iri] = target
 				revOrder = append(revOrder, n.iri)
 			}
-		case mqlConfirmation:
+		case codec.MQLConfirmation:
 			c.checkConfirmation(n)
-		case mqlArtifact:
+		case codec.MQLArtifact:
 			c.r.Artifacts++
 			if aid, ok := c.checkArtifact(n); ok {
 				arts = append(arts, rawArtifact{n, aid})
 			}
-		case mqlReview:
+		case codec.MQLReview:
 			c.checkReview(n)
-		case mqlDecay:
+		case codec.MQLDecay:
 			c.checkDecay(n)
-		case mqlToken:
+		case codec.MQLToken:
 			c.checkToken(n)
-		case mqlTokenRevoke:
+		case codec.MQLTokenRevoke:
 			c.checkTokenRevocation(n)
-		case mqlRetrieval:
+		case codec.MQLRetrieval:
 			c.checkRetrieval(n)
-		case mqlOutcome:
+		case codec.MQLOutcome:
 			c.checkOutcome(n)
 		default:
 			c.add(ProblemRecord, id, iri, "unknown record class %s", n.class)
@@ -215,13 +218,13 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 	c.checkInvalidations(revs, revOrder)
 	dirty := c.added > before
 
-	tx, encoded, err := decodeTxQuads(id, canon)
+	tx, encoded, err := codec.DecodeTxQuads(id, canon)
 	if err != nil {
 		c.sound = false
 		if !dirty {
 			p := Problem{Kind: ProblemEncoding, Tx: id, Msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
-			if de, ok := err.(*decodeError); ok && de.quad != nil {
-				q := *de.quad
+			if de, ok := err.(*codec.DecodeError); ok && de.Quad != nil {
+				q := *de.Quad
 				p.quad = &q
 			}
 			c.addProblem(p)
@@ -229,7 +232,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 	}
 	if tx != nil {
 		if c.sound {
-			if err := c.chain.check(tx); err != nil {
+			if err := c.chain.Check(tx); err != nil {
 				c.sound = false
 				c.add(ProblemReference, id, "", "%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id)))
 			}
@@ -244,7 +247,7 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 		}
 	}
 	if c.keepHashes {
-		for TxID(len(c.hashes)) < id-1 {
+		for record.TxID(len(c.hashes)) < id-1 {
 			c.hashes = append(c.hashes, 0)
 		}
 		var h uint64
@@ -269,12 +272,12 @@ func (c *checker) addTx(id TxID, quads []quad.Quad) (*Tx, []quad.Quad) {
 
 type rawClaim struct {
 	n  *rawNode
-	id ClaimID
+	id record.ClaimID
 }
 
 type rawArtifact struct {
 	n  *rawNode
-	id ArtifactID
+	id record.ArtifactID
 }
 
 // hashQuads hashes a set of canonical quads, in any order.
@@ -296,9 +299,9 @@ func hashQuads(qs []quad.Quad) uint64 {
 func (c *checker) classes() {
 	for _, iri := range c.order {
 		n := c.cur[iri]
-		for _, t := range n.props[rdfType] {
+		for _, t := range n.props[codec.RDFType] {
 			cl, ok := t.(quad.IRI)
-			if !ok || !strings.HasPrefix(string(cl), nsMQL) {
+			if !ok || !strings.HasPrefix(string(cl), codec.NSMQL) {
 				continue
 			}
 			if n.class == "" {
@@ -307,7 +310,7 @@ func (c *checker) classes() {
 				c.add(ProblemRecord, c.id, iri, "has two classes, %s and %s", n.class, cl)
 			}
 		}
-		if n.class == "" || n.class == mqlTransaction {
+		if n.class == "" || n.class == codec.MQLTransaction {
 			continue
 		}
 		if prev, ok := c.st.lookup(iri); ok {
@@ -325,25 +328,25 @@ func (c *checker) classes() {
 func (c *checker) txNode() {
 	id := c.id
 	for _, iri := range c.order {
-		if n := c.cur[iri]; n.class == mqlTransaction && iri != txIRI(id) {
+		if n := c.cur[iri]; n.class == codec.MQLTransaction && iri != codec.TxIRI(id) {
 			c.add(ProblemTx, id, iri, "a transaction node in tx %d's graph", id)
 		}
 	}
-	n := c.cur[txIRI(id)]
+	n := c.cur[codec.TxIRI(id)]
 	if c.prevID != id-1 {
 		c.prevTime = time.Time{} // a transaction between without a time: nothing to compare with
 	}
-	if n == nil || n.class != mqlTransaction {
-		c.add(ProblemTx, id, txIRI(id), "the transaction has quads but no transaction node (rdf:type mql:Transaction)")
+	if n == nil || n.class != codec.MQLTransaction {
+		c.add(ProblemTx, id, codec.TxIRI(id), "the transaction has quads but no transaction node (rdf:type mql:Transaction)")
 	} else {
-		switch ts := n.own(provEndedAtTime); {
+		switch ts := n.own(codec.ProvEndedAtTime); {
 		case len(ts) == 0:
 			c.add(ProblemTx, id, n.iri, "the transaction records no time (prov:endedAtTime)")
 		case len(ts) > 1:
 			c.add(ProblemTx, id, n.iri, "the transaction records %d times (prov:endedAtTime), want one", len(ts))
 		default:
-			t, ok := asTime(ts[0])
-			at := quad.Quad{Subject: n.iri, Predicate: provEndedAtTime, Object: ts[0], Label: n.iri}
+			t, ok := codec.AsTime(ts[0])
+			at := quad.Quad{Subject: n.iri, Predicate: codec.ProvEndedAtTime, Object: ts[0], Label: n.iri}
 			switch {
 			case !ok:
 				c.addAt(at, ProblemTx, "its time %s is not an xsd:dateTime", showVal(ts[0]))
@@ -353,15 +356,15 @@ func (c *checker) txNode() {
 			}
 			c.prevTime, c.prevID = t, id
 		}
-		if len(n.own(provWasAssociatedWith)) == 0 {
+		if len(n.own(codec.ProvWasAssociatedWith)) == 0 {
 			c.add(ProblemTx, id, n.iri, "the transaction records no principal (prov:wasAssociatedWith)")
 		} else {
-			c.principalRef(n, provWasAssociatedWith, "principal", true)
+			c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 		}
 	}
 	if id == 1 {
-		if s := c.cur[iriStore]; s == nil || s.class != mqlStore {
-			c.add(ProblemRecord, 1, iriStore, "the genesis (tx 1) records no store meta (owner, strict flag)")
+		if s := c.cur[codec.IRIStore]; s == nil || s.class != codec.MQLStore {
+			c.add(ProblemRecord, 1, codec.IRIStore, "the genesis (tx 1) records no store meta (owner, strict flag)")
 		}
 	}
 }
@@ -373,29 +376,29 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 	for _, iri := range c.order {
 		n := c.cur[iri]
 		switch n.class {
-		case mqlStore:
-			if iri == iriStore && c.id == 1 && !st.hasMeta {
+		case codec.MQLStore:
+			if iri == codec.IRIStore && c.id == 1 && !st.hasMeta {
 				st.hasMeta = true
 			}
-		case mqlPrincipal:
-			if name, err := parseNamed(prefPrincipal, "principal", iri); err == nil {
+		case codec.MQLPrincipal:
+			if name, err := codec.ParseNamed(codec.PrefPrincipal, "principal", iri); err == nil {
 				if _, ok := st.principalTx[name]; !ok {
 					st.principalTx[st.intern(name)] = c.id
 				}
 			}
-		case mqlGrant:
-			if g, err := parseNamed(prefGrant, "grant", iri); err == nil {
+		case codec.MQLGrant:
+			if g, err := codec.ParseNamed(codec.PrefGrant, "grant", iri); err == nil {
 				if _, ok := st.grantTx[g]; !ok {
 					st.grantTx[strings.Clone(g)] = c.id
 				}
 			}
-		case mqlSource:
-			if s, err := parseNamed(prefSource, "source", iri); err == nil {
+		case codec.MQLSource:
+			if s, err := codec.ParseNamed(codec.PrefSource, "source", iri); err == nil {
 				if _, ok := st.sources[s]; !ok {
 					st.sources[strings.Clone(s)] = c.id
 				}
 			}
-		case mqlRevocation, mqlConfirmation, mqlReview, mqlToken, mqlTokenRevoke, mqlRetrieval, mqlOutcome:
+		case codec.MQLRevocation, codec.MQLConfirmation, codec.MQLReview, codec.MQLToken, codec.MQLTokenRevoke, codec.MQLRetrieval, codec.MQLOutcome:
 			if _, ok := st.events[iri]; !ok {
 				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.class, c.id}
 			}
@@ -403,7 +406,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 	}
 	for _, rc := range claims {
 		ks := st.key(rc.id.Key)
-		if slot, ok := c.version("key "+rc.id.Key.String(), rc.n.iri, rc.id.Version, len(ks.vs), func(v int) TxID { return ks.vs[v-1].tx }); ok {
+		if slot, ok := c.version("key "+rc.id.Key.String(), rc.n.iri, rc.id.Version, len(ks.vs), func(v int) record.TxID { return ks.vs[v-1].tx }); ok {
 			for len(ks.vs) < slot {
 				ks.vs = append(ks.vs, claimState{})
 			}
@@ -412,7 +415,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 	}
 	for _, ra := range arts {
 		as := st.art(ra.id.Name)
-		if slot, ok := c.version("artifact "+ra.id.Name, ra.n.iri, ra.id.Version, len(as.vs), func(v int) TxID { return as.vs[v-1].tx }); ok {
+		if slot, ok := c.version("artifact "+ra.id.Name, ra.n.iri, ra.id.Version, len(as.vs), func(v int) record.TxID { return as.vs[v-1].tx }); ok {
 			for len(as.vs) < slot {
 				as.vs = append(as.vs, artVersion{})
 			}
@@ -423,7 +426,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 
 // version checks that version v of a key or artifact (of which n are known, some perhaps
 // gaps) may be recorded now; it reports whether to record it.
-func (c *checker) version(what string, iri quad.IRI, v, n int, txOf func(v int) TxID) (int, bool) {
+func (c *checker) version(what string, iri quad.IRI, v, n int, txOf func(v int) record.TxID) (int, bool) {
 	switch {
 	case v <= n && txOf(v) != 0:
 		c.add(ProblemVersion, c.id, iri, "%s: version %d is recorded %d times: in tx %d and tx %d", what, v, 2, txOf(v), c.id)
@@ -441,7 +444,7 @@ func (c *checker) version(what string, iri quad.IRI, v, n int, txOf func(v int) 
 
 // registerRevocation records that a claim is revoked, reporting a second revocation.
 func (c *checker) registerRevocation(rev, target quad.IRI) {
-	id, err := parseClaimIRI(target)
+	id, err := codec.ParseClaimIRI(target)
 	if err != nil {
 		return
 	}
@@ -456,7 +459,7 @@ func (c *checker) registerRevocation(rev, target quad.IRI) {
 // apply adds the facts of a decoded transaction to the state and folds the states of the
 // claims it touches, in View.fold's order: a new claim's own state, then supersessions, then
 // promotions by replacement, then revocations, which are final.
-func (c *checker) apply(tx *Tx) {
+func (c *checker) apply(tx *record.Tx) {
 	st := c.st
 	if tx.Meta != nil {
 		st.meta = *tx.Meta
@@ -528,7 +531,7 @@ func (c *checker) finish() *Report {
 	}
 	c.deferred = nil
 	for _, ks := range c.st.keyOrder {
-		c.gaps("key "+ks.key.String(), len(ks.vs), func(v int) TxID { return ks.vs[v-1].tx })
+		c.gaps("key "+ks.key.String(), len(ks.vs), func(v int) record.TxID { return ks.vs[v-1].tx })
 	}
 	names := make([]string, 0, len(c.st.arts))
 	for name := range c.st.arts {
@@ -537,7 +540,7 @@ func (c *checker) finish() *Report {
 	slices.Sort(names)
 	for _, name := range names {
 		as := c.st.arts[name]
-		c.gaps("artifact "+name, len(as.vs), func(v int) TxID { return as.vs[v-1].tx })
+		c.gaps("artifact "+name, len(as.vs), func(v int) record.TxID { return as.vs[v-1].tx })
 	}
 	r.Keys = len(c.st.keys)
 	if r.Transactions == 0 {
@@ -549,7 +552,7 @@ func (c *checker) finish() *Report {
 	return r
 }
 
-func (c *checker) gaps(what string, n int, txOf func(v int) TxID) {
+func (c *checker) gaps(what string, n int, txOf func(v int) record.TxID) {
 	for v := 1; v <= n; v++ {
 		if txOf(v) == 0 {
 			c.add(ProblemVersion, 0, "", "%s: version %d is missing (versions must run 1..%d without gaps)", what, v, n)
@@ -590,14 +593,14 @@ func (c *checker) checkLive() {
 // ---- checks of one transaction's raw records -----------------------------------------------
 
 func (c *checker) checkStore(n *rawNode) {
-	if n.iri != iriStore {
-		c.add(ProblemRecord, c.id, n.iri, "store meta must be on %s", iriStore)
+	if n.iri != codec.IRIStore {
+		c.add(ProblemRecord, c.id, n.iri, "store meta must be on %s", codec.IRIStore)
 	}
 	if c.id != 1 {
 		c.add(ProblemRecord, c.id, n.iri, "store meta recorded outside the genesis (tx 1)")
 	}
-	c.principalRef(n, mqlOwner, "an owner", true)
-	if v, ok := c.one(n, mqlStrict, "a strict flag"); ok {
+	c.principalRef(n, codec.MQLOwner, "an owner", true)
+	if v, ok := c.one(n, codec.MQLStrict, "a strict flag"); ok {
 		if _, isBool := v.(quad.Bool); !isBool {
 			c.add(ProblemRecord, c.id, n.iri, "strict flag %s is not an xsd:boolean", showVal(v))
 		}
@@ -658,7 +661,7 @@ func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (stri
 // target resolves an IRI a record refers to: it must be a record of class want, recorded in
 // this transaction or an earlier one. It reports whether it is.
 func (c *checker) target(from *rawNode, p quad.IRI, v quad.Value, want quad.IRI, what string) bool {
-	at := quad.Quad{Subject: from.iri, Predicate: p, Object: v, Label: txIRI(c.id)}
+	at := quad.Quad{Subject: from.iri, Predicate: p, Object: v, Label: codec.TxIRI(c.id)}
 	iri, ok := v.(quad.IRI)
 	if !ok {
 		c.addAt(at, ProblemReference, "its %s %s is not an IRI", what, showVal(v))
@@ -700,30 +703,30 @@ func (c *checker) principalRef(n *rawNode, p quad.IRI, what string, mandatory bo
 	if !ok {
 		return
 	}
-	if _, err := parseNamed(prefPrincipal, "principal", v); err != nil {
+	if _, err := codec.ParseNamed(codec.PrefPrincipal, "principal", v); err != nil {
 		c.add(ProblemReference, c.id, n.iri, "its %s: %v", what, err)
 		return
 	}
-	c.target(n, p, v, mqlPrincipal, what)
+	c.target(n, p, v, codec.MQLPrincipal, what)
 }
 
 func (c *checker) principalList(n *rawNode, p quad.IRI, what string) {
 	for _, v := range n.own(p) {
-		c.target(n, p, v, mqlPrincipal, what)
+		c.target(n, p, v, codec.MQLPrincipal, what)
 	}
 }
 
 func (c *checker) checkPrincipal(n *rawNode) {
-	name, err := parseNamed(prefPrincipal, "principal", n.iri)
+	name, err := codec.ParseNamed(codec.PrefPrincipal, "principal", n.iri)
 	if err != nil {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
-	if s, ok := c.str(n, mqlName, "name", true); ok && err == nil && s != name {
+	if s, ok := c.str(n, codec.MQLName, "name", true); ok && err == nil && s != name {
 		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", s, name)
 	}
-	if t, ok := c.str(n, mqlPrincipalType, "type", true); ok {
-		switch PrincipalType(t) {
-		case User, Agent, Tool:
+	if t, ok := c.str(n, codec.MQLPrincipalType, "type", true); ok {
+		switch record.PrincipalType(t) {
+		case record.User, record.Agent, record.Tool:
 		default:
 			c.add(ProblemRecord, c.id, n.iri, "unknown principal type %q", t)
 		}
@@ -731,23 +734,23 @@ func (c *checker) checkPrincipal(n *rawNode) {
 }
 
 func (c *checker) checkGrant(n *rawNode) {
-	c.named(n, prefGrant, "grant")
-	c.principalRef(n, mqlGrantee, "grantee", true)
-	c.principalRef(n, provWasAttributedTo, "granter", true)
-	if r, ok := c.str(n, mqlRight, "right", true); ok {
-		switch Right(r) {
-		case RightAssert, RightRevoke, RightConfirm, RightGrant:
+	c.named(n, codec.PrefGrant, "grant")
+	c.principalRef(n, codec.MQLGrantee, "grantee", true)
+	c.principalRef(n, codec.ProvWasAttributedTo, "granter", true)
+	if r, ok := c.str(n, codec.MQLRight, "right", true); ok {
+		switch record.Right(r) {
+		case record.RightAssert, record.RightRevoke, record.RightConfirm, record.RightGrant:
 		default:
 			c.add(ProblemRecord, c.id, n.iri, "unknown right %q", r)
 		}
 	}
-	c.str(n, mqlScope, "scope", true)
+	c.str(n, codec.MQLScope, "scope", true)
 }
 
 // version returns a claim's or artifact's mql:version, 0 (and a problem) when it is missing or
 // not a positive integer.
 func (c *checker) versionOf(n *rawNode) int {
-	v, ok := c.one(n, mqlVersion, "version")
+	v, ok := c.one(n, codec.MQLVersion, "version")
 	if !ok {
 		return 0
 	}
@@ -759,13 +762,13 @@ func (c *checker) versionOf(n *rawNode) int {
 }
 
 // checkClaim checks a claim record and returns its id as its own fields give it.
-func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
-	id, err := parseClaimIRI(n.iri)
+func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
+	id, err := codec.ParseClaimIRI(n.iri)
 	if err != nil {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
-	subj, okS := c.str(n, mqlSubject, "subject", true)
-	pred, okP := c.str(n, mqlPredicate, "predicate", true)
+	subj, okS := c.str(n, codec.MQLSubject, "subject", true)
+	pred, okP := c.str(n, codec.MQLPredicate, "predicate", true)
 	ver := c.versionOf(n)
 	if err == nil {
 		if okS && subj != id.Subject {
@@ -778,92 +781,92 @@ func (c *checker) checkClaim(n *rawNode) (ClaimID, bool) {
 			c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
 		}
 	}
-	if v, ok := c.one(n, mqlValue, "value"); ok {
+	if v, ok := c.one(n, codec.MQLValue, "value"); ok {
 		switch x := v.(type) {
 		case quad.String, quad.Bool:
 		case quad.Float:
-			if !finite(float64(x)) {
+			if !codec.Finite(float64(x)) {
 				c.add(ProblemRecord, c.id, n.iri, "its value %s is not a finite number", showVal(v))
 			}
 		case quad.TypedString:
-			if _, isTime := asTime(x); !isTime && x.Type != mqlRefType {
+			if _, isTime := codec.AsTime(x); !isTime && x.Type != codec.MQLRefType {
 				c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported datatype", showVal(v))
 			}
 		default:
 			c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported type", showVal(v))
 		}
 	}
-	c.principalRef(n, provWasAttributedTo, "asserter", true)
-	if k, ok := c.str(n, mqlKind, "kind", true); ok {
-		switch Kind(k) {
-		case Confirmed, Observed, Inferred:
+	c.principalRef(n, codec.ProvWasAttributedTo, "asserter", true)
+	if k, ok := c.str(n, codec.MQLKind, "kind", true); ok {
+		switch record.Kind(k) {
+		case record.Confirmed, record.Observed, record.Inferred:
 		default:
 			c.add(ProblemRecord, c.id, n.iri, "unknown kind %q", k)
 		}
 	}
-	if v, ok := c.one(n, mqlConfidence, "confidence"); ok {
-		if f, isF := v.(quad.Float); !isF || !validConfidence(float64(f)) {
+	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
+		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
 			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
 		}
 	}
-	for _, v := range n.own(provHadPrimarySource) {
-		c.target(n, provHadPrimarySource, v, mqlSource, "source")
+	for _, v := range n.own(codec.ProvHadPrimarySource) {
+		c.target(n, codec.ProvHadPrimarySource, v, codec.MQLSource, "source")
 	}
-	c.principalList(n, mqlSeenBy, "seen-by principal")
-	key := Key{Subject: subj, Predicate: pred}
+	c.principalList(n, codec.MQLSeenBy, "seen-by principal")
+	key := record.Key{Subject: subj, Predicate: pred}
 	if err == nil {
 		key = id.Key
 	}
 	for _, p := range []struct {
 		pred quad.IRI
 		what string
-	}{{provWasRevisionOf, "superseded claim"}, {mqlContests, "contested claim"}, {mqlCorroborates, "corroborated claim"}} {
+	}{{codec.ProvWasRevisionOf, "superseded claim"}, {codec.MQLContests, "contested claim"}, {codec.MQLCorroborates, "corroborated claim"}} {
 		v, ok := c.opt(n, p.pred, p.what)
 		if !ok {
 			continue
 		}
-		if !c.target(n, p.pred, v, mqlClaim, p.what) {
+		if !c.target(n, p.pred, v, codec.MQLClaim, p.what) {
 			continue
 		}
-		if tid, err := parseClaimIRI(v); err == nil && (tid.Key != key || tid.Version >= ver && ver > 0) {
+		if tid, err := codec.ParseClaimIRI(v); err == nil && (tid.Key != key || tid.Version >= ver && ver > 0) {
 			c.add(ProblemReference, c.id, n.iri, "its %s %s is not an earlier version of %s", p.what, v, key)
 		}
 	}
-	if v, ok := c.opt(n, mqlGrantPred, "grant"); ok {
+	if v, ok := c.opt(n, codec.MQLGrantPred, "grant"); ok {
 		// "owner" is the standing the store owner asserts by in a strict store; it names no grant.
-		if g, err := parseNamed(prefGrant, "grant", v); err != nil || g != "owner" {
-			c.target(n, mqlGrantPred, v, mqlGrant, "grant")
+		if g, err := codec.ParseNamed(codec.PrefGrant, "grant", v); err != nil || g != "owner" {
+			c.target(n, codec.MQLGrantPred, v, codec.MQLGrant, "grant")
 		}
 	}
 	if err != nil || !okS || !okP || ver == 0 {
-		return ClaimID{}, false
+		return record.ClaimID{}, false
 	}
-	return ClaimID{Key: key, Version: ver}, true
+	return record.ClaimID{Key: key, Version: ver}, true
 }
 
 // checkRevocation checks a revocation and returns the claim it revokes.
 func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
-	c.named(n, prefRevocation, "revocation")
-	if len(n.own(provWasAssociatedWith)) == 0 {
+	c.named(n, codec.PrefRevocation, "revocation")
+	if len(n.own(codec.ProvWasAssociatedWith)) == 0 {
 		c.add(ProblemRevocation, c.id, n.iri, "names no principal (prov:wasAssociatedWith)")
 	} else {
-		c.principalRef(n, provWasAssociatedWith, "principal", true)
+		c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 	}
-	if len(n.own(mqlStanding)) == 0 {
+	if len(n.own(codec.MQLStanding)) == 0 {
 		c.add(ProblemRevocation, c.id, n.iri, "names no standing (mql:standing)")
 	} else {
-		c.str(n, mqlStanding, "standing", true)
+		c.str(n, codec.MQLStanding, "standing", true)
 	}
 	var target quad.IRI
-	if len(n.own(provInvalidated)) == 0 {
+	if len(n.own(codec.ProvInvalidated)) == 0 {
 		c.add(ProblemRevocation, c.id, n.iri, "names no claim (prov:invalidated)")
-	} else if v, ok := c.one(n, provInvalidated, "revoked claim"); ok && c.target(n, provInvalidated, v, mqlClaim, "revoked claim") {
+	} else if v, ok := c.one(n, codec.ProvInvalidated, "revoked claim"); ok && c.target(n, codec.ProvInvalidated, v, codec.MQLClaim, "revoked claim") {
 		target = v.(quad.IRI)
 	}
-	if v, ok := c.opt(n, mqlReplacedBy, "replacement"); ok {
-		if c.target(n, mqlReplacedBy, v, mqlClaim, "replacement") && target != "" {
-			a, err1 := parseClaimIRI(target)
-			b, err2 := parseClaimIRI(v)
+	if v, ok := c.opt(n, codec.MQLReplacedBy, "replacement"); ok {
+		if c.target(n, codec.MQLReplacedBy, v, codec.MQLClaim, "replacement") && target != "" {
+			a, err1 := codec.ParseClaimIRI(target)
+			b, err2 := codec.ParseClaimIRI(v)
 			if err1 == nil && err2 == nil && (a.Key != b.Key || a.Version == b.Version) {
 				c.add(ProblemReference, c.id, n.iri, "its replacement %s is not another version of %s", v, a.Key)
 			}
@@ -877,12 +880,12 @@ func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IRI) {
 	for _, iri := range c.order {
 		n := c.cur[iri]
-		for _, v := range n.props[provWasInvalidatedBy] {
+		for _, v := range n.props[codec.ProvWasInvalidatedBy] {
 			rv, ok := v.(quad.IRI)
 			if ok && revs[rv] == iri {
 				continue
 			}
-			if rec, found := c.st.lookup(rv); ok && found && rec.class == mqlRevocation {
+			if rec, found := c.st.lookup(rv); ok && found && rec.class == codec.MQLRevocation {
 				c.add(ProblemReference, c.id, iri, "its invalidation by %s is recorded in tx %d, the revocation in tx %d", rv, c.id, rec.tx)
 				continue
 			}
@@ -893,7 +896,7 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IR
 		target := revs[rv]
 		found := false
 		if n := c.cur[target]; n != nil {
-			found = slices.Contains(n.props[provWasInvalidatedBy], quad.Value(rv))
+			found = slices.Contains(n.props[codec.ProvWasInvalidatedBy], quad.Value(rv))
 		}
 		if !found {
 			c.add(ProblemRevocation, c.id, target, "revoked by %s but does not record it (prov:wasInvalidatedBy)", rv)
@@ -902,20 +905,20 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IR
 }
 
 func (c *checker) checkConfirmation(n *rawNode) {
-	c.named(n, prefConfirmation, "confirmation")
-	if v, ok := c.one(n, mqlConfirms, "confirmed claim"); ok {
-		c.target(n, mqlConfirms, v, mqlClaim, "confirmed claim")
+	c.named(n, codec.PrefConfirmation, "confirmation")
+	if v, ok := c.one(n, codec.MQLConfirms, "confirmed claim"); ok {
+		c.target(n, codec.MQLConfirms, v, codec.MQLClaim, "confirmed claim")
 	}
-	c.principalRef(n, provWasAssociatedWith, "principal", true)
-	c.str(n, mqlStanding, "standing", true)
+	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
+	c.str(n, codec.MQLStanding, "standing", true)
 }
 
-func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
-	id, err := parseArtifactIRI(n.iri)
+func (c *checker) checkArtifact(n *rawNode) (record.ArtifactID, bool) {
+	id, err := codec.ParseArtifactIRI(n.iri)
 	if err != nil {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
-	name, okN := c.str(n, mqlName, "name", true)
+	name, okN := c.str(n, codec.MQLName, "name", true)
 	ver := c.versionOf(n)
 	if err == nil && okN && name != id.Name {
 		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", name, id.Name)
@@ -923,66 +926,66 @@ func (c *checker) checkArtifact(n *rawNode) (ArtifactID, bool) {
 	if err == nil && ver != 0 && ver != id.Version {
 		c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
 	}
-	c.principalRef(n, provWasAttributedTo, "principal", true)
-	if v, ok := c.one(n, mqlConfidence, "confidence"); ok {
-		if f, isF := v.(quad.Float); !isF || !validConfidence(float64(f)) {
+	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
+	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
+		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
 			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
 		}
 	}
-	for _, v := range n.own(provWasDerivedFrom) {
+	for _, v := range n.own(codec.ProvWasDerivedFrom) {
 		iri, _ := v.(quad.IRI)
 		switch {
-		case strings.HasPrefix(string(iri), prefClaim):
-			c.target(n, provWasDerivedFrom, v, mqlClaim, "input")
-		case strings.HasPrefix(string(iri), prefArtifact):
-			if c.target(n, provWasDerivedFrom, v, mqlArtifact, "input") && iri == n.iri {
+		case strings.HasPrefix(string(iri), codec.PrefClaim):
+			c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLClaim, "input")
+		case strings.HasPrefix(string(iri), codec.PrefArtifact):
+			if c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLArtifact, "input") && iri == n.iri {
 				c.add(ProblemReference, c.id, n.iri, "is derived from itself")
 			}
 		default:
 			c.add(ProblemReference, c.id, n.iri, "derived from %s, which is neither a claim nor an artifact", showVal(v))
 		}
 	}
-	c.principalList(n, mqlSeenBy, "seen-by principal")
-	if v, ok := c.opt(n, provWasRevisionOf, "previous version"); ok {
-		c.target(n, provWasRevisionOf, v, mqlArtifact, "previous version")
+	c.principalList(n, codec.MQLSeenBy, "seen-by principal")
+	if v, ok := c.opt(n, codec.ProvWasRevisionOf, "previous version"); ok {
+		c.target(n, codec.ProvWasRevisionOf, v, codec.MQLArtifact, "previous version")
 	}
 	if err != nil || ver == 0 {
-		return ArtifactID{}, false
+		return record.ArtifactID{}, false
 	}
-	return ArtifactID{Name: id.Name, Version: ver}, true
+	return record.ArtifactID{Name: id.Name, Version: ver}, true
 }
 
 // named checks that a record's IRI is its class's prefix followed by a well-formed name.
 func (c *checker) named(n *rawNode, prefix, what string) {
-	if _, err := parseNamed(prefix, what, n.iri); err != nil {
+	if _, err := codec.ParseNamed(prefix, what, n.iri); err != nil {
 		c.add(ProblemRecord, c.id, n.iri, "%v", err)
 	}
 }
 
 func (c *checker) checkReview(n *rawNode) {
-	c.named(n, prefReview, "review")
-	if v, ok := c.one(n, provUsed, "reviewed artifact"); ok {
-		c.target(n, provUsed, v, mqlArtifact, "reviewed artifact")
+	c.named(n, codec.PrefReview, "review")
+	if v, ok := c.one(n, codec.ProvUsed, "reviewed artifact"); ok {
+		c.target(n, codec.ProvUsed, v, codec.MQLArtifact, "reviewed artifact")
 	}
-	c.principalRef(n, provWasAssociatedWith, "principal", true)
+	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 }
 
 func (c *checker) checkRetrieval(n *rawNode) {
-	c.named(n, prefRetrieval, "retrieval")
-	c.str(n, mqlRun, "run", true)
-	c.principalRef(n, provWasAssociatedWith, "reading principal", true)
-	if v, ok := c.one(n, mqlReadAtTx, "transaction read at"); ok {
-		if at, isInt := v.(quad.Int); !isInt || at < 1 || TxID(at) >= c.id {
+	c.named(n, codec.PrefRetrieval, "retrieval")
+	c.str(n, codec.MQLRun, "run", true)
+	c.principalRef(n, codec.ProvWasAssociatedWith, "reading principal", true)
+	if v, ok := c.one(n, codec.MQLReadAtTx, "transaction read at"); ok {
+		if at, isInt := v.(quad.Int); !isInt || at < 1 || record.TxID(at) >= c.id {
 			c.add(ProblemRecord, c.id, n.iri, "it read at %s, which is not a transaction before it", showVal(v))
 		}
 	}
-	for _, v := range n.own(provUsed) {
+	for _, v := range n.own(codec.ProvUsed) {
 		iri, _ := v.(quad.IRI)
 		switch {
-		case strings.HasPrefix(string(iri), prefClaim):
-			c.target(n, provUsed, v, mqlClaim, "served claim")
-		case strings.HasPrefix(string(iri), prefArtifact):
-			c.target(n, provUsed, v, mqlArtifact, "served artifact")
+		case strings.HasPrefix(string(iri), codec.PrefClaim):
+			c.target(n, codec.ProvUsed, v, codec.MQLClaim, "served claim")
+		case strings.HasPrefix(string(iri), codec.PrefArtifact):
+			c.target(n, codec.ProvUsed, v, codec.MQLArtifact, "served artifact")
 		default:
 			c.add(ProblemReference, c.id, n.iri, "served %s, which is neither a claim nor an artifact", showVal(v))
 		}
@@ -990,46 +993,46 @@ func (c *checker) checkRetrieval(n *rawNode) {
 }
 
 func (c *checker) checkOutcome(n *rawNode) {
-	c.named(n, prefOutcome, "outcome")
-	c.str(n, mqlRun, "run", true)
-	if r, ok := c.str(n, mqlResult, "result", true); ok {
-		switch OutcomeResult(r) {
-		case Succeeded, Failed, Declined:
+	c.named(n, codec.PrefOutcome, "outcome")
+	c.str(n, codec.MQLRun, "run", true)
+	if r, ok := c.str(n, codec.MQLResult, "result", true); ok {
+		switch record.OutcomeResult(r) {
+		case record.Succeeded, record.Failed, record.Declined:
 		default:
 			c.add(ProblemRecord, c.id, n.iri, "its result %q is not succeeded, failed or declined", r)
 		}
 	}
-	c.principalRef(n, provWasAttributedTo, "principal", true)
+	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
 }
 
 func (c *checker) checkToken(n *rawNode) {
-	c.named(n, prefToken, "token")
-	c.principalRef(n, mqlHolder, "holder", true)
-	if h, ok := c.str(n, mqlSecretHash, "secret hash", true); ok && !validHash(h) {
+	c.named(n, codec.PrefToken, "token")
+	c.principalRef(n, codec.MQLHolder, "holder", true)
+	if h, ok := c.str(n, codec.MQLSecretHash, "secret hash", true); ok && !codec.ValidHash(h) {
 		c.add(ProblemRecord, c.id, n.iri, "its secret hash %q is not a SHA-256 in hex", h)
 	}
-	c.principalRef(n, provWasAttributedTo, "issuer", true)
+	c.principalRef(n, codec.ProvWasAttributedTo, "issuer", true)
 }
 
 func (c *checker) checkTokenRevocation(n *rawNode) {
-	c.named(n, prefTokenRevoke, "token revocation")
-	if v, ok := c.one(n, provInvalidated, "revoked token"); ok {
-		c.target(n, provInvalidated, v, mqlToken, "revoked token")
+	c.named(n, codec.PrefTokenRevoke, "token revocation")
+	if v, ok := c.one(n, codec.ProvInvalidated, "revoked token"); ok {
+		c.target(n, codec.ProvInvalidated, v, codec.MQLToken, "revoked token")
 	}
-	c.principalRef(n, provWasAssociatedWith, "principal", true)
+	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 }
 
 func (c *checker) checkDecay(n *rawNode) {
-	c.str(n, mqlPredicate, "predicate", true)
-	if v, ok := c.one(n, mqlHalfLife, "half-life"); ok {
+	c.str(n, codec.MQLPredicate, "predicate", true)
+	if v, ok := c.one(n, codec.MQLHalfLife, "half-life"); ok {
 		ts, isTS := v.(quad.TypedString)
 		d, okD := time.Duration(0), false
-		if isTS && ts.Type == xsdDuration {
-			d, okD = parseDuration(string(ts.Value))
+		if isTS && ts.Type == codec.XSDDuration {
+			d, okD = codec.ParseDuration(string(ts.Value))
 		}
 		if !okD || d <= 0 {
 			c.add(ProblemRecord, c.id, n.iri, "its half-life %s is not a positive xsd:duration", showVal(v))
 		}
 	}
-	c.principalRef(n, provWasAttributedTo, "principal", true)
+	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
 }

@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // CheckState is what a check (or an import) knows of the transactions before the one it is
@@ -13,23 +17,23 @@ import (
 // decoded transactions — so that checking or importing a store streams: its memory grows with
 // the number of claims, keys and principals, not with the quads.
 type CheckState struct {
-	meta    StoreMeta
+	meta    record.StoreMeta
 	hasMeta bool
 
 	// Existence and the transaction that recorded each record, filled from the raw quads of
 	// every transaction (decodable or not), so that references resolve.
-	principalTx map[string]TxID
-	grantTx     map[string]TxID
-	sources     map[string]TxID
+	principalTx map[string]record.TxID
+	grantTx     map[string]record.TxID
+	sources     map[string]record.TxID
 	events      map[quad.IRI]recordInfo // revocations, confirmations, reviews, tokens and their revocations
-	keys        map[Key]*keyState
+	keys        map[record.Key]*keyState
 	keyOrder    []*keyState
 	arts        map[string]*artState
 
 	// Facts from the decoded transactions (filled only while every transaction decodes).
-	principals map[string]*Principal
-	grants     map[string][]*Grant // by grantee
-	revoked    map[ClaimID]*revokedBy
+	principals map[string]*record.Principal
+	grants     map[string][]*record.Grant // by grantee
+	revoked    map[record.ClaimID]*revokedBy
 
 	names  []string         // principal names, by index (claimState.by)
 	nameIx map[string]int32 // and back
@@ -37,26 +41,26 @@ type CheckState struct {
 	audIx  map[string]int32
 	strs   map[string]string // interned subjects, predicates, artifact names
 
-	cur       *Tx // the transaction being checked, for lookups of what it records itself
-	curClaims map[ClaimID]*Claim
-	curArts   map[ArtifactID]*Artifact
+	cur       *record.Tx // the transaction being checked, for lookups of what it records itself
+	curClaims map[record.ClaimID]*record.Claim
+	curArts   map[record.ArtifactID]*record.Artifact
 }
 
 type recordInfo struct {
 	class quad.IRI
-	tx    TxID
+	tx    record.TxID
 }
 
 // keyState holds the versions of one key, indexed by version-1. A version not (yet) recorded
 // is a gap (tx 0).
 type keyState struct {
-	key Key
+	key record.Key
 	vs  []claimState
 }
 
 // claimState is one claim version: 32 bytes.
 type claimState struct {
-	tx        TxID
+	tx        record.TxID
 	untilSec  int64 // valid-until, as time.Time.Unix and Nanosecond; untilNsec -1: none
 	untilNsec int32
 	by        int32 // index into names
@@ -95,27 +99,27 @@ type artState struct {
 }
 
 type artVersion struct {
-	tx  TxID // 0: a gap
+	tx  record.TxID // 0: a gap
 	aud int32
 }
 
 type revokedBy struct {
 	first quad.IRI
-	tx    TxID
+	tx    record.TxID
 	n     int
 }
 
 func newCheckState() *CheckState {
 	return &CheckState{
-		principalTx: map[string]TxID{},
-		grantTx:     map[string]TxID{},
-		sources:     map[string]TxID{},
+		principalTx: map[string]record.TxID{},
+		grantTx:     map[string]record.TxID{},
+		sources:     map[string]record.TxID{},
 		events:      map[quad.IRI]recordInfo{},
-		keys:        map[Key]*keyState{},
+		keys:        map[record.Key]*keyState{},
 		arts:        map[string]*artState{},
-		principals:  map[string]*Principal{},
-		grants:      map[string][]*Grant{},
-		revoked:     map[ClaimID]*revokedBy{},
+		principals:  map[string]*record.Principal{},
+		grants:      map[string][]*record.Grant{},
+		revoked:     map[record.ClaimID]*revokedBy{},
 		nameIx:      map[string]int32{},
 		auds:        [][]string{nil},
 		audIx:       map[string]int32{"": 0},
@@ -124,13 +128,13 @@ func newCheckState() *CheckState {
 }
 
 // Meta is what the genesis recorded.
-func (s *CheckState) Meta() StoreMeta { return s.meta }
+func (s *CheckState) Meta() record.StoreMeta { return s.meta }
 
 // Principal returns a principal recorded before the transaction being checked, or nil.
-func (s *CheckState) Principal(name string) *Principal { return s.principals[name] }
+func (s *CheckState) Principal(name string) *record.Principal { return s.principals[name] }
 
 // Grants returns the grants given to grantee before the transaction being checked.
-func (s *CheckState) Grants(grantee string) []*Grant { return s.grants[grantee] }
+func (s *CheckState) Grants(grantee string) []*record.Grant { return s.grants[grantee] }
 
 // ClaimFacts are what a standing check needs of a claim.
 type ClaimFacts struct {
@@ -140,7 +144,7 @@ type ClaimFacts struct {
 
 // Claim returns the facts of a claim recorded up to and including the transaction being
 // checked.
-func (s *CheckState) Claim(id ClaimID) (ClaimFacts, bool) {
+func (s *CheckState) Claim(id record.ClaimID) (ClaimFacts, bool) {
 	if ks := s.keys[id.Key]; ks != nil && id.Version >= 1 && id.Version <= len(ks.vs) {
 		if c := ks.vs[id.Version-1]; c.tx != 0 && c.state != foldUnknown {
 			return ClaimFacts{By: s.names[c.by], SeenBy: s.auds[c.aud]}, true
@@ -155,12 +159,12 @@ func (s *CheckState) Claim(id ClaimID) (ClaimFacts, bool) {
 // curClaim finds a claim of the transaction being checked (indexing them on first use, so
 // that a transaction of many claims and of events about them is not checked in quadratic
 // time).
-func (s *CheckState) curClaim(id ClaimID) *Claim {
+func (s *CheckState) curClaim(id record.ClaimID) *record.Claim {
 	if s.cur == nil {
 		return nil
 	}
 	if s.curClaims == nil {
-		s.curClaims = make(map[ClaimID]*Claim, len(s.cur.Claims))
+		s.curClaims = make(map[record.ClaimID]*record.Claim, len(s.cur.Claims))
 		for _, c := range s.cur.Claims {
 			s.curClaims[c.ID] = c
 		}
@@ -169,11 +173,11 @@ func (s *CheckState) curClaim(id ClaimID) *Claim {
 }
 
 // setCur sets the transaction being checked (nil: none).
-func (s *CheckState) setCur(tx *Tx) { s.cur, s.curClaims, s.curArts = tx, nil, nil }
+func (s *CheckState) setCur(tx *record.Tx) { s.cur, s.curClaims, s.curArts = tx, nil, nil }
 
 // Artifact returns who may see an artifact version recorded up to and including the
 // transaction being checked.
-func (s *CheckState) Artifact(id ArtifactID) (seenBy []string, ok bool) {
+func (s *CheckState) Artifact(id record.ArtifactID) (seenBy []string, ok bool) {
 	if as := s.arts[id.Name]; as != nil && id.Version >= 1 && id.Version <= len(as.vs) {
 		if a := as.vs[id.Version-1]; a.tx != 0 {
 			return s.auds[a.aud], true
@@ -181,7 +185,7 @@ func (s *CheckState) Artifact(id ArtifactID) (seenBy []string, ok bool) {
 	}
 	if s.cur != nil {
 		if s.curArts == nil {
-			s.curArts = make(map[ArtifactID]*Artifact, len(s.cur.Artifacts))
+			s.curArts = make(map[record.ArtifactID]*record.Artifact, len(s.cur.Artifacts))
 			for _, a := range s.cur.Artifacts {
 				s.curArts[a.ID] = a
 			}
@@ -214,7 +218,7 @@ func (s *CheckState) name(n string) int32 {
 }
 
 func (s *CheckState) audience(seenBy []string) int32 {
-	a := Audience(seenBy)
+	a := index.Audience(seenBy)
 	if i, ok := s.audIx[a]; ok {
 		return i
 	}
@@ -229,10 +233,10 @@ func (s *CheckState) audience(seenBy []string) int32 {
 }
 
 // key returns the state of k, creating it.
-func (s *CheckState) key(k Key) *keyState {
+func (s *CheckState) key(k record.Key) *keyState {
 	ks := s.keys[k]
 	if ks == nil {
-		k = Key{Subject: s.intern(k.Subject), Predicate: s.intern(k.Predicate)}
+		k = record.Key{Subject: s.intern(k.Subject), Predicate: s.intern(k.Predicate)}
 		ks = &keyState{key: k}
 		s.keys[k] = ks
 		s.keyOrder = append(s.keyOrder, ks)
@@ -240,14 +244,14 @@ func (s *CheckState) key(k Key) *keyState {
 	return ks
 }
 
-func (s *CheckState) claim(id ClaimID) *claimState {
+func (s *CheckState) claim(id record.ClaimID) *claimState {
 	if ks := s.keys[id.Key]; ks != nil && id.Version >= 1 && id.Version <= len(ks.vs) && ks.vs[id.Version-1].tx != 0 {
 		return &ks.vs[id.Version-1]
 	}
 	return nil
 }
 
-func (s *CheckState) artifact(id ArtifactID) *artVersion {
+func (s *CheckState) artifact(id record.ArtifactID) *artVersion {
 	if as := s.arts[id.Name]; as != nil && id.Version >= 1 && id.Version <= len(as.vs) && as.vs[id.Version-1].tx != 0 {
 		return &as.vs[id.Version-1]
 	}
@@ -268,39 +272,39 @@ func (s *CheckState) art(name string) *artState {
 func (s *CheckState) lookup(iri quad.IRI) (recordInfo, bool) {
 	str := string(iri)
 	switch {
-	case strings.HasPrefix(str, prefPrincipal):
-		if name, err := parseNamed(prefPrincipal, "principal", iri); err == nil {
+	case strings.HasPrefix(str, codec.PrefPrincipal):
+		if name, err := codec.ParseNamed(codec.PrefPrincipal, "principal", iri); err == nil {
 			if tx, ok := s.principalTx[name]; ok {
-				return recordInfo{mqlPrincipal, tx}, true
+				return recordInfo{codec.MQLPrincipal, tx}, true
 			}
 		}
-	case strings.HasPrefix(str, prefGrant):
-		if id, err := parseNamed(prefGrant, "grant", iri); err == nil {
+	case strings.HasPrefix(str, codec.PrefGrant):
+		if id, err := codec.ParseNamed(codec.PrefGrant, "grant", iri); err == nil {
 			if tx, ok := s.grantTx[id]; ok {
-				return recordInfo{mqlGrant, tx}, true
+				return recordInfo{codec.MQLGrant, tx}, true
 			}
 		}
-	case strings.HasPrefix(str, prefSource):
-		if id, err := parseNamed(prefSource, "source", iri); err == nil {
+	case strings.HasPrefix(str, codec.PrefSource):
+		if id, err := codec.ParseNamed(codec.PrefSource, "source", iri); err == nil {
 			if tx, ok := s.sources[id]; ok {
-				return recordInfo{mqlSource, tx}, true
+				return recordInfo{codec.MQLSource, tx}, true
 			}
 		}
-	case strings.HasPrefix(str, prefClaim):
-		if id, err := parseClaimIRI(iri); err == nil {
+	case strings.HasPrefix(str, codec.PrefClaim):
+		if id, err := codec.ParseClaimIRI(iri); err == nil {
 			if c := s.claim(id); c != nil {
-				return recordInfo{mqlClaim, c.tx}, true
+				return recordInfo{codec.MQLClaim, c.tx}, true
 			}
 		}
-	case strings.HasPrefix(str, prefArtifact):
-		if id, err := parseArtifactIRI(iri); err == nil {
+	case strings.HasPrefix(str, codec.PrefArtifact):
+		if id, err := codec.ParseArtifactIRI(iri); err == nil {
 			if a := s.artifact(id); a != nil {
-				return recordInfo{mqlArtifact, a.tx}, true
+				return recordInfo{codec.MQLArtifact, a.tx}, true
 			}
 		}
-	case iri == iriStore:
+	case iri == codec.IRIStore:
 		if s.hasMeta {
-			return recordInfo{mqlStore, 1}, true
+			return recordInfo{codec.MQLStore, 1}, true
 		}
 	default:
 		if r, ok := s.events[iri]; ok {
@@ -316,34 +320,34 @@ func (s *CheckState) lookup(iri quad.IRI) (recordInfo, bool) {
 // far has chained, so the versions it holds have no gaps.
 type stateRecords struct {
 	s    *CheckState
-	head TxID
+	head record.TxID
 }
 
-func (r *stateRecords) top() TxID                      { return r.head }
-func (r *stateRecords) add(tx *Tx)                     { r.head = tx.ID }
-func (r *stateRecords) hasClaim(id ClaimID) bool       { return r.s.claim(id) != nil }
-func (r *stateRecords) hasArtifact(id ArtifactID) bool { return r.s.artifact(id) != nil }
+func (r *stateRecords) Top() record.TxID                      { return r.head }
+func (r *stateRecords) Add(tx *record.Tx)                     { r.head = tx.ID }
+func (r *stateRecords) HasClaim(id record.ClaimID) bool       { return r.s.claim(id) != nil }
+func (r *stateRecords) HasArtifact(id record.ArtifactID) bool { return r.s.artifact(id) != nil }
 
-func (r *stateRecords) keyVersion(k Key) int {
+func (r *stateRecords) KeyVersion(k record.Key) int {
 	if ks := r.s.keys[k]; ks != nil {
 		return len(ks.vs)
 	}
 	return 0
 }
 
-func (r *stateRecords) artifactVersion(name string) int {
+func (r *stateRecords) ArtifactVersion(name string) int {
 	if as := r.s.arts[name]; as != nil {
 		return len(as.vs)
 	}
 	return 0
 }
 
-func (r *stateRecords) hasSource(id string) bool {
+func (r *stateRecords) HasSource(id string) bool {
 	_, ok := r.s.sources[id]
 	return ok
 }
 
-func (r *stateRecords) hasToken(id string) bool {
-	rec, ok := r.s.events[tokenIRI(id)]
-	return ok && rec.class == mqlToken
+func (r *stateRecords) HasToken(id string) bool {
+	rec, ok := r.s.events[codec.TokenIRI(id)]
+	return ok && rec.class == codec.MQLToken
 }

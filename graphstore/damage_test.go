@@ -10,6 +10,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // geo is the geometry of a sound bbolt file: its page size, pages in use, freelist page, and
@@ -50,8 +53,8 @@ func damageFile(t *testing.T, path string, edit func(data []byte) []byte) {
 }
 
 func writeOne(s *Store) error {
-	_, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
-		tx.Principals = []*Principal{{Name: "late", Type: Agent}}
+	_, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
+		tx.Principals = []*record.Principal{{Name: "late", Type: record.Agent}}
 		return nil
 	})
 	return err

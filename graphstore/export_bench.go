@@ -7,6 +7,9 @@ import (
 	"io"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // RawStore is the Cayley quad store under a Store, opened without mql on top: no index, no
@@ -47,9 +50,9 @@ func (r *RawStore) Close() error { return r.be.close() }
 // quads, one transaction at a time, so that a store of any size can be replayed without
 // holding it in memory. It checks nothing beyond the syntax and the labels. For benchmarks
 // only.
-func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) error) error {
+func EachTxQuadsForBenchmark(r io.Reader, fn func(id record.TxID, quads []quad.Quad) error) error {
 	qr := newQuadReader(r)
-	var cur TxID
+	var cur record.TxID
 	var group []quad.Quad
 	flush := func() error {
 		if len(group) == 0 {
@@ -67,7 +70,7 @@ func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) er
 		if err != nil {
 			return err
 		}
-		id, ok := parseTxIRI(q.Label)
+		id, ok := codec.ParseTxIRI(q.Label)
 		if !ok {
 			return fmt.Errorf("line %d: not in a transaction graph", qr.Line())
 		}
@@ -77,6 +80,6 @@ func EachTxQuadsForBenchmark(r io.Reader, fn func(id TxID, quads []quad.Quad) er
 			}
 			cur = id
 		}
-		group = append(group, canonQuad(q))
+		group = append(group, codec.CanonQuad(q))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mql-dev/mql/graphstore/codec"
 )
 
 // ckExport is the N-Quads export of a store holding ckSample.
@@ -16,7 +18,7 @@ func ckExport(t testing.TB) string {
 	defer s.Close()
 	ckSample(t, s)
 	var b bytes.Buffer
-	if err := WriteNQuads(&b, txsOf(s)); err != nil {
+	if err := codec.WriteNQuads(&b, txsOf(s)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -69,7 +71,7 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("an accepted import is not sound: %s: %s", p.Kind, p)
 		}
 		var out bytes.Buffer
-		if err := WriteNQuads(&out, txsOf(s)); err != nil {
+		if err := codec.WriteNQuads(&out, txsOf(s)); err != nil {
 			t.Fatal(err)
 		}
 		again, err := Open(ctx, "memory:", Options{})
@@ -81,7 +83,7 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("the export of an accepted import does not import: %v", err)
 		}
 		var out2 bytes.Buffer
-		if err := WriteNQuads(&out2, txsOf(again)); err != nil {
+		if err := codec.WriteNQuads(&out2, txsOf(again)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out.Bytes(), out2.Bytes()) {

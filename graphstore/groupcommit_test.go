@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // TestGroupCommitIsolation: concurrent writers share group commits, yet a build that fails
@@ -27,7 +30,7 @@ func TestGroupCommitIsolation(t *testing.T) {
 				v := 0
 				for i := 0; i < each; i++ {
 					if (w+i)%4 == 0 {
-						_, err := s.Write(context.Background(), "owner", func(*Index, *Tx) error { return refused })
+						_, err := s.Write(context.Background(), "owner", func(*index.Index, *record.Tx) error { return refused })
 						mu.Lock()
 						if !errors.Is(err, refused) {
 							t.Errorf("failed build: %v", err)

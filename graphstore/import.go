@@ -24,6 +24,9 @@ import (
 	"github.com/cayleygraph/quad"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ImportSummary says what an import created.
@@ -58,7 +61,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 	case dsn == "memory:" || dsn == "memory":
 		b := openMemory()
 		defer b.close()
-		return importTxs(ctx, r, copts, func(_ *Tx, quads []quad.Quad) error { return b.apply(ctx, quads) }, nil)
+		return importTxs(ctx, r, copts, func(_ *record.Tx, quads []quad.Quad) error { return b.apply(ctx, quads) }, nil)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
 		return importPostgres(ctx, dsn, r, opts, copts)
 	}
@@ -74,7 +77,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 
 // importTxs reads transactions from r, checks each one, and hands it (with its canonical
 // quads) to emit. flush, if set, is called when the file ended and everything checked out.
-func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx *Tx, quads []quad.Quad) error, flush func() error) (ImportSummary, error) {
+func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx *record.Tx, quads []quad.Quad) error, flush func() error) (ImportSummary, error) {
 	var sum ImportSummary
 	c := newChecker(opts)
 	tr := newTxReader(newQuadReader(r), 1)
@@ -170,7 +173,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	defer be.close()
 
 	var pending []quad.Quad
-	var chunk []*Tx
+	var chunk []*record.Tx
 	chunkClaims := 0
 	writeQuads := func() error {
 		if len(pending) == 0 {
@@ -204,7 +207,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 		chunk, chunkClaims = chunk[:0], 0
 		return nil
 	}
-	emit := func(tx *Tx, quads []quad.Quad) error {
+	emit := func(tx *record.Tx, quads []quad.Quad) error {
 		pending = append(pending, quads...)
 		chunk = append(chunk, tx)
 		chunkClaims += len(tx.Claims)
@@ -300,8 +303,8 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 		return ImportSummary{}, err
 	}
 	var all []quad.Quad
-	var txs []*Tx
-	sum, err := importTxs(ctx, r, copts, func(tx *Tx, quads []quad.Quad) error {
+	var txs []*record.Tx
+	sum, err := importTxs(ctx, r, copts, func(tx *record.Tx, quads []quad.Quad) error {
 		all = append(all, quads...)
 		txs = append(txs, tx)
 		return nil
@@ -319,7 +322,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 	}
 	// The log gets every transaction, so that the first process to open the store reads it
 	// rather than the quads. The store is empty: there is no history before the import.
-	noHistory := func(from, to TxID) []*Tx { return nil }
+	noHistory := func(from, to record.TxID) []*record.Tx { return nil }
 	if err := b.applyLogged(ctx, all, txs, noHistory); err != nil {
 		return sum, fmt.Errorf("import into %s failed and nothing was written: %w", RedactDSN(dsn), err)
 	}
@@ -351,12 +354,12 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	defer s.wmu.Unlock()
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	if head := s.chain.head(); head != 1 {
+	if head := s.chain.Head(); head != 1 {
 		return ImportSummary{}, fmt.Errorf("import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
 	}
 	fresh := openMemory()
-	ix := NewIndex()
-	sum, err := importTxs(ctx, r, opts, func(tx *Tx, quads []quad.Quad) error {
+	ix := index.New()
+	sum, err := importTxs(ctx, r, opts, func(tx *record.Tx, quads []quad.Quad) error {
 		if err := addToIndex(ix, tx); err != nil {
 			return &ImportError{Tx: tx.ID, Msg: err.Error()}
 		}
@@ -372,8 +375,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	mem.mu.Unlock()
 	old.Close()
 	s.ix.Lock()
-	s.ix.head = ix.head
-	*s.ix.indexData = *ix.indexData
+	s.ix.Replace(ix)
 	s.ix.Unlock()
 	return sum, nil
 }

@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // genExport writes a sound export of n claims, perTx to a transaction, without building a
@@ -24,29 +27,29 @@ import (
 // source. Its own memory does not grow with n.
 func genExport(w io.Writer, n, perTx int) error {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := TxID(0)
-	emit := func(tx *Tx) error {
+	id := record.TxID(0)
+	emit := func(tx *record.Tx) error {
 		id++
 		tx.ID, tx.Time = id, t0.Add(time.Duration(id)*time.Second)
-		return WriteNQuads(w, []*Tx{tx})
+		return codec.WriteNQuads(w, []*record.Tx{tx})
 	}
-	if err := emit(&Tx{By: "owner", Meta: &StoreMeta{Owner: "owner"}, Principals: []*Principal{{Name: "owner", Type: User, Tx: 1}}}); err != nil {
+	if err := emit(&record.Tx{By: "owner", Meta: &record.StoreMeta{Owner: "owner"}, Principals: []*record.Principal{{Name: "owner", Type: record.User, Tx: 1}}}); err != nil {
 		return err
 	}
-	if err := emit(&Tx{By: "owner", Principals: []*Principal{{Name: "a1", Type: Agent, Tx: 2}}}); err != nil {
+	if err := emit(&record.Tx{By: "owner", Principals: []*record.Principal{{Name: "a1", Type: record.Agent, Tx: 2}}}); err != nil {
 		return err
 	}
 	for j := 0; j < n; {
-		tx := &Tx{By: "a1"}
+		tx := &record.Tx{By: "a1"}
 		next := id + 1
 		for ; j < n && len(tx.Claims) < perTx; j++ {
-			c := &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("S%d", j/2), Predicate: "p"}, Version: j%2 + 1},
-				Value: Value{Type: Number, Num: float64(j)}, By: "a1", Kind: Observed, Confidence: 1, Tx: next,
+			c := &record.Claim{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("S%d", j/2), Predicate: "p"}, Version: j%2 + 1},
+				Value: record.Value{Type: record.Number, Num: float64(j)}, By: "a1", Kind: record.Observed, Confidence: 1, Tx: next,
 				Sources: []string{fmt.Sprintf("s%d", j)}}
 			if c.ID.Version == 2 {
-				c.Supersedes = &ClaimID{Key: c.ID.Key, Version: 1}
+				c.Supersedes = &record.ClaimID{Key: c.ID.Key, Version: 1}
 			}
-			tx.Sources = append(tx.Sources, &Source{ID: c.Sources[0], URI: "https://example.com/" + c.ID.Subject, Tx: next})
+			tx.Sources = append(tx.Sources, &record.Source{ID: c.Sources[0], URI: "https://example.com/" + c.ID.Subject, Tx: next})
 			tx.Claims = append(tx.Claims, c)
 		}
 		if err := emit(tx); err != nil {
@@ -63,7 +66,7 @@ func sampleExportText(t *testing.T) string {
 	defer s.Close()
 	writeSample(t, s)
 	var b bytes.Buffer
-	if err := WriteNQuads(&b, txsOf(s)); err != nil {
+	if err := codec.WriteNQuads(&b, txsOf(s)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -182,7 +185,7 @@ func TestImportTarget(t *testing.T) {
 		t.Error("the imported store has no snapshot")
 	}
 	var again bytes.Buffer
-	if err := WriteNQuads(&again, txs); err != nil || again.String() != good {
+	if err := codec.WriteNQuads(&again, txs); err != nil || again.String() != good {
 		t.Fatalf("export of the import differs from the file (%v)", err)
 	}
 	// An existing store, or an existing empty file, is refused and left as it was.
@@ -303,7 +306,7 @@ func TestImportPostgres(t *testing.T) {
 	s := mustOpen(t, dsn, Options{})
 	defer s.Close()
 	var again bytes.Buffer
-	if err := WriteNQuads(&again, txsOf(s)); err != nil || again.String() != good {
+	if err := codec.WriteNQuads(&again, txsOf(s)); err != nil || again.String() != good {
 		t.Fatalf("export of the import differs from the file (%v)", err)
 	}
 	if _, err := ImportStore(ctx, dsn, strings.NewReader(good), Options{}, CheckOptions{}); !errors.Is(err, ErrNotEmpty) {
@@ -340,7 +343,7 @@ func TestImportRefusesTimeAndLaterPrincipals(t *testing.T) {
 	// Klarveld.soc2@1 (tx 3) becomes seen by a principal recorded in a new last transaction.
 	ord := find("<urn:mql:claim:Klarveld.soc2@1> <urn:mql:ord>")
 	ghost := edit(ord, lines[ord], "<urn:mql:claim:Klarveld.soc2@1> <urn:mql:seenBy> <urn:mql:principal:ghost> <urn:mql:tx:3> .\n") +
-		exportOf(t, []*Tx{{ID: 8, Time: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), By: "owner", Principals: []*Principal{{Name: "ghost", Type: Agent, Tx: 8}}}})
+		exportOf(t, []*record.Tx{{ID: 8, Time: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), By: "owner", Principals: []*record.Principal{{Name: "ghost", Type: record.Agent, Tx: 8}}}})
 	cases := []struct {
 		name, text string
 		line       int
@@ -408,7 +411,7 @@ func TestImportStreamsInBoundedMemory(t *testing.T) {
 		runtime.GC()
 		base := heapLive()
 		peakLive = base
-		sum, err := importTxs(context.Background(), counted, CheckOptions{Now: time.Now()}, func(*Tx, []quad.Quad) error {
+		sum, err := importTxs(context.Background(), counted, CheckOptions{Now: time.Now()}, func(*record.Tx, []quad.Quad) error {
 			peakLive = max(peakLive, heapLive())
 			return nil
 		}, nil)

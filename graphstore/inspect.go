@@ -17,6 +17,10 @@ import (
 	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Found says what Inspect found at a data source name.
@@ -38,9 +42,9 @@ type Inspection struct {
 	Found Found
 	// Head is the store's last transaction (FoundStore): 1 when it holds nothing but its
 	// genesis, 0 for an empty Cayley store that Open would give a genesis.
-	Head TxID
+	Head record.TxID
 	// Meta is the owner and strict flag the store was created with (FoundStore, Head ≥ 1).
-	Meta StoreMeta
+	Meta record.StoreMeta
 	// Other says what is there instead of an mql store (FoundOther), e.g. "a directory".
 	Other string
 }
@@ -190,19 +194,19 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 
 // inspectQuads decodes and checks a store's quads as Open does.
 func inspectQuads(quads []quad.Quad) (Inspection, error) {
-	txs, err := decodeTxs(quads)
+	txs, err := codec.DecodeTxs(quads)
 	if err != nil {
 		return other("a Cayley store that does not hold a valid mql memory (%v)", err)
 	}
-	s := &Store{ix: NewIndex()}
+	s := &Store{ix: index.New()}
 	s.chain = indexChain(s.ix)
-	s.ix.reserve(txs)
+	s.ix.Reserve(txs)
 	for _, tx := range txs {
 		if err := s.index(tx); err != nil {
 			return other("a Cayley store that does not hold a valid mql memory (%v)", err)
 		}
 	}
-	in := Inspection{Found: FoundStore, Head: s.chain.head()}
+	in := Inspection{Found: FoundStore, Head: s.chain.Head()}
 	if in.Head > 0 {
 		in.Meta = s.ix.Meta()
 	}

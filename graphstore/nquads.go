@@ -1,127 +1,16 @@
 package graphstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
-
-// WriteNQuads writes txs as RDF 1.1 N-Quads, one quad per line, each transaction's quads in
-// the graph <urn:mql:tx:N> and preceded by a comment line naming it. Literals carry full XSD
-// datatype IRIs, so any RDF or PROV tool can read the file; ReadNQuads reads it back exactly.
-func WriteNQuads(w io.Writer, txs []*Tx) error {
-	bw := bufio.NewWriter(w)
-	for _, tx := range txs {
-		quads, err := encodeTx(tx)
-		if err != nil {
-			return fmt.Errorf("graphstore: export: %w", err)
-		}
-		fmt.Fprintf(bw, "# tx %d at %s by %s\n", tx.ID, tx.Time.UTC().Format(time.RFC3339Nano), oneLine(tx.By))
-		for _, q := range quads {
-			bw.WriteString(formatQuad(q))
-			bw.WriteByte('\n')
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("graphstore: export: %w", err)
-	}
-	return nil
-}
-
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// formatQuad renders one quad as an N-Quads line (without the newline).
-func formatQuad(q quad.Quad) string {
-	var b strings.Builder
-	for i, v := range []quad.Value{q.Subject, q.Predicate, q.Object, q.Label} {
-		if v == nil {
-			continue
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(formatTerm(v))
-	}
-	b.WriteString(" .")
-	return b.String()
-}
-
-// formatTerm renders a term as N-Quads. quad's own String methods are not used for literals:
-// they write datatypes as prefixed names in angle brackets (<xsd:double>), booleans as "True",
-// times without the fraction of a second, and control characters unescaped.
-func formatTerm(v quad.Value) string {
-	switch x := v.(type) {
-	case quad.IRI:
-		return "<" + string(x) + ">"
-	case quad.String:
-		return quoteLit(string(x))
-	case quad.TypedString:
-		return quoteLit(string(x.Value)) + "^^<" + string(x.Type.Full()) + ">"
-	case quad.Int:
-		return quoteLit(strconv.FormatInt(int64(x), 10)) + "^^<" + string(xsdInteger) + ">"
-	case quad.Float:
-		f := float64(x)
-		var s string
-		switch {
-		case math.IsNaN(f):
-			s = "NaN"
-		case math.IsInf(f, 1):
-			s = "INF"
-		case math.IsInf(f, -1):
-			s = "-INF"
-		default:
-			s = strconv.FormatFloat(f, 'g', -1, 64)
-		}
-		return quoteLit(s) + "^^<" + string(xsdDouble) + ">"
-	case quad.Bool:
-		return quoteLit(strconv.FormatBool(bool(x))) + "^^<" + string(xsdBoolean) + ">"
-	case quad.Time:
-		return formatTerm(timeLit(time.Time(x)))
-	}
-	return v.String()
-}
-
-func quoteLit(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
 
 // ReadNQuads reads an export written by WriteNQuads into memory (an import streams instead:
 // see ImportStore). The quads of each transaction must be one contiguous run in its graph
@@ -129,9 +18,9 @@ func quoteLit(s string) string {
 // N-Quad in a transaction graph, is reported by number ("line 17: …"). Each transaction must
 // decode, and when the file starts at the genesis every reference must resolve to something
 // recorded earlier in the file. Every error wraps ErrBadImport.
-func ReadNQuads(r io.Reader) ([]*Tx, error) {
+func ReadNQuads(r io.Reader) ([]*record.Tx, error) {
 	tr := newTxReader(newQuadReader(r), 0)
-	var txs []*Tx
+	var txs []*record.Tx
 	for {
 		g, err := tr.read()
 		if errors.Is(err, io.EOF) {
@@ -140,11 +29,11 @@ func ReadNQuads(r io.Reader) ([]*Tx, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx, err := decodeTx(g.id, canonQuads(g.quads))
+		tx, err := codec.DecodeTx(g.id, canonQuads(g.quads))
 		if err != nil {
 			line := g.lines[0]
-			if de, ok := err.(*decodeError); ok && de.quad != nil {
-				line = g.lineOf(*de.quad)
+			if de, ok := err.(*codec.DecodeError); ok && de.Quad != nil {
+				line = g.lineOf(*de.Quad)
 			}
 			return nil, &ImportError{Line: line, Tx: g.id, Msg: err.Error()}
 		}
@@ -158,16 +47,16 @@ func ReadNQuads(r io.Reader) ([]*Tx, error) {
 
 // checkSequence checks that txs, when they start at the genesis, each only refer to what came
 // before them (the reader checked that their ids follow on).
-func checkSequence(txs []*Tx) error {
+func checkSequence(txs []*record.Tx) error {
 	if len(txs) == 0 || txs[0].ID != 1 {
 		return nil
 	}
-	c := newChain()
+	c := codec.NewChain()
 	for _, tx := range txs {
-		if err := c.check(tx); err != nil {
+		if err := c.Check(tx); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadImport, err)
 		}
-		c.add(tx)
+		c.Add(tx)
 	}
 	return nil
 }
@@ -177,8 +66,8 @@ func checkSequence(txs []*Tx) error {
 // claims of a key) and why. It wraps ErrBadImport.
 type ImportError struct {
 	Line, Column int
-	Tx           TxID   // the transaction concerned, 0 if none
-	Kind         string // the kind of problem the check found (Problem.Kind); "" for the syntax
+	Tx           record.TxID // the transaction concerned, 0 if none
+	Kind         string      // the kind of problem the check found (Problem.Kind); "" for the syntax
 	Msg          string
 }
 
@@ -205,7 +94,7 @@ func (e *ImportError) Unwrap() error { return ErrBadImport }
 
 // txGroup is the quads of one transaction, as read from a file, with the line of each.
 type txGroup struct {
-	id    TxID
+	id    record.TxID
 	quads []quad.Quad
 	lines []int
 }
@@ -213,9 +102,9 @@ type txGroup struct {
 // lineOf is the line of q (compared in canonical form); the transaction's first line if it is
 // not in the group.
 func (g *txGroup) lineOf(q quad.Quad) int {
-	q = canonQuad(q)
+	q = codec.CanonQuad(q)
 	for i := range g.quads {
-		if canonQuad(g.quads[i]) == q {
+		if codec.CanonQuad(g.quads[i]) == q {
 			return g.lines[i]
 		}
 	}
@@ -237,14 +126,16 @@ func (g *txGroup) lineOfSubject(s quad.IRI) int {
 // a time and refuses a file that does otherwise, with the line where it does.
 type txReader struct {
 	src      quadReader
-	start    TxID // the id the first transaction must have; 0: any
-	last     TxID // the id of the last transaction read
+	start    record.TxID // the id the first transaction must have; 0: any
+	last     record.TxID // the id of the last transaction read
 	ahead    *quad.Quad
 	aheadAt  int
 	finished bool
 }
 
-func newTxReader(src quadReader, start TxID) *txReader { return &txReader{src: src, start: start} }
+func newTxReader(src quadReader, start record.TxID) *txReader {
+	return &txReader{src: src, start: start}
+}
 
 // read returns the next transaction's quads, io.EOF after the last, or an *ImportError.
 func (r *txReader) read() (*txGroup, error) {
@@ -299,13 +190,13 @@ func (r *txReader) read() (*txGroup, error) {
 }
 
 // txLabel returns the transaction a quad's graph names.
-func txLabel(q quad.Quad) (TxID, error) {
+func txLabel(q quad.Quad) (record.TxID, error) {
 	if q.Label == nil {
-		return 0, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", prefTx)
+		return 0, fmt.Errorf("quad has no graph; every mql quad names its transaction as <%sN>", codec.PrefTx)
 	}
-	id, ok := parseTxIRI(q.Label)
+	id, ok := codec.ParseTxIRI(q.Label)
 	if !ok {
-		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", show(q.Label), prefTx)
+		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", codec.Show(q.Label), codec.PrefTx)
 	}
 	return id, nil
 }

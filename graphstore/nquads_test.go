@@ -10,10 +10,14 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/graphstore/record/recordtest"
 )
 
 // sampleChain is a valid history from the genesis on, built without a store.
-func sampleChain(t testing.TB) []*Tx {
+func sampleChain(t testing.TB) []*record.Tx {
 	s := mustOpen(t, "memory:", Options{Clock: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }})
 	defer s.Close()
 	writeSample(t, s)
@@ -22,9 +26,9 @@ func sampleChain(t testing.TB) []*Tx {
 
 func TestNQuadsRoundTrip(t *testing.T) {
 	txs := sampleChain(t)
-	full := fullTx()
+	full := recordtest.FullTx()
 	var buf bytes.Buffer
-	if err := WriteNQuads(&buf, txs); err != nil {
+	if err := codec.WriteNQuads(&buf, txs); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -54,9 +58,9 @@ func TestNQuadsRoundTrip(t *testing.T) {
 	}
 	// A single transaction that is not the genesis reads back on its own too.
 	buf.Reset()
-	WriteNQuads(&buf, []*Tx{full})
+	codec.WriteNQuads(&buf, []*record.Tx{full})
 	got, err = ReadNQuads(&buf)
-	if err != nil || !reflect.DeepEqual(got, []*Tx{full}) {
+	if err != nil || !reflect.DeepEqual(got, []*record.Tx{full}) {
 		t.Fatalf("full tx: %v", err)
 	}
 }
@@ -64,7 +68,7 @@ func TestNQuadsRoundTrip(t *testing.T) {
 func TestReadNQuadsErrors(t *testing.T) {
 	txs := sampleChain(t)
 	var buf bytes.Buffer
-	WriteNQuads(&buf, txs)
+	codec.WriteNQuads(&buf, txs)
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	find := func(substr string) int {
 		for i, l := range lines {
@@ -114,16 +118,16 @@ func dropTx(lines []string, id int) []string {
 	return out
 }
 
-func exportOf(t testing.TB, txs []*Tx) string {
+func exportOf(t testing.TB, txs []*record.Tx) string {
 	var buf bytes.Buffer
-	if err := WriteNQuads(&buf, txs); err != nil {
+	if err := codec.WriteNQuads(&buf, txs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
 }
 
 // renumbered exports a copy of tx with another id.
-func renumbered(t testing.TB, tx *Tx, id TxID) string {
+func renumbered(t testing.TB, tx *record.Tx, id record.TxID) string {
 	c := *tx
 	c.ID = id
 	c.Revocations, c.Confirmations, c.Decays = nil, nil, nil
@@ -132,16 +136,16 @@ func renumbered(t testing.TB, tx *Tx, id TxID) string {
 		rc.Tx = id
 		c.Revocations = append(c.Revocations, &rc)
 	}
-	return exportOf(t, []*Tx{&c})
+	return exportOf(t, []*record.Tx{&c})
 }
 
 func FuzzReadNQuads(f *testing.F) {
 	txs := sampleChain(f)
 	var buf bytes.Buffer
-	WriteNQuads(&buf, txs[:3])
+	codec.WriteNQuads(&buf, txs[:3])
 	f.Add(buf.String())
 	buf.Reset()
-	WriteNQuads(&buf, []*Tx{fullTx()})
+	codec.WriteNQuads(&buf, []*record.Tx{recordtest.FullTx()})
 	f.Add(buf.String())
 	f.Add("")
 	f.Add("# comment\n<urn:a> <urn:b> \"c\" <urn:mql:tx:1> .\n")
@@ -157,7 +161,7 @@ func FuzzReadNQuads(f *testing.F) {
 		}
 		// Whatever is accepted exports and reads back to the same transactions.
 		var out bytes.Buffer
-		if err := WriteNQuads(&out, txs); err != nil {
+		if err := codec.WriteNQuads(&out, txs); err != nil {
 			t.Fatalf("accepted input does not export: %v", err)
 		}
 		again, err := ReadNQuads(&out)
@@ -175,7 +179,7 @@ func FuzzReadNQuads(f *testing.F) {
 // integers, doubles, booleans and times are brought to the encoder's forms.
 func TestDecodeLiteralsAsWritten(t *testing.T) {
 	for _, tx := range sampleChain(t) {
-		qs, err := encodeTx(tx)
+		qs, err := codec.EncodeTx(tx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,19 +188,19 @@ func TestDecodeLiteralsAsWritten(t *testing.T) {
 			var typ quad.IRI
 			switch o := q.Object.(type) {
 			case quad.String:
-				lex, typ = string(o), xsdString
+				lex, typ = string(o), codec.XSDString
 			case quad.Int:
-				lex, typ = strconv.FormatInt(int64(o), 10), xsdInteger
+				lex, typ = strconv.FormatInt(int64(o), 10), codec.XSDInteger
 			case quad.Float:
-				lex, typ = strconv.FormatFloat(float64(o), 'g', -1, 64), xsdDouble
+				lex, typ = strconv.FormatFloat(float64(o), 'g', -1, 64), codec.XSDDouble
 			case quad.Bool:
-				lex, typ = strconv.FormatBool(bool(o)), xsdBoolean
+				lex, typ = strconv.FormatBool(bool(o)), codec.XSDBoolean
 			default:
 				continue
 			}
 			qs[i].Object = quad.TypedString{Value: quad.String(lex), Type: typ}
 		}
-		got, err := decodeTx(tx.ID, canonQuads(qs))
+		got, err := codec.DecodeTx(tx.ID, canonQuads(qs))
 		if err != nil || !reflect.DeepEqual(got, tx) {
 			t.Fatalf("tx %d from literals as written: %v", tx.ID, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
@@ -37,11 +39,11 @@ func BenchmarkPostgresWriters(b *testing.B) {
 				if i >= b.N {
 					return
 				}
-				if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
-					tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v},
-						Value: Value{Type: Number, Num: float64(i)}, By: "owner", Kind: Observed, Confidence: 1}}
+				if _, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
+					tx.Claims = []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v},
+						Value: record.Value{Type: record.Number, Num: float64(i)}, By: "owner", Kind: record.Observed, Confidence: 1}}
 					if v > 1 {
-						tx.Claims[0].Supersedes = &ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v - 1}
+						tx.Claims[0].Supersedes = &record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("W%d", w), Predicate: "p"}, Version: v - 1}
 					}
 					return nil
 				}); err != nil {
@@ -62,10 +64,10 @@ func BenchmarkPostgresIngest(b *testing.B) {
 	defer s.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i += 1000 {
-		if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+		if _, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
 			for j := i; j < min(b.N, i+1000); j++ {
-				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
-					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+				tx.Claims = append(tx.Claims, &record.Claim{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: record.Value{Type: record.Number, Num: float64(j % 97)}, By: "owner", Kind: record.Observed, Confidence: 1})
 			}
 			return nil
 		}); err != nil {
@@ -99,10 +101,10 @@ func BenchmarkPostgresOpen(b *testing.B) {
 	dsn := pgtest.Database(b)
 	s := mustOpen(b, dsn, Options{})
 	for i := 0; i < 10_000; i += 1000 {
-		if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+		if _, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
 			for j := i; j < i+1000; j++ {
-				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
-					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+				tx.Claims = append(tx.Claims, &record.Claim{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: record.Value{Type: record.Number, Num: float64(j % 97)}, By: "owner", Kind: record.Observed, Confidence: 1})
 			}
 			return nil
 		}); err != nil {

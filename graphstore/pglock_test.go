@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // pgHoldLock takes the writer lock of dsn in a session named app, as a writer stalled inside
@@ -126,10 +129,10 @@ func TestPostgresStalledWriterIsFenced(t *testing.T) {
 	b := mustOpen(t, dsn, Options{})
 	defer b.Close()
 
-	holding, resume := make(chan TxID), make(chan struct{})
+	holding, resume := make(chan record.TxID), make(chan struct{})
 	stalled := make(chan error, 1)
 	go func() {
-		_, err := a.Write(context.Background(), "owner", func(ix *Index, tx *Tx) error {
+		_, err := a.Write(context.Background(), "owner", func(ix *index.Index, tx *record.Tx) error {
 			if err := countingClaim("STALLED", 1)(ix, tx); err != nil {
 				return err
 			}

@@ -32,6 +32,9 @@ import (
 
 	"github.com/cayleygraph/quad"
 	"github.com/lib/pq"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // pgLogSchema is the log's table. The index on last finds the rows after a process's head.
@@ -57,9 +60,9 @@ const pgCommitChannel = "mql_commit"
 type pgLogState struct {
 	gen     uint64 // the lock it was read under (pgBackend.lockGen); 0: none
 	exists  bool
-	last    TxID // the log's last transaction, 0 if it is empty
-	sealed  TxID // the last transaction of its sealed chunks
-	current bool // its last row was written with the quads' newest row
+	last    record.TxID // the log's last transaction, 0 if it is empty
+	sealed  record.TxID // the last transaction of its sealed chunks
+	current bool        // its last row was written with the quads' newest row
 }
 
 // pgLogQuery reads, in one statement (so from one state of the database), the log's state
@@ -75,7 +78,7 @@ SELECT 1, first, last, 0, 0, data FROM mql_snapshot WHERE last > $1
 ORDER BY 1, 2`
 
 // logRows runs pgLogQuery after head: ok is false when there is no log.
-func (b *pgBackend) logRows(ctx context.Context, head TxID, fn func(kind, a, c, d, e int64, data []byte) error) (ok bool, err error) {
+func (b *pgBackend) logRows(ctx context.Context, head record.TxID, fn func(kind, a, c, d, e int64, data []byte) error) (ok bool, err error) {
 	b.mu.Lock()
 	stmt := b.logStmt
 	b.mu.Unlock()
@@ -126,7 +129,7 @@ func (b *pgBackend) logRows(ctx context.Context, head TxID, fn func(kind, a, c, 
 // txsAfter returns the log's transactions after head, in order, and whether they are all the
 // store holds after head (ok false: the log is missing, behind the quads, or unreadable; read
 // the quads instead).
-func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool, err error) {
+func (b *pgBackend) txsAfter(ctx context.Context, head record.TxID) (txs []*record.Tx, ok bool, err error) {
 	if !b.schema {
 		return nil, false, nil
 	}
@@ -141,7 +144,7 @@ func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool
 	bad := false
 	exists, err := b.logRows(ctx, head, func(kind, a, c, d, e int64, data []byte) error {
 		if kind == 0 {
-			st.sealed, st.last, st.current = TxID(c), TxID(d), a == e
+			st.sealed, st.last, st.current = record.TxID(c), record.TxID(d), a == e
 			return nil
 		}
 		if bad {
@@ -182,7 +185,7 @@ func (b *pgBackend) txsAfter(ctx context.Context, head TxID) (txs []*Tx, ok bool
 // applyLogged is apply that also writes txs, the transactions of the quads, to the log in the
 // same database transaction (rewriting the log whole from history when it is missing or behind),
 // and announces the new head. history returns the committed transactions from..to.
-func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*Tx, history func(from, to TxID) []*Tx) error {
+func (b *pgBackend) applyLogged(ctx context.Context, quads []quad.Quad, txs []*record.Tx, history func(from, to record.TxID) []*record.Tx) error {
 	if len(txs) == 0 {
 		return b.apply(ctx, quads)
 	}
@@ -247,7 +250,7 @@ func (b *pgBackend) lockedLogState() (pgLogState, bool) {
 	return st, b.w != nil && st.gen == b.lockGen
 }
 
-func claimsOf(txs []*Tx) int {
+func claimsOf(txs []*record.Tx) int {
 	n := 0
 	for _, tx := range txs {
 		n += len(tx.Claims)
@@ -258,7 +261,7 @@ func claimsOf(txs []*Tx) int {
 // writeSealed writes the committed transactions from..to and then txs as sealed chunks, one
 // chunk at a time, so that the session is never silent for long (a writer silent for
 // WriteIdleTimeout loses the lock).
-func writeSealed(ctx context.Context, tx *sql.Tx, from, to TxID, history func(from, to TxID) []*Tx, txs []*Tx) error {
+func writeSealed(ctx context.Context, tx *sql.Tx, from, to record.TxID, history func(from, to record.TxID) []*record.Tx, txs []*record.Tx) error {
 	for from <= to {
 		end := min(to, from+snapshotEveryTxs-1)
 		chunks, err := pgChunks(history(from, end), true)
@@ -279,13 +282,13 @@ func writeSealed(ctx context.Context, tx *sql.Tx, from, to TxID, history func(fr
 
 type pgChunk struct {
 	snapshotChunk
-	last   TxID
+	last   record.TxID
 	sealed bool
 }
 
 // pgChunks encodes txs as chunks of at most snapshotEveryTxs transactions and
 // snapshotEveryClaims claims (and at least one transaction).
-func pgChunks(txs []*Tx, sealed bool) ([]pgChunk, error) {
+func pgChunks(txs []*record.Tx, sealed bool) ([]pgChunk, error) {
 	var out []pgChunk
 	for len(txs) > 0 {
 		n, claims := 0, 0
@@ -321,7 +324,7 @@ VALUES ($1, $2, $3, (SELECT coalesce(max(horizon), 0) FROM quads), $4)`,
 // then reads the log. Another process may have committed since the index was loaded: then the
 // log is left to that process's writes, which rewrite it if it is still behind (a writer that
 // finds the log behind its head rewrites it).
-func (b *pgBackend) rebuildLog(ctx context.Context, head TxID, history func(from, to TxID) []*Tx) error {
+func (b *pgBackend) rebuildLog(ctx context.Context, head record.TxID, history func(from, to record.TxID) []*record.Tx) error {
 	if !b.schema || head == 0 {
 		return nil
 	}
@@ -335,7 +338,7 @@ func (b *pgBackend) rebuildLog(ctx context.Context, head TxID, history func(from
 	}
 	defer unlock()
 	var stored bool
-	if err := b.w.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quads WHERE subject_hash = $1)`, quadHash(txIRI(head+1))).Scan(&stored); err != nil {
+	if err := b.w.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quads WHERE subject_hash = $1)`, quadHash(codec.TxIRI(head+1))).Scan(&stored); err != nil {
 		return err
 	}
 	if stored {
@@ -399,14 +402,14 @@ func (b *pgBackend) resetSnapshot(ctx context.Context) error {
 	return err
 }
 
-func (b *pgBackend) txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, error) {
-	own, err := subjectQuads(ctx, b.qs, txIRI(id))
+func (b *pgBackend) txNodeQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error) {
+	own, err := subjectQuads(ctx, b.qs, codec.TxIRI(id))
 	if err != nil {
 		return nil, err
 	}
 	out := own[:0]
 	for _, q := range own {
-		if q.Label == txIRI(id) {
+		if q.Label == codec.TxIRI(id) {
 			q.Object = pgMapText(q.Object, pgUnescapeText)
 			out = append(out, q)
 		}
@@ -417,8 +420,8 @@ func (b *pgBackend) txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, erro
 // txNodeMatches compares the quads of transaction id's node, labelled with it, with want by
 // their hashes, in one query: reading them through Cayley costs a query per value, and the
 // node of a transaction of 1,000 claims names 1,000 records.
-func (b *pgBackend) txNodeMatches(ctx context.Context, id TxID, want []quad.Quad) (bool, error) {
-	node, label := quadHash(txIRI(id)), string(quadHash(txIRI(id)))
+func (b *pgBackend) txNodeMatches(ctx context.Context, id record.TxID, want []quad.Quad) (bool, error) {
+	node, label := quadHash(codec.TxIRI(id)), string(quadHash(codec.TxIRI(id)))
 	rows, err := b.db.QueryContext(ctx, `SELECT predicate_hash, object_hash, label_hash FROM quads WHERE subject_hash = $1`, node)
 	if err != nil {
 		return false, err
@@ -449,7 +452,7 @@ func (b *pgBackend) txNodeMatches(ctx context.Context, id TxID, want []quad.Quad
 // watchCommits calls fn with the head another process announced on each of its commits, and
 // with 0 whenever notifications may have been missed (the listening connection was re-made),
 // until ctx ends.
-func (b *pgBackend) watchCommits(ctx context.Context, fn func(head TxID)) {
+func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID)) {
 	l := pq.NewListener(b.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, _ error) {})
 	defer l.Close()
 	listened := make(chan error, 1)
@@ -492,15 +495,15 @@ func (b *pgBackend) watchCommits(ctx context.Context, fn func(head TxID)) {
 // txLog is a backend whose writes keep a log of decoded transactions beside the quads, in the
 // same database transaction, and announce their commits (PostgreSQL).
 type txLog interface {
-	txsAfter(ctx context.Context, head TxID) ([]*Tx, bool, error)
-	applyLogged(ctx context.Context, quads []quad.Quad, txs []*Tx, history func(from, to TxID) []*Tx) error
-	rebuildLog(ctx context.Context, head TxID, history func(from, to TxID) []*Tx) error
-	watchCommits(ctx context.Context, fn func(head TxID))
+	txsAfter(ctx context.Context, head record.TxID) ([]*record.Tx, bool, error)
+	applyLogged(ctx context.Context, quads []quad.Quad, txs []*record.Tx, history func(from, to record.TxID) []*record.Tx) error
+	rebuildLog(ctx context.Context, head record.TxID, history func(from, to record.TxID) []*record.Tx) error
+	watchCommits(ctx context.Context, fn func(head record.TxID))
 }
 
 // notified is the head a notification announced, or 0 for a lost connection (nil) or a
 // payload that is not a transaction id.
-func notified(n *pq.Notification) TxID {
+func notified(n *pq.Notification) record.TxID {
 	if n == nil {
 		return 0
 	}
@@ -508,7 +511,7 @@ func notified(n *pq.Notification) TxID {
 	if err != nil || id < 0 {
 		return 0
 	}
-	return TxID(id)
+	return record.TxID(id)
 }
 
 var (

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // pgLogRows returns the (first, last, sealed) of every row of the store's transaction log.
@@ -26,7 +29,7 @@ func pgLogRows(t *testing.T, db *sql.DB) [][3]int64 {
 }
 
 // pgScanned returns the transactions the quads of dsn hold, read through Cayley.
-func pgScanned(t *testing.T, dsn string) []*Tx {
+func pgScanned(t *testing.T, dsn string) []*record.Tx {
 	t.Helper()
 	be, err := openPostgres(context.Background(), dsn, true, 0, 0)
 	if err != nil {
@@ -37,7 +40,7 @@ func pgScanned(t *testing.T, dsn string) []*Tx {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txs, err := decodeTxs(quads)
+	txs, err := codec.DecodeTxs(quads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func pgScanned(t *testing.T, dsn string) []*Tx {
 
 // contiguous checks that the log's rows cover 1..head without a gap, and returns how many of
 // them are not sealed.
-func contiguous(t *testing.T, rows [][3]int64, head TxID) (unsealed int) {
+func contiguous(t *testing.T, rows [][3]int64, head record.TxID) (unsealed int) {
 	t.Helper()
 	next := int64(1)
 	for _, r := range rows {
@@ -199,7 +202,7 @@ func TestPostgresLogChecked(t *testing.T) {
 	txs := txsOf(a)
 	a.Close()
 	// A log that says tx 2 was written by someone else, with a valid checksum.
-	forged := make([]*Tx, len(txs))
+	forged := make([]*record.Tx, len(txs))
 	for i, tx := range txs {
 		c := *tx
 		forged[i] = &c
@@ -249,7 +252,7 @@ func TestPostgresLogLastMustMatch(t *testing.T) {
 	writeSample(t, a)
 	txs := txsOf(a)
 	a.Close()
-	forged := make([]*Tx, len(txs))
+	forged := make([]*record.Tx, len(txs))
 	for i, tx := range txs {
 		c := *tx
 		forged[i] = &c

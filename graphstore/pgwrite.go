@@ -18,6 +18,8 @@ import (
 	csql "github.com/cayleygraph/cayley/graph/sql"
 	"github.com/cayleygraph/quad"
 	"github.com/lib/pq"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // The PostgreSQL writer. mql reads a PostgreSQL store through Cayley's SQL quad store but
@@ -113,7 +115,7 @@ type pgWrite struct {
 	// announced on pgCommitChannel (0: none).
 	logRow *pgChunk
 	log    func(context.Context) error
-	notify TxID
+	notify record.TxID
 
 	beforeCommit func(*pgWrite) // see pgBackend
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cayleygraph/cayley/graph"
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
 )
 
 // pgWriterBatches is what TestPostgresWriterMatchesCayley writes: the transactions of a real
@@ -25,7 +27,7 @@ func pgWriterBatches(t *testing.T) [][]quad.Quad {
 	writeSample(t, src)
 	var batches [][]quad.Quad
 	for _, tx := range txsOf(src) {
-		q, err := encodeTx(tx)
+		q, err := codec.EncodeTx(tx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +43,7 @@ func pgWriterBatches(t *testing.T) [][]quad.Quad {
 		quad.String(`literal \x00 text`),
 		quad.String("\\x\x0000 already marked"),
 		quad.String("ünïcödé ✓ \" ' \\ \n\t"),
-		quad.TypedString{Value: "2024-01-02T03:04:05.123456789Z", Type: xsdDateTime},
+		quad.TypedString{Value: "2024-01-02T03:04:05.123456789Z", Type: codec.XSDDateTime},
 		quad.TypedString{Value: `typed \x00 and ` + "\x00", Type: "urn:test:type"},
 		quad.LangString{Value: "bonjour \x00", Lang: "fr"},
 		quad.Int(0), quad.Int(-1), quad.Int(math.MaxInt64), quad.Int(math.MinInt64),

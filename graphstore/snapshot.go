@@ -26,6 +26,10 @@ import (
 	"strings"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // snapshotter is a backend that keeps a snapshot (bbolt: a bucket of the same file;
@@ -37,7 +41,7 @@ type snapshotter interface {
 	// resetSnapshot removes every chunk.
 	resetSnapshot(ctx context.Context) error
 	// txNodeQuads returns the quads whose subject is transaction id's node, labelled with it.
-	txNodeQuads(ctx context.Context, id TxID) ([]quad.Quad, error)
+	txNodeQuads(ctx context.Context, id record.TxID) ([]quad.Quad, error)
 }
 
 // snapshotAppender is a snapshotter whose snapshot the Store writes after commits (bbolt). The
@@ -72,7 +76,7 @@ var recordShape = func() uint64 {
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
-		fmt.Fprintf(h, "%s;", t.String())
+		fmt.Fprintf(h, "%s;", shapeName(t))
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice:
 			walk(t.Elem())
@@ -88,20 +92,37 @@ var recordShape = func() uint64 {
 			}
 		}
 	}
-	walk(reflect.TypeFor[Tx]())
+	walk(reflect.TypeFor[record.Tx]())
 	return h.Sum64()
 }()
 
+// shapeName is t's name in recordShape. The record types are named as when they lived in
+// package graphstore, so that moving them to package record left the fingerprint, and with it
+// every snapshot written before the move, valid.
+func shapeName(t reflect.Type) string {
+	switch {
+	case t.Kind() == reflect.Pointer:
+		return "*" + shapeName(t.Elem())
+	case t.Kind() == reflect.Slice:
+		return "[]" + shapeName(t.Elem())
+	case t.PkgPath() == recordPkg:
+		return "graphstore." + t.Name()
+	}
+	return t.String()
+}
+
+var recordPkg = reflect.TypeFor[record.Tx]().PkgPath()
+
 // snapshotChunk is an encoded run of consecutive transactions starting at first.
 type snapshotChunk struct {
-	first TxID
+	first record.TxID
 	data  []byte
 }
 
 // encodeChunk encodes consecutive transactions as one chunk: a header (magic, format, record
 // shape, count, checksum) and the transactions, gob-encoded in one stream so that type
 // information is written once per chunk.
-func encodeChunk(txs []*Tx) ([]byte, error) {
+func encodeChunk(txs []*record.Tx) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Write(snapshotMagic)
 	var hdr [chunkHeader]byte
@@ -129,7 +150,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var errStaleSnapshot = errors.New("the snapshot was written by another version of mql")
 
-func decodeChunk(b []byte) ([]*Tx, error) {
+func decodeChunk(b []byte) ([]*record.Tx, error) {
 	if !bytes.HasPrefix(b, snapshotMagic) || len(b) < len(snapshotMagic)+chunkHeader {
 		return nil, errors.New("chunk has no snapshot header")
 	}
@@ -143,10 +164,10 @@ func decodeChunk(b []byte) ([]*Tx, error) {
 	n := binary.BigEndian.Uint64(b[9:])
 	r := bytes.NewReader(b[chunkHeader:])
 	dec := gob.NewDecoder(r)
-	txs := make([]*Tx, 0, min(n, 1<<16))
+	txs := make([]*record.Tx, 0, min(n, 1<<16))
 	in := newInterner()
 	for range n {
-		tx := new(Tx)
+		tx := new(record.Tx)
 		if err := dec.Decode(tx); err != nil {
 			return nil, fmt.Errorf("decoding a chunk: %w", err)
 		}
@@ -179,14 +200,14 @@ func (in interner) s(p *string) {
 	*p = v
 }
 
-func (in interner) claimID(c *ClaimID) {
+func (in interner) claimID(c *record.ClaimID) {
 	if c != nil {
 		in.s(&c.Subject)
 		in.s(&c.Predicate)
 	}
 }
 
-func (in interner) tx(tx *Tx) {
+func (in interner) tx(tx *record.Tx) {
 	in.s(&tx.By)
 	for _, c := range tx.Claims {
 		in.claimID(&c.ID)
@@ -227,7 +248,7 @@ func (in interner) tx(tx *Tx) {
 // loadSnapshot fills the index from the backend's snapshot, if it has one that checks out
 // against the quads, and reports whether it did. Caller holds imu; the index is empty.
 func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) {
-	var txs []*Tx
+	var txs []*record.Tx
 	var bad error
 	err := sn.eachSnapshotChunk(ctx, func(c []byte) error {
 		more, err := decodeChunk(c)
@@ -245,23 +266,23 @@ func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) 
 		return false, nil
 	}
 	distrust := func() {
-		s.ix = NewIndex()
+		s.ix = index.New()
 		s.chain = indexChain(s.ix)
 	}
-	s.ix.reserve(txs)
+	s.ix.Reserve(txs)
 	for _, tx := range txs {
 		if err := s.index(tx); err != nil {
 			distrust()
 			return false, nil
 		}
 	}
-	for _, id := range []TxID{1, s.chain.head()} {
+	for _, id := range []record.TxID{1, s.chain.Head()} {
 		if ok, err := s.matchesQuads(ctx, sn, s.ix.Tx(id)); err != nil || !ok {
 			distrust()
 			return false, err
 		}
 	}
-	s.snapHead, s.snapClaims = s.chain.head(), 0
+	s.snapHead, s.snapClaims = s.chain.Head(), 0
 	return true, nil
 }
 
@@ -270,21 +291,21 @@ var errStopChunks = errors.New("stop reading the snapshot")
 // txNodeMatcher is a snapshotter that compares a transaction node's quads with the ones given
 // without reading them back value by value (PostgreSQL: by their hashes, in one query).
 type txNodeMatcher interface {
-	txNodeMatches(ctx context.Context, id TxID, want []quad.Quad) (bool, error)
+	txNodeMatches(ctx context.Context, id record.TxID, want []quad.Quad) (bool, error)
 }
 
 // matchesQuads reports whether the transaction node of tx is exactly what the quads say: its
 // time, principal and the node of every record it wrote. (Comparing every record's quads would
 // cost a Cayley read per quad of a transaction that may hold thousands of claims.)
-func (s *Store) matchesQuads(ctx context.Context, sn snapshotter, tx *Tx) (bool, error) {
+func (s *Store) matchesQuads(ctx context.Context, sn snapshotter, tx *record.Tx) (bool, error) {
 	if tx == nil {
 		return false, nil
 	}
-	all, err := encodeTx(tx)
+	all, err := codec.EncodeTx(tx)
 	if err != nil {
 		return false, nil
 	}
-	node := txIRI(tx.ID)
+	node := codec.TxIRI(tx.ID)
 	var mine []quad.Quad
 	for _, q := range all {
 		if q.Subject == node {
@@ -313,7 +334,7 @@ func sameQuadSet(a, b []quad.Quad) bool {
 	bs := make([]string, len(b))
 	for i := range a {
 		// Cayley may hand back a literal in another Go type than the codec wrote it in.
-		as[i], bs[i] = canonQuad(a[i]).NQuad(), canonQuad(b[i]).NQuad()
+		as[i], bs[i] = codec.CanonQuad(a[i]).NQuad(), codec.CanonQuad(b[i]).NQuad()
 	}
 	slices.Sort(as)
 	slices.Sort(bs)
@@ -331,7 +352,7 @@ func (s *Store) saveSnapshot(ctx context.Context, force bool) {
 	}
 	s.ix.RLock()
 	head := s.ix.Head()
-	var txs []*Tx
+	var txs []*record.Tx
 	if head > s.snapHead {
 		txs = slices.Clone(s.ix.Txs()[s.snapHead:head])
 	}
@@ -368,7 +389,7 @@ func (s *Store) saveSnapshot(ctx context.Context, force bool) {
 func (s *Store) rewriteSnapshot(ctx context.Context) {
 	if lg, ok := s.be.(txLog); ok {
 		// A failure (the lock is busy) leaves the log to the next write, which rewrites it.
-		lg.rebuildLog(ctx, s.chain.head(), s.history)
+		lg.rebuildLog(ctx, s.chain.Head(), s.history)
 		return
 	}
 	sn, ok := s.be.(snapshotAppender)

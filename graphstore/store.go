@@ -1,3 +1,12 @@
+// Package graphstore stores mql's transactions as quads in Cayley and reads them back: Open
+// and the Store (group commits, staged writes, catching up with other processes), the
+// backends (memory, bbolt with its file checks, PostgreSQL with its transaction log and
+// writer; backend_cayley.go holds what they share), the snapshot of a bbolt store, the check
+// of a whole store (check.go, checker.go, checkstate.go), import, and inspection. It is the
+// only package that imports Cayley.
+//
+// What is stored is not defined here: the records are package record's, their quads package
+// codec's, and the in-memory index, its views and a claim's state package index's.
 package graphstore
 
 import (
@@ -10,6 +19,10 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Options configure Open.
@@ -56,12 +69,12 @@ type Store struct {
 	broken bool       // a write failed; reopen the Cayley handle before the next one (trap 1)
 
 	imu   sync.Mutex // serialises extending the index (Refresh and commits)
-	ix    *Index
-	chain *chain
+	ix    *index.Index
+	chain *codec.Chain
 
 	// The snapshot (see snapshot.go) holds transactions 1..snapHead; snapClaims claims were
 	// committed after it. Guarded by imu.
-	snapHead     TxID
+	snapHead     record.TxID
 	snapClaims   int
 	fromSnapshot bool // the index was loaded from the snapshot at open (tests check it)
 	snapBroken   bool // Check found the snapshot wrong: write no more of it until reopened
@@ -102,7 +115,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := NewIndex()
+	ix := index.New()
 	s := &Store{be: be, clock: opts.Clock, ix: ix, chain: indexChain(ix)}
 	if err := s.load(ctx, opts); err != nil {
 		be.close()
@@ -122,7 +135,7 @@ func (s *Store) watch(lg txLog) {
 	s.stopWatch, s.watchDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.watchDone)
-		lg.watchCommits(ctx, func(head TxID) {
+		lg.watchCommits(ctx, func(head record.TxID) {
 			if head > 0 {
 				s.ix.RLock()
 				known := s.ix.Head() >= head
@@ -138,10 +151,10 @@ func (s *Store) watch(lg txLog) {
 
 // history returns the committed transactions from..to, for the PostgreSQL log. Caller holds
 // imu.
-func (s *Store) history(from, to TxID) []*Tx {
+func (s *Store) history(from, to record.TxID) []*record.Tx {
 	s.ix.RLock()
 	defer s.ix.RUnlock()
-	out := make([]*Tx, 0, max(0, int(to-from+1)))
+	out := make([]*record.Tx, 0, max(0, int(to-from+1)))
 	for id := from; id <= to; id++ {
 		out = append(out, s.ix.Tx(id))
 	}
@@ -214,22 +227,22 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 		if err != nil {
 			return storageErr("reading the store", err)
 		}
-		txs, err := decodeTxs(quads)
+		txs, err := codec.DecodeTxs(quads)
 		if err != nil {
 			return invalid(err)
 		}
 		quads = nil // the decoded transactions are all that is kept
-		s.ix.reserve(txs)
+		s.ix.Reserve(txs)
 		for _, tx := range txs {
 			if err := s.index(tx); err != nil {
 				return invalid(err)
 			}
 		}
-		if s.chain.head() > 0 {
+		if s.chain.Head() > 0 {
 			s.rewriteSnapshot(ctx)
 		}
 	}
-	if s.chain.head() > 0 {
+	if s.chain.Head() > 0 {
 		return nil
 	}
 	unlock, err := s.be.lockWriters(ctx)
@@ -237,15 +250,15 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
-	if err := s.refreshLocked(ctx); err != nil || s.chain.head() > 0 {
+	if err := s.refreshLocked(ctx); err != nil || s.chain.Head() > 0 {
 		return err
 	}
 	if opts.MustExist && s.be.kind() != "memory" {
 		return errNoStore(nil, "%s holds no mql memory (no genesis transaction)", s.be.name())
 	}
-	_, err = s.commit(ctx, opts.Owner, func(_ *Index, tx *Tx) error {
-		tx.Meta = &StoreMeta{Owner: opts.Owner, Strict: opts.Strict}
-		tx.Principals = []*Principal{{Name: opts.Owner, Type: User, Tx: tx.ID}}
+	_, err = s.commit(ctx, opts.Owner, func(_ *index.Index, tx *record.Tx) error {
+		tx.Meta = &record.StoreMeta{Owner: opts.Owner, Strict: opts.Strict}
+		tx.Principals = []*record.Principal{{Name: opts.Owner, Type: record.User, Tx: tx.ID}}
 		return nil
 	})
 	if err == nil {
@@ -256,18 +269,18 @@ func (s *Store) load(ctx context.Context, opts Options) error {
 }
 
 // index checks tx against what is indexed and adds it. Caller holds imu.
-func (s *Store) index(tx *Tx) error {
-	if err := s.chain.check(tx); err != nil {
+func (s *Store) index(tx *record.Tx) error {
+	if err := s.chain.Check(tx); err != nil {
 		return err
 	}
 	if err := addToIndex(s.ix, tx); err != nil {
 		return err
 	}
-	s.chain.add(tx)
+	s.chain.Add(tx)
 	return nil
 }
 
-func addPending(ix *Index, tx *Tx) (err error) {
+func addPending(ix *index.Index, tx *record.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("tx %d cannot be indexed: %v", tx.ID, r)
@@ -275,11 +288,11 @@ func addPending(ix *Index, tx *Tx) (err error) {
 	}()
 	ix.Lock()
 	defer ix.Unlock()
-	ix.addPending(tx)
+	ix.AddPending(tx)
 	return nil
 }
 
-func addToIndex(ix *Index, tx *Tx) (err error) {
+func addToIndex(ix *index.Index, tx *record.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("tx %d cannot be indexed: %v", tx.ID, r)
@@ -321,7 +334,7 @@ func (s *Store) Created() bool { return s.created }
 
 // Index is the live index. Lock it (RLock) for the whole of a read; call Refresh first, not
 // while holding it.
-func (s *Store) Index() *Index { return s.ix }
+func (s *Store) Index() *index.Index { return s.ix }
 
 func (s *Store) enter() error {
 	s.life.RLock()
@@ -352,18 +365,18 @@ func (s *Store) leave() { s.life.RUnlock() }
 //
 // If build returns an error nothing is written for that writer and that error is returned
 // unchanged; the other writers of its group are unaffected. If the transaction is malformed
-// (see encodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
+// (see codec.EncodeTx) or refers to claims, artifacts or sources that were never recorded, nothing is
 // written for it and the error says why. If Cayley fails, every writer of the group gets an
 // error wrapping ErrStorage, nothing of the group is recorded or indexed, and the Cayley handle
 // is reopened before the next write. (On PostgreSQL, if the connection fails during the commit
 // itself, the store asks PostgreSQL whether it committed; only if it cannot be asked does the
 // error say the group may have been recorded, and the next Refresh or Write loads it if it was.)
-func (s *Store) Write(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
+func (s *Store) Write(ctx context.Context, by string, build func(ix *index.Index, tx *record.Tx) error) (*record.Tx, error) {
 	return s.write(&writer{ctx: ctx, by: by, build: build})
 }
 
 // write queues w and waits until a group commit stored or failed it.
-func (s *Store) write(w *writer) (*Tx, error) {
+func (s *Store) write(w *writer) (*record.Tx, error) {
 	if err := w.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -402,7 +415,7 @@ func (s *Store) write(w *writer) (*Tx, error) {
 // leader holds the lock that serialises every change to the index, so nothing else changes it
 // meanwhile) and must not call back into the Store. Forgetting a failed staged transaction
 // rebuilds the index from memory, which costs time in proportion to the store.
-func (s *Store) WriteStaged(ctx context.Context, by string, build func(ix *Index, tx *Tx, stage func() error) error) (*Tx, error) {
+func (s *Store) WriteStaged(ctx context.Context, by string, build func(ix *index.Index, tx *record.Tx, stage func() error) error) (*record.Tx, error) {
 	return s.write(&writer{ctx: ctx, by: by, staged: build})
 }
 
@@ -410,10 +423,10 @@ func (s *Store) WriteStaged(ctx context.Context, by string, build func(ix *Index
 type writer struct {
 	ctx      context.Context
 	by       string
-	build    func(ix *Index, tx *Tx) error
-	staged   func(ix *Index, tx *Tx, stage func() error) error // WriteStaged's build, instead of build
-	indexed  bool                                              // the staged build indexed its tx already
-	tx       *Tx
+	build    func(ix *index.Index, tx *record.Tx) error
+	staged   func(ix *index.Index, tx *record.Tx, stage func() error) error // WriteStaged's build, instead of build
+	indexed  bool                                                           // the staged build indexed its tx already
+	tx       *record.Tx
 	err      error
 	panicked any  // what build panicked with, re-raised by Write
 	done     bool // set under wmu
@@ -489,7 +502,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			continue
 		}
 		if w.indexed {
-			s.chain.add(tx)
+			s.chain.Add(tx)
 			w.tx = tx
 			quads = append(quads, q...)
 			built = append(built, w)
@@ -501,7 +514,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 			fail(group, fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of its group was written: %v: %w", tx.ID, err, ErrStorage))
 			return
 		}
-		s.chain.add(tx)
+		s.chain.Add(tx)
 		w.tx = tx
 		quads = append(quads, q...)
 		built = append(built, w)
@@ -509,7 +522,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	if len(built) == 0 {
 		return
 	}
-	txs := make([]*Tx, len(built))
+	txs := make([]*record.Tx, len(built))
 	for i, w := range built {
 		txs[i] = w.tx
 	}
@@ -524,7 +537,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		return
 	}
 	s.ix.Lock()
-	s.ix.commitTo(built[len(built)-1].tx.ID)
+	s.ix.CommitTo(built[len(built)-1].tx.ID)
 	s.ix.Unlock()
 	for _, w := range built {
 		w.done = true
@@ -538,7 +551,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 // database transaction, unless a check found the log wrong since this Store was opened: the
 // index may then hold what the log said, and must not be written back (the others read the
 // quads until a process opened since rewrites the log). Caller holds the writer lock and imu.
-func (s *Store) apply(ctx context.Context, quads []quad.Quad, txs []*Tx) error {
+func (s *Store) apply(ctx context.Context, quads []quad.Quad, txs []*record.Tx) error {
 	if lg, ok := s.be.(txLog); ok && !s.snapBroken {
 		return lg.applyLogged(ctx, quads, txs, s.history)
 	}
@@ -558,13 +571,13 @@ func outcome(err error) string {
 // the chain, which asks the index) goes back to the committed head. Caller holds imu.
 func (s *Store) dropPending() {
 	s.ix.Lock()
-	s.ix.dropPending()
+	s.ix.DropPending()
 	s.ix.Unlock()
 }
 
 // buildGuarded runs buildOne for a queued writer, catching a panic in its build so that it
 // fails only that writer (Write re-raises it in the writer's goroutine).
-func (s *Store) buildGuarded(w *writer) (tx *Tx, quads []quad.Quad, err error) {
+func (s *Store) buildGuarded(w *writer) (tx *record.Tx, quads []quad.Quad, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.panicked = r
@@ -579,19 +592,19 @@ func (s *Store) buildGuarded(w *writer) (tx *Tx, quads []quad.Quad, err error) {
 
 // buildStaged runs a WriteStaged build (see there). Caller holds imu. On success the tx is
 // indexed as pending (w.indexed); on failure the index is as it was before.
-func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
+func (s *Store) buildStaged(w *writer) (*record.Tx, []quad.Quad, error) {
 	if err := w.ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	h := s.ix.buildHandle()
-	tx := &Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: w.by}
-	var done txMark // what is indexed of tx
+	h := s.ix.BuildHandle()
+	tx := &record.Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: w.by}
+	var done index.Mark // what is indexed of tx
 	appended, ok := false, false
 	var broken error // indexing failed: the index may be half-changed
 	defer func() {   // also when build panics
 		if !ok && appended {
 			s.ix.Lock()
-			s.ix.dropFrom(tx.ID)
+			s.ix.DropFrom(tx.ID)
 			s.ix.Unlock()
 		}
 	}()
@@ -599,23 +612,22 @@ func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
 		if broken != nil {
 			return broken
 		}
-		part := tx.since(done)
+		part := index.Since(tx, done)
 		normalize(part)
-		if err := s.chain.checkPart(part, appended); err != nil {
+		if err := s.chain.CheckPart(part, appended); err != nil {
 			return fmt.Errorf("graphstore: refusing to write: %w", err)
 		}
 		s.ix.Lock()
 		defer s.ix.Unlock()
 		if !appended {
-			s.ix.txs = append(s.ix.txs, tx)
+			s.ix.AppendStaged(h, tx)
 			appended = true
-			h.head = tx.ID
 		}
 		if err := addRecordsGuarded(s.ix, tx, done); err != nil {
 			broken = err
 			return err
 		}
-		done = markOf(tx)
+		done = index.MarkOf(tx)
 		return nil
 	}
 	if err := w.staged(h, tx, stage); err != nil {
@@ -628,7 +640,7 @@ func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
 		return nil, nil, broken
 	}
 	normalize(tx)
-	quads, err := encodeTx(tx)
+	quads, err := codec.EncodeTx(tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
 	}
@@ -636,30 +648,30 @@ func (s *Store) buildStaged(w *writer) (*Tx, []quad.Quad, error) {
 	return tx, quads, nil
 }
 
-// addRecordsGuarded is ix.addRecords, with a panic (a reference the chain check let through)
+// addRecordsGuarded is ix.AddRecords, with a panic (a reference the chain check let through)
 // returned as an error. Caller holds ix's write lock.
-func addRecordsGuarded(ix *Index, tx *Tx, m txMark) (err error) {
+func addRecordsGuarded(ix *index.Index, tx *record.Tx, m index.Mark) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, r, ErrStorage)
 		}
 	}()
-	ix.addRecords(tx, m)
+	ix.AddRecords(tx, m)
 	return nil
 }
 
 // buildOne builds, normalises, encodes and checks one transaction on top of everything indexed
 // (committed or pending). Caller holds imu.
-func (s *Store) buildOne(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, []quad.Quad, error) {
+func (s *Store) buildOne(ctx context.Context, by string, build func(ix *index.Index, tx *record.Tx) error) (*record.Tx, []quad.Quad, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	var tx *Tx
+	var tx *record.Tx
 	err := func() error {
 		s.ix.RLock()
 		defer s.ix.RUnlock() // even if build panics
-		h := s.ix.buildHandle()
-		tx = &Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: by}
+		h := s.ix.BuildHandle()
+		tx = &record.Tx{ID: h.Head() + 1, Time: s.clock().UTC(), By: by}
 		// Transaction times never go backwards (reads as of a time search them, and a check
 		// refuses a store whose times do): a clock stepped back stamps the previous time.
 		if prev := h.Tx(h.Head()); prev != nil && tx.Time.Before(prev.Time) {
@@ -671,11 +683,11 @@ func (s *Store) buildOne(ctx context.Context, by string, build func(ix *Index, t
 		return nil, nil, err
 	}
 	normalize(tx)
-	quads, err := encodeTx(tx)
+	quads, err := codec.EncodeTx(tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
 	}
-	if err := s.chain.check(tx); err != nil {
+	if err := s.chain.Check(tx); err != nil {
 		return nil, nil, fmt.Errorf("graphstore: refusing to write: %w", err)
 	}
 	return tx, quads, nil
@@ -683,7 +695,7 @@ func (s *Store) buildOne(ctx context.Context, by string, build func(ix *Index, t
 
 // commit builds, checks, applies and indexes one transaction on its own (the genesis). Caller
 // holds the writer lock and imu, with the index up to date and nothing pending.
-func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx *Tx) error) (*Tx, error) {
+func (s *Store) commit(ctx context.Context, by string, build func(ix *index.Index, tx *record.Tx) error) (*record.Tx, error) {
 	if s.broken {
 		if err := s.be.reopen(ctx); err != nil {
 			return nil, storageErr("reopening after a failed write", err)
@@ -694,20 +706,20 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *Index, tx 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(ctx, quads, []*Tx{tx}); err != nil {
+	if err := s.apply(ctx, quads, []*record.Tx{tx}); err != nil {
 		s.broken = true
 		return nil, fmt.Errorf("graphstore: writing tx %d failed %s; the store will be reopened before the next write: %w: %w", tx.ID, outcome(err), ErrStorage, err)
 	}
 	if err := addToIndex(s.ix, tx); err != nil {
 		return nil, fmt.Errorf("graphstore: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
 	}
-	s.chain.add(tx)
+	s.chain.Add(tx)
 	return tx, nil
 }
 
 // normalize stamps records with their transaction and puts every time in UTC.
-func normalize(tx *Tx) {
-	stamp := func(t *TxID) {
+func normalize(tx *record.Tx) {
+	stamp := func(t *record.TxID) {
 		if *t == 0 {
 			*t = tx.ID
 		}
@@ -738,7 +750,7 @@ func normalize(tx *Tx) {
 			stamp(&c.Tx)
 			utc(&c.ValidFrom)
 			utc(&c.ValidUntil)
-			if c.Value.Type == Time {
+			if c.Value.Type == record.Time {
 				utc(&c.Value.Time)
 			}
 		}
@@ -826,7 +838,7 @@ func (s *Store) loadNewer(ctx context.Context) error {
 		}
 	}()
 	if lg, ok := s.be.(txLog); ok {
-		txs, ok, err := lg.txsAfter(ctx, s.chain.head())
+		txs, ok, err := lg.txsAfter(ctx, s.chain.Head())
 		if err != nil {
 			return storageErr("reading the transaction log", err)
 		}
@@ -841,7 +853,7 @@ func (s *Store) loadNewer(ctx context.Context) error {
 		}
 	}
 	for {
-		id := s.chain.head() + 1
+		id := s.chain.Head() + 1
 		quads, err := s.be.txQuads(ctx, id)
 		if err != nil {
 			return storageErr(fmt.Sprintf("loading tx %d", id), err)
@@ -850,7 +862,7 @@ func (s *Store) loadNewer(ctx context.Context) error {
 			return nil
 		}
 		loaded = true
-		txs, err := decodeTxs(quads)
+		txs, err := codec.DecodeTxs(quads)
 		if err == nil && (len(txs) != 1 || txs[0].ID != id) {
 			err = fmt.Errorf("tx %d decoded as %d transactions", id, len(txs))
 		}
@@ -899,3 +911,20 @@ func waitAll(group []*writer) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// indexChain checks against ix, which the caller extends after each check (add does nothing).
+// Whoever changes ix holds the lock that serialises that (the Store's imu), so the lookups need
+// no index lock.
+func indexChain(ix *index.Index) *codec.Chain { return codec.ChainOver(indexRecords{ix}) }
+
+// indexRecords answers a chain's questions from an index.
+type indexRecords struct{ ix *index.Index }
+
+func (r indexRecords) Top() record.TxID                      { return r.ix.Top() }
+func (r indexRecords) HasClaim(id record.ClaimID) bool       { return r.ix.HasClaim(id) }
+func (r indexRecords) HasArtifact(id record.ArtifactID) bool { return r.ix.HasArtifact(id) }
+func (r indexRecords) Add(*record.Tx)                        {}
+func (r indexRecords) HasToken(id string) bool               { return r.ix.HasToken(id) }
+func (r indexRecords) HasSource(id string) bool              { return r.ix.HasSource(id) }
+func (r indexRecords) KeyVersion(k record.Key) int           { return r.ix.KeyVersion(k) }
+func (r indexRecords) ArtifactVersion(name string) int       { return r.ix.ArtifactVersion(name) }

@@ -7,6 +7,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/graphstore/record/recordtest"
 	"github.com/mql-dev/mql/internal/pgtest"
 	"io"
 	"os"
@@ -61,14 +65,14 @@ func mustOpen(t testing.TB, dsn string, opts Options) *Store {
 	return s
 }
 
-func txsOf(s *Store) []*Tx {
+func txsOf(s *Store) []*record.Tx {
 	ix := s.Index()
 	ix.RLock()
 	defer ix.RUnlock()
-	return append([]*Tx(nil), ix.Txs()...)
+	return append([]*record.Tx(nil), ix.Txs()...)
 }
 
-func head(s *Store) TxID {
+func head(s *Store) record.TxID {
 	ix := s.Index()
 	ix.RLock()
 	defer ix.RUnlock()
@@ -84,14 +88,14 @@ func quadCount(t testing.TB, s *Store) int64 {
 	return n
 }
 
-func sameTxs(t *testing.T, got, want []*Tx) {
+func sameTxs(t *testing.T, got, want []*record.Tx) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d transactions, want %d", len(got), len(want))
 	}
 	for i := range got {
 		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Fatalf("tx %d differs:\n got %s\nwant %s", want[i].ID, dumpTx(got[i]), dumpTx(want[i]))
+			t.Fatalf("tx %d differs:\n got %s\nwant %s", want[i].ID, showTx(got[i]), showTx(want[i]))
 		}
 	}
 }
@@ -100,44 +104,44 @@ func sameTxs(t *testing.T, got, want []*Tx) {
 func writeSample(t testing.TB, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	steps := []func(ix *Index, tx *Tx) error{
-		func(_ *Index, tx *Tx) error {
-			tx.Principals = []*Principal{{Name: "alice", Type: User}, {Name: "worker-3", Type: Agent}, {Name: "scraper/v2", Type: Tool}}
-			tx.Grants = []*Grant{{ID: fmt.Sprintf("g%d.1", tx.ID), Grantee: "worker-3", Right: RightAssert, Scope: "price_per_seat", By: "owner"}}
-			tx.Sources = []*Source{{ID: "src:Klarveld:rev0", Excerpt: "44 €/seat \\x00 \"q\"", URI: "https://k.example/p", Revision: "rev0"}}
+	steps := []func(ix *index.Index, tx *record.Tx) error{
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Principals = []*record.Principal{{Name: "alice", Type: record.User}, {Name: "worker-3", Type: record.Agent}, {Name: "scraper/v2", Type: record.Tool}}
+			tx.Grants = []*record.Grant{{ID: fmt.Sprintf("g%d.1", tx.ID), Grantee: "worker-3", Right: record.RightAssert, Scope: "price_per_seat", By: "owner"}}
+			tx.Sources = []*record.Source{{ID: "src:Klarveld:rev0", Excerpt: "44 €/seat \\x00 \"q\"", URI: "https://k.example/p", Revision: "rev0"}}
 			return nil
 		},
-		func(_ *Index, tx *Tx) error {
-			tx.Claims = []*Claim{
-				{ID: *cid("Klarveld.price_per_seat@1"), Value: Value{Type: Number, Num: 44}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: Observed, Confidence: 0.9, Grant: "g2.1"},
-				{ID: *cid("Klarveld.region@1"), Value: Value{Type: String, Str: `EU \x00 \x\x0000 \`}, By: "worker-3", Kind: Observed, Confidence: 0.8,
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{
+				{ID: *recordtest.ID("Klarveld.price_per_seat@1"), Value: record.Value{Type: record.Number, Num: 44}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: record.Observed, Confidence: 0.9, Grant: "g2.1"},
+				{ID: *recordtest.ID("Klarveld.region@1"), Value: record.Value{Type: record.String, Str: `EU \x00 \x\x0000 \`}, By: "worker-3", Kind: record.Observed, Confidence: 0.8,
 					ValidUntil: time.Date(2027, 1, 1, 0, 0, 0, 5, time.FixedZone("X", 3600))},
-				{ID: *cid("Klarveld.founded@1"), Value: Value{Type: Time, Time: time.Date(1999, 1, 2, 3, 4, 5, 6, time.UTC)}, By: "alice", Kind: Inferred, Confidence: 0.5, SeenBy: []string{"alice", "worker-3"}},
-				{ID: *cid("Klarveld.soc2@1"), Value: Value{Type: Bool, Bool: true}, By: "alice", Kind: Observed, Confidence: 1},
-				{ID: *cid("Klarveld.parent@1"), Value: Value{Type: Ref, Str: "Brimsole"}, By: "alice", Kind: Inferred, Confidence: 0.3},
+				{ID: *recordtest.ID("Klarveld.founded@1"), Value: record.Value{Type: record.Time, Time: time.Date(1999, 1, 2, 3, 4, 5, 6, time.UTC)}, By: "alice", Kind: record.Inferred, Confidence: 0.5, SeenBy: []string{"alice", "worker-3"}},
+				{ID: *recordtest.ID("Klarveld.soc2@1"), Value: record.Value{Type: record.Bool, Bool: true}, By: "alice", Kind: record.Observed, Confidence: 1},
+				{ID: *recordtest.ID("Klarveld.parent@1"), Value: record.Value{Type: record.Ref, Str: "Brimsole"}, By: "alice", Kind: record.Inferred, Confidence: 0.3},
 			}
 			return nil
 		},
-		func(_ *Index, tx *Tx) error {
-			tx.Claims = []*Claim{
-				{ID: *cid("Klarveld.price_per_seat@2"), Value: Value{Type: Number, Num: 4.4}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: Observed, Confidence: 0.9, Supersedes: cid("Klarveld.price_per_seat@1")},
-				{ID: *cid("Klarveld.price_per_seat@3"), Value: Value{Type: Number, Num: 44}, By: "worker-3", Kind: Inferred, Confidence: 0.6, Contests: cid("Klarveld.price_per_seat@2")},
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{
+				{ID: *recordtest.ID("Klarveld.price_per_seat@2"), Value: record.Value{Type: record.Number, Num: 4.4}, By: "worker-3", Sources: []string{"src:Klarveld:rev0"}, Kind: record.Observed, Confidence: 0.9, Supersedes: recordtest.ID("Klarveld.price_per_seat@1")},
+				{ID: *recordtest.ID("Klarveld.price_per_seat@3"), Value: record.Value{Type: record.Number, Num: 44}, By: "worker-3", Kind: record.Inferred, Confidence: 0.6, Contests: recordtest.ID("Klarveld.price_per_seat@2")},
 			}
 			return nil
 		},
-		func(_ *Index, tx *Tx) error {
-			tx.Revocations = []*Revocation{{ID: fmt.Sprintf("r%d.1", tx.ID), Claim: *cid("Klarveld.price_per_seat@2"), By: "alice", Because: "misread the page", Standing: "owner", ReplacedBy: cid("Klarveld.price_per_seat@3")}}
-			tx.Confirmations = []*Confirmation{{ID: fmt.Sprintf("c%d.1", tx.ID), Claim: *cid("Klarveld.soc2@1"), By: "alice", Standing: "owner"}}
-			tx.Decays = []*Decay{{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner"}}
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Revocations = []*record.Revocation{{ID: fmt.Sprintf("r%d.1", tx.ID), Claim: *recordtest.ID("Klarveld.price_per_seat@2"), By: "alice", Because: "misread the page", Standing: "owner", ReplacedBy: recordtest.ID("Klarveld.price_per_seat@3")}}
+			tx.Confirmations = []*record.Confirmation{{ID: fmt.Sprintf("c%d.1", tx.ID), Claim: *recordtest.ID("Klarveld.soc2@1"), By: "alice", Standing: "owner"}}
+			tx.Decays = []*record.Decay{{Predicate: "signal", HalfLife: 10 * time.Minute, By: "owner"}}
 			return nil
 		},
-		func(_ *Index, tx *Tx) error {
-			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan:pick-vendor", 1}, DerivedFrom: []NodeRef{{Claim: cid("Klarveld.price_per_seat@3")}, {Claim: cid("Klarveld.soc2@1")}}, By: "worker-3", Confidence: 1}}
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Artifacts = []*record.Artifact{{ID: record.ArtifactID{Name: "plan:pick-vendor", Version: 1}, DerivedFrom: []record.NodeRef{{Claim: recordtest.ID("Klarveld.price_per_seat@3")}, {Claim: recordtest.ID("Klarveld.soc2@1")}}, By: "worker-3", Confidence: 1}}
 			return nil
 		},
-		func(_ *Index, tx *Tx) error {
-			tx.Reviews = []*Review{{ID: fmt.Sprintf("v%d.1", tx.ID), Artifact: ArtifactID{"plan:pick-vendor", 1}, By: "alice", Because: "re-checked"}}
-			tx.Artifacts = []*Artifact{{ID: ArtifactID{"plan:pick-vendor", 2}, DerivedFrom: []NodeRef{{Artifact: &ArtifactID{"plan:pick-vendor", 1}}}, By: "worker-3", Confidence: 0.5, SeenBy: []string{"worker-3"}}}
+		func(_ *index.Index, tx *record.Tx) error {
+			tx.Reviews = []*record.Review{{ID: fmt.Sprintf("v%d.1", tx.ID), Artifact: record.ArtifactID{Name: "plan:pick-vendor", Version: 1}, By: "alice", Because: "re-checked"}}
+			tx.Artifacts = []*record.Artifact{{ID: record.ArtifactID{Name: "plan:pick-vendor", Version: 2}, DerivedFrom: []record.NodeRef{{Artifact: &record.ArtifactID{Name: "plan:pick-vendor", Version: 1}}}, By: "worker-3", Confidence: 0.5, SeenBy: []string{"worker-3"}}}
 			return nil
 		},
 	}
@@ -166,9 +170,9 @@ func TestGenesis(t *testing.T) {
 			t.Fatalf("%d transactions after creation", len(txs))
 		}
 		g := txs[0]
-		want := &Tx{ID: 1, Time: g.Time, By: "boss", Meta: &StoreMeta{Owner: "boss", Strict: true}, Principals: []*Principal{{Name: "boss", Type: User, Tx: 1}}}
+		want := &record.Tx{ID: 1, Time: g.Time, By: "boss", Meta: &record.StoreMeta{Owner: "boss", Strict: true}, Principals: []*record.Principal{{Name: "boss", Type: record.User, Tx: 1}}}
 		if !reflect.DeepEqual(g, want) || g.Time.Location() != time.UTC || time.Since(g.Time) > time.Minute {
-			t.Fatalf("genesis %s", dumpTx(g))
+			t.Fatalf("genesis %s", showTx(g))
 		}
 		n := quadCount(t, s)
 		if err := s.Close(); err != nil {
@@ -180,7 +184,7 @@ func TestGenesis(t *testing.T) {
 		// Reopening does not write a second genesis, and the recorded meta wins over Options.
 		s = mustOpen(t, dsn, Options{Owner: "someone-else"})
 		defer s.Close()
-		sameTxs(t, txsOf(s), []*Tx{g})
+		sameTxs(t, txsOf(s), []*record.Tx{g})
 		if got := quadCount(t, s); got != n {
 			t.Fatalf("reopen: %d quads, had %d", got, n)
 		}
@@ -216,8 +220,8 @@ func TestReopenLoadsEverything(t *testing.T) {
 			t.Errorf("text changed: %q", got)
 		}
 		// And a write after reopening continues the ids.
-		tx, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
-			tx.Decays = []*Decay{{Predicate: "p", HalfLife: time.Hour, By: "owner"}}
+		tx, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
+			tx.Decays = []*record.Decay{{Predicate: "p", HalfLife: time.Hour, By: "owner"}}
 			return nil
 		})
 		if err != nil || tx.ID != want[len(want)-1].ID+1 {
@@ -235,24 +239,24 @@ func TestWriteAtomicity(t *testing.T) {
 		n, h := quadCount(t, s), head(s)
 
 		boom := errors.New("boom")
-		tx, err := s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
-			tx.Claims = []*Claim{{ID: *cid("X.p@1"), Value: Value{Type: String, Str: "x"}, By: "owner", Kind: Inferred, Confidence: 1}}
+		tx, err := s.Write(ctx, "owner", func(ix *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{{ID: *recordtest.ID("X.p@1"), Value: record.Value{Type: record.String, Str: "x"}, By: "owner", Kind: record.Inferred, Confidence: 1}}
 			return boom
 		})
 		if err != boom || tx != nil {
 			t.Fatalf("build error came back as %v, %v", tx, err)
 		}
 		// A transaction that refers to a claim never recorded is refused before writing.
-		_, err = s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
-			tx.Revocations = []*Revocation{{ID: "r", Claim: *cid("Nobody.p@1"), By: "owner"}}
+		_, err = s.Write(ctx, "owner", func(ix *index.Index, tx *record.Tx) error {
+			tx.Revocations = []*record.Revocation{{ID: "r", Claim: *recordtest.ID("Nobody.p@1"), By: "owner"}}
 			return nil
 		})
 		if err == nil || !strings.Contains(err.Error(), "never recorded") {
 			t.Fatalf("dangling reference: %v", err)
 		}
 		// A malformed one too.
-		_, err = s.Write(ctx, "owner", func(ix *Index, tx *Tx) error {
-			tx.Claims = []*Claim{{ID: *cid("X.p@1"), Value: Value{Type: String, Str: "x"}, By: "owner", Kind: "guess", Confidence: 1}}
+		_, err = s.Write(ctx, "owner", func(ix *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{{ID: *recordtest.ID("X.p@1"), Value: record.Value{Type: record.String, Str: "x"}, By: "owner", Kind: "guess", Confidence: 1}}
 			return nil
 		})
 		if err == nil {
@@ -261,7 +265,7 @@ func TestWriteAtomicity(t *testing.T) {
 		// A cancelled context writes nothing.
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		if _, err := s.Write(cctx, "owner", func(*Index, *Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		if _, err := s.Write(cctx, "owner", func(*index.Index, *record.Tx) error { return nil }); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled write: %v", err)
 		}
 		if got := quadCount(t, s); got != n {
@@ -271,7 +275,7 @@ func TestWriteAtomicity(t *testing.T) {
 			t.Fatalf("head %d, want %d", got, h)
 		}
 		// The next good write gets the next id.
-		tx, err = s.Write(ctx, "owner", func(*Index, *Tx) error { return nil })
+		tx, err = s.Write(ctx, "owner", func(*index.Index, *record.Tx) error { return nil })
 		if err != nil || tx.ID != h+1 {
 			t.Fatalf("next write %v %v", tx, err)
 		}
@@ -308,8 +312,8 @@ func TestApplyFailure(t *testing.T) {
 		writeSample(t, s)
 		n, h := quadCount(t, s), head(s)
 		fb.fail = true
-		_, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
-			tx.Principals = []*Principal{{Name: "bob", Type: User}}
+		_, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
+			tx.Principals = []*record.Principal{{Name: "bob", Type: record.User}}
 			return nil
 		})
 		if !errors.Is(err, ErrStorage) {
@@ -318,8 +322,8 @@ func TestApplyFailure(t *testing.T) {
 		if quadCount(t, s) != n || head(s) != h || fb.reopens != 0 {
 			t.Fatal("failed apply changed the store or reopened too early")
 		}
-		tx, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
-			tx.Principals = []*Principal{{Name: "bob", Type: User}}
+		tx, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
+			tx.Principals = []*record.Principal{{Name: "bob", Type: record.User}}
 			return nil
 		})
 		if err != nil || tx.ID != h+1 || fb.reopens != 1 {
@@ -361,26 +365,26 @@ func TestConcurrentWriters(t *testing.T) {
 
 // countingClaim writes version `version` of subject.n whose value is the number of claims the
 // index held when build ran: with serialised writers, exactly the claims of all earlier txs.
-func countingClaim(subject string, version int) func(ix *Index, tx *Tx) error {
-	return func(ix *Index, tx *Tx) error {
+func countingClaim(subject string, version int) func(ix *index.Index, tx *record.Tx) error {
+	return func(ix *index.Index, tx *record.Tx) error {
 		n := 0
 		for _, t := range ix.Txs() {
 			n += len(t.Claims)
 		}
-		tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: subject, Predicate: "n"}, Version: version},
-			Value: Value{Type: Number, Num: float64(n)}, By: "owner", Kind: Inferred, Confidence: 1}}
+		tx.Claims = []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: subject, Predicate: "n"}, Version: version},
+			Value: record.Value{Type: record.Number, Num: float64(n)}, By: "owner", Kind: record.Inferred, Confidence: 1}}
 		return nil
 	}
 }
 
-func checkCounting(t *testing.T, txs []*Tx, want int) {
+func checkCounting(t *testing.T, txs []*record.Tx, want int) {
 	t.Helper()
 	if len(txs) != want {
 		t.Fatalf("%d transactions, want %d", len(txs), want)
 	}
 	claims := 0
 	for i, tx := range txs {
-		if tx.ID != TxID(i+1) {
+		if tx.ID != record.TxID(i+1) {
 			t.Fatalf("tx at %d has id %d", i, tx.ID)
 		}
 		for _, c := range tx.Claims {
@@ -398,7 +402,7 @@ func TestClosedAndBadDSN(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, "owner", func(*Index, *Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+	if _, err := s.Write(ctx, "owner", func(*index.Index, *record.Tx) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Errorf("write after close: %v", err)
 	}
 	if err := s.Refresh(ctx); !errors.Is(err, ErrClosed) {
@@ -493,7 +497,7 @@ func TestHelperProcess(t *testing.T) {
 	switch role {
 	case "bbolt-hold":
 		s := mustOpen(t, dsn, Options{})
-		if _, err := s.Write(ctx, "owner", func(*Index, *Tx) error { return nil }); err != nil {
+		if _, err := s.Write(ctx, "owner", func(*index.Index, *record.Tx) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Println("ready")
@@ -711,7 +715,7 @@ func TestExportImport(t *testing.T) {
 		defer src.Close()
 		writeSample(t, src)
 		var buf bytes.Buffer
-		if err := WriteNQuads(&buf, txsOf(src)); err != nil {
+		if err := codec.WriteNQuads(&buf, txsOf(src)); err != nil {
 			t.Fatal(err)
 		}
 		txs, err := ReadNQuads(bytes.NewReader(buf.Bytes()))
@@ -728,7 +732,7 @@ func TestExportImport(t *testing.T) {
 			t.Fatalf("quads: source %d, imported %d", a, b)
 		}
 		var again bytes.Buffer
-		if err := WriteNQuads(&again, txsOf(dst)); err != nil {
+		if err := codec.WriteNQuads(&again, txsOf(dst)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(again.Bytes(), buf.Bytes()) {
@@ -776,7 +780,7 @@ func TestImportBadLine(t *testing.T) {
 		src := mustOpen(t, "memory:", Options{})
 		writeSample(t, src)
 		var buf bytes.Buffer
-		if err := WriteNQuads(&buf, txsOf(src)); err != nil {
+		if err := codec.WriteNQuads(&buf, txsOf(src)); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(buf.String(), "\n")
@@ -831,4 +835,12 @@ func TestPostgresLockWaitCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounting(t, txsOf(a), 4)
+}
+
+func showTx(tx *record.Tx) string {
+	var b strings.Builder
+	if err := codec.WriteNQuads(&b, []*record.Tx{tx}); err != nil {
+		return err.Error()
+	}
+	return b.String()
 }

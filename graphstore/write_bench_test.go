@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // BenchmarkConcurrentWrites runs 12 writers of single-claim transactions on a bbolt store that
@@ -16,10 +20,10 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 	defer s.Close()
 	const preload = 100_000
 	for i := 0; i < preload; i += 1000 {
-		if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
+		if _, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
 			for j := i; j < i+1000; j++ {
-				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
-					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+				tx.Claims = append(tx.Claims, &record.Claim{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: record.Value{Type: record.Number, Num: float64(j % 97)}, By: "owner", Kind: record.Observed, Confidence: 1})
 			}
 			return nil
 		}); err != nil {
@@ -43,9 +47,9 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 				if i >= b.N {
 					return
 				}
-				if _, err := s.Write(context.Background(), "owner", func(_ *Index, tx *Tx) error {
-					tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("W%d-%d", w, i), Predicate: "p"}, Version: 1},
-						Value: Value{Type: Number, Num: float64(i)}, By: "owner", Kind: Observed, Confidence: 1}}
+				if _, err := s.Write(context.Background(), "owner", func(_ *index.Index, tx *record.Tx) error {
+					tx.Claims = []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("W%d-%d", w, i), Predicate: "p"}, Version: 1},
+						Value: record.Value{Type: record.Number, Num: float64(i)}, By: "owner", Kind: record.Observed, Confidence: 1}}
 					return nil
 				}); err != nil {
 					b.Error(err)
@@ -67,10 +71,10 @@ func BenchmarkSingleCommit(b *testing.B) {
 	defer s.Close()
 	ctx := context.Background()
 	for i := 0; i < 20_000; i += 1000 {
-		if _, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
+		if _, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
 			for j := i; j < i+1000; j++ {
-				tx.Claims = append(tx.Claims, &Claim{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
-					Value: Value{Type: Number, Num: float64(j % 97)}, By: "owner", Kind: Observed, Confidence: 1})
+				tx.Claims = append(tx.Claims, &record.Claim{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("V%d", j/4), Predicate: fmt.Sprintf("p%d", j%4)}, Version: 1},
+					Value: record.Value{Type: record.Number, Num: float64(j % 97)}, By: "owner", Kind: record.Observed, Confidence: 1})
 			}
 			return nil
 		}); err != nil {
@@ -82,15 +86,15 @@ func BenchmarkSingleCommit(b *testing.B) {
 	st0 := db.Stats()
 	i := 0
 	for b.Loop() {
-		tx, err := s.Write(ctx, "owner", func(_ *Index, tx *Tx) error {
-			tx.Claims = []*Claim{{ID: ClaimID{Key: Key{Subject: fmt.Sprintf("W%d", i), Predicate: "p"}, Version: 1},
-				Value: Value{Type: Number, Num: float64(i)}, By: "owner", Kind: Observed, Confidence: 1}}
+		tx, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: fmt.Sprintf("W%d", i), Predicate: "p"}, Version: 1},
+				Value: record.Value{Type: record.Number, Num: float64(i)}, By: "owner", Kind: record.Observed, Confidence: 1}}
 			return nil
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		q, _ := encodeTx(tx)
+		q, _ := codec.EncodeTx(tx)
 		quads += len(q)
 		i++
 	}

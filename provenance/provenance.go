@@ -1,6 +1,6 @@
 // Package provenance answers the derivation questions: whether an artifact needs review, how
 // confident it can be, what depends on a changed node (impact), and why something is believed
-// (the provenance tree). It reads through a graphstore.View, so it never sees past the reader's
+// (the provenance tree). It reads through an index.View, so it never sees past the reader's
 // transaction or perception.
 package provenance
 
@@ -10,19 +10,20 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // NodeLive reports whether a claim or artifact version is live in v, and when it stopped being
 // live if it is not.
-func NodeLive(v *graphstore.View, n graphstore.NodeRef) (bool, time.Time) {
+func NodeLive(v *index.View, n record.NodeRef) (bool, time.Time) {
 	if n.Claim != nil {
 		e := v.All().Claim(*n.Claim)
 		if e == nil {
 			return false, time.Time{}
 		}
 		st, since := v.State(e)
-		return st == graphstore.Live, since
+		return st == index.Live, since
 	}
 	if n.Artifact != nil {
 		a := v.All().Artifact(*n.Artifact)
@@ -38,11 +39,11 @@ func NodeLive(v *graphstore.View, n graphstore.NodeRef) (bool, time.Time) {
 // Inputs returns what an artifact version was derived from, transitively, each once, in
 // breadth-first order. Derivation edges point at versions that existed before, so the walk
 // always ends; the visited set also guards stores written by other tools.
-func Inputs(v *graphstore.View, a *graphstore.ArtifactNode) []graphstore.NodeRef {
+func Inputs(v *index.View, a *index.ArtifactNode) []record.NodeRef {
 	all := v.All()
 	seen := map[string]bool{}
-	var out []graphstore.NodeRef
-	queue := append([]graphstore.NodeRef(nil), a.DerivedFrom...)
+	var out []record.NodeRef
+	queue := append([]record.NodeRef(nil), a.DerivedFrom...)
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -65,19 +66,19 @@ type Review struct {
 	Needs bool
 	// Stale lists the inputs (transitive) that stopped being live after the last review, or at
 	// all if it was never reviewed.
-	Stale []graphstore.NodeRef
-	Last  *graphstore.Review
+	Stale []record.NodeRef
+	Last  *record.Review
 }
 
 // ReviewState applies rule 4: an artifact needs review when anything it was derived from,
 // transitively, is no longer live, unless it was reviewed after that input stopped being live.
-func ReviewState(v *graphstore.View, a *graphstore.ArtifactNode) Review {
+func ReviewState(v *index.View, a *index.ArtifactNode) Review {
 	return NewCache(v).ReviewState(a)
 }
 
 // Confidence applies rule 6: an artifact's effective confidence is its own, capped by the
 // lowest effective confidence among its inputs (claims after decay, artifacts recursively).
-func Confidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
+func Confidence(v *index.View, a *index.ArtifactNode) float64 {
 	return NewCache(v).Confidence(a)
 }
 
@@ -87,13 +88,13 @@ func Confidence(v *graphstore.View, a *graphstore.ArtifactNode) float64 {
 // in what it reaches, where walking every artifact's inputs afresh was quadratic on a chain.
 // A Cache belongs to one view and one goroutine.
 type Cache struct {
-	v, all *graphstore.View
+	v, all *index.View
 	arts   nodeMap[*facts]
 	free   []facts // facts are allocated in blocks: a read may meet thousands
 }
 
 // NewCache returns an empty cache over v.
-func NewCache(v *graphstore.View) *Cache {
+func NewCache(v *index.View) *Cache {
 	return &Cache{v: v, all: v.All(), arts: newNodeMap[*facts](v)}
 }
 
@@ -102,26 +103,26 @@ func NewCache(v *graphstore.View) *Cache {
 // index per lookup instead of a hash, and one that meets a few does not allocate a table the
 // size of the store.
 type nodeMap[T comparable] struct {
-	ix    *graphstore.Index
-	small map[*graphstore.ArtifactNode]T
+	ix    *index.Index
+	small map[*index.ArtifactNode]T
 	big   []T
 }
 
 // nodeMapSmall is where a nodeMap switches to its table.
 const nodeMapSmall = 64
 
-func newNodeMap[T comparable](v *graphstore.View) nodeMap[T] {
-	return nodeMap[T]{ix: v.Index(), small: map[*graphstore.ArtifactNode]T{}}
+func newNodeMap[T comparable](v *index.View) nodeMap[T] {
+	return nodeMap[T]{ix: v.Index(), small: map[*index.ArtifactNode]T{}}
 }
 
-func (m *nodeMap[T]) get(n *graphstore.ArtifactNode) T {
+func (m *nodeMap[T]) get(n *index.ArtifactNode) T {
 	if m.big != nil {
 		return m.big[n.Seq()]
 	}
 	return m.small[n]
 }
 
-func (m *nodeMap[T]) put(n *graphstore.ArtifactNode, x T) {
+func (m *nodeMap[T]) put(n *index.ArtifactNode, x T) {
 	if m.big != nil {
 		m.big[n.Seq()] = x
 		return
@@ -162,18 +163,18 @@ type facts struct {
 }
 
 type input struct {
-	node  graphstore.NodeRef
+	node  record.NodeRef
 	since time.Time // when it stopped being live
 	depth int       // hops from the artifact: 1 for a direct input
 }
 
 // nodeKey identifies a claim or artifact version without spelling out its reference.
 type nodeKey struct {
-	claim    graphstore.ClaimID
-	artifact graphstore.ArtifactID
+	claim    record.ClaimID
+	artifact record.ArtifactID
 }
 
-func keyOf(n graphstore.NodeRef) nodeKey {
+func keyOf(n record.NodeRef) nodeKey {
 	var k nodeKey
 	if n.Claim != nil {
 		k.claim = *n.Claim
@@ -185,7 +186,7 @@ func keyOf(n graphstore.NodeRef) nodeKey {
 }
 
 // ReviewState is ReviewState(v, a) for the cache's view.
-func (c *Cache) ReviewState(a *graphstore.ArtifactNode) Review {
+func (c *Cache) ReviewState(a *index.ArtifactNode) Review {
 	var r Review
 	reviewed := time.Time{}
 	if rs := c.v.Reviews(a); len(rs) > 0 {
@@ -202,17 +203,17 @@ func (c *Cache) ReviewState(a *graphstore.ArtifactNode) Review {
 }
 
 // Confidence is Confidence(v, a) for the cache's view.
-func (c *Cache) Confidence(a *graphstore.ArtifactNode) float64 {
+func (c *Cache) Confidence(a *index.ArtifactNode) float64 {
 	return c.facts(a).confidence
 }
 
 // facts works out a and every input artifact not yet in the cache, inputs first. The walk keeps
 // its own stack, so a chain of any length does not deepen the goroutine's.
-func (c *Cache) facts(a *graphstore.ArtifactNode) *facts {
+func (c *Cache) facts(a *index.ArtifactNode) *facts {
 	if f := c.arts.get(a); f != nil && f.done {
 		return f
 	}
-	stack := []*graphstore.ArtifactNode{a}
+	stack := []*index.ArtifactNode{a}
 	for len(stack) > 0 {
 		top := stack[len(stack)-1]
 		f := c.arts.get(top)
@@ -241,7 +242,7 @@ func (c *Cache) facts(a *graphstore.ArtifactNode) *facts {
 // inputs counts at its shortest depth, through the first input that gives it; ordering by
 // depth, that input, and the node's place among that input's own not-live inputs reproduces
 // the breadth-first order of Inputs.
-func (c *Cache) fill(a *graphstore.ArtifactNode, f *facts) {
+func (c *Cache) fill(a *index.ArtifactNode, f *facts) {
 	type cand struct {
 		input
 		from, pos int
@@ -270,7 +271,7 @@ func (c *Cache) fill(a *graphstore.ArtifactNode, f *facts) {
 		an, e := c.all.Input(a, i)
 		switch {
 		case e != nil:
-			if st, since := c.all.State(e); st != graphstore.Live {
+			if st, since := c.all.State(e); st != index.Live {
 				add(cand{input{in, since, 1}, i, -1})
 			}
 			f.confidence = math.Min(f.confidence, c.v.EffectiveConfidence(e))
@@ -306,7 +307,7 @@ func (c *Cache) fill(a *graphstore.ArtifactNode, f *facts) {
 
 // Reached is an artifact version found by an impact walk.
 type Reached struct {
-	Artifact *graphstore.ArtifactNode
+	Artifact *index.ArtifactNode
 	Depth    int
 	// From is the index, in the walk's answer, of the artifact this one was reached from; at
 	// depth 1, the index of the start node. Following From back spells out the shortest path;
@@ -318,13 +319,13 @@ type Reached struct {
 // that was derived from them, transitively, up to maxDepth hops (0: unbounded). Each artifact is
 // reported once, reached along a shortest path. truncated reports that the depth limit cut the
 // walk. limit bounds the number of results (0: unbounded).
-func Impact(v *graphstore.View, start []graphstore.NodeRef, maxDepth, limit int) (out []Reached, truncated bool) {
+func Impact(v *index.View, start []record.NodeRef, maxDepth, limit int) (out []Reached, truncated bool) {
 	type step struct {
-		start *graphstore.NodeRef      // at depth 1: the start node
-		node  *graphstore.ArtifactNode // later: an artifact reached
-		at    int                      // the From of its dependents
+		start *record.NodeRef     // at depth 1: the start node
+		node  *index.ArtifactNode // later: an artifact reached
+		at    int                 // the From of its dependents
 	}
-	dependents := func(st step) []*graphstore.ArtifactNode {
+	dependents := func(st step) []*index.ArtifactNode {
 		if st.node != nil {
 			return v.ArtifactDependents(st.node)
 		}

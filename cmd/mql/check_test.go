@@ -13,6 +13,8 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 func TestCheckCommand(t *testing.T) {
@@ -41,9 +43,9 @@ func TestCheckCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, "worker-7", func(_ *graphstore.Index, tx *graphstore.Tx) error {
-		c, _ := graphstore.ParseClaimID("Klarveld.price_per_seat@1")
-		tx.Revocations = []*graphstore.Revocation{{ID: "r99.1", Claim: c, By: "worker-7", Standing: "own claim"}}
+	if _, err := s.Write(ctx, "worker-7", func(_ *index.Index, tx *record.Tx) error {
+		c, _ := record.ParseClaimID("Klarveld.price_per_seat@1")
+		tx.Revocations = []*record.Revocation{{ID: "r99.1", Claim: c, By: "worker-7", Standing: "own claim"}}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

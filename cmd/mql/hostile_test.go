@@ -16,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Bounds for one run of the command, generous for a loaded machine: the worst input measured
@@ -207,23 +208,23 @@ func TestHostileCycleCommand(t *testing.T) {
 func hostileChainNQ(t *testing.T, n int) string {
 	t.Helper()
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	txs := []*graphstore.Tx{
-		{ID: 1, Time: at, By: "owner", Meta: &graphstore.StoreMeta{Owner: "owner"}, Principals: []*graphstore.Principal{{Name: "owner", Type: graphstore.User, Tx: 1}}},
-		{ID: 2, Time: at, By: "owner", Principals: []*graphstore.Principal{{Name: "x", Type: graphstore.Agent, Tx: 2}}},
+	txs := []*record.Tx{
+		{ID: 1, Time: at, By: "owner", Meta: &record.StoreMeta{Owner: "owner"}, Principals: []*record.Principal{{Name: "owner", Type: record.User, Tx: 1}}},
+		{ID: 2, Time: at, By: "owner", Principals: []*record.Principal{{Name: "x", Type: record.Agent, Tx: 2}}},
 	}
-	k, _ := graphstore.ParseClaimID("K.p@1")
-	txs = append(txs, &graphstore.Tx{ID: 3, Time: at, By: "x", Claims: []*graphstore.Claim{{ID: k, Value: graphstore.Value{Type: graphstore.String, Str: "v"}, By: "x", Kind: graphstore.Inferred, Confidence: 1, Tx: 3}}})
+	k, _ := record.ParseClaimID("K.p@1")
+	txs = append(txs, &record.Tx{ID: 3, Time: at, By: "x", Claims: []*record.Claim{{ID: k, Value: record.Value{Type: record.String, Str: "v"}, By: "x", Kind: record.Inferred, Confidence: 1, Tx: 3}}})
 	for i := range n {
-		from := graphstore.NodeRef{Claim: &k}
+		from := record.NodeRef{Claim: &k}
 		if i > 0 {
-			from = graphstore.NodeRef{Artifact: &graphstore.ArtifactID{Name: fmt.Sprintf("a%d", i-1), Version: 1}}
+			from = record.NodeRef{Artifact: &record.ArtifactID{Name: fmt.Sprintf("a%d", i-1), Version: 1}}
 		}
-		id := graphstore.TxID(4 + i)
-		txs = append(txs, &graphstore.Tx{ID: id, Time: at.Add(time.Duration(i) * time.Millisecond), By: "x", Artifacts: []*graphstore.Artifact{
-			{ID: graphstore.ArtifactID{Name: fmt.Sprintf("a%d", i), Version: 1}, DerivedFrom: []graphstore.NodeRef{from}, By: "x", Confidence: 1, Tx: id}}})
+		id := record.TxID(4 + i)
+		txs = append(txs, &record.Tx{ID: id, Time: at.Add(time.Duration(i) * time.Millisecond), By: "x", Artifacts: []*record.Artifact{
+			{ID: record.ArtifactID{Name: fmt.Sprintf("a%d", i), Version: 1}, DerivedFrom: []record.NodeRef{from}, By: "x", Confidence: 1, Tx: id}}})
 	}
 	var b bytes.Buffer
-	if err := graphstore.WriteNQuads(&b, txs); err != nil {
+	if err := codec.WriteNQuads(&b, txs); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

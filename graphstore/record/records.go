@@ -1,4 +1,13 @@
-package graphstore
+// Package record defines what mql records: a transaction (Tx) and the records it holds
+// (principals, grants, sources, claims, revocations, confirmations, artifacts, reviews,
+// decays, tokens, and runs' retrievals and outcomes), with their ids (TxID, Key, ClaimID,
+// ArtifactID, NodeRef) and claim values (Value). Records are plain values, immutable once
+// committed.
+//
+// It holds no rule about them beyond their own syntax: how records are stored as quads is
+// package codec's, how they are indexed and what state a claim is in is package index's, and
+// both import this package; record imports neither, nor Cayley.
+package record
 
 import (
 	"encoding/json"

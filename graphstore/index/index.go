@@ -1,10 +1,24 @@
-package graphstore
+// Package index is the in-memory picture of a store's transactions, and the place where a
+// claim's state is decided. An Index holds every transaction, with the records looked up by
+// key, subject, predicate, value and node, the live claim of each key per audience, the
+// dependents of every node and the runs (runs.go). A View (view.go) reads it as of one
+// transaction, for one viewer: it sees only what that viewer may see, folds the events recorded
+// about a claim (supersession, contest, revocation and the promotion of a replacement) and its
+// valid time into its State (View.State), and gives its kind after confirmations and its
+// confidence after decay.
+//
+// index reads no store and imports neither Cayley nor package codec: package graphstore builds
+// the Index from decoded transactions and extends it on every commit, pending transactions
+// first (AddPending, CommitTo, DropPending).
+package index
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Index is the in-memory picture of every committed transaction, kept so that no read has to
@@ -18,7 +32,7 @@ type Index struct {
 	sync.RWMutex
 	// head is the last transaction this Index shows: the committed head for the Store's index;
 	// for the handle a Write's build gets, every transaction before it, pending ones included.
-	head TxID
+	head record.TxID
 	*indexData
 }
 
@@ -26,26 +40,26 @@ type Index struct {
 // by a group commit and not yet stored. Every lookup through a View filters by transaction, so
 // readers, whose views stop at Head, never see them.
 type indexData struct {
-	txs        []*Tx
-	meta       StoreMeta
-	principals map[string]*Principal
-	grants     map[string][]*Grant // by grantee
-	sources    map[string]*Source
-	keys       map[Key]*KeyEntry
+	txs        []*record.Tx
+	meta       record.StoreMeta
+	principals map[string]*record.Principal
+	grants     map[string][]*record.Grant // by grantee
+	sources    map[string]*record.Source
+	keys       map[record.Key]*KeyEntry
 	byValue    map[valueKey]*valueSet // live claims by predicate and value, pending ones included
-	keyOrder   []Key
-	subjects   map[string][]Key
+	keyOrder   []record.Key
+	subjects   map[string][]record.Key
 	subjOrder  []string
 	preds      map[string][]*KeyEntry
-	claims     map[ClaimID]*ClaimEntry
+	claims     map[record.ClaimID]*ClaimEntry
 	artifacts  map[string]*ArtifactEntry
 	artOrder   []string
-	arts       map[ArtifactID]*ArtifactNode
+	arts       map[record.ArtifactID]*ArtifactNode
 	// claimDeps holds the artifact versions derived directly from a claim version, in
 	// transaction order; an artifact version keeps its own (ArtifactNode.dependents). A map,
 	// not a field of every claim: few claims have dependents.
 	claimDeps map[*ClaimEntry][]*ArtifactNode
-	decays    map[string][]*Decay
+	decays    map[string][]*record.Decay
 	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
 	// recorded: the first of them a viewer may see fixes the type of the values it may give.
 	valueTypes map[string][]*ClaimEntry
@@ -55,27 +69,27 @@ type indexData struct {
 
 // TokenEntry is a token and, once it is revoked, its revocation.
 type TokenEntry struct {
-	*Token
-	Revoked *TokenRevocation
+	*record.Token
+	Revoked *record.TokenRevocation
 }
 
 // KeyEntry holds every version of one subject.predicate, in version order.
 type KeyEntry struct {
-	Key      Key
+	Key      record.Key
 	Versions []*ClaimEntry
 	slots    []*liveSlot // one per audience, in the order of each audience's first claim
 }
 
 // ClaimEntry is a claim with every later event that touched it, each list in transaction order.
 type ClaimEntry struct {
-	*Claim
-	seq           int             // its place among all claims, in the order they were recorded
-	audience      string          // Audience(SeenBy)
-	slot          *liveSlot       // of its key and audience
-	RevisedBy     []*Claim        // claims whose Supersedes names this one
-	Revocations   []*Revocation   // the first one counts; later ones are refused by writers
-	Promotions    []*Revocation   // revocations of another version that named this one as replacement
-	Confirmations []*Confirmation // of this claim
+	*record.Claim
+	seq           int                    // its place among all claims, in the order they were recorded
+	audience      string                 // Audience(SeenBy)
+	slot          *liveSlot              // of its key and audience
+	RevisedBy     []*record.Claim        // claims whose Supersedes names this one
+	Revocations   []*record.Revocation   // the first one counts; later ones are refused by writers
+	Promotions    []*record.Revocation   // revocations of another version that named this one as replacement
+	Confirmations []*record.Confirmation // of this claim
 }
 
 // ArtifactEntry holds every version of one artifact name.
@@ -86,7 +100,7 @@ type ArtifactEntry struct {
 
 // ArtifactNode is one artifact version with the versions that superseded it and its reviews.
 type ArtifactNode struct {
-	*Artifact
+	*record.Artifact
 	seq      int    // its place among all artifact versions, in the order they were recorded
 	audience string // Audience(SeenBy)
 	// ref is ID.String(), and inRefs and inputs are DerivedFrom spelled out and resolved to
@@ -97,37 +111,37 @@ type ArtifactNode struct {
 	inputs     []input
 	dependents []*ArtifactNode // versions derived directly from this one, in transaction order
 	RevisedBy  []*ArtifactNode // versions whose Supersedes names this one; the first counts
-	Reviews    []*Review
+	Reviews    []*record.Review
 }
 
-// NewIndex returns an empty index.
-func NewIndex() *Index {
+// New returns an empty index.
+func New() *Index {
 	return &Index{indexData: newIndexData()}
 }
 
 func newIndexData() *indexData {
 	return &indexData{
-		principals: map[string]*Principal{},
-		grants:     map[string][]*Grant{},
-		sources:    map[string]*Source{},
-		keys:       map[Key]*KeyEntry{},
+		principals: map[string]*record.Principal{},
+		grants:     map[string][]*record.Grant{},
+		sources:    map[string]*record.Source{},
+		keys:       map[record.Key]*KeyEntry{},
 		byValue:    map[valueKey]*valueSet{},
-		subjects:   map[string][]Key{},
+		subjects:   map[string][]record.Key{},
 		preds:      map[string][]*KeyEntry{},
-		claims:     map[ClaimID]*ClaimEntry{},
+		claims:     map[record.ClaimID]*ClaimEntry{},
 		artifacts:  map[string]*ArtifactEntry{},
-		arts:       map[ArtifactID]*ArtifactNode{},
+		arts:       map[record.ArtifactID]*ArtifactNode{},
 		claimDeps:  map[*ClaimEntry][]*ArtifactNode{},
-		decays:     map[string][]*Decay{},
+		decays:     map[string][]*record.Decay{},
 		valueTypes: map[string][]*ClaimEntry{},
 		tokens:     map[string]*TokenEntry{},
 		runIndex:   newRunIndex(),
 	}
 }
 
-// reserve sizes an empty index for the transactions about to be added, so that loading a
+// Reserve sizes an empty index for the transactions about to be added, so that loading a
 // large store does not grow (and copy) its biggest maps many times over.
-func (ix *Index) reserve(txs []*Tx) {
+func (ix *Index) Reserve(txs []*record.Tx) {
 	if len(ix.txs) > 0 {
 		return
 	}
@@ -136,19 +150,19 @@ func (ix *Index) reserve(txs []*Tx) {
 		claims += len(tx.Claims)
 		arts += len(tx.Artifacts)
 	}
-	ix.txs = make([]*Tx, 0, len(txs))
-	ix.claims = make(map[ClaimID]*ClaimEntry, claims)
-	ix.arts = make(map[ArtifactID]*ArtifactNode, arts)
+	ix.txs = make([]*record.Tx, 0, len(txs))
+	ix.claims = make(map[record.ClaimID]*ClaimEntry, claims)
+	ix.arts = make(map[record.ArtifactID]*ArtifactNode, arts)
 }
 
 // Head is the id of the last transaction, 0 when the index is empty.
-func (ix *Index) Head() TxID { return ix.head }
+func (ix *Index) Head() record.TxID { return ix.head }
 
-// top is the id of the last transaction indexed, committed or pending in a group commit.
-func (ix *Index) top() TxID { return TxID(len(ix.txs)) }
+// Top is the id of the last transaction indexed, committed or pending in a group commit.
+func (ix *Index) Top() record.TxID { return record.TxID(len(ix.txs)) }
 
 // Tx returns transaction id, or nil.
-func (ix *Index) Tx(id TxID) *Tx {
+func (ix *Index) Tx(id record.TxID) *record.Tx {
 	if id < 1 || id > ix.head {
 		return nil
 	}
@@ -156,53 +170,53 @@ func (ix *Index) Tx(id TxID) *Tx {
 }
 
 // Txs returns every transaction in id order. The slice must not be modified.
-func (ix *Index) Txs() []*Tx { return ix.txs[:ix.head] }
+func (ix *Index) Txs() []*record.Tx { return ix.txs[:ix.head] }
 
-// buildHandle returns an Index over the same data that shows every transaction indexed,
+// BuildHandle returns an Index over the same data that shows every transaction indexed,
 // pending ones included: what a Write's build sees. Caller holds ix's read lock while the
 // handle is used.
-func (ix *Index) buildHandle() *Index { return &Index{head: ix.top(), indexData: ix.indexData} }
+func (ix *Index) BuildHandle() *Index { return &Index{head: ix.Top(), indexData: ix.indexData} }
 
 // Meta is what the genesis transaction recorded.
-func (ix *Index) Meta() StoreMeta { return ix.meta }
+func (ix *Index) Meta() record.StoreMeta { return ix.meta }
 
 // Add applies a committed transaction. Transactions must arrive in id order without gaps, and
 // every reference in them must already resolve: writers validate before committing, so a
 // violation here is a bug and panics rather than corrupting the index.
-func (ix *Index) Add(tx *Tx) {
-	ix.addPending(tx)
+func (ix *Index) Add(tx *record.Tx) {
+	ix.AddPending(tx)
 	ix.head = tx.ID
 }
 
-// addPending indexes tx without making it visible to readers: a View as of the head (or any
+// AddPending indexes tx without making it visible to readers: a View as of the head (or any
 // committed transaction) filters it out, while a writer's View as of it sees it. Group commit
-// uses it so that each writer in a group builds on the ones before it; commitTo then publishes
+// uses it so that each writer in a group builds on the ones before it; CommitTo then publishes
 // them, or resetTo drops them.
-func (ix *Index) addPending(tx *Tx) {
-	if tx.ID != ix.top()+1 {
-		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.top(), tx.ID))
+func (ix *Index) AddPending(tx *record.Tx) {
+	if tx.ID != ix.Top()+1 {
+		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.Top(), tx.ID))
 	}
 	ix.txs = append(ix.txs, tx)
-	ix.addRecords(tx, txMark{})
+	ix.AddRecords(tx, Mark{})
 }
 
-// txMark counts the records of a transaction that are indexed already: a staged build (see
+// Mark counts the records of a transaction that are indexed already: a staged build (see
 // Store.WriteStaged) indexes its transaction in parts.
-type txMark struct {
+type Mark struct {
 	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
 	retrievals, outcomes                                                                                                  int
 }
 
-// markOf is the mark after every record of tx.
-func markOf(tx *Tx) txMark {
-	return txMark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
+// MarkOf is the mark after every record of tx.
+func MarkOf(tx *record.Tx) Mark {
+	return Mark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
 		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews),
 		len(tx.Retrievals), len(tx.Outcomes)}
 }
 
-// since is a transaction with tx's id, time and author holding only the records after m.
-func (tx *Tx) since(m txMark) *Tx {
-	return &Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
+// Since is a transaction with tx's id, time and author holding only the records after m.
+func Since(tx *record.Tx, m Mark) *record.Tx {
+	return &record.Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
 		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
 		Decays: tx.Decays[m.decays:], Claims: tx.Claims[m.claims:], Revocations: tx.Revocations[m.revocations:],
 		Confirmations: tx.Confirmations[m.confirmations:], Artifacts: tx.Artifacts[m.artifacts:], Tokens: tx.Tokens[m.tokens:],
@@ -210,9 +224,49 @@ func (tx *Tx) since(m txMark) *Tx {
 		Retrievals: tx.Retrievals[m.retrievals:], Outcomes: tx.Outcomes[m.outcomes:]}
 }
 
-// addRecords indexes the records of tx after mark m; tx is in ix.txs already.
-func (ix *Index) addRecords(tx *Tx, m txMark) {
-	if m == (txMark{}) && tx.Meta != nil {
+// AppendStaged appends tx, none of its records indexed yet, and moves the build handle h
+// (see BuildHandle) to it: a staged build indexes its records in parts (see AddRecords).
+func (ix *Index) AppendStaged(h *Index, tx *record.Tx) {
+	ix.txs = append(ix.txs, tx)
+	h.head = tx.ID
+}
+
+// Replace makes ix show what o shows: an import into a memory store swaps in the index it built.
+// Caller holds ix's write lock.
+func (ix *Index) Replace(o *Index) {
+	ix.head = o.head
+	*ix.indexData = *o.indexData
+}
+
+// HasClaim, HasArtifact, HasToken and HasSource say whether the index (pending
+// transactions included) holds the record; KeyVersion and ArtifactVersion give the last
+// version of a key or an artifact, 0 for none. A chain check asks them.
+func (ix *Index) HasClaim(id record.ClaimID) bool       { return ix.claims[id] != nil }
+func (ix *Index) HasArtifact(id record.ArtifactID) bool { return ix.arts[id] != nil }
+func (ix *Index) HasToken(id string) bool               { return ix.tokens[id] != nil }
+
+func (ix *Index) HasSource(id string) bool {
+	_, ok := ix.sources[id]
+	return ok
+}
+
+func (ix *Index) KeyVersion(k record.Key) int {
+	if ke := ix.keys[k]; ke != nil {
+		return len(ke.Versions)
+	}
+	return 0
+}
+
+func (ix *Index) ArtifactVersion(name string) int {
+	if ae := ix.artifacts[name]; ae != nil {
+		return len(ae.Versions)
+	}
+	return 0
+}
+
+// AddRecords indexes the records of tx after mark m; tx is in ix.txs already.
+func (ix *Index) AddRecords(tx *record.Tx, m Mark) {
+	if m == (Mark{}) && tx.Meta != nil {
 		ix.meta = *tx.Meta
 	}
 	for _, p := range tx.Principals[m.principals:] {
@@ -271,7 +325,7 @@ func (ix *Index) addRecords(tx *Tx, m txMark) {
 	ix.addRunRecords(tx, m)
 }
 
-func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {
+func (ix *Index) mustClaim(id record.ClaimID) *ClaimEntry {
 	e := ix.claims[id]
 	if e == nil {
 		panic(fmt.Sprintf("graphstore: reference to unknown claim %s", id))
@@ -279,7 +333,7 @@ func (ix *Index) mustClaim(id ClaimID) *ClaimEntry {
 	return e
 }
 
-func (ix *Index) addClaim(c *Claim) {
+func (ix *Index) addClaim(c *record.Claim) {
 	ke := ix.keys[c.ID.Key]
 	if ke == nil {
 		ke = &KeyEntry{Key: c.ID.Key}
@@ -316,7 +370,7 @@ func (ix *Index) addClaim(c *Claim) {
 	}
 }
 
-func (ix *Index) addArtifact(a *Artifact) {
+func (ix *Index) addArtifact(a *record.Artifact) {
 	ae := ix.artifacts[a.ID.Name]
 	if ae == nil {
 		ae = &ArtifactEntry{Name: a.ID.Name}
@@ -380,32 +434,32 @@ func (e *ClaimEntry) Audience() string { return e.audience }
 // Audience is who may perceive the artifact version: Audience(SeenBy).
 func (n *ArtifactNode) Audience() string { return n.audience }
 
-// commitTo makes the pending transactions up to id visible to readers.
-func (ix *Index) commitTo(id TxID) {
-	if id < ix.head || id > ix.top() {
-		panic(fmt.Sprintf("graphstore: index at tx %d (pending to %d) cannot commit to %d", ix.head, ix.top(), id))
+// CommitTo makes the pending transactions up to id visible to readers.
+func (ix *Index) CommitTo(id record.TxID) {
+	if id < ix.head || id > ix.Top() {
+		panic(fmt.Sprintf("graphstore: index at tx %d (pending to %d) cannot commit to %d", ix.head, ix.Top(), id))
 	}
 	ix.head = id
 }
 
-// dropPending rebuilds the index from its committed transactions, forgetting pending ones
+// DropPending rebuilds the index from its committed transactions, forgetting pending ones
 // (after a failed group apply). Caller holds the write lock. It costs a rebuild from memory,
 // not a store scan, and only runs after a failure.
-func (ix *Index) dropPending() { ix.dropFrom(ix.head + 1) }
+func (ix *Index) DropPending() { ix.DropFrom(ix.head + 1) }
 
-// dropFrom rebuilds the index without transaction id and the pending ones after it, keeping
+// DropFrom rebuilds the index without transaction id and the pending ones after it, keeping
 // the committed transactions and the pending ones before id (a group commit's writers that
 // built before a staged build that failed). Caller holds the write lock.
-func (ix *Index) dropFrom(id TxID) {
-	if id > ix.top() {
+func (ix *Index) DropFrom(id record.TxID) {
+	if id > ix.Top() {
 		return
 	}
-	fresh := NewIndex()
+	fresh := New()
 	for _, tx := range ix.txs[:ix.head] {
 		fresh.Add(tx)
 	}
 	for _, tx := range ix.txs[ix.head : id-1] {
-		fresh.addPending(tx)
+		fresh.AddPending(tx)
 	}
 	*ix.indexData = *fresh.indexData
 }
@@ -419,7 +473,7 @@ type liveSlot struct {
 	audience string
 	first    *ClaimEntry // the audience's first claim of the key
 	e        *ClaimEntry
-	tx       TxID
+	tx       record.TxID
 	set      *valueSet // where e is filed in byValue
 	at       int       // e's place in set
 }
@@ -437,7 +491,7 @@ func (ke *KeyEntry) slotOf(audience string) *liveSlot {
 // its instant, whatever its location.
 type valueKey struct {
 	predicate string
-	typ       ValueType
+	typ       record.ValueType
 	str       string
 	num       float64
 	b         bool
@@ -445,14 +499,14 @@ type valueKey struct {
 	nsec      int
 }
 
-func keyOfValue(predicate string, v Value) valueKey {
+func keyOfValue(predicate string, v record.Value) valueKey {
 	k := valueKey{predicate: predicate, typ: v.Type}
 	switch v.Type {
-	case Number:
+	case record.Number:
 		k.num = v.Num
-	case Bool:
+	case record.Bool:
 		k.b = v.Bool
-	case Time:
+	case record.Time:
 		k.sec, k.nsec = v.Time.Unix(), v.Time.Nanosecond()
 	default:
 		k.str = v.Str

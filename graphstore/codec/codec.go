@@ -1,14 +1,21 @@
-package graphstore
-
-// The quad vocabulary: how a Tx becomes Cayley quads and back. docs/VOCABULARY.md describes
-// every IRI and predicate; keep the two in step.
+// Package codec turns records into quads and back: how a record.Tx becomes Cayley quads,
+// and how quads read from a store or an import become a record.Tx again. It holds the
+// vocabulary (vocab.go: the IRIs docs/VOCABULARY.md describes; keep the two in step), the
+// canonical encoding (EncodeTx), the strict decoding (DecodeTxs, DecodeTx), the chain check
+// that each transaction follows on from what is recorded before it (Chain), and the N-Quads
+// writer of an export (WriteNQuads).
 //
 // Every quad of transaction N carries the graph label <urn:mql:tx:N>. Every record is one node
 // with its own IRI, and every quad of a record has that node as subject, so a transaction's
 // quads are reachable from the transaction node (which links every subject it wrote with
 // urn:mql:wrote) without a label scan. The encoding is canonical: decoding re-encodes each
 // transaction and rejects input that differs from the canonical quads in any way, so anything
-// decodeTxs accepts round-trips exactly.
+// DecodeTxs accepts round-trips exactly.
+//
+// codec stores and reads nothing: package graphstore writes the quads to a backend and reads
+// them back, reads N-Quads imports, and checks whole stores; package index keeps what the
+// transactions say in memory.
+package codec
 
 import (
 	"errors"
@@ -24,125 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cayleygraph/quad"
-)
 
-const (
-	nsRDF  = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-	nsPROV = "http://www.w3.org/ns/prov#"
-	nsXSD  = "http://www.w3.org/2001/XMLSchema#"
-	nsMQL  = "urn:mql:"
-
-	// IRI prefixes of record nodes.
-	prefTx           = nsMQL + "tx:"
-	prefPrincipal    = nsMQL + "principal:"
-	prefGrant        = nsMQL + "grant:"
-	prefSource       = nsMQL + "source:"
-	prefClaim        = nsMQL + "claim:"
-	prefRevocation   = nsMQL + "revocation:"
-	prefConfirmation = nsMQL + "confirmation:"
-	prefArtifact     = nsMQL + "artifact:"
-	prefReview       = nsMQL + "review:"
-	prefDecay        = nsMQL + "decay:"
-	prefToken        = nsMQL + "token:"
-	prefTokenRevoke  = nsMQL + "tokenRevocation:"
-	prefRetrieval    = nsMQL + "retrieval:"
-	prefOutcome      = nsMQL + "outcome:"
-	iriStore         = quad.IRI(nsMQL + "store")
-)
-
-// RDF, PROV-O and XSD terms.
-var (
-	rdfType = quad.IRI(nsRDF + "type")
-
-	provAgent         = quad.IRI(nsPROV + "Agent")
-	provPerson        = quad.IRI(nsPROV + "Person")
-	provSoftwareAgent = quad.IRI(nsPROV + "SoftwareAgent")
-	provEntity        = quad.IRI(nsPROV + "Entity")
-	provActivity      = quad.IRI(nsPROV + "Activity")
-
-	provWasAttributedTo   = quad.IRI(nsPROV + "wasAttributedTo")
-	provWasDerivedFrom    = quad.IRI(nsPROV + "wasDerivedFrom")
-	provHadPrimarySource  = quad.IRI(nsPROV + "hadPrimarySource")
-	provWasRevisionOf     = quad.IRI(nsPROV + "wasRevisionOf")
-	provInvalidated       = quad.IRI(nsPROV + "invalidated")
-	provWasInvalidatedBy  = quad.IRI(nsPROV + "wasInvalidatedBy")
-	provInvalidatedAtTime = quad.IRI(nsPROV + "invalidatedAtTime")
-	provWasAssociatedWith = quad.IRI(nsPROV + "wasAssociatedWith")
-	provEndedAtTime       = quad.IRI(nsPROV + "endedAtTime")
-	provUsed              = quad.IRI(nsPROV + "used")
-
-	xsdDateTime = quad.IRI(nsXSD + "dateTime")
-	xsdDuration = quad.IRI(nsXSD + "duration")
-	xsdDouble   = quad.IRI(nsXSD + "double")
-	xsdInteger  = quad.IRI(nsXSD + "integer")
-	xsdBoolean  = quad.IRI(nsXSD + "boolean")
-	xsdString   = quad.IRI(nsXSD + "string")
-)
-
-// mql classes.
-var (
-	mqlTransaction  = quad.IRI(nsMQL + "Transaction")
-	mqlStore        = quad.IRI(nsMQL + "Store")
-	mqlPrincipal    = quad.IRI(nsMQL + "Principal")
-	mqlGrant        = quad.IRI(nsMQL + "Grant")
-	mqlSource       = quad.IRI(nsMQL + "Source")
-	mqlClaim        = quad.IRI(nsMQL + "Claim")
-	mqlRevocation   = quad.IRI(nsMQL + "Revocation")
-	mqlConfirmation = quad.IRI(nsMQL + "Confirmation")
-	mqlArtifact     = quad.IRI(nsMQL + "Artifact")
-	mqlReview       = quad.IRI(nsMQL + "Review")
-	mqlDecay        = quad.IRI(nsMQL + "Decay")
-	mqlToken        = quad.IRI(nsMQL + "Token")
-	mqlTokenRevoke  = quad.IRI(nsMQL + "TokenRevocation")
-	mqlRetrieval    = quad.IRI(nsMQL + "Retrieval")
-	mqlOutcome      = quad.IRI(nsMQL + "Outcome")
-
-	// mqlRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
-	mqlRefType = quad.IRI(nsMQL + "Ref")
-)
-
-// mql predicates.
-var (
-	mqlWrote            = quad.IRI(nsMQL + "wrote")
-	mqlOrd              = quad.IRI(nsMQL + "ord")
-	mqlOwner            = quad.IRI(nsMQL + "owner")
-	mqlStrict           = quad.IRI(nsMQL + "strict")
-	mqlName             = quad.IRI(nsMQL + "name")
-	mqlPrincipalType    = quad.IRI(nsMQL + "principalType")
-	mqlGrantee          = quad.IRI(nsMQL + "grantee")
-	mqlRight            = quad.IRI(nsMQL + "right")
-	mqlScope            = quad.IRI(nsMQL + "scope")
-	mqlExcerpt          = quad.IRI(nsMQL + "excerpt")
-	mqlURI              = quad.IRI(nsMQL + "uri")
-	mqlRevision         = quad.IRI(nsMQL + "revision")
-	mqlSubject          = quad.IRI(nsMQL + "subject")
-	mqlPredicate        = quad.IRI(nsMQL + "predicate")
-	mqlVersion          = quad.IRI(nsMQL + "version")
-	mqlValue            = quad.IRI(nsMQL + "value")
-	mqlKind             = quad.IRI(nsMQL + "kind")
-	mqlConfidence       = quad.IRI(nsMQL + "confidence")
-	mqlValidFrom        = quad.IRI(nsMQL + "validFrom")
-	mqlValidUntil       = quad.IRI(nsMQL + "validUntil")
-	mqlSeenBy           = quad.IRI(nsMQL + "seenBy")
-	mqlSeenByOrder      = quad.IRI(nsMQL + "seenByOrder")
-	mqlSourceOrder      = quad.IRI(nsMQL + "sourceOrder")
-	mqlDerivedFromOrder = quad.IRI(nsMQL + "derivedFromOrder")
-	mqlContests         = quad.IRI(nsMQL + "contests")
-	mqlCorroborates     = quad.IRI(nsMQL + "corroborates")
-	mqlGrantPred        = quad.IRI(nsMQL + "grant")
-	mqlBecause          = quad.IRI(nsMQL + "because")
-	mqlStanding         = quad.IRI(nsMQL + "standing")
-	mqlReplacedBy       = quad.IRI(nsMQL + "replacedBy")
-	mqlConfirms         = quad.IRI(nsMQL + "confirms")
-	mqlHalfLife         = quad.IRI(nsMQL + "halfLife")
-	mqlHolder           = quad.IRI(nsMQL + "holder")
-	mqlSecretHash       = quad.IRI(nsMQL + "secretSHA256")
-	mqlExpires          = quad.IRI(nsMQL + "expires")
-	mqlRun              = quad.IRI(nsMQL + "run")
-	mqlReadAtTx         = quad.IRI(nsMQL + "readAtTx")
-	mqlStatement        = quad.IRI(nsMQL + "statement")
-	mqlUsedOrder        = quad.IRI(nsMQL + "usedOrder")
-	mqlResult           = quad.IRI(nsMQL + "result")
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // ---- IRIs ----------------------------------------------------------------------------------
@@ -152,59 +42,62 @@ func esc(s string) string { return url.PathEscape(s) }
 // escSubject also escapes '.', which separates subject from predicate in a claim IRI.
 func escSubject(s string) string { return strings.ReplaceAll(url.PathEscape(s), ".", "%2E") }
 
-func txIRI(id TxID) quad.IRI { return quad.IRI(prefTx + strconv.FormatInt(int64(id), 10)) }
+// TxIRI is the node of transaction id, and the graph label of every quad it wrote.
+func TxIRI(id record.TxID) quad.IRI { return quad.IRI(PrefTx + strconv.FormatInt(int64(id), 10)) }
 
-func principalIRI(name string) quad.IRI { return quad.IRI(prefPrincipal + esc(name)) }
-func grantIRI(id string) quad.IRI       { return quad.IRI(prefGrant + esc(id)) }
-func sourceIRI(id string) quad.IRI      { return quad.IRI(prefSource + esc(id)) }
-func revocationIRI(id string) quad.IRI  { return quad.IRI(prefRevocation + esc(id)) }
+// PrincipalIRI, GrantIRI, TokenIRI, ClaimIRI, ArtifactIRI and the others below are the node of
+// a record of each kind: its prefix, then its escaped id.
+func PrincipalIRI(name string) quad.IRI { return quad.IRI(PrefPrincipal + esc(name)) }
+func GrantIRI(id string) quad.IRI       { return quad.IRI(PrefGrant + esc(id)) }
+func sourceIRI(id string) quad.IRI      { return quad.IRI(PrefSource + esc(id)) }
+func revocationIRI(id string) quad.IRI  { return quad.IRI(PrefRevocation + esc(id)) }
 func confirmationIRI(id string) quad.IRI {
-	return quad.IRI(prefConfirmation + esc(id))
+	return quad.IRI(PrefConfirmation + esc(id))
 }
-func reviewIRI(id string) quad.IRI { return quad.IRI(prefReview + esc(id)) }
-func tokenIRI(id string) quad.IRI  { return quad.IRI(prefToken + esc(id)) }
+func reviewIRI(id string) quad.IRI { return quad.IRI(PrefReview + esc(id)) }
+func TokenIRI(id string) quad.IRI  { return quad.IRI(PrefToken + esc(id)) }
 func retrievalIRI(id string) quad.IRI {
-	return quad.IRI(prefRetrieval + esc(id))
+	return quad.IRI(PrefRetrieval + esc(id))
 }
-func outcomeIRI(id string) quad.IRI { return quad.IRI(prefOutcome + esc(id)) }
+func outcomeIRI(id string) quad.IRI { return quad.IRI(PrefOutcome + esc(id)) }
 func tokenRevocationIRI(id string) quad.IRI {
-	return quad.IRI(prefTokenRevoke + esc(id))
+	return quad.IRI(PrefTokenRevoke + esc(id))
 }
-func decayIRI(tx TxID, i int) quad.IRI {
-	return quad.IRI(prefDecay + strconv.FormatInt(int64(tx), 10) + "." + strconv.Itoa(i))
-}
-
-func claimIRI(c ClaimID) quad.IRI {
-	return quad.IRI(prefClaim + escSubject(c.Subject) + "." + esc(c.Predicate) + "@" + strconv.Itoa(c.Version))
+func decayIRI(tx record.TxID, i int) quad.IRI {
+	return quad.IRI(PrefDecay + strconv.FormatInt(int64(tx), 10) + "." + strconv.Itoa(i))
 }
 
-func artifactIRI(a ArtifactID) quad.IRI {
-	return quad.IRI(prefArtifact + esc(a.Name) + "@" + strconv.Itoa(a.Version))
+func ClaimIRI(c record.ClaimID) quad.IRI {
+	return quad.IRI(PrefClaim + escSubject(c.Subject) + "." + esc(c.Predicate) + "@" + strconv.Itoa(c.Version))
 }
 
-// parseTxIRI returns the id named by <urn:mql:tx:N>.
-func parseTxIRI(v quad.Value) (TxID, bool) {
+func ArtifactIRI(a record.ArtifactID) quad.IRI {
+	return quad.IRI(PrefArtifact + esc(a.Name) + "@" + strconv.Itoa(a.Version))
+}
+
+// ParseTxIRI returns the id named by <urn:mql:tx:N>.
+func ParseTxIRI(v quad.Value) (record.TxID, bool) {
 	iri, ok := v.(quad.IRI)
-	if !ok || !strings.HasPrefix(string(iri), prefTx) {
+	if !ok || !strings.HasPrefix(string(iri), PrefTx) {
 		return 0, false
 	}
-	digits := string(iri[len(prefTx):])
+	digits := string(iri[len(PrefTx):])
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n < 1 || strconv.FormatInt(n, 10) != digits {
 		return 0, false
 	}
-	return TxID(n), true
+	return record.TxID(n), true
 }
 
-// parseNamed returns the unescaped name of an IRI prefix+esc(name).
-func parseNamed(prefix, what string, v quad.Value) (string, error) {
+// ParseNamed returns the unescaped name of an IRI prefix+esc(name).
+func ParseNamed(prefix, what string, v quad.Value) (string, error) {
 	iri, ok := v.(quad.IRI)
 	if !ok || !strings.HasPrefix(string(iri), prefix) {
-		return "", fmt.Errorf("%s must be an IRI <%s…>, got %s", what, prefix, show(v))
+		return "", fmt.Errorf("%s must be an IRI <%s…>, got %s", what, prefix, Show(v))
 	}
 	s, err := url.PathUnescape(string(iri[len(prefix):]))
 	if err != nil || s == "" || esc(s) != string(iri[len(prefix):]) {
-		return "", fmt.Errorf("%s IRI %s is not canonically escaped", what, show(v))
+		return "", fmt.Errorf("%s IRI %s is not canonically escaped", what, Show(v))
 	}
 	return s, nil
 }
@@ -212,72 +105,75 @@ func parseNamed(prefix, what string, v quad.Value) (string, error) {
 func parseVersioned(prefix, what string, v quad.Value) (string, int, error) {
 	iri, ok := v.(quad.IRI)
 	if !ok || !strings.HasPrefix(string(iri), prefix) {
-		return "", 0, fmt.Errorf("%s must be an IRI <%s…@N>, got %s", what, prefix, show(v))
+		return "", 0, fmt.Errorf("%s must be an IRI <%s…@N>, got %s", what, prefix, Show(v))
 	}
 	rest := string(iri[len(prefix):])
 	at := strings.LastIndexByte(rest, '@')
 	if at < 0 {
-		return "", 0, fmt.Errorf("%s IRI %s has no @version", what, show(v))
+		return "", 0, fmt.Errorf("%s IRI %s has no @version", what, Show(v))
 	}
 	n, err := strconv.Atoi(rest[at+1:])
 	if err != nil || n < 1 || strconv.Itoa(n) != rest[at+1:] {
-		return "", 0, fmt.Errorf("%s IRI %s: version must be a positive integer", what, show(v))
+		return "", 0, fmt.Errorf("%s IRI %s: version must be a positive integer", what, Show(v))
 	}
 	return rest[:at], n, nil
 }
 
-func parseClaimIRI(v quad.Value) (ClaimID, error) {
-	name, n, err := parseVersioned(prefClaim, "claim", v)
+// ParseClaimIRI returns the claim id a claim node names.
+func ParseClaimIRI(v quad.Value) (record.ClaimID, error) {
+	name, n, err := parseVersioned(PrefClaim, "claim", v)
 	if err != nil {
-		return ClaimID{}, err
+		return record.ClaimID{}, err
 	}
 	dot := strings.IndexByte(name, '.')
 	if dot < 0 {
-		return ClaimID{}, fmt.Errorf("claim IRI %s is not <%sSubject.predicate@N>", show(v), prefClaim)
+		return record.ClaimID{}, fmt.Errorf("claim IRI %s is not <%sSubject.predicate@N>", Show(v), PrefClaim)
 	}
 	subj, err1 := url.PathUnescape(name[:dot])
 	pred, err2 := url.PathUnescape(name[dot+1:])
-	id := ClaimID{Key: Key{Subject: subj, Predicate: pred}, Version: n}
-	if err1 != nil || err2 != nil || subj == "" || pred == "" || claimIRI(id) != v.(quad.IRI) {
-		return ClaimID{}, fmt.Errorf("claim IRI %s is not canonically escaped", show(v))
+	id := record.ClaimID{Key: record.Key{Subject: subj, Predicate: pred}, Version: n}
+	if err1 != nil || err2 != nil || subj == "" || pred == "" || ClaimIRI(id) != v.(quad.IRI) {
+		return record.ClaimID{}, fmt.Errorf("claim IRI %s is not canonically escaped", Show(v))
 	}
 	return id, nil
 }
 
-func parseArtifactIRI(v quad.Value) (ArtifactID, error) {
-	name, n, err := parseVersioned(prefArtifact, "artifact", v)
+// ParseArtifactIRI returns the artifact version an artifact node names.
+func ParseArtifactIRI(v quad.Value) (record.ArtifactID, error) {
+	name, n, err := parseVersioned(PrefArtifact, "artifact", v)
 	if err != nil {
-		return ArtifactID{}, err
+		return record.ArtifactID{}, err
 	}
 	s, err := url.PathUnescape(name)
-	id := ArtifactID{Name: s, Version: n}
-	if err != nil || s == "" || artifactIRI(id) != v.(quad.IRI) {
-		return ArtifactID{}, fmt.Errorf("artifact IRI %s is not canonically escaped", show(v))
+	id := record.ArtifactID{Name: s, Version: n}
+	if err != nil || s == "" || ArtifactIRI(id) != v.(quad.IRI) {
+		return record.ArtifactID{}, fmt.Errorf("artifact IRI %s is not canonically escaped", Show(v))
 	}
 	return id, nil
 }
 
 // ---- literals ------------------------------------------------------------------------------
 
-// timeLit is the stored form of a time: an xsd:dateTime typed literal in UTC with nanoseconds.
+// TimeLit is the stored form of a time: an xsd:dateTime typed literal in UTC with nanoseconds.
 // (quad.Time is not used: its N-Quads form drops the fraction of a second, and PostgreSQL
 // stores it with microsecond precision.)
-func timeLit(t time.Time) quad.Value {
-	return quad.TypedString{Value: quad.String(t.UTC().Format(time.RFC3339Nano)), Type: xsdDateTime}
+func TimeLit(t time.Time) quad.Value {
+	return quad.TypedString{Value: quad.String(t.UTC().Format(time.RFC3339Nano)), Type: XSDDateTime}
 }
 
 var durationRE = regexp.MustCompile(`^PT([0-9]{1,11})(?:\.([0-9]{1,9}))?S$`)
 
-// durationLit writes a positive duration as an xsd:duration in seconds: "PT600S", "PT0.5S".
-func durationLit(d time.Duration) quad.Value {
+// DurationLit writes a positive duration as an xsd:duration in seconds: "PT600S", "PT0.5S".
+func DurationLit(d time.Duration) quad.Value {
 	s := "PT" + strconv.FormatInt(int64(d/time.Second), 10)
 	if ns := int64(d % time.Second); ns != 0 {
 		s += "." + strings.TrimRight(fmt.Sprintf("%09d", ns), "0")
 	}
-	return quad.TypedString{Value: quad.String(s + "S"), Type: xsdDuration}
+	return quad.TypedString{Value: quad.String(s + "S"), Type: XSDDuration}
 }
 
-func parseDuration(s string) (time.Duration, bool) {
+// ParseDuration reads the xsd:duration DurationLit writes; ok is false for any other form.
+func ParseDuration(s string) (time.Duration, bool) {
 	m := durationRE.FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
@@ -301,14 +197,14 @@ func parseDuration(s string) (time.Duration, bool) {
 func canonValue(v quad.Value) quad.Value {
 	switch x := v.(type) {
 	case quad.Time:
-		return timeLit(time.Time(x))
+		return TimeLit(time.Time(x))
 	case quad.TypedString:
 		switch x.Type {
-		case xsdDateTime, "xsd:dateTime":
+		case XSDDateTime, "xsd:dateTime":
 			if t, err := time.Parse(time.RFC3339Nano, string(x.Value)); err == nil {
-				return timeLit(t)
+				return TimeLit(t)
 			}
-		case xsdString, xsdInteger, xsdDouble, xsdBoolean:
+		case XSDString, XSDInteger, XSDDouble, XSDBoolean:
 			if nv, err := x.ParseValue(); err == nil {
 				return nv
 			}
@@ -317,13 +213,15 @@ func canonValue(v quad.Value) quad.Value {
 	return v
 }
 
-func canonQuad(q quad.Quad) quad.Quad {
+// CanonQuad is q with its object in the form storage gives back (see canonValue), so that quads
+// written and quads read compare equal.
+func CanonQuad(q quad.Quad) quad.Quad {
 	q.Object = canonValue(q.Object)
 	return q
 }
 
-// show renders a value for an error message.
-func show(v quad.Value) string {
+// Show renders a value for an error message.
+func Show(v quad.Value) string {
 	if v == nil {
 		return "nothing"
 	}
@@ -334,12 +232,13 @@ func show(v quad.Value) string {
 	return s
 }
 
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+// Finite reports whether f is neither NaN nor infinite.
+func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // ---- encoding ------------------------------------------------------------------------------
 
 type encoder struct {
-	tx      *Tx
+	tx      *record.Tx
 	label   quad.IRI
 	quads   []quad.Quad
 	seen    map[quad.Quad]struct{}
@@ -409,42 +308,43 @@ func (e *encoder) list(s, p, order quad.IRI, targets []quad.IRI, what string) er
 	return nil
 }
 
-func checkTx(what string, got, want TxID) error {
+func checkTx(what string, got, want record.TxID) error {
 	if got != want {
 		return fmt.Errorf("%s is stamped tx %d inside tx %d", what, got, want)
 	}
 	return nil
 }
 
-func encodeValue(v Value) (quad.Value, error) {
+func encodeValue(v record.Value) (quad.Value, error) {
 	switch v.Type {
-	case String:
+	case record.String:
 		return quad.String(v.Str), nil
-	case Number:
-		if !finite(v.Num) {
+	case record.Number:
+		if !Finite(v.Num) {
 			return nil, fmt.Errorf("number value %v is not finite", v.Num)
 		}
 		return quad.Float(v.Num), nil
-	case Bool:
+	case record.Bool:
 		return quad.Bool(v.Bool), nil
-	case Time:
+	case record.Time:
 		if v.Time.IsZero() {
 			return nil, errors.New("time value is the zero time")
 		}
-		return timeLit(v.Time), nil
-	case Ref:
+		return TimeLit(v.Time), nil
+	case record.Ref:
 		if v.Str == "" {
 			return nil, errors.New("reference value is empty")
 		}
-		return quad.TypedString{Value: quad.String(v.Str), Type: mqlRefType}, nil
+		return quad.TypedString{Value: quad.String(v.Str), Type: MQLRefType}, nil
 	}
 	return nil, fmt.Errorf("unknown value type %q", v.Type)
 }
 
-func validConfidence(f float64) bool { return finite(f) && f >= 0 && f <= 1 }
+// ValidConfidence reports whether f is a confidence: finite, from 0 to 1.
+func ValidConfidence(f float64) bool { return Finite(f) && f >= 0 && f <= 1 }
 
-// validHash reports whether s is a SHA-256 in lower-case hex.
-func validHash(s string) bool {
+// ValidHash reports whether s is a SHA-256 in lower-case hex.
+func ValidHash(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
@@ -456,10 +356,10 @@ func validHash(s string) bool {
 	return true
 }
 
-// encodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
+// EncodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
 // refuses a transaction that could not be decoded back to an equal one (missing mandatory
 // fields, two records on one node, duplicated list elements, non-UTC-representable values).
-func encodeTx(tx *Tx) ([]quad.Quad, error) {
+func EncodeTx(tx *record.Tx) ([]quad.Quad, error) {
 	if tx == nil {
 		return nil, errors.New("nil transaction")
 	}
@@ -467,7 +367,7 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		return nil, fmt.Errorf("transaction id %d is not positive", tx.ID)
 	}
 	e := &encoder{
-		tx: tx, label: txIRI(tx.ID),
+		tx: tx, label: TxIRI(tx.ID),
 		seen:    map[quad.Quad]struct{}{},
 		records: map[quad.IRI]string{},
 		subjSet: map[quad.IRI]struct{}{},
@@ -480,25 +380,25 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		return wrap(errors.New("no time"))
 	}
 	t := e.label
-	e.add(t, rdfType, provActivity)
-	e.add(t, rdfType, mqlTransaction)
-	e.add(t, provEndedAtTime, timeLit(tx.Time))
-	e.add(t, provWasAssociatedWith, principalIRI(tx.By))
+	e.add(t, RDFType, ProvActivity)
+	e.add(t, RDFType, MQLTransaction)
+	e.add(t, ProvEndedAtTime, TimeLit(tx.Time))
+	e.add(t, ProvWasAssociatedWith, PrincipalIRI(tx.By))
 
 	if m := tx.Meta; m != nil {
 		if m.Owner == "" {
 			return wrap(errors.New("store meta has no owner"))
 		}
-		e.add(iriStore, rdfType, provEntity)
-		e.add(iriStore, rdfType, mqlStore)
-		e.add(iriStore, mqlOwner, principalIRI(m.Owner))
-		e.add(iriStore, mqlStrict, quad.Bool(m.Strict))
+		e.add(IRIStore, RDFType, ProvEntity)
+		e.add(IRIStore, RDFType, MQLStore)
+		e.add(IRIStore, MQLOwner, PrincipalIRI(m.Owner))
+		e.add(IRIStore, MQLStrict, quad.Bool(m.Strict))
 	}
 	for i, p := range tx.Principals {
 		if p == nil || p.Name == "" {
 			return wrap(fmt.Errorf("principal %d has no name", i))
 		}
-		n := principalIRI(p.Name)
+		n := PrincipalIRI(p.Name)
 		what := fmt.Sprintf("principal %q", p.Name)
 		if err := e.record(n, what); err != nil {
 			return wrap(err)
@@ -508,25 +408,25 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		}
 		var class quad.IRI
 		switch p.Type {
-		case User:
-			class = provPerson
-		case Agent, Tool:
-			class = provSoftwareAgent
+		case record.User:
+			class = ProvPerson
+		case record.Agent, record.Tool:
+			class = ProvSoftwareAgent
 		default:
 			return wrap(fmt.Errorf("%s has unknown type %q", what, p.Type))
 		}
-		e.add(n, rdfType, provAgent)
-		e.add(n, rdfType, class)
-		e.add(n, rdfType, mqlPrincipal)
-		e.add(n, mqlName, quad.String(p.Name))
-		e.add(n, mqlPrincipalType, quad.String(string(p.Type)))
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvAgent)
+		e.add(n, RDFType, class)
+		e.add(n, RDFType, MQLPrincipal)
+		e.add(n, MQLName, quad.String(p.Name))
+		e.add(n, MQLPrincipalType, quad.String(string(p.Type)))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, g := range tx.Grants {
 		if g == nil || g.ID == "" {
 			return wrap(fmt.Errorf("grant %d has no id", i))
 		}
-		n := grantIRI(g.ID)
+		n := GrantIRI(g.ID)
 		what := fmt.Sprintf("grant %q", g.ID)
 		if err := e.record(n, what); err != nil {
 			return wrap(err)
@@ -535,20 +435,20 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			return wrap(err)
 		}
 		switch g.Right {
-		case RightAssert, RightRevoke, RightConfirm, RightGrant:
+		case record.RightAssert, record.RightRevoke, record.RightConfirm, record.RightGrant:
 		default:
 			return wrap(fmt.Errorf("%s has unknown right %q", what, g.Right))
 		}
 		if g.Grantee == "" || g.Scope == "" || g.By == "" {
 			return wrap(fmt.Errorf("%s needs grantee, scope and by", what))
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlGrant)
-		e.add(n, mqlGrantee, principalIRI(g.Grantee))
-		e.add(n, mqlRight, quad.String(string(g.Right)))
-		e.add(n, mqlScope, quad.String(g.Scope))
-		e.add(n, provWasAttributedTo, principalIRI(g.By))
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLGrant)
+		e.add(n, MQLGrantee, PrincipalIRI(g.Grantee))
+		e.add(n, MQLRight, quad.String(string(g.Right)))
+		e.add(n, MQLScope, quad.String(g.Scope))
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(g.By))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, s := range tx.Sources {
 		if s == nil || s.ID == "" {
@@ -562,12 +462,12 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if err := checkTx(what, s.Tx, tx.ID); err != nil {
 			return wrap(err)
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlSource)
-		e.addStr(n, mqlExcerpt, s.Excerpt)
-		e.addStr(n, mqlURI, s.URI)
-		e.addStr(n, mqlRevision, s.Revision)
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLSource)
+		e.addStr(n, MQLExcerpt, s.Excerpt)
+		e.addStr(n, MQLURI, s.URI)
+		e.addStr(n, MQLRevision, s.Revision)
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, c := range tx.Claims {
 		if c == nil {
@@ -577,7 +477,7 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if c.ID.Subject == "" || c.ID.Predicate == "" || c.ID.Version < 1 {
 			return wrap(fmt.Errorf("%s is not Subject.predicate@N", what))
 		}
-		n := claimIRI(c.ID)
+		n := ClaimIRI(c.ID)
 		if err := e.record(n, what); err != nil {
 			return wrap(err)
 		}
@@ -589,25 +489,25 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			return wrap(fmt.Errorf("%s: %w", what, err))
 		}
 		switch c.Kind {
-		case Confirmed, Observed, Inferred:
+		case record.Confirmed, record.Observed, record.Inferred:
 		default:
 			return wrap(fmt.Errorf("%s has unknown kind %q", what, c.Kind))
 		}
 		if c.By == "" {
 			return wrap(fmt.Errorf("%s has no asserter (By)", what))
 		}
-		if !validConfidence(c.Confidence) {
+		if !ValidConfidence(c.Confidence) {
 			return wrap(fmt.Errorf("%s: confidence %v is not in [0,1]", what, c.Confidence))
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlClaim)
-		e.add(n, mqlSubject, quad.String(c.ID.Subject))
-		e.add(n, mqlPredicate, quad.String(c.ID.Predicate))
-		e.add(n, mqlVersion, quad.Int(c.ID.Version))
-		e.add(n, mqlValue, val)
-		e.add(n, provWasAttributedTo, principalIRI(c.By))
-		e.add(n, mqlKind, quad.String(string(c.Kind)))
-		e.add(n, mqlConfidence, quad.Float(c.Confidence))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLClaim)
+		e.add(n, MQLSubject, quad.String(c.ID.Subject))
+		e.add(n, MQLPredicate, quad.String(c.ID.Predicate))
+		e.add(n, MQLVersion, quad.Int(c.ID.Version))
+		e.add(n, MQLValue, val)
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(c.By))
+		e.add(n, MQLKind, quad.String(string(c.Kind)))
+		e.add(n, MQLConfidence, quad.Float(c.Confidence))
 		srcs := make([]quad.IRI, len(c.Sources))
 		for j, s := range c.Sources {
 			if s == "" {
@@ -615,31 +515,31 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			}
 			srcs[j] = sourceIRI(s)
 		}
-		if err := e.list(n, provHadPrimarySource, mqlSourceOrder, srcs, what+" sources"); err != nil {
+		if err := e.list(n, ProvHadPrimarySource, MQLSourceOrder, srcs, what+" sources"); err != nil {
 			return wrap(err)
 		}
 		if !c.ValidFrom.IsZero() {
-			e.add(n, mqlValidFrom, timeLit(c.ValidFrom))
+			e.add(n, MQLValidFrom, TimeLit(c.ValidFrom))
 		}
 		if !c.ValidUntil.IsZero() {
-			e.add(n, mqlValidUntil, timeLit(c.ValidUntil))
+			e.add(n, MQLValidUntil, TimeLit(c.ValidUntil))
 		}
 		if err := e.principals(n, c.SeenBy, what); err != nil {
 			return wrap(err)
 		}
 		if c.Supersedes != nil {
-			e.add(n, provWasRevisionOf, claimIRI(*c.Supersedes))
+			e.add(n, ProvWasRevisionOf, ClaimIRI(*c.Supersedes))
 		}
 		if c.Contests != nil {
-			e.add(n, mqlContests, claimIRI(*c.Contests))
+			e.add(n, MQLContests, ClaimIRI(*c.Contests))
 		}
 		if c.Corroborates != nil {
-			e.add(n, mqlCorroborates, claimIRI(*c.Corroborates))
+			e.add(n, MQLCorroborates, ClaimIRI(*c.Corroborates))
 		}
 		if c.Grant != "" {
-			e.add(n, mqlGrantPred, grantIRI(c.Grant))
+			e.add(n, MQLGrantPred, GrantIRI(c.Grant))
 		}
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, r := range tx.Revocations {
 		if r == nil || r.ID == "" {
@@ -656,19 +556,19 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if r.By == "" || r.Claim.Version < 1 || r.Claim.Subject == "" || r.Claim.Predicate == "" {
 			return wrap(fmt.Errorf("%s needs a claim and by", what))
 		}
-		c := claimIRI(r.Claim)
-		e.add(n, rdfType, provActivity)
-		e.add(n, rdfType, mqlRevocation)
-		e.add(n, provInvalidated, c)
-		e.add(n, provWasAssociatedWith, principalIRI(r.By))
-		e.addStr(n, mqlBecause, r.Because)
-		e.addStr(n, mqlStanding, r.Standing)
+		c := ClaimIRI(r.Claim)
+		e.add(n, RDFType, ProvActivity)
+		e.add(n, RDFType, MQLRevocation)
+		e.add(n, ProvInvalidated, c)
+		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+		e.addStr(n, MQLBecause, r.Because)
+		e.addStr(n, MQLStanding, r.Standing)
 		if r.ReplacedBy != nil {
-			e.add(n, mqlReplacedBy, claimIRI(*r.ReplacedBy))
+			e.add(n, MQLReplacedBy, ClaimIRI(*r.ReplacedBy))
 		}
-		e.add(n, mqlOrd, quad.Int(i))
-		e.add(c, provWasInvalidatedBy, n)
-		e.add(c, provInvalidatedAtTime, timeLit(tx.Time))
+		e.add(n, MQLOrd, quad.Int(i))
+		e.add(c, ProvWasInvalidatedBy, n)
+		e.add(c, ProvInvalidatedAtTime, TimeLit(tx.Time))
 	}
 	for i, c := range tx.Confirmations {
 		if c == nil || c.ID == "" {
@@ -685,18 +585,18 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if c.By == "" || c.Claim.Version < 1 || c.Claim.Subject == "" || c.Claim.Predicate == "" {
 			return wrap(fmt.Errorf("%s needs a claim and by", what))
 		}
-		e.add(n, rdfType, provActivity)
-		e.add(n, rdfType, mqlConfirmation)
-		e.add(n, mqlConfirms, claimIRI(c.Claim))
-		e.add(n, provWasAssociatedWith, principalIRI(c.By))
-		e.addStr(n, mqlStanding, c.Standing)
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvActivity)
+		e.add(n, RDFType, MQLConfirmation)
+		e.add(n, MQLConfirms, ClaimIRI(c.Claim))
+		e.add(n, ProvWasAssociatedWith, PrincipalIRI(c.By))
+		e.addStr(n, MQLStanding, c.Standing)
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, a := range tx.Artifacts {
 		if a == nil || a.ID.Name == "" || a.ID.Version < 1 {
 			return wrap(fmt.Errorf("artifact %d is not name@N", i))
 		}
-		n := artifactIRI(a.ID)
+		n := ArtifactIRI(a.ID)
 		what := "artifact " + a.ID.String()
 		if err := e.record(n, what); err != nil {
 			return wrap(err)
@@ -707,29 +607,29 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if a.By == "" {
 			return wrap(fmt.Errorf("%s has no principal (By)", what))
 		}
-		if !validConfidence(a.Confidence) {
+		if !ValidConfidence(a.Confidence) {
 			return wrap(fmt.Errorf("%s: confidence %v is not in [0,1]", what, a.Confidence))
 		}
 		from := make([]quad.IRI, len(a.DerivedFrom))
 		for j, d := range a.DerivedFrom {
 			switch {
 			case d.Claim != nil && d.Artifact == nil:
-				from[j] = claimIRI(*d.Claim)
+				from[j] = ClaimIRI(*d.Claim)
 			case d.Artifact != nil && d.Claim == nil:
-				from[j] = artifactIRI(*d.Artifact)
+				from[j] = ArtifactIRI(*d.Artifact)
 			default:
 				return wrap(fmt.Errorf("%s: derived-from %d must name exactly one claim or artifact", what, j))
 			}
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlArtifact)
-		e.add(n, mqlName, quad.String(a.ID.Name))
-		e.add(n, mqlVersion, quad.Int(a.ID.Version))
-		if err := e.list(n, provWasDerivedFrom, mqlDerivedFromOrder, from, what+" derived-from"); err != nil {
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLArtifact)
+		e.add(n, MQLName, quad.String(a.ID.Name))
+		e.add(n, MQLVersion, quad.Int(a.ID.Version))
+		if err := e.list(n, ProvWasDerivedFrom, MQLDerivedFromOrder, from, what+" derived-from"); err != nil {
 			return wrap(err)
 		}
-		e.add(n, provWasAttributedTo, principalIRI(a.By))
-		e.add(n, mqlConfidence, quad.Float(a.Confidence))
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(a.By))
+		e.add(n, MQLConfidence, quad.Float(a.Confidence))
 		if err := e.principals(n, a.SeenBy, what); err != nil {
 			return wrap(err)
 		}
@@ -737,10 +637,10 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			if a.Supersedes.Name != a.ID.Name || a.Supersedes.Version < 1 || a.Supersedes.Version >= a.ID.Version {
 				return wrap(fmt.Errorf("%s supersedes %s, which is not an earlier version of it", what, a.Supersedes))
 			}
-			e.add(n, provWasRevisionOf, artifactIRI(*a.Supersedes))
+			e.add(n, ProvWasRevisionOf, ArtifactIRI(*a.Supersedes))
 		}
-		e.addStr(n, mqlRun, a.Run)
-		e.add(n, mqlOrd, quad.Int(i))
+		e.addStr(n, MQLRun, a.Run)
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, r := range tx.Reviews {
 		if r == nil || r.ID == "" {
@@ -757,12 +657,12 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if r.By == "" || r.Artifact.Name == "" || r.Artifact.Version < 1 {
 			return wrap(fmt.Errorf("%s needs an artifact and by", what))
 		}
-		e.add(n, rdfType, provActivity)
-		e.add(n, rdfType, mqlReview)
-		e.add(n, provUsed, artifactIRI(r.Artifact))
-		e.add(n, provWasAssociatedWith, principalIRI(r.By))
-		e.addStr(n, mqlBecause, r.Because)
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvActivity)
+		e.add(n, RDFType, MQLReview)
+		e.add(n, ProvUsed, ArtifactIRI(r.Artifact))
+		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+		e.addStr(n, MQLBecause, r.Because)
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, d := range tx.Decays {
 		if d == nil || d.Predicate == "" || d.By == "" {
@@ -776,18 +676,18 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			return wrap(fmt.Errorf("%s: half-life %s is not positive", what, d.HalfLife))
 		}
 		n := decayIRI(tx.ID, i)
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlDecay)
-		e.add(n, mqlPredicate, quad.String(d.Predicate))
-		e.add(n, mqlHalfLife, durationLit(d.HalfLife))
-		e.add(n, provWasAttributedTo, principalIRI(d.By))
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLDecay)
+		e.add(n, MQLPredicate, quad.String(d.Predicate))
+		e.add(n, MQLHalfLife, DurationLit(d.HalfLife))
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(d.By))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, k := range tx.Tokens {
 		if k == nil || k.ID == "" {
 			return wrap(fmt.Errorf("token %d has no id", i))
 		}
-		n := tokenIRI(k.ID)
+		n := TokenIRI(k.ID)
 		what := fmt.Sprintf("token %q", k.ID)
 		if err := e.record(n, what); err != nil {
 			return wrap(err)
@@ -795,18 +695,18 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if err := checkTx(what, k.Tx, tx.ID); err != nil {
 			return wrap(err)
 		}
-		if k.Principal == "" || k.By == "" || !validHash(k.Hash) {
+		if k.Principal == "" || k.By == "" || !ValidHash(k.Hash) {
 			return wrap(fmt.Errorf("%s needs a holder, a by and a SHA-256 hash in hex", what))
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlToken)
-		e.add(n, mqlHolder, principalIRI(k.Principal))
-		e.add(n, mqlSecretHash, quad.String(k.Hash))
-		e.add(n, provWasAttributedTo, principalIRI(k.By))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLToken)
+		e.add(n, MQLHolder, PrincipalIRI(k.Principal))
+		e.add(n, MQLSecretHash, quad.String(k.Hash))
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(k.By))
 		if !k.Expires.IsZero() {
-			e.add(n, mqlExpires, timeLit(k.Expires))
+			e.add(n, MQLExpires, TimeLit(k.Expires))
 		}
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, r := range tx.TokenRevocations {
 		if r == nil || r.ID == "" {
@@ -823,11 +723,11 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 		if r.Token == "" || r.By == "" {
 			return wrap(fmt.Errorf("%s needs a token and by", what))
 		}
-		e.add(n, rdfType, provActivity)
-		e.add(n, rdfType, mqlTokenRevoke)
-		e.add(n, provInvalidated, tokenIRI(r.Token))
-		e.add(n, provWasAssociatedWith, principalIRI(r.By))
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvActivity)
+		e.add(n, RDFType, MQLTokenRevoke)
+		e.add(n, ProvInvalidated, TokenIRI(r.Token))
+		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, r := range tx.Retrievals {
 		if r == nil || r.ID == "" {
@@ -852,24 +752,24 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			if c.Subject == "" || c.Predicate == "" || c.Version < 1 {
 				return wrap(fmt.Errorf("%s serves %s, which is not Subject.predicate@N", what, c))
 			}
-			used = append(used, claimIRI(c))
+			used = append(used, ClaimIRI(c))
 		}
 		for _, a := range r.Artifacts {
 			if a.Name == "" || a.Version < 1 {
 				return wrap(fmt.Errorf("%s serves %s, which is not name@N", what, a))
 			}
-			used = append(used, artifactIRI(a))
+			used = append(used, ArtifactIRI(a))
 		}
-		e.add(n, rdfType, provActivity)
-		e.add(n, rdfType, mqlRetrieval)
-		e.add(n, mqlRun, quad.String(r.Run))
-		e.add(n, provWasAssociatedWith, principalIRI(r.By))
-		e.add(n, mqlReadAtTx, quad.Int(r.ReadAt))
-		e.addStr(n, mqlStatement, r.Statement)
-		if err := e.list(n, provUsed, mqlUsedOrder, used, what+" served"); err != nil {
+		e.add(n, RDFType, ProvActivity)
+		e.add(n, RDFType, MQLRetrieval)
+		e.add(n, MQLRun, quad.String(r.Run))
+		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+		e.add(n, MQLReadAtTx, quad.Int(r.ReadAt))
+		e.addStr(n, MQLStatement, r.Statement)
+		if err := e.list(n, ProvUsed, MQLUsedOrder, used, what+" served"); err != nil {
 			return wrap(err)
 		}
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for i, o := range tx.Outcomes {
 		if o == nil || o.ID == "" {
@@ -887,20 +787,20 @@ func encodeTx(tx *Tx) ([]quad.Quad, error) {
 			return wrap(fmt.Errorf("%s needs a run and by", what))
 		}
 		switch o.Result {
-		case Succeeded, Failed, Declined:
+		case record.Succeeded, record.Failed, record.Declined:
 		default:
 			return wrap(fmt.Errorf("%s has unknown result %q", what, o.Result))
 		}
-		e.add(n, rdfType, provEntity)
-		e.add(n, rdfType, mqlOutcome)
-		e.add(n, mqlRun, quad.String(o.Run))
-		e.add(n, mqlResult, quad.String(string(o.Result)))
-		e.addStr(n, mqlBecause, o.Because)
-		e.add(n, provWasAttributedTo, principalIRI(o.By))
-		e.add(n, mqlOrd, quad.Int(i))
+		e.add(n, RDFType, ProvEntity)
+		e.add(n, RDFType, MQLOutcome)
+		e.add(n, MQLRun, quad.String(o.Run))
+		e.add(n, MQLResult, quad.String(string(o.Result)))
+		e.addStr(n, MQLBecause, o.Because)
+		e.add(n, ProvWasAttributedTo, PrincipalIRI(o.By))
+		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for _, s := range slices.Clone(e.subjs) {
-		e.add(t, mqlWrote, s)
+		e.add(t, MQLWrote, s)
 	}
 	if e.err != nil {
 		return wrap(e.err)
@@ -914,22 +814,22 @@ func (e *encoder) principals(n quad.IRI, names []string, what string) error {
 		if p == "" {
 			return fmt.Errorf("%s: seen-by names an empty principal", what)
 		}
-		ps[i] = principalIRI(p)
+		ps[i] = PrincipalIRI(p)
 	}
-	return e.list(n, mqlSeenBy, mqlSeenByOrder, ps, what+" seen-by")
+	return e.list(n, MQLSeenBy, MQLSeenByOrder, ps, what+" seen-by")
 }
 
 // ---- decoding ------------------------------------------------------------------------------
 
-// decodeError is a decoding failure, optionally about one quad (so that ReadNQuads can name
+// DecodeError is a decoding failure, optionally about one quad (so that ReadNQuads can name
 // its line).
-type decodeError struct {
-	tx   TxID
-	quad *quad.Quad
+type DecodeError struct {
+	tx   record.TxID
+	Quad *quad.Quad
 	msg  string
 }
 
-func (e *decodeError) Error() string {
+func (e *DecodeError) Error() string {
 	if e.tx == 0 {
 		return e.msg
 	}
@@ -943,15 +843,15 @@ type node struct {
 }
 
 type txDecoder struct {
-	id    TxID
+	id    record.TxID
 	nodes map[quad.IRI]*node
 }
 
 func (d *txDecoder) fail(n *node, format string, args ...any) error {
-	e := &decodeError{tx: d.id, msg: fmt.Sprintf(format, args...)}
+	e := &DecodeError{tx: d.id, msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		q := n.first
-		e.quad = &q
+		e.Quad = &q
 		e.msg = fmt.Sprintf("%s: %s", n.iri, e.msg)
 	}
 	return e
@@ -992,7 +892,7 @@ func (d *txDecoder) str(n *node, p quad.IRI, mandatory bool) (string, error) {
 	}
 	s, ok := v.(quad.String)
 	if !ok {
-		return "", d.fail(n, "%s must be a plain string, got %s", p, show(v))
+		return "", d.fail(n, "%s must be a plain string, got %s", p, Show(v))
 	}
 	return string(s), nil
 }
@@ -1004,7 +904,7 @@ func (d *txDecoder) int(n *node, p quad.IRI) (int, error) {
 	}
 	i, ok := v.(quad.Int)
 	if !ok || int64(i) < 0 || int64(i) > math.MaxInt32 {
-		return 0, d.fail(n, "%s must be a non-negative xsd:integer, got %s", p, show(v))
+		return 0, d.fail(n, "%s must be a non-negative xsd:integer, got %s", p, Show(v))
 	}
 	return int(i), nil
 }
@@ -1015,8 +915,8 @@ func (d *txDecoder) float(n *node, p quad.IRI) (float64, error) {
 		return 0, err
 	}
 	f, ok := v.(quad.Float)
-	if !ok || !finite(float64(f)) {
-		return 0, d.fail(n, "%s must be a finite xsd:double, got %s", p, show(v))
+	if !ok || !Finite(float64(f)) {
+		return 0, d.fail(n, "%s must be a finite xsd:double, got %s", p, Show(v))
 	}
 	return float64(f), nil
 }
@@ -1028,14 +928,15 @@ func (d *txDecoder) bool(n *node, p quad.IRI) (bool, error) {
 	}
 	b, ok := v.(quad.Bool)
 	if !ok {
-		return false, d.fail(n, "%s must be an xsd:boolean, got %s", p, show(v))
+		return false, d.fail(n, "%s must be an xsd:boolean, got %s", p, Show(v))
 	}
 	return bool(b), nil
 }
 
-func asTime(v quad.Value) (time.Time, bool) {
+// AsTime reads an xsd:dateTime literal as TimeLit writes it.
+func AsTime(v quad.Value) (time.Time, bool) {
 	ts, ok := v.(quad.TypedString)
-	if !ok || ts.Type != xsdDateTime {
+	if !ok || ts.Type != XSDDateTime {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(ts.Value))
@@ -1056,9 +957,9 @@ func (d *txDecoder) time(n *node, p quad.IRI, mandatory bool) (time.Time, error)
 	if err != nil || v == nil {
 		return time.Time{}, err
 	}
-	t, ok := asTime(v)
+	t, ok := AsTime(v)
 	if !ok {
-		return time.Time{}, d.fail(n, "%s must be an xsd:dateTime, got %s", p, show(v))
+		return time.Time{}, d.fail(n, "%s must be an xsd:dateTime, got %s", p, Show(v))
 	}
 	return t, nil
 }
@@ -1074,14 +975,14 @@ func (d *txDecoder) principal(n *node, p quad.IRI, mandatory bool) (string, erro
 	if err != nil || v == nil {
 		return "", err
 	}
-	name, err := parseNamed(prefPrincipal, "principal", v)
+	name, err := ParseNamed(PrefPrincipal, "principal", v)
 	if err != nil {
 		return "", d.fail(n, "%s: %v", p, err)
 	}
 	return name, nil
 }
 
-func (d *txDecoder) claimRef(n *node, p quad.IRI, mandatory bool) (*ClaimID, error) {
+func (d *txDecoder) claimRef(n *node, p quad.IRI, mandatory bool) (*record.ClaimID, error) {
 	var v quad.Value
 	var err error
 	if mandatory {
@@ -1092,7 +993,7 @@ func (d *txDecoder) claimRef(n *node, p quad.IRI, mandatory bool) (*ClaimID, err
 	if err != nil || v == nil {
 		return nil, err
 	}
-	id, err := parseClaimIRI(v)
+	id, err := ParseClaimIRI(v)
 	if err != nil {
 		return nil, d.fail(n, "%s: %v", p, err)
 	}
@@ -1121,13 +1022,13 @@ func (d *txDecoder) list(n *node, p, order quad.IRI) ([]quad.Value, error) {
 }
 
 func (d *txDecoder) principalList(n *node) ([]string, error) {
-	vs, err := d.list(n, mqlSeenBy, mqlSeenByOrder)
+	vs, err := d.list(n, MQLSeenBy, MQLSeenByOrder)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, v := range vs {
-		name, err := parseNamed(prefPrincipal, "seen-by principal", v)
+		name, err := ParseNamed(PrefPrincipal, "seen-by principal", v)
 		if err != nil {
 			return nil, d.fail(n, "%v", err)
 		}
@@ -1149,36 +1050,36 @@ func sortRecords[T any](d *txDecoder, what string, in []ordered[T]) ([]T, error)
 	out := make([]T, len(in))
 	for i, o := range in {
 		if o.ord != i {
-			return nil, &decodeError{tx: d.id, msg: fmt.Sprintf("%s records are numbered %d at position %d (urn:mql:ord must run 0,1,2…)", what, o.ord, i)}
+			return nil, &DecodeError{tx: d.id, msg: fmt.Sprintf("%s records are numbered %d at position %d (urn:mql:ord must run 0,1,2…)", what, o.ord, i)}
 		}
 		out[i] = o.rec
 	}
 	return out, nil
 }
 
-// decodeTxs groups quads by their transaction label and decodes each transaction. The result
+// DecodeTxs groups quads by their transaction label and decodes each transaction. The result
 // is sorted by id; contiguity is the caller's to check.
-func decodeTxs(quads []quad.Quad) ([]*Tx, error) {
-	groups := map[TxID][]quad.Quad{}
+func DecodeTxs(quads []quad.Quad) ([]*record.Tx, error) {
+	groups := map[record.TxID][]quad.Quad{}
 	for i := range quads {
-		q := canonQuad(quads[i])
+		q := CanonQuad(quads[i])
 		if !q.IsValid() {
-			return nil, &decodeError{quad: &quads[i], msg: "quad is incomplete"}
+			return nil, &DecodeError{Quad: &quads[i], msg: "quad is incomplete"}
 		}
-		id, ok := parseTxIRI(q.Label)
+		id, ok := ParseTxIRI(q.Label)
 		if !ok {
-			return nil, &decodeError{quad: &quads[i], msg: fmt.Sprintf("graph label %s is not a transaction <%sN>", show(q.Label), prefTx)}
+			return nil, &DecodeError{Quad: &quads[i], msg: fmt.Sprintf("graph label %s is not a transaction <%sN>", Show(q.Label), PrefTx)}
 		}
 		groups[id] = append(groups[id], q)
 	}
-	ids := make([]TxID, 0, len(groups))
+	ids := make([]record.TxID, 0, len(groups))
 	for id := range groups {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	txs := make([]*Tx, 0, len(ids))
+	txs := make([]*record.Tx, 0, len(ids))
 	for _, id := range ids {
-		tx, err := decodeTx(id, groups[id])
+		tx, err := DecodeTx(id, groups[id])
 		if err != nil {
 			return nil, err
 		}
@@ -1187,16 +1088,16 @@ func decodeTxs(quads []quad.Quad) ([]*Tx, error) {
 	return txs, nil
 }
 
-// decodeTx decodes the (canonicalised) quads of one transaction and checks that they are
+// DecodeTx decodes the (canonicalised) quads of one transaction and checks that they are
 // exactly the canonical encoding of the result.
-func decodeTx(id TxID, quads []quad.Quad) (*Tx, error) {
-	tx, _, err := decodeTxQuads(id, quads)
+func DecodeTx(id record.TxID, quads []quad.Quad) (*record.Tx, error) {
+	tx, _, err := DecodeTxQuads(id, quads)
 	return tx, err
 }
 
-// decodeTxQuads is decodeTx that also returns the canonical encoding of the transaction (the
+// DecodeTxQuads is DecodeTx that also returns the canonical encoding of the transaction (the
 // same quads, in the encoder's order).
-func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
+func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, error) {
 	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
 	var order []quad.IRI
 	seen := make(map[quad.Quad]struct{}, len(quads))
@@ -1205,7 +1106,7 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 		p, ok2 := q.Predicate.(quad.IRI)
 		if !ok1 || !ok2 {
 			qq := q
-			return nil, nil, &decodeError{tx: id, quad: &qq, msg: fmt.Sprintf("subject and predicate must be IRIs: %s %s", show(q.Subject), show(q.Predicate))}
+			return nil, nil, &DecodeError{tx: id, Quad: &qq, msg: fmt.Sprintf("subject and predicate must be IRIs: %s %s", Show(q.Subject), Show(q.Predicate))}
 		}
 		n := d.nodes[s]
 		if n == nil {
@@ -1218,32 +1119,32 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 			n.props[p] = append(n.props[p], q.Object)
 		}
 	}
-	txn := d.nodes[txIRI(id)]
+	txn := d.nodes[TxIRI(id)]
 	if txn == nil {
-		return nil, nil, &decodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", txIRI(id))}
+		return nil, nil, &DecodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", TxIRI(id))}
 	}
-	tx := &Tx{ID: id}
+	tx := &record.Tx{ID: id}
 	var err error
-	if tx.Time, err = d.time(txn, provEndedAtTime, true); err != nil {
+	if tx.Time, err = d.time(txn, ProvEndedAtTime, true); err != nil {
 		return nil, nil, err
 	}
-	if tx.By, err = d.principal(txn, provWasAssociatedWith, true); err != nil {
+	if tx.By, err = d.principal(txn, ProvWasAssociatedWith, true); err != nil {
 		return nil, nil, err
 	}
 	var (
-		principals    []ordered[*Principal]
-		grants        []ordered[*Grant]
-		sources       []ordered[*Source]
-		claims        []ordered[*Claim]
-		revocations   []ordered[*Revocation]
-		confirmations []ordered[*Confirmation]
-		artifacts     []ordered[*Artifact]
-		reviews       []ordered[*Review]
-		decays        []ordered[*Decay]
-		tokens        []ordered[*Token]
-		tokenRevokes  []ordered[*TokenRevocation]
-		retrievals    []ordered[*Retrieval]
-		outcomes      []ordered[*Outcome]
+		principals    []ordered[*record.Principal]
+		grants        []ordered[*record.Grant]
+		sources       []ordered[*record.Source]
+		claims        []ordered[*record.Claim]
+		revocations   []ordered[*record.Revocation]
+		confirmations []ordered[*record.Confirmation]
+		artifacts     []ordered[*record.Artifact]
+		reviews       []ordered[*record.Review]
+		decays        []ordered[*record.Decay]
+		tokens        []ordered[*record.Token]
+		tokenRevokes  []ordered[*record.TokenRevocation]
+		retrievals    []ordered[*record.Retrieval]
+		outcomes      []ordered[*record.Outcome]
 	)
 	for _, s := range order {
 		n := d.nodes[s]
@@ -1251,8 +1152,8 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 			continue
 		}
 		var class quad.IRI
-		for _, t := range n.all(rdfType) {
-			if iri, ok := t.(quad.IRI); ok && strings.HasPrefix(string(iri), nsMQL) {
+		for _, t := range n.all(RDFType) {
+			if iri, ok := t.(quad.IRI); ok && strings.HasPrefix(string(iri), NSMQL) {
 				if class != "" {
 					return nil, nil, d.fail(n, "has two mql classes, %s and %s", class, iri)
 				}
@@ -1263,261 +1164,261 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 			continue // annotations of an earlier record (a revoked claim); checked by re-encoding
 		}
 		switch class {
-		case mqlStore, mqlPrincipal, mqlGrant, mqlSource, mqlClaim, mqlRevocation, mqlConfirmation, mqlArtifact, mqlReview, mqlDecay, mqlToken, mqlTokenRevoke,
-			mqlRetrieval, mqlOutcome:
+		case MQLStore, MQLPrincipal, MQLGrant, MQLSource, MQLClaim, MQLRevocation, MQLConfirmation, MQLArtifact, MQLReview, MQLDecay, MQLToken, MQLTokenRevoke,
+			MQLRetrieval, MQLOutcome:
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
 		var ord int
-		if class != mqlStore {
-			if ord, err = d.int(n, mqlOrd); err != nil {
+		if class != MQLStore {
+			if ord, err = d.int(n, MQLOrd); err != nil {
 				return nil, nil, err
 			}
 		}
 		switch class {
-		case mqlStore:
-			if s != iriStore {
-				return nil, nil, d.fail(n, "store meta must be on %s", iriStore)
+		case MQLStore:
+			if s != IRIStore {
+				return nil, nil, d.fail(n, "store meta must be on %s", IRIStore)
 			}
-			m := &StoreMeta{}
-			if m.Owner, err = d.principal(n, mqlOwner, true); err != nil {
+			m := &record.StoreMeta{}
+			if m.Owner, err = d.principal(n, MQLOwner, true); err != nil {
 				return nil, nil, err
 			}
-			if m.Strict, err = d.bool(n, mqlStrict); err != nil {
+			if m.Strict, err = d.bool(n, MQLStrict); err != nil {
 				return nil, nil, err
 			}
 			tx.Meta = m
-		case mqlPrincipal:
-			p := &Principal{Tx: id}
-			if p.Name, err = parseNamed(prefPrincipal, "principal", s); err != nil {
+		case MQLPrincipal:
+			p := &record.Principal{Tx: id}
+			if p.Name, err = ParseNamed(PrefPrincipal, "principal", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			t, err := d.str(n, mqlPrincipalType, true)
+			t, err := d.str(n, MQLPrincipalType, true)
 			if err != nil {
 				return nil, nil, err
 			}
-			p.Type = PrincipalType(t)
-			principals = append(principals, ordered[*Principal]{ord, p})
-		case mqlGrant:
-			g := &Grant{Tx: id}
-			if g.ID, err = parseNamed(prefGrant, "grant", s); err != nil {
+			p.Type = record.PrincipalType(t)
+			principals = append(principals, ordered[*record.Principal]{ord, p})
+		case MQLGrant:
+			g := &record.Grant{Tx: id}
+			if g.ID, err = ParseNamed(PrefGrant, "grant", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if g.Grantee, err = d.principal(n, mqlGrantee, true); err != nil {
+			if g.Grantee, err = d.principal(n, MQLGrantee, true); err != nil {
 				return nil, nil, err
 			}
-			r, err := d.str(n, mqlRight, true)
+			r, err := d.str(n, MQLRight, true)
 			if err != nil {
 				return nil, nil, err
 			}
-			g.Right = Right(r)
-			if g.Scope, err = d.str(n, mqlScope, true); err != nil {
+			g.Right = record.Right(r)
+			if g.Scope, err = d.str(n, MQLScope, true); err != nil {
 				return nil, nil, err
 			}
-			if g.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+			if g.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 				return nil, nil, err
 			}
-			grants = append(grants, ordered[*Grant]{ord, g})
-		case mqlSource:
-			src := &Source{Tx: id}
-			if src.ID, err = parseNamed(prefSource, "source", s); err != nil {
+			grants = append(grants, ordered[*record.Grant]{ord, g})
+		case MQLSource:
+			src := &record.Source{Tx: id}
+			if src.ID, err = ParseNamed(PrefSource, "source", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if src.Excerpt, err = d.str(n, mqlExcerpt, false); err != nil {
+			if src.Excerpt, err = d.str(n, MQLExcerpt, false); err != nil {
 				return nil, nil, err
 			}
-			if src.URI, err = d.str(n, mqlURI, false); err != nil {
+			if src.URI, err = d.str(n, MQLURI, false); err != nil {
 				return nil, nil, err
 			}
-			if src.Revision, err = d.str(n, mqlRevision, false); err != nil {
+			if src.Revision, err = d.str(n, MQLRevision, false); err != nil {
 				return nil, nil, err
 			}
-			sources = append(sources, ordered[*Source]{ord, src})
-		case mqlClaim:
+			sources = append(sources, ordered[*record.Source]{ord, src})
+		case MQLClaim:
 			c, err := d.claim(n)
 			if err != nil {
 				return nil, nil, err
 			}
-			claims = append(claims, ordered[*Claim]{ord, c})
-		case mqlRevocation:
-			r := &Revocation{Tx: id}
-			if r.ID, err = parseNamed(prefRevocation, "revocation", s); err != nil {
+			claims = append(claims, ordered[*record.Claim]{ord, c})
+		case MQLRevocation:
+			r := &record.Revocation{Tx: id}
+			if r.ID, err = ParseNamed(PrefRevocation, "revocation", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			c, err := d.claimRef(n, provInvalidated, true)
+			c, err := d.claimRef(n, ProvInvalidated, true)
 			if err != nil {
 				return nil, nil, err
 			}
 			r.Claim = *c
-			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
 				return nil, nil, err
 			}
-			if r.Because, err = d.str(n, mqlBecause, false); err != nil {
+			if r.Because, err = d.str(n, MQLBecause, false); err != nil {
 				return nil, nil, err
 			}
-			if r.Standing, err = d.str(n, mqlStanding, false); err != nil {
+			if r.Standing, err = d.str(n, MQLStanding, false); err != nil {
 				return nil, nil, err
 			}
-			if r.ReplacedBy, err = d.claimRef(n, mqlReplacedBy, false); err != nil {
+			if r.ReplacedBy, err = d.claimRef(n, MQLReplacedBy, false); err != nil {
 				return nil, nil, err
 			}
-			revocations = append(revocations, ordered[*Revocation]{ord, r})
-		case mqlConfirmation:
-			c := &Confirmation{Tx: id}
-			if c.ID, err = parseNamed(prefConfirmation, "confirmation", s); err != nil {
+			revocations = append(revocations, ordered[*record.Revocation]{ord, r})
+		case MQLConfirmation:
+			c := &record.Confirmation{Tx: id}
+			if c.ID, err = ParseNamed(PrefConfirmation, "confirmation", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			cl, err := d.claimRef(n, mqlConfirms, true)
+			cl, err := d.claimRef(n, MQLConfirms, true)
 			if err != nil {
 				return nil, nil, err
 			}
 			c.Claim = *cl
-			if c.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+			if c.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
 				return nil, nil, err
 			}
-			if c.Standing, err = d.str(n, mqlStanding, false); err != nil {
+			if c.Standing, err = d.str(n, MQLStanding, false); err != nil {
 				return nil, nil, err
 			}
-			confirmations = append(confirmations, ordered[*Confirmation]{ord, c})
-		case mqlArtifact:
+			confirmations = append(confirmations, ordered[*record.Confirmation]{ord, c})
+		case MQLArtifact:
 			a, err := d.artifact(n)
 			if err != nil {
 				return nil, nil, err
 			}
-			artifacts = append(artifacts, ordered[*Artifact]{ord, a})
-		case mqlReview:
-			r := &Review{Tx: id}
-			if r.ID, err = parseNamed(prefReview, "review", s); err != nil {
+			artifacts = append(artifacts, ordered[*record.Artifact]{ord, a})
+		case MQLReview:
+			r := &record.Review{Tx: id}
+			if r.ID, err = ParseNamed(PrefReview, "review", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			v, err := d.one(n, provUsed)
+			v, err := d.one(n, ProvUsed)
 			if err != nil {
 				return nil, nil, err
 			}
-			if r.Artifact, err = parseArtifactIRI(v); err != nil {
+			if r.Artifact, err = ParseArtifactIRI(v); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
 				return nil, nil, err
 			}
-			if r.Because, err = d.str(n, mqlBecause, false); err != nil {
+			if r.Because, err = d.str(n, MQLBecause, false); err != nil {
 				return nil, nil, err
 			}
-			reviews = append(reviews, ordered[*Review]{ord, r})
-		case mqlDecay:
-			dc := &Decay{Tx: id}
-			if dc.Predicate, err = d.str(n, mqlPredicate, true); err != nil {
+			reviews = append(reviews, ordered[*record.Review]{ord, r})
+		case MQLDecay:
+			dc := &record.Decay{Tx: id}
+			if dc.Predicate, err = d.str(n, MQLPredicate, true); err != nil {
 				return nil, nil, err
 			}
-			v, err := d.one(n, mqlHalfLife)
+			v, err := d.one(n, MQLHalfLife)
 			if err != nil {
 				return nil, nil, err
 			}
 			ts, ok := v.(quad.TypedString)
-			if ok && ts.Type == xsdDuration {
-				dc.HalfLife, ok = parseDuration(string(ts.Value))
+			if ok && ts.Type == XSDDuration {
+				dc.HalfLife, ok = ParseDuration(string(ts.Value))
 			}
 			if !ok {
-				return nil, nil, d.fail(n, "%s must be an xsd:duration PTnS, got %s", mqlHalfLife, show(v))
+				return nil, nil, d.fail(n, "%s must be an xsd:duration PTnS, got %s", MQLHalfLife, Show(v))
 			}
-			if dc.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+			if dc.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 				return nil, nil, err
 			}
-			decays = append(decays, ordered[*Decay]{ord, dc})
-		case mqlToken:
-			k := &Token{Tx: id}
-			if k.ID, err = parseNamed(prefToken, "token", s); err != nil {
+			decays = append(decays, ordered[*record.Decay]{ord, dc})
+		case MQLToken:
+			k := &record.Token{Tx: id}
+			if k.ID, err = ParseNamed(PrefToken, "token", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if k.Principal, err = d.principal(n, mqlHolder, true); err != nil {
+			if k.Principal, err = d.principal(n, MQLHolder, true); err != nil {
 				return nil, nil, err
 			}
-			if k.Hash, err = d.str(n, mqlSecretHash, true); err != nil {
+			if k.Hash, err = d.str(n, MQLSecretHash, true); err != nil {
 				return nil, nil, err
 			}
-			if k.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+			if k.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 				return nil, nil, err
 			}
-			if k.Expires, err = d.time(n, mqlExpires, false); err != nil {
+			if k.Expires, err = d.time(n, MQLExpires, false); err != nil {
 				return nil, nil, err
 			}
-			tokens = append(tokens, ordered[*Token]{ord, k})
-		case mqlTokenRevoke:
-			r := &TokenRevocation{Tx: id}
-			if r.ID, err = parseNamed(prefTokenRevoke, "token revocation", s); err != nil {
+			tokens = append(tokens, ordered[*record.Token]{ord, k})
+		case MQLTokenRevoke:
+			r := &record.TokenRevocation{Tx: id}
+			if r.ID, err = ParseNamed(PrefTokenRevoke, "token revocation", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			v, err := d.one(n, provInvalidated)
+			v, err := d.one(n, ProvInvalidated)
 			if err != nil {
 				return nil, nil, err
 			}
-			if r.Token, err = parseNamed(prefToken, "token", v); err != nil {
+			if r.Token, err = ParseNamed(PrefToken, "token", v); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
 				return nil, nil, err
 			}
-			tokenRevokes = append(tokenRevokes, ordered[*TokenRevocation]{ord, r})
-		case mqlRetrieval:
-			r := &Retrieval{Tx: id}
-			if r.ID, err = parseNamed(prefRetrieval, "retrieval", s); err != nil {
+			tokenRevokes = append(tokenRevokes, ordered[*record.TokenRevocation]{ord, r})
+		case MQLRetrieval:
+			r := &record.Retrieval{Tx: id}
+			if r.ID, err = ParseNamed(PrefRetrieval, "retrieval", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if r.Run, err = d.str(n, mqlRun, true); err != nil {
+			if r.Run, err = d.str(n, MQLRun, true); err != nil {
 				return nil, nil, err
 			}
-			if r.By, err = d.principal(n, provWasAssociatedWith, true); err != nil {
+			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
 				return nil, nil, err
 			}
-			at, err := d.int(n, mqlReadAtTx)
+			at, err := d.int(n, MQLReadAtTx)
 			if err != nil {
 				return nil, nil, err
 			}
-			r.ReadAt = TxID(at)
-			if r.Statement, err = d.str(n, mqlStatement, false); err != nil {
+			r.ReadAt = record.TxID(at)
+			if r.Statement, err = d.str(n, MQLStatement, false); err != nil {
 				return nil, nil, err
 			}
-			used, err := d.list(n, provUsed, mqlUsedOrder)
+			used, err := d.list(n, ProvUsed, MQLUsedOrder)
 			if err != nil {
 				return nil, nil, err
 			}
 			for _, u := range used {
 				iri, _ := u.(quad.IRI)
-				if strings.HasPrefix(string(iri), prefArtifact) {
-					a, err := parseArtifactIRI(u)
+				if strings.HasPrefix(string(iri), PrefArtifact) {
+					a, err := ParseArtifactIRI(u)
 					if err != nil {
 						return nil, nil, d.fail(n, "%v", err)
 					}
 					r.Artifacts = append(r.Artifacts, a)
 					continue
 				}
-				c, err := parseClaimIRI(u)
+				c, err := ParseClaimIRI(u)
 				if err != nil {
 					return nil, nil, d.fail(n, "%v", err)
 				}
 				r.Claims = append(r.Claims, c)
 			}
-			retrievals = append(retrievals, ordered[*Retrieval]{ord, r})
-		case mqlOutcome:
-			o := &Outcome{Tx: id}
-			if o.ID, err = parseNamed(prefOutcome, "outcome", s); err != nil {
+			retrievals = append(retrievals, ordered[*record.Retrieval]{ord, r})
+		case MQLOutcome:
+			o := &record.Outcome{Tx: id}
+			if o.ID, err = ParseNamed(PrefOutcome, "outcome", s); err != nil {
 				return nil, nil, d.fail(n, "%v", err)
 			}
-			if o.Run, err = d.str(n, mqlRun, true); err != nil {
+			if o.Run, err = d.str(n, MQLRun, true); err != nil {
 				return nil, nil, err
 			}
-			res, err := d.str(n, mqlResult, true)
+			res, err := d.str(n, MQLResult, true)
 			if err != nil {
 				return nil, nil, err
 			}
-			o.Result = OutcomeResult(res)
-			if o.Because, err = d.str(n, mqlBecause, false); err != nil {
+			o.Result = record.OutcomeResult(res)
+			if o.Because, err = d.str(n, MQLBecause, false); err != nil {
 				return nil, nil, err
 			}
-			if o.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+			if o.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 				return nil, nil, err
 			}
-			outcomes = append(outcomes, ordered[*Outcome]{ord, o})
+			outcomes = append(outcomes, ordered[*record.Outcome]{ord, o})
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
@@ -1563,9 +1464,9 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 	}
 
 	// Canonical check: the input must be exactly what encoding the result gives.
-	want, err := encodeTx(tx)
+	want, err := EncodeTx(tx)
 	if err != nil {
-		return nil, nil, &decodeError{tx: id, msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
+		return nil, nil, &DecodeError{tx: id, msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
 	}
 	wantSet := make(map[quad.Quad]struct{}, len(want))
 	for _, q := range want {
@@ -1575,151 +1476,151 @@ func decodeTxQuads(id TxID, quads []quad.Quad) (*Tx, []quad.Quad, error) {
 	for _, q := range quads {
 		if _, ok := wantSet[q]; !ok {
 			qq := q
-			return nil, nil, &decodeError{tx: id, quad: &qq, msg: "unexpected quad " + formatQuad(q)}
+			return nil, nil, &DecodeError{tx: id, Quad: &qq, msg: "unexpected quad " + FormatQuad(q)}
 		}
 		got[q] = struct{}{}
 	}
 	for _, q := range want {
 		if _, ok := got[q]; !ok {
-			return nil, nil, &decodeError{tx: id, msg: "missing quad " + formatQuad(q)}
+			return nil, nil, &DecodeError{tx: id, msg: "missing quad " + FormatQuad(q)}
 		}
 	}
 	return tx, want, nil
 }
 
-func (d *txDecoder) claim(n *node) (*Claim, error) {
-	id, err := parseClaimIRI(n.iri)
+func (d *txDecoder) claim(n *node) (*record.Claim, error) {
+	id, err := ParseClaimIRI(n.iri)
 	if err != nil {
 		return nil, d.fail(n, "%v", err)
 	}
-	c := &Claim{ID: id, Tx: d.id}
-	v, err := d.one(n, mqlValue)
+	c := &record.Claim{ID: id, Tx: d.id}
+	v, err := d.one(n, MQLValue)
 	if err != nil {
 		return nil, err
 	}
 	switch x := v.(type) {
 	case quad.String:
-		c.Value = Value{Type: String, Str: string(x)}
+		c.Value = record.Value{Type: record.String, Str: string(x)}
 	case quad.Float:
-		if !finite(float64(x)) {
-			return nil, d.fail(n, "value %s is not a finite number", show(v))
+		if !Finite(float64(x)) {
+			return nil, d.fail(n, "value %s is not a finite number", Show(v))
 		}
-		c.Value = Value{Type: Number, Num: float64(x)}
+		c.Value = record.Value{Type: record.Number, Num: float64(x)}
 	case quad.Bool:
-		c.Value = Value{Type: Bool, Bool: bool(x)}
+		c.Value = record.Value{Type: record.Bool, Bool: bool(x)}
 	case quad.TypedString:
-		if t, ok := asTime(x); ok {
-			c.Value = Value{Type: Time, Time: t}
-		} else if x.Type == mqlRefType {
-			c.Value = Value{Type: Ref, Str: string(x.Value)}
+		if t, ok := AsTime(x); ok {
+			c.Value = record.Value{Type: record.Time, Time: t}
+		} else if x.Type == MQLRefType {
+			c.Value = record.Value{Type: record.Ref, Str: string(x.Value)}
 		} else {
-			return nil, d.fail(n, "value %s has an unsupported datatype", show(v))
+			return nil, d.fail(n, "value %s has an unsupported datatype", Show(v))
 		}
 	default:
-		return nil, d.fail(n, "value %s has an unsupported type", show(v))
+		return nil, d.fail(n, "value %s has an unsupported type", Show(v))
 	}
-	if c.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+	if c.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 		return nil, err
 	}
-	k, err := d.str(n, mqlKind, true)
+	k, err := d.str(n, MQLKind, true)
 	if err != nil {
 		return nil, err
 	}
-	c.Kind = Kind(k)
-	if c.Confidence, err = d.float(n, mqlConfidence); err != nil {
+	c.Kind = record.Kind(k)
+	if c.Confidence, err = d.float(n, MQLConfidence); err != nil {
 		return nil, err
 	}
-	srcs, err := d.list(n, provHadPrimarySource, mqlSourceOrder)
+	srcs, err := d.list(n, ProvHadPrimarySource, MQLSourceOrder)
 	if err != nil {
 		return nil, err
 	}
 	for _, sv := range srcs {
-		id, err := parseNamed(prefSource, "source", sv)
+		id, err := ParseNamed(PrefSource, "source", sv)
 		if err != nil {
 			return nil, d.fail(n, "%v", err)
 		}
 		c.Sources = append(c.Sources, id)
 	}
-	if c.ValidFrom, err = d.time(n, mqlValidFrom, false); err != nil {
+	if c.ValidFrom, err = d.time(n, MQLValidFrom, false); err != nil {
 		return nil, err
 	}
-	if c.ValidUntil, err = d.time(n, mqlValidUntil, false); err != nil {
+	if c.ValidUntil, err = d.time(n, MQLValidUntil, false); err != nil {
 		return nil, err
 	}
 	if c.SeenBy, err = d.principalList(n); err != nil {
 		return nil, err
 	}
-	if c.Supersedes, err = d.claimRef(n, provWasRevisionOf, false); err != nil {
+	if c.Supersedes, err = d.claimRef(n, ProvWasRevisionOf, false); err != nil {
 		return nil, err
 	}
-	if c.Contests, err = d.claimRef(n, mqlContests, false); err != nil {
+	if c.Contests, err = d.claimRef(n, MQLContests, false); err != nil {
 		return nil, err
 	}
-	if c.Corroborates, err = d.claimRef(n, mqlCorroborates, false); err != nil {
+	if c.Corroborates, err = d.claimRef(n, MQLCorroborates, false); err != nil {
 		return nil, err
 	}
-	g, err := d.opt(n, mqlGrantPred)
+	g, err := d.opt(n, MQLGrantPred)
 	if err != nil {
 		return nil, err
 	}
 	if g != nil {
-		if c.Grant, err = parseNamed(prefGrant, "grant", g); err != nil {
+		if c.Grant, err = ParseNamed(PrefGrant, "grant", g); err != nil {
 			return nil, d.fail(n, "%v", err)
 		}
 	}
 	return c, nil
 }
 
-func (d *txDecoder) artifact(n *node) (*Artifact, error) {
-	id, err := parseArtifactIRI(n.iri)
+func (d *txDecoder) artifact(n *node) (*record.Artifact, error) {
+	id, err := ParseArtifactIRI(n.iri)
 	if err != nil {
 		return nil, d.fail(n, "%v", err)
 	}
-	a := &Artifact{ID: id, Tx: d.id}
-	from, err := d.list(n, provWasDerivedFrom, mqlDerivedFromOrder)
+	a := &record.Artifact{ID: id, Tx: d.id}
+	from, err := d.list(n, ProvWasDerivedFrom, MQLDerivedFromOrder)
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range from {
 		iri, _ := v.(quad.IRI)
 		switch {
-		case strings.HasPrefix(string(iri), prefClaim):
-			c, err := parseClaimIRI(v)
+		case strings.HasPrefix(string(iri), PrefClaim):
+			c, err := ParseClaimIRI(v)
 			if err != nil {
 				return nil, d.fail(n, "%v", err)
 			}
-			a.DerivedFrom = append(a.DerivedFrom, NodeRef{Claim: &c})
-		case strings.HasPrefix(string(iri), prefArtifact):
-			x, err := parseArtifactIRI(v)
+			a.DerivedFrom = append(a.DerivedFrom, record.NodeRef{Claim: &c})
+		case strings.HasPrefix(string(iri), PrefArtifact):
+			x, err := ParseArtifactIRI(v)
 			if err != nil {
 				return nil, d.fail(n, "%v", err)
 			}
-			a.DerivedFrom = append(a.DerivedFrom, NodeRef{Artifact: &x})
+			a.DerivedFrom = append(a.DerivedFrom, record.NodeRef{Artifact: &x})
 		default:
-			return nil, d.fail(n, "derived from %s, which is neither a claim nor an artifact", show(v))
+			return nil, d.fail(n, "derived from %s, which is neither a claim nor an artifact", Show(v))
 		}
 	}
-	if a.By, err = d.principal(n, provWasAttributedTo, true); err != nil {
+	if a.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
 		return nil, err
 	}
-	if a.Confidence, err = d.float(n, mqlConfidence); err != nil {
+	if a.Confidence, err = d.float(n, MQLConfidence); err != nil {
 		return nil, err
 	}
 	if a.SeenBy, err = d.principalList(n); err != nil {
 		return nil, err
 	}
-	v, err := d.opt(n, provWasRevisionOf)
+	v, err := d.opt(n, ProvWasRevisionOf)
 	if err != nil {
 		return nil, err
 	}
 	if v != nil {
-		prev, err := parseArtifactIRI(v)
+		prev, err := ParseArtifactIRI(v)
 		if err != nil {
-			return nil, d.fail(n, "%s: %v", provWasRevisionOf, err)
+			return nil, d.fail(n, "%s: %v", ProvWasRevisionOf, err)
 		}
 		a.Supersedes = &prev
 	}
-	if a.Run, err = d.str(n, mqlRun, false); err != nil {
+	if a.Run, err = d.str(n, MQLRun, false); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -1727,40 +1628,40 @@ func (d *txDecoder) artifact(n *node) (*Artifact, error) {
 
 // ---- reference checking --------------------------------------------------------------------
 
-// chain tracks what a sequence of transactions has recorded, so that a transaction can be
+// Chain tracks what a sequence of transactions has recorded, so that a transaction can be
 // checked before it is committed or indexed: ids follow on, versions follow on, and every
-// claim, artifact and source it refers to exists. Index.Add panics on a broken reference;
+// claim, artifact and source it refers to exists. index.Index.Add panics on a broken reference;
 // nothing that fails check is ever handed to it or written.
-type chain struct{ rec recorded }
+type Chain struct{ rec Records }
 
-// recorded answers what a chain checks. A Store's chain asks its index, which already knows
+// Records answers what a chain checks. A Store's chain asks its index, which already knows
 // every record (pending ones included); decoding and import, which have no index, keep sets.
-type recorded interface {
-	top() TxID
-	hasClaim(ClaimID) bool
-	keyVersion(Key) int
-	hasArtifact(ArtifactID) bool
-	artifactVersion(name string) int
-	hasSource(id string) bool
-	hasToken(id string) bool
-	add(tx *Tx)
+type Records interface {
+	Top() record.TxID
+	HasClaim(record.ClaimID) bool
+	KeyVersion(record.Key) int
+	HasArtifact(record.ArtifactID) bool
+	ArtifactVersion(name string) int
+	HasSource(id string) bool
+	HasToken(id string) bool
+	Add(tx *record.Tx)
 }
 
-func newChain() *chain { return &chain{rec: newRecordSets()} }
+// NewChain checks a sequence of transactions from the genesis, keeping what they record.
+func NewChain() *Chain { return &Chain{rec: newRecordSets()} }
 
-// indexChain checks against ix, which the caller extends after each check (add does nothing).
-// Whoever changes ix holds the lock that serialises that (the Store's imu), so the lookups need
-// no index lock.
-func indexChain(ix *Index) *chain { return &chain{rec: indexRecords{ix}} }
+// ChainOver checks against rec, which answers for what is recorded already.
+func ChainOver(rec Records) *Chain { return &Chain{rec: rec} }
 
-func (c *chain) head() TxID { return c.rec.top() }
-func (c *chain) add(tx *Tx) { c.rec.add(tx) }
+// Head is the id of the last transaction recorded; Add records tx, which Check passed.
+func (c *Chain) Head() record.TxID { return c.rec.Top() }
+func (c *Chain) Add(tx *record.Tx) { c.rec.Add(tx) }
 
 type recordSets struct {
-	head    TxID
-	claims  map[ClaimID]bool
-	keyVer  map[Key]int
-	arts    map[ArtifactID]bool
+	head    record.TxID
+	claims  map[record.ClaimID]bool
+	keyVer  map[record.Key]int
+	arts    map[record.ArtifactID]bool
 	artVer  map[string]int
 	sources map[string]bool
 	tokens  map[string]bool
@@ -1768,21 +1669,21 @@ type recordSets struct {
 
 func newRecordSets() *recordSets {
 	return &recordSets{
-		claims: map[ClaimID]bool{}, keyVer: map[Key]int{},
-		arts: map[ArtifactID]bool{}, artVer: map[string]int{},
+		claims: map[record.ClaimID]bool{}, keyVer: map[record.Key]int{},
+		arts: map[record.ArtifactID]bool{}, artVer: map[string]int{},
 		sources: map[string]bool{}, tokens: map[string]bool{},
 	}
 }
 
-func (r *recordSets) top() TxID                       { return r.head }
-func (r *recordSets) hasClaim(id ClaimID) bool        { return r.claims[id] }
-func (r *recordSets) keyVersion(k Key) int            { return r.keyVer[k] }
-func (r *recordSets) hasArtifact(id ArtifactID) bool  { return r.arts[id] }
-func (r *recordSets) artifactVersion(name string) int { return r.artVer[name] }
-func (r *recordSets) hasSource(id string) bool        { return r.sources[id] }
-func (r *recordSets) hasToken(id string) bool         { return r.tokens[id] }
+func (r *recordSets) Top() record.TxID                      { return r.head }
+func (r *recordSets) HasClaim(id record.ClaimID) bool       { return r.claims[id] }
+func (r *recordSets) KeyVersion(k record.Key) int           { return r.keyVer[k] }
+func (r *recordSets) HasArtifact(id record.ArtifactID) bool { return r.arts[id] }
+func (r *recordSets) ArtifactVersion(name string) int       { return r.artVer[name] }
+func (r *recordSets) HasSource(id string) bool              { return r.sources[id] }
+func (r *recordSets) HasToken(id string) bool               { return r.tokens[id] }
 
-func (r *recordSets) add(tx *Tx) {
+func (r *recordSets) Add(tx *record.Tx) {
 	r.head = tx.ID
 	for _, s := range tx.Sources {
 		r.sources[s.ID] = true
@@ -1800,43 +1701,16 @@ func (r *recordSets) add(tx *Tx) {
 	}
 }
 
-type indexRecords struct{ ix *Index }
+// Check reports the first problem with appending tx; it changes nothing.
+func (c *Chain) Check(tx *record.Tx) error { return c.CheckPart(tx, false) }
 
-func (r indexRecords) top() TxID                      { return r.ix.top() }
-func (r indexRecords) hasClaim(id ClaimID) bool       { return r.ix.claims[id] != nil }
-func (r indexRecords) hasArtifact(id ArtifactID) bool { return r.ix.arts[id] != nil }
-func (r indexRecords) add(*Tx)                        {}
-func (r indexRecords) hasToken(id string) bool        { return r.ix.tokens[id] != nil }
-
-func (r indexRecords) hasSource(id string) bool {
-	_, ok := r.ix.sources[id]
-	return ok
-}
-
-func (r indexRecords) keyVersion(k Key) int {
-	if ke := r.ix.keys[k]; ke != nil {
-		return len(ke.Versions)
-	}
-	return 0
-}
-
-func (r indexRecords) artifactVersion(name string) int {
-	if ae := r.ix.artifacts[name]; ae != nil {
-		return len(ae.Versions)
-	}
-	return 0
-}
-
-// check reports the first problem with appending tx; it changes nothing.
-func (c *chain) check(tx *Tx) error { return c.checkPart(tx, false) }
-
-// checkPart is check for the records of tx, which continues the last transaction recorded
+// CheckPart is check for the records of tx, which continues the last transaction recorded
 // when cont is set (a staged build's later parts).
-func (c *chain) checkPart(tx *Tx, cont bool) error {
+func (c *Chain) CheckPart(tx *record.Tx, cont bool) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("tx %d: %s", tx.ID, fmt.Sprintf(format, args...))
 	}
-	if head := c.rec.top(); !cont && tx.ID != head+1 || cont && tx.ID != head {
+	if head := c.rec.Top(); !cont && tx.ID != head+1 || cont && tx.ID != head {
 		return fmt.Errorf("tx %d follows tx %d: transaction ids must be contiguous", tx.ID, head)
 	}
 	if tx.ID == 1 && tx.Meta == nil {
@@ -1849,18 +1723,18 @@ func (c *chain) checkPart(tx *Tx, cont bool) error {
 	for _, s := range tx.Sources {
 		newSources[s.ID] = true
 	}
-	newClaims := map[ClaimID]bool{}
-	newVer := map[Key]int{}
-	hasClaim := func(id ClaimID) bool { return c.rec.hasClaim(id) || newClaims[id] }
+	newClaims := map[record.ClaimID]bool{}
+	newVer := map[record.Key]int{}
+	hasClaim := func(id record.ClaimID) bool { return c.rec.HasClaim(id) || newClaims[id] }
 	for _, cl := range tx.Claims {
-		v := c.rec.keyVersion(cl.ID.Key)
+		v := c.rec.KeyVersion(cl.ID.Key)
 		if nv, ok := newVer[cl.ID.Key]; ok {
 			v = nv
 		}
 		if cl.ID.Version != v+1 {
 			return fail("claim %s recorded after version %d of its key", cl.ID, v)
 		}
-		for _, ref := range []*ClaimID{cl.Supersedes, cl.Contests, cl.Corroborates} {
+		for _, ref := range []*record.ClaimID{cl.Supersedes, cl.Contests, cl.Corroborates} {
 			if ref == nil {
 				continue
 			}
@@ -1872,7 +1746,7 @@ func (c *chain) checkPart(tx *Tx, cont bool) error {
 			}
 		}
 		for _, s := range cl.Sources {
-			if !c.rec.hasSource(s) && !newSources[s] {
+			if !c.rec.HasSource(s) && !newSources[s] {
 				return fail("claim %s names source %q, which was never recorded", cl.ID, s)
 			}
 		}
@@ -1892,11 +1766,11 @@ func (c *chain) checkPart(tx *Tx, cont bool) error {
 			return fail("confirmation %s of %s, which was never recorded", cf.ID, cf.Claim)
 		}
 	}
-	newArts := map[ArtifactID]bool{}
+	newArts := map[record.ArtifactID]bool{}
 	newArtVer := map[string]int{}
-	hasArt := func(id ArtifactID) bool { return c.rec.hasArtifact(id) || newArts[id] }
+	hasArt := func(id record.ArtifactID) bool { return c.rec.HasArtifact(id) || newArts[id] }
 	for _, a := range tx.Artifacts {
-		v := c.rec.artifactVersion(a.ID.Name)
+		v := c.rec.ArtifactVersion(a.ID.Name)
 		if nv, ok := newArtVer[a.ID.Name]; ok {
 			v = nv
 		}
@@ -1930,25 +1804,25 @@ func (c *chain) checkPart(tx *Tx, cont bool) error {
 	for _, r := range tx.Retrievals {
 		// What a read served existed when it read: before this transaction.
 		for _, id := range r.Claims {
-			if !c.rec.hasClaim(id) {
+			if !c.rec.HasClaim(id) {
 				return fail("retrieval %s served %s, which was never recorded", r.ID, id)
 			}
 		}
 		for _, id := range r.Artifacts {
-			if !c.rec.hasArtifact(id) {
+			if !c.rec.HasArtifact(id) {
 				return fail("retrieval %s served %s, which was never recorded", r.ID, id)
 			}
 		}
 	}
 	newTokens := map[string]bool{}
 	for _, k := range tx.Tokens {
-		if c.rec.hasToken(k.ID) || newTokens[k.ID] {
+		if c.rec.HasToken(k.ID) || newTokens[k.ID] {
 			return fail("token %s is recorded twice", k.ID)
 		}
 		newTokens[k.ID] = true
 	}
 	for _, r := range tx.TokenRevocations {
-		if !c.rec.hasToken(r.Token) && !newTokens[r.Token] {
+		if !c.rec.HasToken(r.Token) && !newTokens[r.Token] {
 			return fail("token revocation %s of token %s, which was never recorded", r.ID, r.Token)
 		}
 	}

@@ -1,10 +1,12 @@
-package graphstore
+package index
 
 import (
 	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // The live index (each key and audience's live claim, and live claims by value) must agree with
@@ -14,54 +16,56 @@ import (
 var liveT0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // liveTxAt is the time of transaction id in these tests: one minute apart.
-func liveTxAt(id TxID) time.Time { return liveT0.Add(time.Duration(id) * time.Minute) }
+func liveTxAt(id record.TxID) time.Time { return liveT0.Add(time.Duration(id) * time.Minute) }
 
 // liveStep is one transaction of a scenario; claims and revocations get their Tx filled in.
 type liveStep struct {
-	claims []*Claim
-	revs   []*Revocation
+	claims []*record.Claim
+	revs   []*record.Revocation
 }
 
-func cl(ref string, v Value, opts ...func(*Claim)) *Claim {
-	id, err := ParseClaimID(ref)
+func cl(ref string, v record.Value, opts ...func(*record.Claim)) *record.Claim {
+	id, err := record.ParseClaimID(ref)
 	if err != nil {
 		panic(err)
 	}
-	c := &Claim{ID: id, Value: v, By: "owner", Kind: Observed, Confidence: 1}
+	c := &record.Claim{ID: id, Value: v, By: "owner", Kind: record.Observed, Confidence: 1}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
 }
 
-func ref(s string) *ClaimID {
-	id, err := ParseClaimID(s)
+func ref(s string) *record.ClaimID {
+	id, err := record.ParseClaimID(s)
 	if err != nil {
 		panic(err)
 	}
 	return &id
 }
 
-func supersedes(s string) func(*Claim)   { return func(c *Claim) { c.Supersedes = ref(s) } }
-func contests(s string) func(*Claim)     { return func(c *Claim) { c.Contests = ref(s) } }
-func corroborates(s string) func(*Claim) { return func(c *Claim) { c.Corroborates = ref(s) } }
-func seenBy(p ...string) func(*Claim)    { return func(c *Claim) { c.SeenBy = p } }
-func until(t time.Time) func(*Claim)     { return func(c *Claim) { c.ValidUntil = t } }
+func supersedes(s string) func(*record.Claim) { return func(c *record.Claim) { c.Supersedes = ref(s) } }
+func contests(s string) func(*record.Claim)   { return func(c *record.Claim) { c.Contests = ref(s) } }
+func corroborates(s string) func(*record.Claim) {
+	return func(c *record.Claim) { c.Corroborates = ref(s) }
+}
+func seenBy(p ...string) func(*record.Claim) { return func(c *record.Claim) { c.SeenBy = p } }
+func until(t time.Time) func(*record.Claim)  { return func(c *record.Claim) { c.ValidUntil = t } }
 
-func revoke(claim, replacedBy string) *Revocation {
-	r := &Revocation{Claim: *ref(claim), By: "owner", Standing: "owner"}
+func revoke(claim, replacedBy string) *record.Revocation {
+	r := &record.Revocation{Claim: *ref(claim), By: "owner", Standing: "owner"}
 	if replacedBy != "" {
 		r.ReplacedBy = ref(replacedBy)
 	}
 	return r
 }
 
-func num(f float64) Value  { return Value{Type: Number, Num: f} }
-func str(s string) Value   { return Value{Type: String, Str: s} }
-func boolean(b bool) Value { return Value{Type: Bool, Bool: b} }
+func num(f float64) record.Value  { return record.Value{Type: record.Number, Num: f} }
+func str(s string) record.Value   { return record.Value{Type: record.String, Str: s} }
+func boolean(b bool) record.Value { return record.Value{Type: record.Bool, Bool: b} }
 
-func (st liveStep) tx(id TxID) *Tx {
-	tx := &Tx{ID: id, Time: liveTxAt(id), By: "owner"}
+func (st liveStep) tx(id record.TxID) *record.Tx {
+	tx := &record.Tx{ID: id, Time: liveTxAt(id), By: "owner"}
 	for _, c := range st.claims {
 		c.Tx = id
 		tx.Claims = append(tx.Claims, c)
@@ -73,9 +77,9 @@ func (st liveStep) tx(id TxID) *Tx {
 	return tx
 }
 
-func genesis() *Tx {
-	return &Tx{ID: 1, Time: liveTxAt(1), By: "owner", Meta: &StoreMeta{Owner: "owner"},
-		Principals: []*Principal{{Name: "owner", Type: User, Tx: 1}, {Name: "alice", Type: Agent, Tx: 1}, {Name: "bob", Type: Agent, Tx: 1}}}
+func genesis() *record.Tx {
+	return &record.Tx{ID: 1, Time: liveTxAt(1), By: "owner", Meta: &record.StoreMeta{Owner: "owner"},
+		Principals: []*record.Principal{{Name: "owner", Type: record.User, Tx: 1}, {Name: "alice", Type: record.Agent, Tx: 1}, {Name: "bob", Type: record.Agent, Tx: 1}}}
 }
 
 func TestLiveIndexAgreesWithFold(t *testing.T) {
@@ -85,76 +89,76 @@ func TestLiveIndexAgreesWithFold(t *testing.T) {
 		pending []liveStep // added after steps as a group commit's pending transactions
 	}{
 		{name: "supersede", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1))}},
-			{claims: []*Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
-			{claims: []*Claim{cl("A.p@3", num(1), supersedes("A.p@2"))}},
+			{claims: []*record.Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1))}},
+			{claims: []*record.Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
+			{claims: []*record.Claim{cl("A.p@3", num(1), supersedes("A.p@2"))}},
 		}},
 		{name: "contest, then the contested promoted", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", str("x"))}},
-			{claims: []*Claim{cl("A.p@2", str("y"), contests("A.p@1"))}},
-			{revs: []*Revocation{revoke("A.p@1", "A.p@2")}},
+			{claims: []*record.Claim{cl("A.p@1", str("x"))}},
+			{claims: []*record.Claim{cl("A.p@2", str("y"), contests("A.p@1"))}},
+			{revs: []*record.Revocation{revoke("A.p@1", "A.p@2")}},
 		}},
 		{name: "corroborate", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", str("x"))}},
-			{claims: []*Claim{cl("A.p@2", str("x"), corroborates("A.p@1"))}},
+			{claims: []*record.Claim{cl("A.p@1", str("x"))}},
+			{claims: []*record.Claim{cl("A.p@2", str("x"), corroborates("A.p@1"))}},
 		}},
 		{name: "revoke without replacement", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", num(1))}},
-			{claims: []*Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
-			{revs: []*Revocation{revoke("A.p@2", "")}},
-			{claims: []*Claim{cl("A.p@3", num(2))}},
+			{claims: []*record.Claim{cl("A.p@1", num(1))}},
+			{claims: []*record.Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
+			{revs: []*record.Revocation{revoke("A.p@2", "")}},
+			{claims: []*record.Claim{cl("A.p@3", num(2))}},
 		}},
 		{name: "revoke with replacement", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", num(1))}},
-			{claims: []*Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
-			{revs: []*Revocation{revoke("A.p@2", "A.p@1")}},
+			{claims: []*record.Claim{cl("A.p@1", num(1))}},
+			{claims: []*record.Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
+			{revs: []*record.Revocation{revoke("A.p@2", "A.p@1")}},
 		}},
 		{name: "revoke a contested claim", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", num(1))}},
-			{claims: []*Claim{cl("A.p@2", num(2), contests("A.p@1"))}},
-			{revs: []*Revocation{revoke("A.p@2", "")}},
+			{claims: []*record.Claim{cl("A.p@1", num(1))}},
+			{claims: []*record.Claim{cl("A.p@2", num(2), contests("A.p@1"))}},
+			{revs: []*record.Revocation{revoke("A.p@2", "")}},
 		}},
 		{name: "expiry by valid time", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", boolean(true), until(liveTxAt(3))), cl("B.p@1", boolean(true))}},
-			{claims: []*Claim{cl("C.p@1", boolean(true), until(liveTxAt(2).Add(time.Second)))}},
-			{claims: []*Claim{cl("A.p@2", boolean(false))}},
-			{claims: []*Claim{cl("D.p@1", boolean(false))}},
+			{claims: []*record.Claim{cl("A.p@1", boolean(true), until(liveTxAt(3))), cl("B.p@1", boolean(true))}},
+			{claims: []*record.Claim{cl("C.p@1", boolean(true), until(liveTxAt(2).Add(time.Second)))}},
+			{claims: []*record.Claim{cl("A.p@2", boolean(false))}},
+			{claims: []*record.Claim{cl("D.p@1", boolean(false))}},
 		}},
 		{name: "audiences", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", str("x"), seenBy("alice"))}},
-			{claims: []*Claim{cl("A.p@2", str("x"))}},
-			{claims: []*Claim{cl("A.p@3", str("y"), seenBy("bob", "alice"))}},
-			{claims: []*Claim{cl("A.p@4", str("x"), seenBy("alice"), supersedes("A.p@1")), cl("B.p@1", str("x"), seenBy("bob"))}},
-			{claims: []*Claim{cl("A.p@5", str("y"), seenBy("alice", "bob"), supersedes("A.p@3"))}},
-			{revs: []*Revocation{revoke("A.p@2", "")}},
+			{claims: []*record.Claim{cl("A.p@1", str("x"), seenBy("alice"))}},
+			{claims: []*record.Claim{cl("A.p@2", str("x"))}},
+			{claims: []*record.Claim{cl("A.p@3", str("y"), seenBy("bob", "alice"))}},
+			{claims: []*record.Claim{cl("A.p@4", str("x"), seenBy("alice"), supersedes("A.p@1")), cl("B.p@1", str("x"), seenBy("bob"))}},
+			{claims: []*record.Claim{cl("A.p@5", str("y"), seenBy("alice", "bob"), supersedes("A.p@3"))}},
+			{revs: []*record.Revocation{revoke("A.p@2", "")}},
 		}},
 		{name: "values compare by type and instant", steps: []liveStep{
-			{claims: []*Claim{
-				cl("A.p@1", Value{Type: Time, Time: liveT0}),
-				cl("B.p@1", Value{Type: Time, Time: liveT0.In(time.FixedZone("X", 3600))}),
-				cl("A.q@1", num(0)), cl("B.q@1", Value{Type: Number, Num: negZero()}),
-				cl("A.r@1", str("V1")), cl("B.r@1", Value{Type: Ref, Str: "V1"}),
+			{claims: []*record.Claim{
+				cl("A.p@1", record.Value{Type: record.Time, Time: liveT0}),
+				cl("B.p@1", record.Value{Type: record.Time, Time: liveT0.In(time.FixedZone("X", 3600))}),
+				cl("A.q@1", num(0)), cl("B.q@1", record.Value{Type: record.Number, Num: negZero()}),
+				cl("A.r@1", str("V1")), cl("B.r@1", record.Value{Type: record.Ref, Str: "V1"}),
 			}},
 		}},
 		{name: "pending transactions of a group commit", steps: []liveStep{
-			{claims: []*Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1)), cl("C.p@1", num(1), seenBy("alice"))}},
-			{claims: []*Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
+			{claims: []*record.Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1)), cl("C.p@1", num(1), seenBy("alice"))}},
+			{claims: []*record.Claim{cl("A.p@2", num(2), supersedes("A.p@1"))}},
 		}, pending: []liveStep{
-			{claims: []*Claim{cl("B.p@2", num(2), supersedes("B.p@1")), cl("D.p@1", num(1))}},
-			{revs: []*Revocation{revoke("A.p@2", "A.p@1"), revoke("C.p@1", "")}},
-			{claims: []*Claim{cl("A.p@3", num(3), supersedes("A.p@1"))}},
+			{claims: []*record.Claim{cl("B.p@2", num(2), supersedes("B.p@1")), cl("D.p@1", num(1))}},
+			{revs: []*record.Revocation{revoke("A.p@2", "A.p@1"), revoke("C.p@1", "")}},
+			{claims: []*record.Claim{cl("A.p@3", num(3), supersedes("A.p@1"))}},
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ix := NewIndex()
+			ix := New()
 			ix.Add(genesis())
 			for _, st := range tc.steps {
-				ix.Add(st.tx(ix.top() + 1))
+				ix.Add(st.tx(ix.Top() + 1))
 			}
 			committed := ix.Head()
 			for _, st := range tc.pending {
-				ix.addPending(st.tx(ix.top() + 1))
+				ix.AddPending(st.tx(ix.Top() + 1))
 			}
 			checkLiveIndex(t, ix)
 			if len(tc.pending) > 0 {
@@ -162,22 +166,22 @@ func TestLiveIndexAgreesWithFold(t *testing.T) {
 					t.Fatalf("pending transactions moved the head to %d", ix.Head())
 				}
 				// A reader must not see what is pending; a build must.
-				checkLiveIndex(t, ix.buildHandle())
-				ix.commitTo(ix.top())
+				checkLiveIndex(t, ix.BuildHandle())
+				ix.CommitTo(ix.Top())
 				checkLiveIndex(t, ix)
 			}
-			// Rebuilding after a failed group (dropPending) must leave the same index as never
+			// Rebuilding after a failed group (DropPending) must leave the same index as never
 			// having had the pending transactions.
 			if len(tc.pending) > 0 {
-				ix := NewIndex()
+				ix := New()
 				ix.Add(genesis())
 				for _, st := range tc.steps {
-					ix.Add(st.tx(ix.top() + 1))
+					ix.Add(st.tx(ix.Top() + 1))
 				}
 				for _, st := range tc.pending {
-					ix.addPending(st.tx(ix.top() + 1))
+					ix.AddPending(st.tx(ix.Top() + 1))
 				}
-				ix.dropPending()
+				ix.DropPending()
 				checkLiveIndex(t, ix)
 			}
 		})
@@ -200,17 +204,17 @@ func checkLiveIndex(t *testing.T, ix *Index) {
 		}
 	}
 	var nows []time.Time
-	for id := range ix.top() + 2 {
+	for id := range ix.Top() + 2 {
 		nows = append(nows, liveTxAt(id), liveTxAt(id).Add(30*time.Second))
 	}
-	for asOf := TxID(1); asOf <= ix.Head(); asOf++ {
+	for asOf := record.TxID(1); asOf <= ix.Head(); asOf++ {
 		for _, now := range nows {
 			if now.Before(liveTxAt(asOf)) {
 				continue
 			}
 			for _, viewer := range []string{"", "alice", "bob", "carol"} {
 				v := ix.View(asOf, now, viewer)
-				name := fmt.Sprintf("as of %d (head %d, top %d) at %s as %q", asOf, ix.Head(), ix.top(), now.Sub(liveT0), viewer)
+				name := fmt.Sprintf("as of %d (head %d, top %d) at %s as %q", asOf, ix.Head(), ix.Top(), now.Sub(liveT0), viewer)
 				checkView(t, name, v, all)
 			}
 		}
@@ -240,7 +244,7 @@ func checkView(t *testing.T, name string, v *View, all []*ClaimEntry) {
 			}
 		}
 		sameClaims(t, fmt.Sprintf("%s: EachLiveOf(%s)", name, pred), got, want[pred])
-		var values []Value
+		var values []record.Value
 		for _, e := range all {
 			if e.ID.Predicate == pred {
 				values = append(values, e.Value)
@@ -307,11 +311,11 @@ func ids(es []*ClaimEntry) []string {
 // TestLiveIndexSlotsAfterTheView: an as-of view long before the head cannot use the index of
 // values (too much changed since) and scans instead, with the same answer.
 func TestLiveIndexSlotsAfterTheView(t *testing.T) {
-	ix := NewIndex()
+	ix := New()
 	ix.Add(genesis())
-	ix.Add(liveStep{claims: []*Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1))}}.tx(2))
+	ix.Add(liveStep{claims: []*record.Claim{cl("A.p@1", num(1)), cl("B.p@1", num(1))}}.tx(2))
 	for i := range 10 {
-		ix.Add(liveStep{claims: []*Claim{cl(fmt.Sprintf("A.p@%d", i+2), num(float64(i%2)), supersedes(fmt.Sprintf("A.p@%d", i+1)))}}.tx(ix.top() + 1))
+		ix.Add(liveStep{claims: []*record.Claim{cl(fmt.Sprintf("A.p@%d", i+2), num(float64(i%2)), supersedes(fmt.Sprintf("A.p@%d", i+1)))}}.tx(ix.Top() + 1))
 	}
 	v := ix.View(2, liveTxAt(2), "")
 	if _, ok := v.changedSince("p"); ok {

@@ -1,6 +1,10 @@
-package graphstore
+package index
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/mql-dev/mql/graphstore/record"
+)
 
 // Runs: what reads served to an agent's run, the decisions made in it, and how it ended. A run
 // is named by the principal that reads for it, so RunKey holds both; the owner sees every
@@ -16,24 +20,24 @@ type RunKey struct {
 // RunEntry is everything recorded about one run, each list in transaction order.
 type RunEntry struct {
 	Key        RunKey
-	Retrievals []*Retrieval
+	Retrievals []*record.Retrieval
 	Decisions  []*ArtifactNode // artifact versions derived "in run" by the run's principal
-	Outcomes   []*Outcome
-	first      TxID
+	Outcomes   []*record.Outcome
+	first      record.TxID
 }
 
 type runIndex struct {
 	runs     map[RunKey]*RunEntry
 	runOrder []RunKey
 	// served lists, by claim or artifact version (NodeRef.String()), the retrievals that served it.
-	served map[string][]*Retrieval
+	served map[string][]*record.Retrieval
 }
 
 func newRunIndex() *runIndex {
-	return &runIndex{runs: map[RunKey]*RunEntry{}, served: map[string][]*Retrieval{}}
+	return &runIndex{runs: map[RunKey]*RunEntry{}, served: map[string][]*record.Retrieval{}}
 }
 
-func (ix *Index) run(k RunKey, tx TxID) *RunEntry {
+func (ix *Index) run(k RunKey, tx record.TxID) *RunEntry {
 	r := ix.runs[k]
 	if r == nil {
 		r = &RunEntry{Key: k, first: tx}
@@ -44,7 +48,7 @@ func (ix *Index) run(k RunKey, tx TxID) *RunEntry {
 }
 
 // addRunRecords indexes the retrievals, outcomes and run decisions of tx after mark m.
-func (ix *Index) addRunRecords(tx *Tx, m txMark) {
+func (ix *Index) addRunRecords(tx *record.Tx, m Mark) {
 	for _, a := range tx.Artifacts[m.artifacts:] {
 		if a.Run != "" {
 			r := ix.run(RunKey{a.By, a.Run}, tx.ID)
@@ -80,10 +84,10 @@ func (v *View) visibleRun(r *RunEntry) *RunEntry {
 		return nil
 	}
 	out := &RunEntry{Key: r.Key, first: r.first,
-		Retrievals: prefix(r.Retrievals, v.asOf, func(q *Retrieval) TxID { return q.Tx }),
-		Outcomes:   prefix(r.Outcomes, v.asOf, func(o *Outcome) TxID { return o.Tx }),
+		Retrievals: prefix(r.Retrievals, v.asOf, func(q *record.Retrieval) record.TxID { return q.Tx }),
+		Outcomes:   prefix(r.Outcomes, v.asOf, func(o *record.Outcome) record.TxID { return o.Tx }),
 	}
-	for _, d := range prefix(r.Decisions, v.asOf, func(n *ArtifactNode) TxID { return n.Tx }) {
+	for _, d := range prefix(r.Decisions, v.asOf, func(n *ArtifactNode) record.TxID { return n.Tx }) {
 		if v.CanSee(d.SeenBy) {
 			out.Decisions = append(out.Decisions, d)
 		}
@@ -125,9 +129,9 @@ func (v *View) RunsNamed(name string) []*RunEntry {
 
 // ServedIn lists the retrievals within the view that served node (a claim or artifact
 // version) and that the viewer may see.
-func (v *View) ServedIn(node NodeRef) []*Retrieval {
-	var out []*Retrieval
-	for _, q := range prefix(v.ix.served[node.String()], v.asOf, func(q *Retrieval) TxID { return q.Tx }) {
+func (v *View) ServedIn(node record.NodeRef) []*record.Retrieval {
+	var out []*record.Retrieval
+	for _, q := range prefix(v.ix.served[node.String()], v.asOf, func(q *record.Retrieval) record.TxID { return q.Tx }) {
 		if v.SeesRunsOf(q.By) {
 			out = append(out, q)
 		}
@@ -139,7 +143,7 @@ func (v *View) ServedIn(node NodeRef) []*Retrieval {
 func (v *View) Run(k RunKey) *RunEntry { return v.visibleRun(v.ix.runs[k]) }
 
 // Served reports whether a retrieval of the run served node.
-func (r *RunEntry) Served(node NodeRef) bool {
+func (r *RunEntry) Served(node record.NodeRef) bool {
 	for _, q := range r.Retrievals {
 		if node.Claim != nil && slices.Contains(q.Claims, *node.Claim) ||
 			node.Artifact != nil && slices.Contains(q.Artifacts, *node.Artifact) {

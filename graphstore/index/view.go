@@ -1,10 +1,12 @@
-package graphstore
+package index
 
 import (
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // State is the state of a claim at one point in time; a claim is in exactly one.
@@ -26,7 +28,7 @@ const (
 // A View borrows the index: hold the index's read lock for as long as the View is used.
 type View struct {
 	ix     *Index
-	asOf   TxID
+	asOf   record.TxID
 	now    time.Time
 	viewer string
 	all    *View // the same view without the perception filter, made on first use
@@ -34,7 +36,7 @@ type View struct {
 
 // View returns a view as of transaction asOf (0 or beyond the head: the head), judged at now,
 // for viewer ("" for the owner).
-func (ix *Index) View(asOf TxID, now time.Time, viewer string) *View {
+func (ix *Index) View(asOf record.TxID, now time.Time, viewer string) *View {
 	if asOf <= 0 || asOf > ix.Head() {
 		asOf = ix.Head()
 	}
@@ -45,23 +47,23 @@ func (ix *Index) View(asOf TxID, now time.Time, viewer string) *View {
 }
 
 // TxAt returns the last transaction recorded at or before t (0 if none).
-func (ix *Index) TxAt(t time.Time) TxID {
-	i, _ := slices.BinarySearchFunc(ix.Txs(), t, func(tx *Tx, t time.Time) int {
+func (ix *Index) TxAt(t time.Time) record.TxID {
+	i, _ := slices.BinarySearchFunc(ix.Txs(), t, func(tx *record.Tx, t time.Time) int {
 		if tx.Time.After(t) {
 			return 1
 		}
 		return -1
 	})
-	return TxID(i)
+	return record.TxID(i)
 }
 
-func (v *View) AsOf() TxID        { return v.asOf }
-func (v *View) Now() time.Time    { return v.now }
-func (v *View) Viewer() string    { return v.viewer }
-func (v *View) Meta() StoreMeta   { return v.ix.meta }
-func (v *View) in(tx TxID) bool   { return tx <= v.asOf }
-func (v *View) Index() *Index     { return v.ix }
-func (v *View) IsOwnerView() bool { return v.viewer == "" }
+func (v *View) AsOf() record.TxID      { return v.asOf }
+func (v *View) Now() time.Time         { return v.now }
+func (v *View) Viewer() string         { return v.viewer }
+func (v *View) Meta() record.StoreMeta { return v.ix.meta }
+func (v *View) in(tx record.TxID) bool { return tx <= v.asOf }
+func (v *View) Index() *Index          { return v.ix }
+func (v *View) IsOwnerView() bool      { return v.viewer == "" }
 
 // All is the same view without the perception filter: what the store holds as of the view.
 // Rules that are facts of the store (review state, the confidence cap) are judged on it; what
@@ -78,7 +80,7 @@ func (v *View) All() *View {
 }
 
 // Tx returns a transaction within the view, or nil.
-func (v *View) Tx(id TxID) *Tx {
+func (v *View) Tx(id record.TxID) *record.Tx {
 	if !v.in(id) {
 		return nil
 	}
@@ -86,7 +88,7 @@ func (v *View) Tx(id TxID) *Tx {
 }
 
 // TxTime is the time of a transaction (zero if outside the view).
-func (v *View) TxTime(id TxID) time.Time {
+func (v *View) TxTime(id record.TxID) time.Time {
 	if tx := v.Tx(id); tx != nil {
 		return tx.Time
 	}
@@ -99,7 +101,7 @@ func (v *View) CanSee(seenBy []string) bool {
 }
 
 // Principal returns a principal recorded within the view, or nil.
-func (v *View) Principal(name string) *Principal {
+func (v *View) Principal(name string) *record.Principal {
 	p := v.ix.principals[name]
 	if p == nil || !v.in(p.Tx) {
 		return nil
@@ -108,8 +110,8 @@ func (v *View) Principal(name string) *Principal {
 }
 
 // Principals lists the principals within the view, in the order they were recorded.
-func (v *View) Principals() []*Principal {
-	var out []*Principal
+func (v *View) Principals() []*record.Principal {
+	var out []*record.Principal
 	for _, tx := range v.ix.txs[:v.asOf] {
 		out = append(out, tx.Principals...)
 	}
@@ -117,12 +119,12 @@ func (v *View) Principals() []*Principal {
 }
 
 // Grants returns the grants held by grantee within the view.
-func (v *View) Grants(grantee string) []*Grant {
-	return prefix(v.ix.grants[grantee], v.asOf, func(g *Grant) TxID { return g.Tx })
+func (v *View) Grants(grantee string) []*record.Grant {
+	return prefix(v.ix.grants[grantee], v.asOf, func(g *record.Grant) record.TxID { return g.Tx })
 }
 
 // Source returns a source recorded within the view, or nil.
-func (v *View) Source(id string) *Source {
+func (v *View) Source(id string) *record.Source {
 	s := v.ix.sources[id]
 	if s == nil || !v.in(s.Tx) {
 		return nil
@@ -132,7 +134,7 @@ func (v *View) Source(id string) *Source {
 
 // HalfLife is the half-life declared for predicate within the view (0: no decay).
 func (v *View) HalfLife(predicate string) time.Duration {
-	ds := prefix(v.ix.decays[predicate], v.asOf, func(d *Decay) TxID { return d.Tx })
+	ds := prefix(v.ix.decays[predicate], v.asOf, func(d *record.Decay) record.TxID { return d.Tx })
 	if len(ds) == 0 {
 		return 0
 	}
@@ -144,7 +146,7 @@ func (v *View) HalfLife(predicate string) time.Duration {
 // may not see, so being refused tells a principal nothing about claims hidden from it; the
 // owner, and a principal who may see several audiences, may therefore see a predicate hold
 // values of more than one type.
-func (v *View) ValueType(predicate string) (ValueType, bool) {
+func (v *View) ValueType(predicate string) (record.ValueType, bool) {
 	for _, e := range v.ix.valueTypes[predicate] {
 		if v.visibleClaim(e) {
 			return e.Value.Type, true
@@ -159,7 +161,7 @@ func (v *View) visibleClaim(e *ClaimEntry) bool {
 }
 
 // Claim returns a visible claim version, or nil.
-func (v *View) Claim(id ClaimID) *ClaimEntry {
+func (v *View) Claim(id record.ClaimID) *ClaimEntry {
 	e := v.ix.claims[id]
 	if !v.visibleClaim(e) {
 		return nil
@@ -168,7 +170,7 @@ func (v *View) Claim(id ClaimID) *ClaimEntry {
 }
 
 // Versions returns the visible versions of key, oldest first.
-func (v *View) Versions(k Key) []*ClaimEntry {
+func (v *View) Versions(k record.Key) []*ClaimEntry {
 	ke := v.ix.keys[k]
 	if ke == nil {
 		return nil
@@ -187,12 +189,12 @@ func (v *View) Versions(k Key) []*ClaimEntry {
 
 // VersionCount is the number of versions of key recorded within the view, visible or not.
 // Writers use it to number the next version; readers must use Versions.
-func (v *View) VersionCount(k Key) int {
+func (v *View) VersionCount(k record.Key) int {
 	ke := v.ix.keys[k]
 	if ke == nil {
 		return 0
 	}
-	n, _ := slices.BinarySearchFunc(ke.Versions, v.asOf, func(e *ClaimEntry, t TxID) int {
+	n, _ := slices.BinarySearchFunc(ke.Versions, v.asOf, func(e *ClaimEntry, t record.TxID) int {
 		if e.Tx > t {
 			return 1
 		}
@@ -217,7 +219,7 @@ func Audience(seenBy []string) string {
 
 // EachLive calls fn with each live claim of key the viewer may see (at most one per audience,
 // in the order each audience first claimed it) until fn returns false. It allocates nothing.
-func (v *View) EachLive(k Key, fn func(*ClaimEntry) bool) {
+func (v *View) EachLive(k record.Key, fn func(*ClaimEntry) bool) {
 	if ke := v.ix.keys[k]; ke != nil {
 		v.eachLiveOfKey(ke, fn)
 	}
@@ -247,7 +249,7 @@ func (v *View) EachLiveOf(predicate string, fn func(*ClaimEntry) bool) {
 // until fn returns false. It starts from the claims live with that value at the newest
 // transaction indexed, skips those whose key and audience changed after the view, and judges
 // those from history instead; when that would cost more than a scan of the predicate, it scans.
-func (v *View) EachLiveWithValue(predicate string, val Value, fn func(*ClaimEntry) bool) {
+func (v *View) EachLiveWithValue(predicate string, val record.Value, fn func(*ClaimEntry) bool) {
 	want := keyOfValue(predicate, val)
 	changed, ok := v.changedSince(predicate)
 	if !ok {
@@ -273,7 +275,7 @@ func (v *View) EachLiveWithValue(predicate string, val Value, fn func(*ClaimEntr
 // CountLiveWithValue is how many claims of predicate are live with value val at the newest
 // transaction indexed, whoever may see them and before valid time: an estimate of what
 // EachLiveWithValue yields, for choosing where a find starts.
-func (v *View) CountLiveWithValue(predicate string, val Value) int {
+func (v *View) CountLiveWithValue(predicate string, val record.Value) int {
 	if set := v.ix.byValue[keyOfValue(predicate, val)]; set != nil {
 		return len(set.slots)
 	}
@@ -287,7 +289,7 @@ func (v *View) CountLiveWithValue(predicate string, val Value) int {
 func (v *View) changedSince(predicate string) (slots []*liveSlot, ok bool) {
 	budget := len(v.ix.preds[predicate])
 	var seen map[*liveSlot]bool
-	add := func(id ClaimID) {
+	add := func(id record.ClaimID) {
 		if id.Predicate != predicate {
 			return
 		}
@@ -316,7 +318,7 @@ func (v *View) changedSince(predicate string) (slots []*liveSlot, ok bool) {
 
 // LiveClaims returns the live claims of key the viewer may see, at most one per audience,
 // oldest first.
-func (v *View) LiveClaims(k Key) []*ClaimEntry {
+func (v *View) LiveClaims(k record.Key) []*ClaimEntry {
 	var out []*ClaimEntry
 	v.EachLive(k, func(e *ClaimEntry) bool {
 		out = append(out, e)
@@ -331,7 +333,7 @@ func (v *View) LiveClaims(k Key) []*ClaimEntry {
 // LiveClaim returns the newest live claim of key the viewer may see, or nil. A reader who may
 // see several audiences' claims for one key (the owner, or someone in a shared and a private
 // audience) gets the newest; LiveClaims gives them all.
-func (v *View) LiveClaim(k Key) *ClaimEntry {
+func (v *View) LiveClaim(k record.Key) *ClaimEntry {
 	ls := v.LiveClaims(k)
 	if len(ls) == 0 {
 		return nil
@@ -341,7 +343,7 @@ func (v *View) LiveClaim(k Key) *ClaimEntry {
 
 // LiveIn returns the live claim of key within one audience, visible to the viewer or not.
 // Writers need it to decide supersession, which is a fact of the store, not of one reader.
-func (v *View) LiveIn(k Key, audience string) *ClaimEntry {
+func (v *View) LiveIn(k record.Key, audience string) *ClaimEntry {
 	if ke := v.ix.keys[k]; ke != nil {
 		if s := ke.slotOf(audience); s != nil {
 			return v.liveInSlot(s)
@@ -374,17 +376,19 @@ func (v *View) liveInSlot(s *liveSlot) *ClaimEntry {
 
 // Keys lists every key with at least one visible version, in the order of its first visible
 // version.
-func (v *View) Keys() []Key { return v.filterKeys(v.ix.keyOrder) }
+func (v *View) Keys() []record.Key { return v.filterKeys(v.ix.keyOrder) }
 
 // KeysOfSubject lists the keys of a subject with at least one visible version, in the order of
 // their first visible versions.
-func (v *View) KeysOfSubject(subject string) []Key { return v.filterKeys(v.ix.subjects[subject]) }
+func (v *View) KeysOfSubject(subject string) []record.Key {
+	return v.filterKeys(v.ix.subjects[subject])
+}
 
 // KeysOfPredicate lists the keys of a predicate with at least one visible version, in the order
 // of their first visible versions.
-func (v *View) KeysOfPredicate(predicate string) []Key {
+func (v *View) KeysOfPredicate(predicate string) []record.Key {
 	kes := v.ix.preds[predicate]
-	out := make([]Key, 0, len(kes))
+	out := make([]record.Key, 0, len(kes))
 	first := make([]int, 0, len(kes))
 	for _, ke := range kes {
 		if e := v.firstSeen(ke); e != nil {
@@ -415,8 +419,8 @@ func (v *View) Subjects() []string {
 	return sortBy(out, first)
 }
 
-func (v *View) filterKeys(keys []Key) []Key {
-	out := make([]Key, 0, len(keys))
+func (v *View) filterKeys(keys []record.Key) []record.Key {
+	out := make([]record.Key, 0, len(keys))
 	first := make([]int, 0, len(keys))
 	for _, k := range keys {
 		if e := v.firstSeen(v.ix.keys[k]); e != nil {
@@ -465,7 +469,7 @@ func (v *View) firstSeen(ke *KeyEntry) *ClaimEntry {
 }
 
 // Revocation returns the revocation of a claim within the view, or nil.
-func (v *View) Revocation(e *ClaimEntry) *Revocation {
+func (v *View) Revocation(e *ClaimEntry) *record.Revocation {
 	if len(e.Revocations) > 0 && v.in(e.Revocations[0].Tx) {
 		return e.Revocations[0]
 	}
@@ -473,7 +477,7 @@ func (v *View) Revocation(e *ClaimEntry) *Revocation {
 }
 
 // Confirmation returns the first confirmation of a claim within the view, or nil.
-func (v *View) Confirmation(e *ClaimEntry) *Confirmation {
+func (v *View) Confirmation(e *ClaimEntry) *record.Confirmation {
 	if len(e.Confirmations) > 0 && v.in(e.Confirmations[0].Tx) {
 		return e.Confirmations[0]
 	}
@@ -481,9 +485,9 @@ func (v *View) Confirmation(e *ClaimEntry) *Confirmation {
 }
 
 // EffectiveKind is the claim's kind, or Confirmed from the transaction that confirmed it.
-func (v *View) EffectiveKind(e *ClaimEntry) Kind {
+func (v *View) EffectiveKind(e *ClaimEntry) record.Kind {
 	if v.Confirmation(e) != nil {
-		return Confirmed
+		return record.Confirmed
 	}
 	return e.Kind
 }
@@ -511,7 +515,7 @@ func (v *View) expired(e *ClaimEntry, st State) bool {
 // fold is the state of a claim from the events up to the view's transaction, before valid
 // time, and the transaction that put it there. It reads no transaction record, which keeps
 // the live test of a find's candidates to the claim's own entry.
-func (v *View) fold(e *ClaimEntry) (State, TxID) {
+func (v *View) fold(e *ClaimEntry) (State, record.TxID) {
 	st := Live
 	if e.Contests != nil {
 		st = Contested
@@ -523,7 +527,7 @@ func (v *View) fold(e *ClaimEntry) (State, TxID) {
 	ri, pi := 0, 0
 	rev := v.Revocation(e)
 	for {
-		var next TxID = math.MaxInt64
+		var next record.TxID = math.MaxInt64
 		kind := 0
 		if ri < len(e.RevisedBy) && v.in(e.RevisedBy[ri].Tx) && e.RevisedBy[ri].Tx < next {
 			next, kind = e.RevisedBy[ri].Tx, 1
@@ -580,7 +584,7 @@ func (v *View) EffectiveConfidence(e *ClaimEntry) float64 {
 }
 
 // Artifact returns a visible artifact version, or nil.
-func (v *View) Artifact(id ArtifactID) *ArtifactNode {
+func (v *View) Artifact(id record.ArtifactID) *ArtifactNode {
 	n := v.ix.arts[id]
 	if n == nil || !v.in(n.Tx) || !v.CanSee(n.SeenBy) {
 		return nil
@@ -613,7 +617,7 @@ func (v *View) ArtifactVersionCount(name string) int {
 	if ae == nil {
 		return 0
 	}
-	n, _ := slices.BinarySearchFunc(ae.Versions, v.asOf, func(a *ArtifactNode, t TxID) int {
+	n, _ := slices.BinarySearchFunc(ae.Versions, v.asOf, func(a *ArtifactNode, t record.TxID) int {
 		if a.Tx > t {
 			return 1
 		}
@@ -686,12 +690,12 @@ func (v *View) ArtifactSupersededAt(n *ArtifactNode) time.Time {
 }
 
 // Reviews returns an artifact version's reviews within the view.
-func (v *View) Reviews(n *ArtifactNode) []*Review {
-	return prefix(n.Reviews, v.asOf, func(r *Review) TxID { return r.Tx })
+func (v *View) Reviews(n *ArtifactNode) []*record.Review {
+	return prefix(n.Reviews, v.asOf, func(r *record.Review) record.TxID { return r.Tx })
 }
 
 // Dependents returns the visible artifact versions derived directly from node.
-func (v *View) Dependents(node NodeRef) []*ArtifactNode {
+func (v *View) Dependents(node record.NodeRef) []*ArtifactNode {
 	var xs []*ArtifactNode
 	switch {
 	case node.Claim != nil:
@@ -730,7 +734,7 @@ func (v *View) ArtifactDependents(n *ArtifactNode) []*ArtifactNode {
 }
 
 func (v *View) visibleArts(xs []*ArtifactNode) []*ArtifactNode {
-	xs = prefix(xs, v.asOf, func(n *ArtifactNode) TxID { return n.Tx })
+	xs = prefix(xs, v.asOf, func(n *ArtifactNode) record.TxID { return n.Tx })
 	if v.viewer == "" {
 		return xs
 	}
@@ -748,7 +752,7 @@ func (v *View) visibleArts(xs []*ArtifactNode) []*ArtifactNode {
 	return xs
 }
 
-func prefix[T any](xs []T, asOf TxID, tx func(T) TxID) []T {
+func prefix[T any](xs []T, asOf record.TxID, tx func(T) record.TxID) []T {
 	n := len(xs)
 	for n > 0 && tx(xs[n-1]) > asOf {
 		n--
@@ -758,7 +762,7 @@ func prefix[T any](xs []T, asOf TxID, tx func(T) TxID) []T {
 
 // Token returns a token by id, as of the view: for the owner's view only (tokens are the
 // owner's to see). Its revocation is reported only if it happened within the view.
-func (v *View) Token(id string) (*Token, *TokenRevocation) {
+func (v *View) Token(id string) (*record.Token, *record.TokenRevocation) {
 	k := v.ix.tokens[id]
 	if !v.IsOwnerView() || k == nil || !v.in(k.Tx) {
 		return nil, nil
@@ -770,11 +774,11 @@ func (v *View) Token(id string) (*Token, *TokenRevocation) {
 }
 
 // Tokens lists the tokens recorded within the view, oldest first: for the owner's view only.
-func (v *View) Tokens() []*Token {
+func (v *View) Tokens() []*record.Token {
 	if !v.IsOwnerView() {
 		return nil
 	}
-	var out []*Token
+	var out []*record.Token
 	for _, tx := range v.ix.txs[:v.asOf] {
 		out = append(out, tx.Tokens...)
 	}
