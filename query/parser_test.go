@@ -302,6 +302,7 @@ var stmtCases = []stmtCase{
 	{src: `as w run r-17`, want: &Run{Mods: Mods{As: "w"}, Name: "r-17"}},
 	{src: `runs`, want: &Runs{}},
 	{src: `runs worker-3 since 2026-11-01`, want: &Runs{By: "worker-3", Since: tp("2026-11-01")}},
+	{src: `runs since 2026-11-01`, want: &Runs{Since: tp("2026-11-01")}},
 	{src: `stats for worker-3 since 2026-11-01`, want: &Stats{For: "worker-3", Since: tp("2026-11-01")}},
 	{src: `stats since 2026-11-01`, want: &Stats{Since: tp("2026-11-01")}},
 
