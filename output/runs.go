@@ -113,7 +113,7 @@ func writeRunTable(b *strings.Builder, r *query.Result, ex bool) {
 			head += " (tx " + strconv.FormatInt(rep.OutcomeTx, 10) + ")"
 		}
 		if rep.Because != "" {
-			head += " because " + strconv.Quote(Escape(rep.Because))
+			head += " because " + strconv.Quote(rep.Because)
 		}
 		if rep.Outcome == mql.Failed {
 			if rep.MemoryFailure {
