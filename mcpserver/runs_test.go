@@ -44,6 +44,19 @@ func TestRunsThroughTools(t *testing.T) {
 	if got := rows(w3.query("run r-17")[0]); len(got) != 1 || got[0]["outcome"] != "failed" {
 		t.Errorf("query run r-17: %v", got)
 	}
+	// An outcome in the query tool is pointed at the outcome tool; a statement made for one run
+	// while the call names another is refused, and records nothing.
+	w3.fail("query", map[string]any{"statement": "outcome run r-17 succeeded"}, "query:1:1: outcome is a write; the query tool runs only reads")
+	w3.fail("query", map[string]any{"statement": "outcome run r-17 succeeded"}, "run, runs")
+	w3.fail("query", map[string]any{"statement": "outcome run r-17 succeeded"}, "use the outcome tool")
+	head, _ = db.Head(ctx)
+	w3.fail("query", map[string]any{"statement": "live Brimsole; live Klarveld for run r-1", "run": "r-2"}, `query:1:`)
+	w3.fail("query", map[string]any{"statement": "live Klarveld for run r-1", "run": "r-2"}, `is for run r-1, and the call names run r-2`)
+	if h, _ := db.Head(ctx); h != head {
+		t.Errorf("a query naming two runs wrote: head %d → %d", head, h)
+	}
+	w3.ok("query", map[string]any{"statement": "live Klarveld for run r-2", "run": "r-2"})
+
 	// worker-7 sees nothing of worker-3's run.
 	w7.fail("query", map[string]any{"statement": "run r-17"}, "no run of that name")
 }
