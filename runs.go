@@ -401,7 +401,8 @@ type MemoryStats struct {
 	Runs       int `json:"runs"`
 	Retrievals int `json:"retrievals"`
 	Served     int `json:"served"` // distinct versions served, summed over runs
-	// LiveServed counts the served versions that were live when served; StaleAtDecision
+	// LiveServed counts the served versions that were live when served, in the runs that
+	// reached a decision point (the others have no decision to be stale at); StaleAtDecision
 	// those of them that were no longer live at their run's decision.
 	LiveServed      int `json:"live_served"`
 	StaleAtDecision int `json:"stale_at_decision"`

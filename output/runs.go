@@ -58,7 +58,7 @@ func memoryPairs(m *mql.MemoryStats) [][2]string {
 		{"runs", strconv.Itoa(m.Runs)},
 		{"  retrievals", strconv.Itoa(m.Retrievals)},
 		{"  served", strconv.Itoa(m.Served)},
-		{"  stale at decision", fmt.Sprintf("%d of %d live when served", m.StaleAtDecision, m.LiveServed)},
+		{"  stale at decision", fmt.Sprintf("%d of %d live when served, in the runs that reached a decision", m.StaleAtDecision, m.LiveServed)},
 		{"stale-memory rate", fmtNum(m.StaleMemoryRate)},
 		{"context utilization", fmtNum(m.ContextUtilization)},
 		{"retrieval diversity", fmtNum(m.RetrievalDiversity)},

@@ -31,3 +31,17 @@ func TestRunReasonQuotedOnce(t *testing.T) {
 		}
 	}
 }
+
+// The stale line of stats counts, like the stale-memory rate, only the runs that reached a
+// decision point; it says so, so that its figure is not read as every version served live.
+func TestStaleLineNamesItsRuns(t *testing.T) {
+	r := &query.Result{Kind: "stats", Statement: "stats", Stats: &mql.Stats{
+		Memory: &mql.MemoryStats{Runs: 9, Retrievals: 9, Served: 11, LiveServed: 4, StaleAtDecision: 2, StaleMemoryRate: 0.5}}}
+	out, err := Render(r, Style{Format: FormatTable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "stale at decision  2 of 4 live when served, in the runs that reached a decision"; !strings.Contains(out, want) {
+		t.Errorf("stats:\n%s\nwant a line %q", out, want)
+	}
+}
