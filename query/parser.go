@@ -540,6 +540,7 @@ var head = map[string]string{
 	"beliefs":    patternHelp,
 	"context":    `a subject name or "*"`,
 	"describe":   "a principal, subject, predicate or artifact name",
+	"run":        "a run's name",
 }
 
 // expectAfter says what was expected at toks[i], judging by the tokens

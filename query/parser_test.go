@@ -513,6 +513,7 @@ func TestErrorsAtEnd(t *testing.T) {
 		{"principal alice;", `e.mql:1:16: expected a principal kind (user, agent or tool), found ";"`},
 		{"outcome run r1", `e.mql:1:15: expected the run's result (succeeded, failed or declined) after its name, found end of input`},
 		{"outcome run", `e.mql:1:12: expected a run's name after "run", found end of input`},
+		{"run", `e.mql:1:4: expected a run's name after "run", found end of input`},
 		{"outcome run r1 failed because", `e.mql:1:30: expected a string after "because", found end of input`},
 		{"outcome run r1 failed by", `e.mql:1:25: expected a principal name after "by", found end of input`},
 		{`assert K.p = "abc`, `e.mql:1:14: unterminated string literal`},
