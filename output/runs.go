@@ -190,6 +190,12 @@ func runCSV(r *query.Result) (header []string, rows [][]string) {
 	}
 	header = []string{"run", "by", "served", "read_at_tx", "when_served", "at_decision", "now", "stale", "revoked_later", "cited", "decisions", "outcome", "because"}
 	for _, rep := range r.Run {
+		if len(rep.Served) == 0 {
+			// A run served nothing keeps one row, its served columns empty: it still decided
+			// and ended.
+			rows = append(rows, []string{rep.Run, rep.By, "", "", "", "", "", "", "", "", strings.Join(rep.Decisions, csvListSep), string(rep.Outcome), rep.Because})
+			continue
+		}
 		for _, s := range rep.Served {
 			rows = append(rows, []string{rep.Run, rep.By, s.Ref, csvInt(s.ReadAt), string(s.WhenServed), string(s.AtDecision), string(s.Now),
 				s.Stale, strconv.FormatBool(s.RevokedLater), strconv.FormatBool(s.Cited), strings.Join(rep.Decisions, csvListSep), string(rep.Outcome), rep.Because})

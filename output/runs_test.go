@@ -45,3 +45,22 @@ func TestStaleLineNamesItsRuns(t *testing.T) {
 		t.Errorf("stats:\n%s\nwant a line %q", out, want)
 	}
 }
+
+// A run that was served nothing still has its row in CSV: its decisions and outcome are
+// facts of the run, and a run whose rows are its served versions would vanish.
+func TestRunCSVKeepsARunServedNothing(t *testing.T) {
+	r := &query.Result{Kind: "run", Statement: "run r-9", Run: []mql.RunReport{
+		{Run: "r-9", By: "worker-3", Decisions: []string{"pick@1"}, Outcome: mql.Failed, Because: "no quote", OutcomeTx: 8},
+		{Run: "r-9", By: "worker-7", Served: []mql.Served{{Ref: "K.p@1", ReadAt: 4, WhenServed: mql.Live, Now: mql.Live}}},
+	}}
+	out, err := Render(r, Style{Format: FormatCSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "run,by,served,read_at_tx,when_served,at_decision,now,stale,revoked_later,cited,decisions,outcome,because\n" +
+		"r-9,worker-3,,,,,,,,,pick@1,failed,no quote\n" +
+		"r-9,worker-7,K.p@1,4,live,,live,,false,false,,,\n"
+	if out != want {
+		t.Errorf("csv:\n%s\nwant:\n%s", out, want)
+	}
+}
