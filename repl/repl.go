@@ -207,6 +207,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			if isMeta(t) {
 				lr.AddHistory(t)
 				var err error
+				s.out.StartInput() // its results follow the prompt, as a statement's do
 				s.paged(func() { err = s.meta(ctx, Source{Name: "<stdin>", Text: t, Line: 1, Col: 1}) })
 				if errors.Is(err, ErrQuit) {
 					return s.leave()

@@ -574,3 +574,29 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// A meta command typed at the prompt starts a new input, as a statement does: after a
+// statement, and after another meta command, \d prints its tables without a blank line before
+// them (the second \d printed one that the first did not).
+func TestMetaStartsAnInput(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatTable)
+	ctx := context.Background()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`principal alice user`, `assert K.p = 1 by alice`, `derive plan:x from K.p by alice`)}); err != nil {
+		t.Fatal(err)
+	}
+	o.out.Reset()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`\d`)}); err != nil {
+		t.Fatal(err)
+	}
+	once := o.out.String()
+	if strings.HasPrefix(once, "\n") {
+		t.Errorf("\\d after a statement starts with a blank line:\n%q", once)
+	}
+	o.out.Reset()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`\d`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.out.String(); got != once {
+		t.Errorf("\\d after \\d:\n%q\nwant:\n%q", got, once)
+	}
+}
