@@ -180,8 +180,8 @@ type RunReport struct {
 	Outcome    OutcomeResult `json:"outcome,omitempty"` // the last outcome recorded; "" when none
 	Because    string        `json:"because,omitempty"`
 	OutcomeTx  int64         `json:"outcome_tx,omitempty"`
-	// MemoryFailure is set on a failed run that was served a version stale at its decision or
-	// revoked since; a failed run without one failed downstream of its memory.
+	// MemoryFailure is set on a failed run that was served a version live then and stale at
+	// its decision or revoked since; a failed run without one failed downstream of its memory.
 	MemoryFailure bool `json:"memory_failure,omitempty"`
 }
 
@@ -371,7 +371,11 @@ func runReport(v *graphstore.View, e *graphstore.RunEntry) RunReport {
 		rep.Retrievals = append(rep.Retrievals, ret)
 	}
 	if rep.Outcome == Failed {
-		rep.MemoryFailure = slices.ContainsFunc(rep.Served, func(s Served) bool { return s.Stale == staleAtDecision || s.RevokedLater })
+		// Only what the run was given as live can fail it: a past version (why, history) was
+		// served as superseded, and its revocation since changes nothing the run relied on.
+		rep.MemoryFailure = slices.ContainsFunc(rep.Served, func(s Served) bool {
+			return s.Stale == staleAtDecision || s.RevokedLater && s.WhenServed == Live
+		})
 	}
 	return rep
 }
@@ -419,7 +423,7 @@ type MemoryStats struct {
 	Declined           int     `json:"declined"`
 	// DeclineRate is Declined ÷ Outcomes.
 	DeclineRate float64 `json:"decline_rate"`
-	// MemoryFailures are failed runs served a version stale at their decision or revoked
+	// MemoryFailures are failed runs served a live version stale at their decision or revoked
 	// since; DownstreamFailures the other failed runs.
 	MemoryFailures     int `json:"memory_failures"`
 	DownstreamFailures int `json:"downstream_failures"`

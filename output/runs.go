@@ -137,7 +137,10 @@ func writeRunTable(b *strings.Builder, r *query.Result, ex bool) {
 		g := &grid{header: []string{"served", "when served", "at decision", "now", "stale", "cited"}}
 		for _, s := range rep.Served {
 			stale := orDash(s.Stale)
-			if s.RevokedLater {
+			switch {
+			case s.RevokedLater && s.Stale == "":
+				stale = "revoked since" // a past version, served as such
+			case s.RevokedLater:
 				stale += ", revoked since"
 			}
 			g.add(Escape(s.Ref), stateOrDash(s.WhenServed), stateOrDash(s.AtDecision), stateOrDash(s.Now), stale, strconv.FormatBool(s.Cited))

@@ -64,3 +64,19 @@ func TestRunCSVKeepsARunServedNothing(t *testing.T) {
 		t.Errorf("csv:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// A version revoked since it was served, that was not live when served (a past version from
+// history), says "revoked since" alone in the stale column, not "-, revoked since".
+func TestRevokedSinceAlone(t *testing.T) {
+	r := &query.Result{Kind: "run", Statement: "run r1", Run: []mql.RunReport{{Run: "r1", By: "w", Served: []mql.Served{
+		{Ref: "A.x@1", WhenServed: mql.Superseded, AtDecision: mql.Revoked, Now: mql.Revoked, RevokedLater: true},
+		{Ref: "A.x@2", WhenServed: mql.Live, AtDecision: mql.Live, Now: mql.Revoked, Stale: "later", RevokedLater: true},
+	}}}}
+	out, err := Render(r, Style{Format: FormatTable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "-, revoked since") || !strings.Contains(out, "revoked  revoked since ") || !strings.Contains(out, "later, revoked since") {
+		t.Errorf("run:\n%s\nwant \"revoked since\" alone for A.x@1, \"later, revoked since\" for A.x@2", out)
+	}
+}
