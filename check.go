@@ -83,6 +83,9 @@ func modelRules(st *graphstore.CheckState, tx *graphstore.Tx, add func(graphstor
 		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID,
 			Msg: fmt.Sprintf("the name %q is not in Unicode normalization form C (NFC), as mql writes every name", name)})
 	}
+	if err := badName(tx); err != nil {
+		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID, Msg: err.Error()})
+	}
 	checkAuthors(tx, st.Meta().Owner, add)
 	if tx.ID != 1 {
 		checkStandings(st, tx, add)
