@@ -99,11 +99,18 @@ type ImpactInput struct {
 	Depth int    `json:"depth,omitempty"`
 }
 
-// Shapes of names and references: a name is what both the library and the language accept
-// (the language joins runs with single dashes and never ends a name with one), so anything
-// written through a tool can be named in a query.
+// Shapes of names and references: a name is letters and digits of any script, _ : / and
+// single dashes between them, starting with a letter or _, as the library and the language
+// accept (the language joins runs with single dashes and never ends a name with one), so
+// anything written through a tool can be named in a query. The patterns say it with negated
+// ASCII ranges rather than \p{L}, which Python's re and ECMAScript without the u flag do not
+// read, so that a client validating with them agrees: every ASCII character but letters,
+// digits and _ : / is excluded (with the C1 controls), and the library judges the rest of
+// Unicode (a symbol such as € is refused there, with its own message).
 const (
-	ident          = `[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*`
+	nameStart      = `[^\x00-\x40\x5b-\x5e\x60\x7b-\x9f]`
+	nameRest       = `[^\x00-\x2e\x3b-\x40\x5b-\x5e\x60\x7b-\x9f]`
+	ident          = nameStart + nameRest + `*(-` + nameRest + `+)*`
 	namePattern    = `^` + ident + `$`
 	versionPattern = `^` + ident + `\.` + ident + `@[1-9][0-9]*$`
 	nodePattern    = `^` + ident + `(\.` + ident + `)?(@[1-9][0-9]*)?$`
