@@ -136,7 +136,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			`Nothing is overwritten: the answer gives the new version's reference (Subject.predicate@N) and its state (live, contested, …) and what it supersedes. ` +
 			`Example: {"subject":"Klarveld","predicate":"price_per_seat","value":44,"source":"https://klarveld.example/pricing","confidence":0.9}.`,
 		InputSchema: schemaFor[AssertInput](func(p map[string]*jsonschema.Schema) {
-			p["subject"].Description = `The entity the claim is about, e.g. "Klarveld". Letters, digits and _ : / joined by single dashes; starts with a letter or _.`
+			p["subject"].Description = `The entity the claim is about, e.g. "Klarveld". Letters and digits of any script and _ : /, joined by single dashes; starts with a letter or _.`
 			p["subject"].Pattern = namePattern
 			p["predicate"].Description = `The property, e.g. "price_per_seat", "region", "soc2". Same shape as subject; no dot.`
 			p["predicate"].Pattern = namePattern
