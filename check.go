@@ -84,6 +84,9 @@ func modelRules(st *graphstore.CheckState, tx *record.Tx, add func(graphstore.Pr
 		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID,
 			Msg: fmt.Sprintf("the name %q is not in Unicode normalization form C (NFC), as mql writes every name", name)})
 	}
+	if err := badName(tx); err != nil {
+		add(graphstore.Problem{Kind: graphstore.ProblemRecord, Tx: tx.ID, Msg: err.Error()})
+	}
 	checkAuthors(tx, st.Meta().Owner, add)
 	if tx.ID != 1 {
 		checkStandings(st, tx, add)

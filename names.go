@@ -167,3 +167,83 @@ func notNFC(tx *record.Tx) (string, bool) {
 	}
 	return bad, bad != ""
 }
+
+// badName returns the first name tx records that no write accepts as a name (CheckName: a
+// control character, a space, over 256 bytes), as an error saying what it names: a file
+// holding one was not written by mql, and the language could never name it again.
+func badName(tx *record.Tx) error {
+	var bad error
+	check := func(what, s string) {
+		if bad == nil && s != "" {
+			bad = checkName(what, s)
+		}
+	}
+	claim := func(c *record.ClaimID) {
+		if c != nil {
+			check("subject", c.Subject)
+			check("predicate", c.Predicate)
+		}
+	}
+	art := func(a *record.ArtifactID) {
+		if a != nil {
+			check("artifact", a.Name)
+		}
+	}
+	principals := func(names ...string) {
+		for _, n := range names {
+			check("principal", n)
+		}
+	}
+	principals(tx.By)
+	if tx.Meta != nil {
+		principals(tx.Meta.Owner)
+	}
+	for _, p := range tx.Principals {
+		principals(p.Name)
+	}
+	for _, g := range tx.Grants {
+		principals(g.Grantee, g.By)
+	}
+	for _, c := range tx.Claims {
+		claim(&c.ID)
+		principals(c.By)
+		principals(c.SeenBy...)
+	}
+	for _, r := range tx.Revocations {
+		claim(&r.Claim)
+		principals(r.By)
+	}
+	for _, c := range tx.Confirmations {
+		claim(&c.Claim)
+		principals(c.By)
+	}
+	for _, a := range tx.Artifacts {
+		art(&a.ID)
+		principals(a.By)
+		principals(a.SeenBy...)
+		check("run", a.Run)
+	}
+	for _, r := range tx.Reviews {
+		art(&r.Artifact)
+		principals(r.By)
+	}
+	for _, d := range tx.Decays {
+		check("predicate", d.Predicate)
+		principals(d.By)
+	}
+	for _, t := range tx.Tokens {
+		principals(t.Principal, t.By)
+	}
+	for _, r := range tx.TokenRevocations {
+		principals(r.By)
+	}
+	for _, r := range tx.Retrievals {
+		check("run", r.Run)
+		principals(r.By)
+	}
+	for _, o := range tx.Outcomes {
+		check("run", o.Run)
+		principals(o.By)
+	}
+	return bad
+}

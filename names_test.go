@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,5 +62,32 @@ func TestUnicodeNames(t *testing.T) {
 		if _, err := f.db.Assert(context.Background(), mql.AssertSpec{Subject: bad, Predicate: "p", Value: mql.Number(1), By: "owner"}); err == nil {
 			t.Errorf("subject %q accepted", bad)
 		}
+	}
+}
+
+// TestImportRefusesBadNames: a file naming a run, or a principal, with what no write accepts
+// as a name (a control character, 5,000 bytes) is refused by import, as check reports it:
+// the language could never name it again, and the limits of names hold for every store.
+func TestImportRefusesBadNames(t *testing.T) {
+	f := runScenario(t)
+	var b bytes.Buffer
+	if err := f.db.Export(f.ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	exp := b.String()
+	for _, tc := range []struct{ name, text, want string }{
+		{"run with an escape", strings.Replace(exp, `<urn:mql:run> "r1"`, `<urn:mql:run> "r\u001b1"`, 1), `run "r\x1b1": bad reference`},
+		{"run of 5000 bytes", strings.Replace(exp, `<urn:mql:run> "r1"`, `<urn:mql:run> "`+strings.Repeat("r", 5000)+`"`, 1), "names are at most 256 bytes"},
+		{"principal with an escape", strings.ReplaceAll(strings.ReplaceAll(exp, "urn:mql:principal:worker-7", "urn:mql:principal:worker%1B7"), `"worker-7"`, `"worker\u001b7"`), `principal "worker\x1b7": bad reference`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.text == exp {
+				t.Fatal("the edit changed nothing")
+			}
+			_, err := mql.ImportStore(context.Background(), filepath.Join(t.TempDir(), "copy.db"), strings.NewReader(tc.text), mql.Options{})
+			if !errors.Is(err, mql.ErrBadImport) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a refusal saying %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -181,8 +181,8 @@ type RunReport struct {
 	Outcome    OutcomeResult `json:"outcome,omitempty"` // the last outcome recorded; "" when none
 	Because    string        `json:"because,omitempty"`
 	OutcomeTx  int64         `json:"outcome_tx,omitempty"`
-	// MemoryFailure is set on a failed run that was served a version stale at its decision or
-	// revoked since; a failed run without one failed downstream of its memory.
+	// MemoryFailure is set on a failed run that was served a version live then and stale at
+	// its decision or revoked since; a failed run without one failed downstream of its memory.
 	MemoryFailure bool `json:"memory_failure,omitempty"`
 }
 
@@ -372,7 +372,11 @@ func runReport(v *index.View, e *index.RunEntry) RunReport {
 		rep.Retrievals = append(rep.Retrievals, ret)
 	}
 	if rep.Outcome == Failed {
-		rep.MemoryFailure = slices.ContainsFunc(rep.Served, func(s Served) bool { return s.Stale == staleAtDecision || s.RevokedLater })
+		// Only what the run was given as live can fail it: a past version (why, history) was
+		// served as superseded, and its revocation since changes nothing the run relied on.
+		rep.MemoryFailure = slices.ContainsFunc(rep.Served, func(s Served) bool {
+			return s.Stale == staleAtDecision || s.RevokedLater && s.WhenServed == Live
+		})
 	}
 	return rep
 }
@@ -402,7 +406,8 @@ type MemoryStats struct {
 	Runs       int `json:"runs"`
 	Retrievals int `json:"retrievals"`
 	Served     int `json:"served"` // distinct versions served, summed over runs
-	// LiveServed counts the served versions that were live when served; StaleAtDecision
+	// LiveServed counts the served versions that were live when served, in the runs that
+	// reached a decision point (the others have no decision to be stale at); StaleAtDecision
 	// those of them that were no longer live at their run's decision.
 	LiveServed      int `json:"live_served"`
 	StaleAtDecision int `json:"stale_at_decision"`
@@ -419,7 +424,7 @@ type MemoryStats struct {
 	Declined           int     `json:"declined"`
 	// DeclineRate is Declined ÷ Outcomes.
 	DeclineRate float64 `json:"decline_rate"`
-	// MemoryFailures are failed runs served a version stale at their decision or revoked
+	// MemoryFailures are failed runs served a live version stale at their decision or revoked
 	// since; DownstreamFailures the other failed runs.
 	MemoryFailures     int `json:"memory_failures"`
 	DownstreamFailures int `json:"downstream_failures"`

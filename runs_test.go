@@ -337,3 +337,29 @@ func TestRunsSurviveExportAndImport(t *testing.T) {
 		t.Fatalf("import of a retrieval serving a hidden claim: %v", err)
 	}
 }
+
+// TestPastVersionsAreNoMemoryFailure: history serves past versions on purpose, as what they
+// are (superseded); one of them revoked later does not make the run's failure the memory's,
+// since the run was never given it as live. The live version it was given stayed live.
+func TestPastVersionsAreNoMemoryFailure(t *testing.T) {
+	f := open(t, mql.Options{Owner: "owner"}).team()
+	f.assert("Klarveld", "price_per_seat", mql.Number(44), "owner")
+	f.assert("Klarveld", "price_per_seat", mql.Number(89), "owner")
+	if _, err := f.db.As("worker-3").ForRun("r1").History(f.ctx, "Klarveld.price_per_seat"); err != nil {
+		t.Fatal(err)
+	}
+	f.ok(f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: "Klarveld.price_per_seat@1", By: "owner", Because: "misread"}))
+	f.ok(f.db.Outcome(f.ctx, mql.OutcomeSpec{Run: "r1", Result: mql.Failed, By: "worker-3"}))
+	reps, err := f.db.As("worker-3").Run(f.ctx, "r1")
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("run r1: %+v %v", reps, err)
+	}
+	r := reps[0]
+	if r.MemoryFailure {
+		t.Errorf("a failure with only a past version revoked since is a memory failure: %+v", r.Served)
+	}
+	m, err := f.db.As("worker-3").MemoryStats(f.ctx, "", time.Time{})
+	if err != nil || m.MemoryFailures != 0 || m.DownstreamFailures != 1 {
+		t.Errorf("stats: %+v %v, want 0 memory and 1 downstream failure", m, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/mql-dev/mql"
 	render "github.com/mql-dev/mql/output"
@@ -98,11 +99,18 @@ type ImpactInput struct {
 	Depth int    `json:"depth,omitempty"`
 }
 
-// Shapes of names and references: a name is what both the library and the language accept
-// (the language joins runs with single dashes and never ends a name with one), so anything
-// written through a tool can be named in a query.
+// Shapes of names and references: a name is letters and digits of any script, _ : / and
+// single dashes between them, starting with a letter or _, as the library and the language
+// accept (the language joins runs with single dashes and never ends a name with one), so
+// anything written through a tool can be named in a query. The patterns say it with negated
+// ASCII ranges rather than \p{L}, which Python's re and ECMAScript without the u flag do not
+// read, so that a client validating with them agrees: every ASCII character but letters,
+// digits and _ : / is excluded (with the C1 controls), and the library judges the rest of
+// Unicode (a symbol such as € is refused there, with its own message).
 const (
-	ident          = `[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*`
+	nameStart      = `[^\x00-\x40\x5b-\x5e\x60\x7b-\x9f]`
+	nameRest       = `[^\x00-\x2e\x3b-\x40\x5b-\x5e\x60\x7b-\x9f]`
+	ident          = nameStart + nameRest + `*(-` + nameRest + `+)*`
 	namePattern    = `^` + ident + `$`
 	versionPattern = `^` + ident + `\.` + ident + `@[1-9][0-9]*$`
 	nodePattern    = `^` + ident + `(\.` + ident + `)?(@[1-9][0-9]*)?$`
@@ -128,7 +136,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			`Nothing is overwritten: the answer gives the new version's reference (Subject.predicate@N) and its state (live, contested, …) and what it supersedes. ` +
 			`Example: {"subject":"Klarveld","predicate":"price_per_seat","value":44,"source":"https://klarveld.example/pricing","confidence":0.9}.`,
 		InputSchema: schemaFor[AssertInput](func(p map[string]*jsonschema.Schema) {
-			p["subject"].Description = `The entity the claim is about, e.g. "Klarveld". Letters, digits and _ : / joined by single dashes; starts with a letter or _.`
+			p["subject"].Description = `The entity the claim is about, e.g. "Klarveld". Letters and digits of any script and _ : /, joined by single dashes; starts with a letter or _.`
 			p["subject"].Pattern = namePattern
 			p["predicate"].Description = `The property, e.g. "price_per_seat", "region", "soc2". Same shape as subject; no dot.`
 			p["predicate"].Pattern = namePattern
@@ -231,7 +239,7 @@ func (s *server) addTools(srv *mcp.Server) {
 		Name:        "query",
 		Annotations: read("Query the memory"),
 		Description: `Run read statements of the mql language and get their results as JSON (one object per statement, as "mql --format json" prints). ` +
-			`Reads: live PATTERN [where value OP VALUE]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats. ` +
+			`Reads: live PATTERN [where value OP VALUE]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
 			`Any read may start with "as of 2026-11-29T10:00:00Z" or "as of tx 42" to read the past. You always read as yourself (` + s.principal + `); writes are refused here, use the other tools. ` +
 			`Examples: "live Klarveld", "live *.soc2 where value = true", "find ?v, ?p where ?v.soc2 = true, ?v.region = \"EU\", ?v.price_per_seat = ?p order by ?p limit 1", "history Klarveld.price_per_seat", "conflicts". ` +
 			`Separate several statements with ";". The full grammar is the resource mql://language. Errors read query:LINE:COL: message.`,
@@ -501,12 +509,17 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 			head, _, _ := strings.Cut(st.String(), " ")
 			what, use := "a write", "it is not available through this server"
 			switch head {
-			case "assert", "revoke", "derive", "review":
+			case "assert", "revoke", "derive", "review", "outcome":
 				use = "use the " + head + " tool"
 			case "begin", "commit", "rollback":
 				what, use = "transaction control", "each write tool call is a transaction of its own"
 			}
-			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
+			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats, run, runs, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
+		}
+		// A statement made for one run in a call for another would record its retrieval for
+		// one of them only; which one the caller meant is not for the server to guess.
+		if run := st.(query.ReadStmt).Modifiers().ForRun; run != "" && in.Run != "" && run != norm.NFC.String(in.Run) {
+			return output{}, fmt.Errorf("%s: the statement is for run %s, and the call names run %s: give one run, in the statement or in the call", st.Pos(), run, in.Run)
 		}
 	}
 	out := output{many: true}

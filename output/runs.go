@@ -58,7 +58,7 @@ func memoryPairs(m *mql.MemoryStats) [][2]string {
 		{"runs", strconv.Itoa(m.Runs)},
 		{"  retrievals", strconv.Itoa(m.Retrievals)},
 		{"  served", strconv.Itoa(m.Served)},
-		{"  stale at decision", fmt.Sprintf("%d of %d live when served", m.StaleAtDecision, m.LiveServed)},
+		{"  stale at decision", fmt.Sprintf("%d of %d live when served, in the runs that reached a decision", m.StaleAtDecision, m.LiveServed)},
 		{"stale-memory rate", fmtNum(m.StaleMemoryRate)},
 		{"context utilization", fmtNum(m.ContextUtilization)},
 		{"retrieval diversity", fmtNum(m.RetrievalDiversity)},
@@ -113,7 +113,7 @@ func writeRunTable(b *strings.Builder, r *query.Result, ex bool) {
 			head += " (tx " + strconv.FormatInt(rep.OutcomeTx, 10) + ")"
 		}
 		if rep.Because != "" {
-			head += " because " + strconv.Quote(Escape(rep.Because))
+			head += " because " + strconv.Quote(rep.Because)
 		}
 		if rep.Outcome == mql.Failed {
 			if rep.MemoryFailure {
@@ -137,7 +137,10 @@ func writeRunTable(b *strings.Builder, r *query.Result, ex bool) {
 		g := &grid{header: []string{"served", "when served", "at decision", "now", "stale", "cited"}}
 		for _, s := range rep.Served {
 			stale := orDash(s.Stale)
-			if s.RevokedLater {
+			switch {
+			case s.RevokedLater && s.Stale == "":
+				stale = "revoked since" // a past version, served as such
+			case s.RevokedLater:
 				stale += ", revoked since"
 			}
 			g.add(Escape(s.Ref), stateOrDash(s.WhenServed), stateOrDash(s.AtDecision), stateOrDash(s.Now), stale, strconv.FormatBool(s.Cited))
@@ -190,6 +193,12 @@ func runCSV(r *query.Result) (header []string, rows [][]string) {
 	}
 	header = []string{"run", "by", "served", "read_at_tx", "when_served", "at_decision", "now", "stale", "revoked_later", "cited", "decisions", "outcome", "because"}
 	for _, rep := range r.Run {
+		if len(rep.Served) == 0 {
+			// A run served nothing keeps one row, its served columns empty: it still decided
+			// and ended.
+			rows = append(rows, []string{rep.Run, rep.By, "", "", "", "", "", "", "", "", strings.Join(rep.Decisions, csvListSep), string(rep.Outcome), rep.Because})
+			continue
+		}
 		for _, s := range rep.Served {
 			rows = append(rows, []string{rep.Run, rep.By, s.Ref, csvInt(s.ReadAt), string(s.WhenServed), string(s.AtDecision), string(s.Now),
 				s.Stale, strconv.FormatBool(s.RevokedLater), strconv.FormatBool(s.Cited), strings.Join(rep.Decisions, csvListSep), string(rep.Outcome), rep.Because})

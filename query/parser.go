@@ -540,6 +540,7 @@ var head = map[string]string{
 	"beliefs":    patternHelp,
 	"context":    `a subject name or "*"`,
 	"describe":   "a principal, subject, predicate or artifact name",
+	"run":        "a run's name",
 }
 
 // expectAfter says what was expected at toks[i], judging by the tokens
@@ -674,6 +675,13 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 		if p == "gate" {
 			return `two numbers after "gate" (gate LOW HIGH)`
 		}
+	case "outcome":
+		switch {
+		case p == "run" && i-1 == k+1:
+			return `a run's name after "run"`
+		case i-1 == k+2:
+			return "the run's result (succeeded, failed or declined) after its name"
+		}
 	}
 	switch p {
 	case "confidence":
@@ -685,7 +693,7 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 			return `"by" after "seen"`
 		}
 	case "because":
-		if kind == "revoke" || kind == "review" {
+		if kind == "revoke" || kind == "review" || kind == "outcome" {
 			return `a string after "because"`
 		}
 	case "by":

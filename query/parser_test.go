@@ -302,6 +302,7 @@ var stmtCases = []stmtCase{
 	{src: `as w run r-17`, want: &Run{Mods: Mods{As: "w"}, Name: "r-17"}},
 	{src: `runs`, want: &Runs{}},
 	{src: `runs worker-3 since 2026-11-01`, want: &Runs{By: "worker-3", Since: tp("2026-11-01")}},
+	{src: `runs since 2026-11-01`, want: &Runs{Since: tp("2026-11-01")}},
 	{src: `stats for worker-3 since 2026-11-01`, want: &Stats{For: "worker-3", Since: tp("2026-11-01")}},
 	{src: `stats since 2026-11-01`, want: &Stats{Since: tp("2026-11-01")}},
 
@@ -510,6 +511,11 @@ func TestErrorsAtEnd(t *testing.T) {
 		{"beliefs *.h gate 1.0", `e.mql:1:21: expected a second number after "gate" (gate LOW HIGH), found end of input`},
 		{"as of tx 3", `e.mql:1:11: expected a read statement after the modifiers, found end of input`},
 		{"principal alice;", `e.mql:1:16: expected a principal kind (user, agent or tool), found ";"`},
+		{"outcome run r1", `e.mql:1:15: expected the run's result (succeeded, failed or declined) after its name, found end of input`},
+		{"outcome run", `e.mql:1:12: expected a run's name after "run", found end of input`},
+		{"run", `e.mql:1:4: expected a run's name after "run", found end of input`},
+		{"outcome run r1 failed because", `e.mql:1:30: expected a string after "because", found end of input`},
+		{"outcome run r1 failed by", `e.mql:1:25: expected a principal name after "by", found end of input`},
 		{`assert K.p = "abc`, `e.mql:1:14: unterminated string literal`},
 		{"", ""},
 	}

@@ -31,7 +31,7 @@ type runG struct {
 
 type runsG struct {
 	Kw      tok             `parser:"@'runs'"`
-	By      tok             `parser:"( @Ident )?"`
+	By      tok             `parser:"( (?! 'since') @Ident )?"` // "runs since TIME" names no principal
 	Clauses []*sinceClauseG `parser:"@@*"`
 }
 

@@ -22,16 +22,16 @@ func isWordRune(r rune) bool {
 // statementKeywords start a statement; clauseKeywords are what may follow a statement's head.
 var (
 	statementKeywords = []string{
-		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay",
+		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay", "outcome",
 		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats",
-		"principals", "grants", "subjects", "predicates", "artifacts", "sources", "describe",
+		"run", "runs", "principals", "grants", "subjects", "predicates", "artifacts", "sources", "describe",
 		"begin", "commit", "rollback", "as",
 	}
 	clauseKeywords = map[string][]string{
 		"assert":  {"by", "from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision"},
 		"revoke":  {"by", "because", "replaced"},
 		"confirm": {"by"},
-		"derive":  {"from", "by", "confidence", "seen"},
+		"derive":  {"from", "by", "confidence", "seen", "in"},
 		"review":  {"by", "because"},
 		"grant":   {"assert", "revoke", "confirm", "grant", "on", "by"},
 		"decay":   {"half-life"},
@@ -192,6 +192,16 @@ func (s *Shell) candidates(before, word string) []string {
 		case prev == "from" || prev == ",":
 			return names(n.Subjects, n.Keys, n.Refs, n.Artifacts)
 		}
+	case "outcome":
+		switch len(toks) {
+		case i + 1:
+			return keywords([]string{"run"})
+		case i + 2:
+			return nil // the run's name
+		case i + 3:
+			return keywords([]string{"succeeded", "failed", "declined"})
+		}
+		return keywords([]string{"by", "because"})
 	case "describe":
 		if len(toks) == i+1 {
 			return names(n.Principals, n.Subjects, n.Predicates, n.Artifacts)

@@ -29,9 +29,14 @@ otherwise it is recorded as contested: an inferred claim (no source) cannot supe
 observed one, so name a source. The receipt says so.`, `assert Klarveld.price_per_seat = 44 by worker-3 from "src:Klarveld:rev0" confidence 0.9`},
 	{"revoke", "declare a claim version no longer valid", `revoke Subject.predicate@N by PRINCIPAL [because "WHY"] [replaced by Subject.predicate@M]`, `revoke Klarveld.price_per_seat@2 by alice because "misread the page" replaced by Klarveld.price_per_seat@3`},
 	{"confirm", "confirm the live claim as a user", `confirm Subject.predicate[@N] by PRINCIPAL`, `confirm Brimsole.soc2 by alice`},
-	{"derive", "record an artifact derived from claims and artifacts", `derive ARTIFACT from REF, ... by PRINCIPAL [confidence 0..1] [seen by PRINCIPAL, ...]`, `derive plan:pick-vendor from Klarveld.price_per_seat, Brimsole.price_per_seat by orchestrator`},
+	{"derive", "record an artifact derived from claims and artifacts", `derive ARTIFACT from REF, ... by PRINCIPAL [confidence 0..1] [seen by PRINCIPAL, ...] [in run RUN]
+
+With in run, the artifact is a decision of the deriver's run RUN, citing its inputs.`, `derive plan:pick-vendor from Klarveld.price_per_seat, Brimsole.price_per_seat by orchestrator`},
 	{"review", "record that an artifact was looked at again", `review ARTIFACT[@N] by PRINCIPAL [because "WHY"]`, `review plan:pick-vendor by alice because "re-checked against the new price"`},
 	{"decay", "give a predicate a confidence half-life", `decay PREDICATE half-life DURATION`, `decay signal half-life 10m`},
+	{"outcome", "record how a run ended", `outcome run RUN succeeded|failed|declined [by PRINCIPAL] [because "WHY"]
+
+declined: the agent said it lacked the evidence to act. The last outcome recorded counts.`, `outcome run r-17 failed by worker-3 because "paid 89, not 44"`},
 	{"live", "the live claims matching a pattern", `live Subject | Subject.predicate | *.predicate [where value =|!=|<|<=|>|>= VALUE]`, `live *.soc2 where value = true`},
 	{"find", "conjunctive patterns over live claims", `find ?v, ... where ?v.predicate OP VALUE|?w, ... [order by ?v [asc|desc], ...] [limit N]`, `find ?v, ?p where ?v.soc2 = true, ?v.price_per_seat = ?p order by ?p limit 1`},
 	{"why", "the provenance tree of a claim or artifact", `why Subject.predicate[@N] | ARTIFACT[@N]`, `why Klarveld.price_per_seat`},
@@ -41,7 +46,12 @@ observed one, so name a source. The receipt says so.`, `assert Klarveld.price_pe
 	{"conflicts", "contested claims beside the live claim they dispute", `conflicts [Subject, ...]`, `conflicts Klarveld`},
 	{"beliefs", "the distribution of confidence over candidates, and the gate's decision", `beliefs PATTERN [gate LOW HIGH]`, `beliefs *.holds_horcrux gate 1.0 2.5`},
 	{"context", "compact working context for a model", `context Subject, ... | * [budget TOKENS]`, `context Klarveld, Brimsole budget 60`},
-	{"stats", "claims by state, reviews due, stale rate", `stats`, `stats`},
+	{"stats", "claims by state, reviews due, stale rate; the memory metrics of the runs", `stats [for PRINCIPAL] [since TIME]
+
+for and since narrow the memory metrics to one principal's runs, and to the runs begun at or
+after TIME.`, `stats for worker-3 since 2026-11-01`},
+	{"run", "what was served to a run, what it decided, how it ended: memory or downstream", `run RUN`, `run r-17`},
+	{"runs", "the runs, one line each", `runs [PRINCIPAL] [since TIME]`, `runs worker-3 since 2026-11-01`},
 	{"principals", "the principals, with the rights each holds", `principals [PATTERN]`, `principals worker*`},
 	{"grants", "the grants, or those one principal holds", `grants [PRINCIPAL]`, `grants worker-3`},
 	{"subjects", "the subjects, with counts of their claims", `subjects [PATTERN]`, `subjects Kl*`},
@@ -58,13 +68,16 @@ observed one, so name a source. The receipt says so.`, `assert Klarveld.price_pe
 var statementGroups = []struct {
 	at    int
 	title string
-}{{0, "Writes:"}, {8, "Reads:"}, {18, "What the store holds (PATTERN: names and *, as Kl* or plan:*):"}, {25, "Transactions:"}}
+}{{0, "Writes:"}, {9, "Reads:"}, {21, "What the store holds (PATTERN: names and *, as Kl* or plan:*):"}, {28, "Transactions:"}}
 
 // modifierHelp explains the read modifiers.
 const modifierHelp = `Reads may be prefixed by modifiers:
   as of TIME       the store as it was at TIME (2026-11-29T10:00:00Z)
   as of tx N       the store right after transaction N
-  as PRINCIPAL     only what PRINCIPAL may see`
+  as PRINCIPAL     only what PRINCIPAL may see
+and, on the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts,
+beliefs, context), followed by:
+  for run RUN      also record what the read served to your run RUN`
 
 // metaHelp lists the meta commands.
 const metaHelp = `Meta commands (prefix \ or .):

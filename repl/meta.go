@@ -228,7 +228,7 @@ func (s *Shell) setOutput(path string) error {
 	if strings.HasPrefix(path, "|") {
 		return fmt.Errorf("%w: \\o |COMMAND is not supported: write to a file and run the command on it", ErrMeta)
 	}
-	if _, err := CheckOutput(path, s.cfg.StoreFile); err != nil {
+	if err := checkResultsFile(path, s.cfg.StoreFile); err != nil {
 		return fmt.Errorf("%w: \\o: %w", ErrMeta, err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)

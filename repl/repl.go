@@ -207,6 +207,7 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			if isMeta(t) {
 				lr.AddHistory(t)
 				var err error
+				s.out.StartInput() // its results follow the prompt, as a statement's do
 				s.paged(func() { err = s.meta(ctx, Source{Name: "<stdin>", Text: t, Line: 1, Col: 1}) })
 				if errors.Is(err, ErrQuit) {
 					return s.leave()
@@ -388,9 +389,17 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 	}
 	if s.block != nil {
 		if s.lr != nil {
-			// At the prompt, a statement that does not parse is refused now, not at commit.
-			if _, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col); err != nil {
+			// At the prompt, a statement that does not parse is refused now, not at commit; so is
+			// a read for a run, which no transaction may hold: refused at the commit, it would
+			// take every statement gathered with it.
+			script, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
+			if err != nil {
 				return err
+			}
+			for _, st := range script.Stmts {
+				if r, ok := st.(query.ReadStmt); ok && r.Modifiers().ForRun != "" {
+					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), r.Modifiers().ForRun)
+				}
 			}
 		}
 		src := it.Src

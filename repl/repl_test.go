@@ -251,6 +251,58 @@ func TestHelpExamplesParse(t *testing.T) {
 	}
 }
 
+// The statements about runs have their help, their place in the help's list, and completion;
+// the help of derive, stats and the modifiers says how runs enter them.
+func TestRunsHelpAndCompletion(t *testing.T) {
+	for _, topic := range []string{"outcome", "run", "runs"} {
+		var b bytes.Buffer
+		if err := writeHelp(&b, topic); err != nil {
+			t.Errorf("\\help %s: %v", topic, err)
+		}
+	}
+	var b bytes.Buffer
+	if err := writeHelp(&b, ""); err != nil {
+		t.Fatal(err)
+	}
+	all := b.String()
+	for _, want := range []string{"Writes:\n", "  outcome     ", "Reads:\n", "  runs        ", "for run RUN", "What the store holds"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("\\help lacks %q:\n%s", want, all)
+		}
+	}
+	// The headings fall where their groups start.
+	if i, j := strings.Index(all, "  outcome"), strings.Index(all, "Reads:"); i < 0 || j < i {
+		t.Errorf("outcome is not among the writes:\n%s", all)
+	}
+	if i, j := strings.Index(all, "  runs "), strings.Index(all, "What the store holds"); i < 0 || j < i {
+		t.Errorf("runs is not among the reads:\n%s", all)
+	}
+	for topic, want := range map[string]string{"derive": "[in run RUN]", "stats": "stats [for PRINCIPAL] [since TIME]"} {
+		var b bytes.Buffer
+		if err := writeHelp(&b, topic); err != nil || !strings.Contains(b.String(), want) {
+			t.Errorf("\\help %s lacks %q: %s %v", topic, want, b.String(), err)
+		}
+	}
+
+	sh, _, _ := newShell(t, output.FormatTable)
+	for _, tc := range []struct{ line, want string }{
+		{"outc", "ome "},
+		{"ru", "n|ns"},
+		{"outcome ", "run "},
+		{"outcome run r1 ", "declined|failed|succeeded"},
+		{"outcome run r1 failed ", "because|by"},
+	} {
+		cands, _ := sh.Complete([]rune(tc.line), len([]rune(tc.line)))
+		var got []string
+		for _, c := range cands {
+			got = append(got, string(c))
+		}
+		if g := strings.Join(got, "|"); g != tc.want {
+			t.Errorf("Complete(%q) = %q, want %q", tc.line, g, tc.want)
+		}
+	}
+}
+
 // slowSession blocks in Exec until its context ends.
 type slowSession struct{ started chan struct{} }
 
@@ -574,3 +626,29 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// A meta command typed at the prompt starts a new input, as a statement does: after a
+// statement, and after another meta command, \d prints its tables without a blank line before
+// them (the second \d printed one that the first did not).
+func TestMetaStartsAnInput(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatTable)
+	ctx := context.Background()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`principal alice user`, `assert K.p = 1 by alice`, `derive plan:x from K.p by alice`)}); err != nil {
+		t.Fatal(err)
+	}
+	o.out.Reset()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`\d`)}); err != nil {
+		t.Fatal(err)
+	}
+	once := o.out.String()
+	if strings.HasPrefix(once, "\n") {
+		t.Errorf("\\d after a statement starts with a blank line:\n%q", once)
+	}
+	o.out.Reset()
+	if err := sh.Run(ctx, &fakeReader{steps: lines(`\d`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.out.String(); got != once {
+		t.Errorf("\\d after \\d:\n%q\nwant:\n%q", got, once)
+	}
+}

@@ -75,6 +75,28 @@ func CheckOutput(path, storeFile string) (exists bool, err error) {
 	return true, nil
 }
 
+// checkResultsFile says whether \o may send results to path: never over the open store, under
+// any name, nor over another mql store, and not into a directory. Unlike an export it writes
+// in place, so a device or a pipe (\o /dev/null, as in psql) takes them as well as a file.
+func checkResultsFile(path, storeFile string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // a missing file is created; any other problem is the open's to report
+	}
+	if storeFile != "" {
+		if st, err := os.Stat(storeFile); err == nil && os.SameFile(fi, st) {
+			return fmt.Errorf("%w %s: it is the open store, which \\o never writes over; send the results to another file", ErrOverwrite, path)
+		}
+	}
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("%w %s: it is a directory; name a file", ErrOverwrite, path)
+	case fi.Mode().IsRegular() && IsStoreFile(path):
+		return fmt.Errorf("%w %s: it is an mql store (a bbolt file), which \\o never writes over; send the results to another file", ErrOverwrite, path)
+	}
+	return nil
+}
+
 func (s *Shell) importFile(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if err != nil {

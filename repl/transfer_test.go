@@ -175,3 +175,37 @@ func TestExportAsThePrincipal(t *testing.T) {
 		t.Errorf("\\import as w1: %v", err)
 	}
 }
+
+// TestOutputFile: \o sends results to a file, never over the open store nor another mql store,
+// and says so in its own words; a device such as /dev/null takes them, as in psql.
+func TestOutputFile(t *testing.T) {
+	ctx := context.Background()
+	sh, out, errb, storeFile := exportShell(t, "")
+	dir := filepath.Dir(storeFile)
+	other := filepath.Join(dir, "other.db")
+	odb, err := mql.Open(ctx, other, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	odb.Close()
+	for _, tc := range []struct{ path, want string }{
+		{storeFile, `\o: refusing to overwrite ` + storeFile + `: it is the open store, which \o never writes over; send the results to another file`},
+		{other, `\o: refusing to overwrite ` + other + `: it is an mql store (a bbolt file), which \o never writes over; send the results to another file`},
+		{dir, `\o: refusing to overwrite ` + dir + `: it is a directory; name a file`},
+	} {
+		err := sh.RunScript(ctx, "s", strings.NewReader(`\o `+tc.path))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf(`\o %s: %v, want %q`, tc.path, err, tc.want)
+		}
+	}
+	if !IsStoreFile(storeFile) || !IsStoreFile(other) {
+		t.Fatal(`\o damaged a store`)
+	}
+	out.Reset()
+	if err := sh.RunScript(ctx, "s", strings.NewReader("\\o /dev/null\nlive K\n\\o\n")); err != nil {
+		t.Fatalf(`\o /dev/null: %v (stderr %s)`, err, errb)
+	}
+	if out.Len() != 0 {
+		t.Errorf(`\o /dev/null: results reached stdout: %s`, out)
+	}
+}

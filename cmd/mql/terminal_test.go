@@ -280,6 +280,11 @@ func TestTerminalREPL(t *testing.T) {
 	c.expect("mql*> ")
 	c.send("assert Kludge.price = 2 by alice from \"s2\"\r")
 	c.expect("mql*> ")
+	// A read for a run cannot be in a transaction: refused as it is typed, the transaction
+	// kept open with what it gathered.
+	c.send("live Kludge for run r-1\r")
+	c.expect("a read inside a transaction records nothing")
+	c.expect("mql*> ")
 	c.send("commit\r")
 	c.expect("Kludge.price@2  live  (supersedes @1, tx 6)")
 	c.expect("commit  committed  (tx 6, 1 statement)")
