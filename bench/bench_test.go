@@ -245,3 +245,19 @@ func TestFailedChecks(t *testing.T) {
 		})
 	}
 }
+
+// -dag 0 leaves the dense DAG out, and its check and reads with it.
+func TestNoDAG(t *testing.T) {
+	var out bytes.Buffer
+	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", t.TempDir(), "-backends", "bbolt,sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "dense DAG") {
+		t.Errorf("a DAG figure with -dag 0:\n%s", out.String())
+	}
+}
