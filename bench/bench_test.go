@@ -212,3 +212,52 @@ func TestExportImports(t *testing.T) {
 		t.Fatalf("check: %v %v", err, rep.Problems)
 	}
 }
+
+// A failed correctness check makes the run fail (exit 1), whatever the figures.
+func TestFailedChecks(t *testing.T) {
+	ok := func() *report {
+		return &report{
+			Writers: &writerResult{Acknowledged: 10, Durable: true},
+			Serve:   &serveResult{Writes: []loadStats{{Path: "MCP", Acknowledged: 5, Durable: true}}},
+			Postgres: &pgResult{Visibility: &pgVisibility{Writes: 50},
+				Writers: []pgWriterResult{{Store: "postgres", OneLivePerKey: true}, {Store: "postgres-sql", OneLivePerKey: true}}},
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		breakIt func(r *report)
+		want    string
+	}{
+		{"all pass", func(*report) {}, ""},
+		{"writers lost a claim", func(r *report) { r.Writers.Durable = false }, "writers: not every one"},
+		{"serve lost a claim", func(r *report) { r.Serve.Writes[0].Durable = false }, "serve, MCP"},
+		{"a write not seen", func(r *report) { r.Postgres.Visibility.Missed = 1 }, "not seen by the other process"},
+		{"postgres lost a claim", func(r *report) { r.Postgres.Writers[1].Lost = 2 }, "postgres-sql: 2 acknowledged claims lost"},
+		{"two live claims", func(r *report) { r.Postgres.Writers[0].OneLivePerKey = false }, "without exactly one live claim"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ok()
+			tc.breakIt(r)
+			got := strings.Join(failedChecks(r), "; ")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("failedChecks = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// -dag 0 leaves the dense DAG out, and its check and reads with it.
+func TestNoDAG(t *testing.T) {
+	var out bytes.Buffer
+	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", t.TempDir(), "-backends", "bbolt,sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "dense DAG") {
+		t.Errorf("a DAG figure with -dag 0:\n%s", out.String())
+	}
+}

@@ -59,6 +59,10 @@ type config struct {
 
 	export      string // write a generated export of each size here instead of benchmarking
 	exportPerTx int
+
+	keep         bool   // keep the stores of the sizes under -dir instead of removing them
+	ceiling      bool   // measure the Cayley ceiling (a second bbolt store of the same quads)
+	writersStore string // -writers: write into this existing store instead of a new one
 }
 
 // Column order of the sizes table; engines, names and figures are indexed by it.
@@ -131,12 +135,16 @@ func parseFlags(args []string) (*config, error) {
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
 	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
+	keep := fs.Bool("keep", false, "keep each size's stores under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite) instead of removing them")
+	ceiling := fs.Bool("ceiling", true, "measure the Cayley ceiling (replays the bulk quads into a second store: at 1M claims, minutes and gigabytes)")
+	writersStore := fs.String("writers-store", "", "-writers: write into this existing bbolt `FILE` (e.g. a store kept by -keep) instead of a new, empty one")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx}
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx,
+		keep: *keep, ceiling: *ceiling, writersStore: *writersStore}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}
@@ -285,9 +293,48 @@ func run(ctx context.Context, cfg *config) error {
 		fmt.Fprintln(cfg.out, renderPostgres(rep.Postgres))
 	}
 	if cfg.writeDoc != "" {
-		return writeDoc(cfg.writeDoc, rep)
+		if err := writeDoc(cfg.writeDoc, rep); err != nil {
+			return err
+		}
+	}
+	// The figures are printed (and written) either way, so that a failed check can be read
+	// beside them; the exit status says it failed, for CI.
+	if failed := failedChecks(rep); len(failed) > 0 {
+		return fmt.Errorf("%d check(s) failed: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// failedChecks lists the correctness checks in rep that failed: an acknowledged claim not
+// found afterwards, a key with other than one live claim, a write another process did not
+// see. (The sizes' checks, result counts and the dense DAG's impact set, fail the run where
+// they are made.)
+func failedChecks(rep *report) []string {
+	var out []string
+	if w := rep.Writers; w != nil && !w.Durable {
+		out = append(out, fmt.Sprintf("writers: not every one of the %d acknowledged claims was found after reopening", w.Acknowledged))
+	}
+	if s := rep.Serve; s != nil {
+		for _, l := range s.Writes {
+			if !l.Durable {
+				out = append(out, fmt.Sprintf("serve, %s: not every one of the %d acknowledged claims was found", l.Path, l.Acknowledged))
+			}
+		}
+	}
+	if p := rep.Postgres; p != nil {
+		if v := p.Visibility; v != nil && v.Missed > 0 {
+			out = append(out, fmt.Sprintf("postgres: %d of %d writes not seen by the other process within 5 s", v.Missed, v.Writes))
+		}
+		for _, w := range p.Writers {
+			if w.Lost > 0 {
+				out = append(out, fmt.Sprintf("postgres writers, %s: %d acknowledged claims lost", w.Store, w.Lost))
+			}
+			if !w.OneLivePerKey {
+				out = append(out, fmt.Sprintf("postgres writers, %s: a key without exactly one live claim", w.Store))
+			}
+		}
+	}
+	return out
 }
 
 // command is the command line for the report, with any password in a DSN hidden.
@@ -406,7 +453,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	}
 	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
 
-	if src != nil {
+	if src != nil && cfg.ceiling {
 		logf("Cayley ceiling")
 		var dsns [3]string
 		if on[colMemory] {
@@ -592,7 +639,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		size.Ratio = size.BBolt.Median / size.SQLite.Median
 	}
 	res.Rows = append(res.Rows, size)
-	os.RemoveAll(sub)
+	if !cfg.keep {
+		os.RemoveAll(sub)
+	}
 	return res, nil
 }
 
@@ -726,6 +775,9 @@ func loadRest(w *workload, engines []engine, names []string) error {
 // checkDAG checks that every engine finds the same impact set for the dense DAG's root, the
 // one the workload worked out.
 func checkDAG(w *workload, engines []engine, names []string) error {
+	if len(w.dag) == 0 {
+		return nil // -dag 0: no DAG to check
+	}
 	for i, e := range engines {
 		if e == nil {
 			continue
@@ -927,7 +979,11 @@ type writerResult struct {
 	P99          float64 `json:"p99_s"`
 	Max          float64 `json:"max_s"`
 	Transactions int64   `json:"transactions_after_reopen"`
-	Durable      bool    `json:"all_acknowledged_found_after_reopen"`
+	// TransactionsBefore is the store's head before the writers started: 0 but for the
+	// setup on a new store, the existing store's size with -writers-store.
+	TransactionsBefore int64  `json:"transactions_before"`
+	Store              string `json:"store"`
+	Durable            bool   `json:"all_acknowledged_found_after_reopen"`
 }
 
 // runWriters drives -writers goroutines, each asserting single claims on a fixed schedule (rate
@@ -935,14 +991,20 @@ type writerResult struct {
 // shows up as latency rather than as fewer requests. Afterwards the store is reopened and every
 // acknowledged claim must be there.
 func runWriters(ctx context.Context, cfg *config, dir string) (*writerResult, error) {
-	path := filepath.Join(dir, "writers.db")
+	path := cfg.writersStore
+	if path == "" {
+		path = filepath.Join(dir, "writers.db")
+	}
 	e, err := openMQL(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.setup(); err != nil {
-		return nil, err
+	if cfg.writersStore == "" {
+		if err := e.setup(); err != nil {
+			return nil, err
+		}
 	}
+	head0, _ := e.db.Head(ctx)
 	interval := time.Duration(float64(time.Second) * float64(cfg.writers) / float64(cfg.rate))
 	var mu sync.Mutex
 	var lats []float64
@@ -982,7 +1044,10 @@ func runWriters(ctx context.Context, cfg *config, dir string) (*writerResult, er
 		return nil, err
 	}
 	r := &writerResult{Writers: cfg.writers, TargetRate: cfg.rate, Seconds: elapsed, Acknowledged: len(lats), Errors: errs,
-		Throughput: float64(len(lats)) / elapsed}
+		Throughput: float64(len(lats)) / elapsed, TransactionsBefore: head0, Store: "a new store"}
+	if cfg.writersStore != "" {
+		r.Store = "an existing store"
+	}
 	slices.Sort(lats)
 	if len(lats) > 0 {
 		r.P50, r.P99, r.Max = lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], lats[len(lats)-1]

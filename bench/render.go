@@ -64,10 +64,14 @@ func renderSize(sr *sizeResult) string {
 }
 
 func renderWriters(w *writerResult) string {
-	return fmt.Sprintf("\n### %d concurrent writers, target %d assertions/s, bbolt\n\n"+
+	on := "a new store"
+	if w.Store != "a new store" {
+		on = fmt.Sprintf("%s of %d transactions", w.Store, w.TransactionsBefore)
+	}
+	return fmt.Sprintf("\n### %d concurrent writers, target %d assertions/s, bbolt, on %s\n\n"+
 		"| acknowledged | errors | seconds | throughput | p50 | p99 | max | all acknowledged claims found after reopen |\n|---|---|---|---|---|---|---|---|\n"+
 		"| %d | %d | %.1f | %.0f /s | %s | %s | %s | %t |\n",
-		w.Writers, w.TargetRate, w.Acknowledged, w.Errors, w.Seconds, w.Throughput,
+		w.Writers, w.TargetRate, on, w.Acknowledged, w.Errors, w.Seconds, w.Throughput,
 		fmtVal(w.P50, "s"), fmtVal(w.P99, "s"), fmtVal(w.Max, "s"), w.Durable)
 }
 
