@@ -43,15 +43,21 @@ import (
 //     IgnoreDup false (mql never writes a quad twice: every quad carries its new transaction's
 //     label).
 //
-// Cayley runs one INSERT per node and per quad; here a write is one INSERT of every node and
-// one of every quad (see insert), whose values reach PostgreSQL in the text lib/pq sends for
-// Cayley's (byte strings in binary rather than as hex text, which PostgreSQL stores the
-// same), so PostgreSQL stores the same bytes.
+// Cayley runs one INSERT per node and per quad; here a statement inserts up to
+// pgQuadsPerStatement quads and their nodes (see insert), whose values reach PostgreSQL in the
+// text lib/pq sends for Cayley's (byte strings in binary rather than as hex text, which
+// PostgreSQL stores the same), so PostgreSQL stores the same bytes. Statements that share a
+// node add their counts to the same row, so refs end the same as in one statement.
 //
 // The write transaction is the place for anything else that must commit with the quads: a
 // table of decoded transactions (a snapshot, as bbolt keeps) written before the COMMIT, or a
 // NOTIFY telling other processes that a transaction committed (PostgreSQL delivers it at
 // commit, and never for a write rolled back).
+
+// pgQuadsPerStatement bounds a statement, so that a large write (an import) does not become one
+// statement holding all of its quads, in memory twice, on each side. A write of 1,000 claims is
+// one statement.
+const pgQuadsPerStatement = 20000
 
 // pgNodeColumns are the value columns of nodes, in the order of the INSERT.
 var pgNodeColumns = []string{"value", "value_string", "datatype", "language", "iri", "bnode",
@@ -115,6 +121,7 @@ type pgWrite struct {
 	notify record.TxID
 
 	beforeCommit func(*pgWrite) // see pgBackend
+	perStatement int
 }
 
 // commit writes quads (after creating the schema, for a new store) and commits. On any error
@@ -134,10 +141,16 @@ func (w *pgWrite) commit(ctx context.Context, quads []quad.Quad, createSchema bo
 			return fmt.Errorf("creating the schema: %w", err)
 		}
 	}
-	if len(quads) > 0 {
-		if err := w.insert(ctx, quads); err != nil {
+	per := w.perStatement
+	if per <= 0 {
+		per = pgQuadsPerStatement
+	}
+	for len(quads) > 0 {
+		n := min(len(quads), per)
+		if err := w.insert(ctx, quads[:n], n == len(quads)); err != nil {
 			return err
 		}
+		quads = quads[n:]
 	}
 	if w.log != nil {
 		if err := w.log(ctx); err != nil {
@@ -201,16 +214,17 @@ func (w *pgWrite) committed() (bool, error) {
 // could not then be asked whether it committed: it may have recorded it.
 var errCommitUnknown = errors.New("the connection failed during the commit and PostgreSQL could not be asked whether it committed, so it may or may not have recorded the write; the next read or write loads it if it did")
 
-// insert writes the quads and their nodes in one statement, each column sent as one array
+// insert writes quads and their nodes in one statement, each column sent as one array
 // parameter and unnested, the quads WITH ORDINALITY so that their horizons follow their order.
 // (Multi-row VALUES took a parameter per cell, ~12,000 per 1,000 quads, each parsed, typed and
 // bound by PostgreSQL: a third of the statement's time.) Byte strings go as binary bytea
 // arrays, other values as text arrays whose elements are the text lib/pq sends for one value
 // (encode), so that PostgreSQL parses them into the same stored values as Cayley's INSERTs.
 // In a store created with foreign keys they are checked at the end of the statement, when the
-// nodes are there. The statement also carries the log's row (logRow) and the announcement
-// (notify), so that a write is one statement and the COMMIT.
-func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad) error {
+// nodes are there. The last statement of a write also carries the log's row (logRow) and the
+// announcement (notify), so that a write of up to pgQuadsPerStatement quads is one statement
+// and the COMMIT.
+func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad, last bool) error {
 	d := graphlog.InsertQuads(quads) // what Cayley's ApplyDeltas computes: nodes with counts, sorted by hash
 	var args []any
 	var q strings.Builder
@@ -280,13 +294,13 @@ ORDER BY i RETURNING horizon)`, n+1, n+2, n+3, n+4)
 	for _, col := range dirs {
 		args = append(args, pgByteaArray(col))
 	}
-	if c := w.logRow; c != nil {
+	if c := w.logRow; last && c != nil {
 		// Our quads are the newest: the lock keeps every other writer out.
 		n := len(args)
 		fmt.Fprintf(&q, `, l AS (INSERT INTO mql_snapshot(first, last, sealed, horizon, data) VALUES ($%d, $%d, $%d, (SELECT max(horizon) FROM q), $%d))`, n+1, n+2, n+3, n+4)
 		args = append(args, int64(c.first), int64(c.last), c.sealed, c.data)
 	}
-	if w.notify > 0 {
+	if last && w.notify > 0 {
 		n := len(args)
 		fmt.Fprintf(&q, ` SELECT pg_notify($%d, $%d)`, n+1, n+2)
 		args = append(args, pgCommitChannel, strconv.FormatInt(int64(w.notify), 10))

@@ -19,8 +19,7 @@ import (
 // pgWriterBatches is what TestPostgresWriterMatchesCayley writes: the transactions of a real
 // store (every record type), every value type Cayley's SQL schema has columns for, texts that
 // need Cayley's NUL escaping and mql's escaping of a literal \x00, a triple without label, and
-// a write of over a thousand quads whose nodes recur (the writer once split a write into
-// batches of 1,000 quads).
+// a write of over a thousand quads whose nodes recur, which the test splits into two statements.
 func pgWriterBatches(t *testing.T) [][]quad.Quad {
 	t.Helper()
 	src := mustOpen(t, "memory:", Options{})
@@ -103,6 +102,7 @@ func TestPostgresWriterMatchesCayley(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer be.close()
+	be.perStatement = 1000 // the long write takes two statements
 	for _, b := range batches {
 		unlock, err := be.lockWriters(ctx)
 		if err != nil {
