@@ -241,7 +241,8 @@ func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad, last bool) erro
 			if err != nil {
 				return fmt.Errorf("encoding %v: %w", n.Val, err)
 			}
-			refs[i], hashes[i] = int64(n.RefInc), vals[0].([]byte)
+			refs[i] = int64(n.RefInc)
+			hashes[i], _ = vals[0].([]byte) // a node's hash is never empty (nil would be NULL, refused)
 			for j, col := range typ.Columns() {
 				k := slices.Index(pgNodeColumns, col)
 				if k < 0 {
@@ -259,8 +260,9 @@ func (w *pgWrite) insert(ctx context.Context, quads []quad.Quad, last bool) erro
 			if pgNodeColumns[k] == "value" {
 				b := make([][]byte, len(col))
 				for i, v := range col {
-					if v != nil {
-						b[i] = v.([]byte)
+					if v != nil { // a []byte, sent as bytes even when empty, as lib/pq sends it
+						bb, _ := v.([]byte)
+						b[i] = append([]byte{}, bb...)
 					}
 				}
 				args = append(args, pgByteaArray(b))
