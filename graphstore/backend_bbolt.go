@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -419,7 +420,7 @@ func (b *bboltBackend) eachSnapshotChunk(ctx context.Context, fn func([]byte) er
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				return fn(v)
+				return fn(bytes.Clone(v)) // v lives in the mapped file only during the transaction
 			})
 		})
 	})

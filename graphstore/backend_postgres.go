@@ -67,6 +67,7 @@ type pgBackend struct {
 	logStmt  *sql.Stmt // pgLogQuery, prepared: its plan is made once, not at every read
 
 	beforeCommit func(*pgWrite) // tests: runs between a write's INSERTs and its COMMIT
+	perStatement int            // tests: quads per INSERT statement; 0: pgQuadsPerStatement
 }
 
 // openPostgres connects to dsn. A database without Cayley's schema gets it with the store's
@@ -247,7 +248,7 @@ func (b *pgBackend) lockWriters(ctx context.Context) (func(), error) {
 	// Not ctx: database/sql rolls a transaction back when its context ends, which would drop
 	// the lock in the middle of a write.
 	tx, err := conn.BeginTx(context.Background(), nil)
-	w := &pgWrite{conn: conn, tx: tx, db: b.db, idleTimeout: b.idleTimeout, beforeCommit: b.beforeCommit}
+	w := &pgWrite{conn: conn, tx: tx, db: b.db, idleTimeout: b.idleTimeout, beforeCommit: b.beforeCommit, perStatement: b.perStatement}
 	if err == nil {
 		// One round trip. The timeouts are set before the lock is asked for, so that a writer
 		// is never without them while it holds it; SET LOCAL ends with the transaction. The

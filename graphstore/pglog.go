@@ -370,10 +370,17 @@ func (b *pgBackend) eachSnapshotChunk(ctx context.Context, fn func(chunk []byte)
 	if !b.schema {
 		return nil
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT data FROM mql_snapshot ORDER BY first`)
+	// Prepared, so that lib/pq receives the chunks in binary: unprepared, bytea arrives as hex
+	// text, twice the bytes to send and to decode.
+	stmt, err := b.db.PrepareContext(ctx, `SELECT data FROM mql_snapshot ORDER BY first`)
 	if pgCode(err) == "42P01" {
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	rows, err := stmt.QueryContext(ctx)
 	if err != nil {
 		return err
 	}

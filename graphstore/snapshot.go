@@ -22,8 +22,10 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cayleygraph/quad"
 
@@ -36,7 +38,7 @@ import (
 // PostgreSQL: the transaction log, pglog.go).
 type snapshotter interface {
 	// eachSnapshotChunk calls fn with every chunk of the snapshot, in order (none when there is
-	// no snapshot). The bytes are valid only during the call.
+	// no snapshot). fn may keep the bytes.
 	eachSnapshotChunk(ctx context.Context, fn func(chunk []byte) error) error
 	// resetSnapshot removes every chunk.
 	resetSnapshot(ctx context.Context) error
@@ -247,24 +249,41 @@ func (in interner) tx(tx *record.Tx) {
 
 // loadSnapshot fills the index from the backend's snapshot, if it has one that checks out
 // against the quads, and reports whether it did. Caller holds imu; the index is empty.
+//
+// The chunks are decoded on other goroutines while they are read, and the ends are checked
+// against the quads while the transactions are indexed. (Indexing as the chunks arrive was
+// tried too: it saved no time once the log was read in binary, which takes a small part of an
+// open, and the index could no longer be sized up front.)
 func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks, wait := decodeSnapshot(ctx, sn)
 	var txs []*record.Tx
-	var bad error
-	err := sn.eachSnapshotChunk(ctx, func(c []byte) error {
-		more, err := decodeChunk(c)
-		if err != nil {
-			bad = err
-			return errStopChunks
+	bad := false
+	for c := range chunks {
+		d := <-c
+		if bad {
+			continue // the reader stops at the cancel
 		}
-		txs = append(txs, more...)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopChunks) {
-		return false, storageErr("reading the snapshot", err)
+		if d.err != nil {
+			bad = true
+			cancel()
+			continue
+		}
+		txs = append(txs, d.txs...)
 	}
-	if bad != nil || len(txs) == 0 {
+	err := wait()
+	if bad {
 		return false, nil
 	}
+	if err != nil {
+		return false, storageErr("reading the snapshot", err)
+	}
+	if len(txs) == 0 {
+		return false, nil
+	}
+	genesis, head := s.matchAsync(ctx, sn, txs[0]), s.matchAsync(ctx, sn, txs[len(txs)-1])
+	ends := func() []matchResult { return []matchResult{<-genesis, <-head} }
 	distrust := func() {
 		s.ix = index.New()
 		s.chain = indexChain(s.ix)
@@ -272,21 +291,87 @@ func (s *Store) loadSnapshot(ctx context.Context, sn snapshotter) (bool, error) 
 	s.ix.Reserve(txs)
 	for _, tx := range txs {
 		if err := s.index(tx); err != nil {
+			ends()
 			distrust()
 			return false, nil
 		}
 	}
-	for _, id := range []record.TxID{1, s.chain.Head()} {
-		if ok, err := s.matchesQuads(ctx, sn, s.ix.Tx(id)); err != nil || !ok {
+	// Indexed, the transactions run from 1 to the head without a gap: their ends are the
+	// store's.
+	for _, m := range ends() {
+		if m.err != nil || !m.ok {
 			distrust()
-			return false, err
+			return false, m.err
 		}
 	}
 	s.snapHead, s.snapClaims = s.chain.Head(), 0
 	return true, nil
 }
 
-var errStopChunks = errors.New("stop reading the snapshot")
+type matchResult struct {
+	ok  bool
+	err error
+}
+
+// matchAsync runs matchesQuads on tx on a goroutine of its own.
+func (s *Store) matchAsync(ctx context.Context, sn snapshotter, tx *record.Tx) chan matchResult {
+	out := make(chan matchResult, 1)
+	go func() {
+		ok, err := s.matchesQuads(ctx, sn, tx)
+		out <- matchResult{ok, err}
+	}()
+	return out
+}
+
+// decodedChunk is a chunk's transactions, or why it cannot be used.
+type decodedChunk struct {
+	txs []*record.Tx
+	err error
+}
+
+// decodeSnapshot reads sn's chunks on a goroutine and decodes them on up to GOMAXPROCS others.
+// The returned channel gives, in the snapshot's order, one channel per chunk on which its
+// decoding arrives; it is closed after the last chunk or when ctx ends. wait returns the
+// read's error once everything has stopped.
+func decodeSnapshot(ctx context.Context, sn snapshotter) (chunks <-chan chan decodedChunk, wait func() error) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	order := make(chan chan decodedChunk, 2*workers) // bounds the chunks held in memory
+	sem := make(chan struct{}, workers)
+	var decoders sync.WaitGroup
+	var readErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(order)
+		readErr = sn.eachSnapshotChunk(ctx, func(data []byte) error {
+			out := make(chan decodedChunk, 1)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				out <- decodedChunk{err: ctx.Err()}
+				return ctx.Err()
+			}
+			decoders.Add(1)
+			go func() {
+				defer decoders.Done()
+				defer func() { <-sem }()
+				txs, err := decodeChunk(data)
+				out <- decodedChunk{txs, err}
+			}()
+			return nil
+		})
+		decoders.Wait()
+	}()
+	return order, func() error {
+		<-done
+		return readErr
+	}
+}
 
 // txNodeMatcher is a snapshotter that compares a transaction node's quads with the ones given
 // without reading them back value by value (PostgreSQL: by their hashes, in one query).

@@ -201,6 +201,23 @@ func TestSnapshotDistrusted(t *testing.T) {
 			}
 			return b.Put(binary.BigEndian.AppendUint64(nil, uint64(txs[3].ID)), tail)
 		},
+		// Chunks are decoded in parallel with the read and indexed as they arrive: one bad
+		// chunk after good ones, while others are still being decoded, still discards it all.
+		"a garbage chunk among good ones": func(_ *testing.T, b *bolt.Bucket, txs []*record.Tx) error {
+			if err := clearBucket(b); err != nil {
+				return err
+			}
+			for i, tx := range txs {
+				data, _ := encodeChunk([]*record.Tx{tx})
+				if i == len(txs)/2 {
+					data = []byte("not a chunk")
+				}
+				if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(tx.ID)), data); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 		"a tx the quads do not hold": func(_ *testing.T, b *bolt.Bucket, txs []*record.Tx) error {
 			extra := &record.Tx{ID: txs[len(txs)-1].ID + 1, Time: txs[0].Time, By: "owner",
 				Principals: []*record.Principal{{Name: "ghost", Type: record.Agent}}}
