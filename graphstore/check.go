@@ -134,6 +134,9 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 		return r, nil
 	}
 	r, sums, err := checkBackend(ctx, s.be, opts)
+	if err == nil {
+		err = checkLog(ctx, s.be, r, &sums)
+	}
 	if err != nil {
 		unlock()
 		return unreadable(s.be, err)
@@ -209,6 +212,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 		return nil, err
 	}
 	r, sums, err := checkBackend(ctx, be, copts)
+	if err == nil {
+		err = checkLog(ctx, be, r, &sums)
+	}
 	unlock()
 	if err != nil {
 		return unreadable(be, err)
@@ -224,6 +230,29 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 type quadSums struct {
 	hashes []uint64
 	sound  bool
+	// logDamaged: the store's log lost or changed values or quads (ProblemLog), so reads miss
+	// them, and a snapshot written before the damage may be the only whole copy left.
+	logDamaged bool
+}
+
+// checkLog adds to r what is wrong with the backend's log of values and quads (a bbolt file's;
+// see logProblems).
+func checkLog(ctx context.Context, be backend, r *Report, sums *quadSums) error {
+	b, ok := be.(*bboltBackend)
+	if !ok {
+		return nil
+	}
+	problems, err := b.logProblems(ctx)
+	if err != nil || len(problems) == 0 {
+		return err
+	}
+	for _, p := range problems {
+		r.Add(Problem{Kind: ProblemLog, Msg: p})
+	}
+	r.Add(Problem{Kind: ProblemLog, Msg: "reads skip what the log no longer holds under its id, so the quads above are not all the quads written; " +
+		"mql refuses writes to this file from now on: restore the store from an export or a backup"})
+	sums.sound, sums.logDamaged = false, true
+	return nil
 }
 
 // checkBackend checks every transaction of be, one at a time (see the file comment). The
@@ -398,7 +427,7 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 	if stale || chunks == 0 {
 		return false // Open ignores and rewrites it
 	}
-	if bad == nil && !sums.sound {
+	if bad == nil && !sums.sound && !sums.logDamaged {
 		// Open trusts a snapshot whose ends match the transaction nodes; with quads that have
 		// problems it must scan them instead, and judge them as it did before there was one.
 		bad, badTx = errors.New("the quads have the problems above, so the snapshot cannot stand in for them"), 0
@@ -421,6 +450,12 @@ func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, th
 		}
 	}
 	msg := bad.Error()
+	if sums.logDamaged {
+		// The snapshot was written from the quads when they were whole, and its chunks passed
+		// their checksums: it is kept, and Open, which loads it, still serves what it holds.
+		r.Add(Problem{Kind: ProblemSnapshot, Tx: badTx, Msg: msg + "; it was kept, since the log is damaged (above) and the snapshot may hold what the quads lost"})
+		return true
+	}
 	if err := sn.resetSnapshot(ctx); err != nil {
 		msg += fmt.Sprintf("; removing it failed (%v)", err)
 	} else {

@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	cproto "github.com/cayleygraph/cayley/graph/proto"
+	"github.com/cayleygraph/quad"
+	"github.com/cayleygraph/quad/pquads"
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
@@ -246,4 +251,125 @@ func TestCheckRecordsUnreadableQuads(t *testing.T) {
 	if err := writeOne(s); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a check on ") {
 		t.Fatalf("a write after a check found the quads unreadable: %v, want ErrDamaged naming the check", err)
 	}
+}
+
+// Damage to an entry of Cayley's log (where a bbolt store keeps each value and quad under its
+// id) is invisible to reads, which skip an id they do not find: a quad vanishes, or a value
+// changes, and every read agrees. Only the snapshot, written when the quads were whole, still
+// holds what was lost. The check reads the log itself: it reports the damage, keeps the
+// snapshot, and records its verdict, so that every later Open refuses writes and still loads
+// the transactions as they were written.
+func TestCheckFindsDamagedLog(t *testing.T) {
+	// edit damages one entry chosen among the log's entries, in id order.
+	cases := []struct {
+		name string
+		edit func(t *testing.T, b *bolt.Bucket, log []logEntry) error
+	}{
+		{"a quad's key lengthened by a byte of its value", func(t *testing.T, b *bolt.Bucket, log []logEntry) error {
+			// What a flipped key size in a page's element table does: the CI failure of 2026-11-30.
+			e := middle(t, log, func(p *cproto.Primitive) bool { return !p.IsNode() })
+			v := bytes.Clone(b.Get(e.key))
+			if err := b.Delete(e.key); err != nil {
+				return err
+			}
+			return b.Put(append(bytes.Clone(e.key), v[0]), v[1:])
+		}},
+		{"a quad's entry gone", func(t *testing.T, b *bolt.Bucket, log []logEntry) error {
+			return b.Delete(middle(t, log, func(p *cproto.Primitive) bool { return !p.IsNode() }).key)
+		}},
+		{"a byte of a value changed, the value still decoding", func(t *testing.T, b *bolt.Bucket, log []logEntry) error {
+			e := middle(t, log, func(p *cproto.Primitive) bool {
+				v, err := pquads.UnmarshalValue(p.Value)
+				s, ok := v.(quad.String)
+				return err == nil && ok && len(s) > 2
+			})
+			v := bytes.Clone(b.Get(e.key))
+			v[len(v)-1] ^= 1 // the last byte of the string: another ASCII letter
+			return b.Put(e.key, v)
+		}},
+		{"a quad naming a quad as its object", func(t *testing.T, b *bolt.Bucket, log []logEntry) error {
+			quads := slices.DeleteFunc(slices.Clone(log), func(e logEntry) bool { return e.p.IsNode() })
+			e := middle(t, quads, func(*cproto.Primitive) bool { return true })
+			p := proto.Clone(e.p).(*cproto.Primitive)
+			p.Object = quads[0].p.ID
+			v, err := proto.Marshal(p)
+			if err != nil {
+				return err
+			}
+			return b.Put(e.key, v)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path, want := closedSample(t)
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket([]byte("log"))
+				var log []logEntry
+				if err := b.ForEach(func(k, v []byte) error {
+					var p cproto.Primitive
+					if err := proto.Unmarshal(v, &p); err != nil {
+						return err
+					}
+					log = append(log, logEntry{bytes.Clone(k), &p})
+					return nil
+				}); err != nil {
+					return err
+				}
+				return tc.edit(t, b, log)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			for i := range 2 { // a second check finds the damage again
+				r, err := CheckDSN(ctx, path, Options{}, CheckOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.Kind == ProblemLog || p.Kind == ProblemFile }) {
+					t.Fatalf("check %d: no problem of kind log or file: %+v", i+1, r)
+				}
+				for _, p := range r.Problems {
+					if p.Kind == ProblemSnapshot && !strings.Contains(p.Msg, "it was kept") {
+						t.Fatalf("check %d removed the snapshot, the one whole copy: %s", i+1, p)
+					}
+				}
+			}
+			s := mustOpen(t, path, Options{})
+			defer s.Close()
+			if err := writeOne(s); !errors.Is(err, ErrDamaged) {
+				t.Fatalf("a write after the check: %v, want ErrDamaged", err)
+			}
+			if !s.fromSnapshot {
+				t.Fatal("Open scanned the damaged quads instead of loading the snapshot")
+			}
+			sameTxs(t, txsOf(s), want)
+		})
+	}
+}
+
+// logEntry is an entry of Cayley's log, as a test reads it.
+type logEntry struct {
+	key []byte
+	p   *cproto.Primitive
+}
+
+// middle returns the entry of log halfway through those that match.
+func middle(t *testing.T, log []logEntry, match func(*cproto.Primitive) bool) logEntry {
+	t.Helper()
+	var found []logEntry
+	for _, e := range log {
+		if match(e.p) {
+			found = append(found, e)
+		}
+	}
+	if len(found) == 0 {
+		t.Fatal("no entry of the log matches")
+	}
+	return found[len(found)/2]
 }

@@ -8,6 +8,7 @@ package main
 //
 //	MQL_DAMAGE_CASES  damaged copies (default 60; 200 when CI is set)
 //	MQL_DAMAGE_SEED   seed of the damage (default 1)
+//	MQL_DAMAGE_KEEP   a directory to keep a copy of every damaged case in, to reproduce one
 //
 // docs/RELIABILITY.md reports the figures of real runs.
 
@@ -49,6 +50,27 @@ func (r damageRun) crashed() bool {
 
 func (r damageRun) String() string {
 	return fmt.Sprintf("exit %d\nstdout: %.600s\nstderr: %.2000s", r.code, r.stdout, r.stderr)
+}
+
+// exportDiff names the first line where got differs from want, for a failure message.
+func exportDiff(want, got string) string {
+	if want == got {
+		return "the same as the sound store's"
+	}
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("%d lines against %d; line %d differs:\nwant %.400q\ngot  %.400q", len(g), len(w), i+1, wl, gl)
+		}
+	}
+	return "differs"
 }
 
 func damageExec(bin, home string, args ...string) damageRun {
@@ -213,15 +235,16 @@ func TestDamagedStores(t *testing.T) {
 		t.Fatalf("setup: %s", r)
 	}
 	want := damageExec(bin, home, "export", "--db", path)
-	if want.code != 0 || damageExec(bin, home, "check", path).code != 0 {
-		t.Fatalf("the sound store: %s", want)
+	soundCheck := damageExec(bin, home, "check", path)
+	if want.code != 0 || soundCheck.code != 0 {
+		t.Fatalf("the sound store: %s\ncheck: %s", want, soundCheck)
 	}
 	sound, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ps, hwm := boltGeometry(t, sound)
-	t.Logf("sound store: %d bytes, %d pages of %d bytes in use, %d lines of export", len(sound), hwm, ps, strings.Count(want.stdout, "\n"))
+	t.Logf("sound store: %d bytes, %d pages of %d bytes in use, %d lines of export; check: %s", len(sound), hwm, ps, strings.Count(want.stdout, "\n"), strings.TrimSpace(soundCheck.stdout))
 
 	type outcome struct {
 		kind, what                    string
@@ -238,6 +261,11 @@ func TestDamagedStores(t *testing.T) {
 		casePath := filepath.Join(home, fmt.Sprintf("case%03d.db", i))
 		if err := os.WriteFile(casePath, data, 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if keep := os.Getenv("MQL_DAMAGE_KEEP"); keep != "" {
+			if err := os.WriteFile(filepath.Join(keep, filepath.Base(casePath)+".damaged"), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -290,7 +318,7 @@ func TestDamagedStores(t *testing.T) {
 					repaired++
 					continue
 				}
-				t.Errorf("case %d (%s: %s): check rejected the store, but a write was accepted\ncheck: %s\nwrite: %s\nrecheck: %s", i, o.kind, o.what, o.check, o.write, o.recheck)
+				t.Errorf("case %d (%s: %s): check rejected the store, but a write was accepted\ncheck: %s\nwrite: %s\nrecheck: %s\nexport: exit %d, %s", i, o.kind, o.what, o.check, o.write, o.recheck, o.export.code, exportDiff(want.stdout, o.export.stdout))
 			}
 		default:
 			t.Errorf("case %d (%s: %s): check: %s", i, o.kind, o.what, o.check)
