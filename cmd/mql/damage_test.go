@@ -263,6 +263,9 @@ func TestDamagedStores(t *testing.T) {
 			t.Fatal(err)
 		}
 		if keep := os.Getenv("MQL_DAMAGE_KEEP"); keep != "" {
+			if err := os.MkdirAll(keep, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(keep, filepath.Base(casePath)+".damaged"), data, 0o600); err != nil {
 				t.Fatal(err)
 			}
