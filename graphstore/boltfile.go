@@ -627,7 +627,8 @@ func recordVerdict(be backend, r *Report) {
 		case ProblemSnapshot, ProblemStanding, ProblemAuthor, ProblemFile:
 			continue
 		}
-		b.recordDamage("mql check found its quads unsound (" + p.String() + "); restore the store from an export or a backup")
+		// damagedErr, which every refused write returns, adds what to do.
+		b.recordDamage("its quads are unsound (" + p.String() + ")")
 		return
 	}
 }

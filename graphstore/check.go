@@ -249,7 +249,7 @@ func checkLog(ctx context.Context, be backend, r *Report, sums *quadSums) error 
 	for _, p := range problems {
 		r.Add(Problem{Kind: ProblemLog, Msg: p})
 	}
-	r.Add(Problem{Kind: ProblemLog, Msg: "reads skip what the log no longer holds under its id, so the quads above are not all the quads written; " +
+	r.Add(Problem{Kind: ProblemLog, Msg: "reads skip what the log no longer holds under its id, so the quads this check read are not all the quads written; " +
 		"mql refuses writes to this file from now on: restore the store from an export or a backup"})
 	sums.sound, sums.logDamaged = false, true
 	return nil

@@ -342,8 +342,10 @@ func TestCheckFindsDamagedLog(t *testing.T) {
 			}
 			s := mustOpen(t, path, Options{})
 			defer s.Close()
-			if err := writeOne(s); !errors.Is(err, ErrDamaged) {
-				t.Fatalf("a write after the check: %v, want ErrDamaged", err)
+			// The write is refused before it begins: its error is the damage, with what to do.
+			if err := writeOne(s); !errors.Is(err, ErrDamaged) || errors.Is(err, ErrStorage) ||
+				!strings.Contains(err.Error(), "nothing was written") || !strings.Contains(err.Error(), "restore the store") {
+				t.Fatalf("a write after the check: %v, want ErrDamaged saying nothing was written and what to do", err)
 			}
 			if !s.fromSnapshot {
 				t.Fatal("Open scanned the damaged quads instead of loading the snapshot")

@@ -533,7 +533,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		for _, w := range built {
 			w.tx = nil
 		}
-		fail(group, fmt.Errorf("graphstore: writing tx %d..%d failed %s; the store will be reopened before the next write: %w: %w", first, last, outcome(err), ErrStorage, err))
+		fail(group, applyErr(err, fmt.Sprintf("tx %d..%d", first, last)))
 		return
 	}
 	s.ix.Lock()
@@ -556,6 +556,16 @@ func (s *Store) apply(ctx context.Context, quads []quad.Quad, txs []*record.Tx) 
 		return lg.applyLogged(ctx, quads, txs, s.history)
 	}
 	return s.be.apply(ctx, quads)
+}
+
+// applyErr is the error of a failed apply of txs. A store found damaged refuses every write
+// before it begins, and its error says what to do; any other failure may have left the
+// backend's handle in a state of its own, so the store reopens it before the next write.
+func applyErr(err error, txs string) error {
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("graphstore: nothing was written: %w", err)
+	}
+	return fmt.Errorf("graphstore: writing %s failed %s; the store will be reopened before the next write: %w: %w", txs, outcome(err), ErrStorage, err)
 }
 
 // outcome says what a failed apply left: nothing, unless the connection to PostgreSQL failed
@@ -708,7 +718,7 @@ func (s *Store) commit(ctx context.Context, by string, build func(ix *index.Inde
 	}
 	if err := s.apply(ctx, quads, []*record.Tx{tx}); err != nil {
 		s.broken = true
-		return nil, fmt.Errorf("graphstore: writing tx %d failed %s; the store will be reopened before the next write: %w: %w", tx.ID, outcome(err), ErrStorage, err)
+		return nil, applyErr(err, fmt.Sprintf("tx %d", tx.ID))
 	}
 	if err := addToIndex(s.ix, tx); err != nil {
 		return nil, fmt.Errorf("graphstore: tx %d was stored but %v; reopen the store: %w", tx.ID, err, ErrStorage)
