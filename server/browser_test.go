@@ -381,6 +381,61 @@ var everyView = []string{
 	"#/review", "#/conflicts", "#/stats", "#/changes", "#/subject/Klarveld?tx=2",
 }
 
+// A run of worker-7's that read Klarveld.price_per_seat@2 and ended in failure: the impact view
+// of @2 lists the run with what it was served and how it ended, and the stats view gives the
+// memory metrics under the command line's names, each once. worker-3, who may not see
+// worker-7's runs, gets neither the run nor the metrics (the check can fail).
+func TestPageShowsRuns(t *testing.T) {
+	tm := procurement(t, server.Options{})
+	for _, st := range []string{"live Klarveld.price_per_seat for run r-9", `outcome run r-9 failed because "paid 89"`} {
+		if code, res := tm.query(tm.tokens["worker-7"], st); code != http.StatusOK {
+			t.Fatalf("%s: %d %+v", st, code, res)
+		}
+	}
+	for _, who := range []string{"worker-7", "worker-3"} {
+		t.Run(who, func(t *testing.T) {
+			b := newBrowser(t)
+			b.signIn(tm.http.URL, tm.tokens[who])
+			b.show("#/impact/Klarveld.price_per_seat@2")
+			var run string
+			b.eval(`(document.querySelector('ul.runs li[data-run="r-9"]') || {}).textContent || ''`, &run)
+			if who == "worker-3" {
+				if run != "" {
+					t.Fatalf("worker-3 sees worker-7's run: %q", run)
+				}
+			} else if !strings.Contains(run, "r-9 (worker-7): served Klarveld.price_per_seat@2") || !strings.Contains(run, "failed") {
+				t.Fatalf("the run on the impact view: %q", run)
+			}
+
+			b.show("#/stats")
+			var metrics []string
+			b.eval(`[...document.querySelectorAll('table.stats tr')].map((tr) => tr.dataset.metric + '=' + tr.querySelector('td').textContent)`, &metrics)
+			names := map[string]int{}
+			for _, m := range metrics {
+				names[m[:strings.Index(m, "=")]]++
+			}
+			for name, n := range names {
+				if n > 1 {
+					t.Errorf("stats: %q shown %d times: %v", name, n, metrics)
+				}
+			}
+			wantRuns := "runs=1"
+			if who == "worker-3" {
+				if names["runs"] > 0 {
+					t.Errorf("worker-3 gets worker-7's memory metrics: %v", metrics)
+				}
+				return
+			}
+			for _, want := range []string{wantRuns, "outcomes=1: 0 succeeded, 1 failed, 0 declined", "failures="} {
+				if !slices.ContainsFunc(metrics, func(m string) bool { return strings.HasPrefix(m, want) }) {
+					t.Errorf("stats: no %q in %v", want, metrics)
+				}
+			}
+			b.screenshot("web-stats.png")
+		})
+	}
+}
+
 // As worker-7, who may not see worker-3's `seen by worker-3` claim, the page never shows it:
 // not in the DOM, not in any response it received, not in the change feed — through every
 // view, the search box's completions, and a route that names the claim. As worker-3, the same

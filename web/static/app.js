@@ -425,6 +425,7 @@
       const g = impactGraph(res);
       out.append(legend(), graphBox(g, later));
       out.append(el('h2', {}, 'Dependents'), await explainDependents(res));
+      if (res.runs && res.runs.length) out.append(el('h2', {}, 'Served to runs'), servedToRuns(res.runs));
     },
 
     async history(out, ref) {
@@ -459,10 +460,21 @@
       out.append(el('h2', {}, 'Stats'));
       const [res] = await query('stats');
       const s = res.rows[0];
+      // The rows and words of the command line's table (a nested row is indented), so that a
+      // person reads the same figures under the same names on the page and in a terminal.
       const rows = [['transactions', s.transactions], ['principals', s.principals], ['sources', s.sources], ['claims', s.claims]];
-      for (const st of STATES) rows.push(['  ' + st, (s.by_state || {})[st] || 0]);
-      rows.push(['keys', s.keys], ['artifacts', s.artifacts], ['needs review', s.needs_review], ['contested', s.contested], ['revocations', s.revocations], ['stale rate', conf(s.stale_rate)]);
-      out.append(el('table', { class: 'stats' }, el('tbody', {}, rows.map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', {}, show(v)))))));
+      for (const st of STATES) rows.push([st, (s.by_state || {})[st] || 0, true]);
+      rows.push(['keys', s.keys], ['artifacts', s.artifacts], ['needs review', s.needs_review], ['revocations', s.revocations], ['stale rate', conf(s.stale_rate)]);
+      const m = s.memory;
+      if (m) { // only when the reader may see runs
+        rows.push(['runs', m.runs], ['retrievals', m.retrievals, true], ['served', m.served, true],
+          ['stale at decision', m.stale_at_decision + ' of ' + m.live_served + ' live when served, in the runs that reached a decision', true],
+          ['stale-memory rate', conf(m.stale_memory_rate)], ['context utilization', conf(m.context_utilization)], ['retrieval diversity', conf(m.retrieval_diversity)],
+          ['outcomes', m.outcomes + ': ' + m.succeeded + ' succeeded, ' + m.failed + ' failed, ' + m.declined + ' declined'], ['decline rate', conf(m.decline_rate)],
+          ['failures', m.memory_failures + ' memory, ' + m.downstream_failures + ' downstream']);
+      }
+      out.append(el('table', { class: 'stats' }, el('tbody', {}, rows.map(([k, v, nested]) =>
+        el('tr', { 'data-metric': k }, el('th', { class: nested ? 'nested' : undefined }, k), el('td', {}, show(v)))))));
     },
 
     async changes(out) {
@@ -644,6 +656,16 @@
       nodeOf(d.artifact.ref);
     }
     return g;
+  }
+
+  // servedToRuns lists the runs that were served a changed version (the runs of `impact`, which
+  // only a reader who may see them gets): what each was served, what it decided, how it ended.
+  function servedToRuns(runs) {
+    return el('ul', { class: 'runs' }, runs.map((r) => el('li', { 'data-run': r.run },
+      el('strong', {}, show(r.run)), ' (' + show(r.by) + '): served ', (r.served || []).map((ref, i) => [i ? ', ' : '', link('why', ref)]),
+      ' at tx ' + r.served_tx,
+      '; ', r.decisions && r.decisions.length ? ['decided ', r.decisions.map((ref, i) => [i ? ', ' : '', link('impact', ref)])] : 'no decision recorded',
+      '; ', r.outcome ? show(r.outcome) : 'no outcome yet')));
   }
 
   // explainDependents says, for each dependent, why it needs review or why it does not: the
