@@ -39,6 +39,7 @@ import (
 
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/internal/nquads"
 )
 
 // Kinds of problem a check reports.
@@ -497,7 +498,7 @@ func short(iri quad.IRI) string {
 }
 
 func formatQuadShort(q quad.Quad) string {
-	s := codec.FormatQuad(q)
+	s := nquads.FormatQuad(q)
 	if len(s) > 200 {
 		s = s[:197] + "..."
 	}

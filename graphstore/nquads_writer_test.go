@@ -12,29 +12,6 @@ import (
 	"github.com/mql-dev/mql/internal/nquads"
 )
 
-// TestNQuadsWriterMatchesExporter pins internal/nquads' writer to the exporter's bytes, so the
-// exporter can switch to it without changing a single exported file.
-func TestNQuadsWriterMatchesExporter(t *testing.T) {
-	txs := append(sampleChain(t), recordtest.FullTx())
-	n := 0
-	for _, tx := range txs {
-		qs, err := codec.EncodeTx(tx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range qs {
-			n++
-			if got, want := nquads.FormatQuad(q), codec.FormatQuad(q); got != want {
-				t.Errorf("nquads.FormatQuad = %s\nformatQuad       = %s", got, want)
-			}
-		}
-	}
-	if n < 100 {
-		t.Fatalf("compared only %d quads", n)
-	}
-
-}
-
 // TestNQuadsReaderReadsExport reads an export with the strict reader: every statement line
 // parses, and written back canonically it is the same bytes.
 func TestNQuadsReaderReadsExport(t *testing.T) {

@@ -33,6 +33,7 @@ import (
 	"github.com/cayleygraph/quad"
 
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/internal/nquads"
 )
 
 // ---- IRIs ----------------------------------------------------------------------------------
@@ -1480,13 +1481,13 @@ func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, 
 	for _, q := range quads {
 		if _, ok := wantSet[q]; !ok {
 			qq := q
-			return nil, nil, &DecodeError{tx: id, Quad: &qq, msg: "unexpected quad " + FormatQuad(q)}
+			return nil, nil, &DecodeError{tx: id, Quad: &qq, msg: "unexpected quad " + nquads.FormatQuad(q)}
 		}
 		got[q] = struct{}{}
 	}
 	for _, q := range want {
 		if _, ok := got[q]; !ok {
-			return nil, nil, &DecodeError{tx: id, msg: "missing quad " + FormatQuad(q)}
+			return nil, nil, &DecodeError{tx: id, msg: "missing quad " + nquads.FormatQuad(q)}
 		}
 	}
 	return tx, want, nil
