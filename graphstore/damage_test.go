@@ -218,24 +218,11 @@ func TestTruncatedToNothingWhileOpen(t *testing.T) {
 func TestCheckRecordsUnreadableQuads(t *testing.T) {
 	ctx := context.Background()
 	path, want := closedSample(t)
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
+	editLog(t, path, func(b *bolt.Bucket, log []logEntry) error {
 		// A record in the middle: Open, loading the snapshot, reads only the first and last
 		// transactions' nodes.
-		b := tx.Bucket([]byte("log"))
-		var keys [][]byte
-		b.ForEach(func(k, _ []byte) error {
-			keys = append(keys, append([]byte(nil), k...))
-			return nil
-		})
-		return b.Put(keys[len(keys)/2], []byte{0xff, 0xff, 0xff, 0xff})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+		return b.Put(log[len(log)/2].key, []byte{0xff, 0xff, 0xff, 0xff})
+	})
 
 	for range 2 { // the second check finds the damage again, and keeps the verdict
 		r, err := CheckDSN(ctx, path, Options{}, CheckOptions{})
@@ -303,28 +290,7 @@ func TestCheckFindsDamagedLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			path, want := closedSample(t)
-			db, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Update(func(tx *bolt.Tx) error {
-				b := tx.Bucket([]byte("log"))
-				var log []logEntry
-				if err := b.ForEach(func(k, v []byte) error {
-					var p cproto.Primitive
-					if err := proto.Unmarshal(v, &p); err != nil {
-						return err
-					}
-					log = append(log, logEntry{bytes.Clone(k), &p})
-					return nil
-				}); err != nil {
-					return err
-				}
-				return tc.edit(t, b, log)
-			}); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
+			editLog(t, path, func(b *bolt.Bucket, log []logEntry) error { return tc.edit(t, b, log) })
 
 			for i := range 2 { // a second check finds the damage again
 				r, err := CheckDSN(ctx, path, Options{}, CheckOptions{})
@@ -359,6 +325,34 @@ func TestCheckFindsDamagedLog(t *testing.T) {
 type logEntry struct {
 	key []byte
 	p   *cproto.Primitive
+}
+
+// editLog calls edit, in a write transaction on the closed bbolt file at path, with Cayley's
+// log bucket and its entries in id order.
+func editLog(t *testing.T, path string, edit func(b *bolt.Bucket, log []logEntry) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("log"))
+		var log []logEntry
+		if err := b.ForEach(func(k, v []byte) error {
+			var p cproto.Primitive
+			if err := proto.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			log = append(log, logEntry{bytes.Clone(k), &p})
+			return nil
+		}); err != nil {
+			return err
+		}
+		return edit(b, log)
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // middle returns the entry of log halfway through those that match.
