@@ -189,7 +189,7 @@ func withPattern(head, pattern string) string {
 	if pattern == "" {
 		return head
 	}
-	return head + " " + pattern
+	return head + " " + globSource(pattern)
 }
 
 func (s *Principals) String() string { return s.Mods.String() + withPattern("principals", s.Pattern) }
@@ -197,13 +197,11 @@ func (s *Grants) String() string     { return s.Mods.String() + withPattern("gra
 func (s *Subjects) String() string   { return s.Mods.String() + withPattern("subjects", s.Pattern) }
 func (s *Predicates) String() string { return s.Mods.String() + withPattern("predicates", s.Pattern) }
 func (s *Artifacts) String() string  { return s.Mods.String() + withPattern("artifacts", s.Pattern) }
-func (s *Sources) String() string {
-	return s.Mods.String() + withPattern("sources", globSource(s.Pattern))
-}
-func (s *Describe) String() string { return s.Mods.String() + "describe " + s.Name }
-func (s *Begin) String() string    { return "begin" }
-func (s *Commit) String() string   { return "commit" }
-func (s *Rollback) String() string { return "rollback" }
+func (s *Sources) String() string    { return s.Mods.String() + withPattern("sources", s.Pattern) }
+func (s *Describe) String() string   { return s.Mods.String() + "describe " + s.Name }
+func (s *Begin) String() string      { return "begin" }
+func (s *Commit) String() string     { return "commit" }
+func (s *Rollback) String() string   { return "rollback" }
 
 // globSource prints a pattern as written in the language: bare when it lexes back as names
 // and "*", else as a string.
@@ -225,10 +223,10 @@ func isNameGlob(p string) bool {
 	return !strings.Contains(p, "**")
 }
 
-// isIdent reports whether s lexes as one name.
+// isIdent reports whether s lexes as one name and nothing else: no space around it.
 func isIdent(s string) bool {
 	toks, errs, _ := scan("", s, false, 1)
-	return len(errs) == 0 && len(toks) == 2 && toks[0].Type == tokIdent
+	return len(errs) == 0 && len(toks) == 2 && toks[0].Type == tokIdent && toks[0].Value == s
 }
 
 // ---- conversion ----
