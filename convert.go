@@ -81,6 +81,9 @@ func artifactOf(v *index.View, pc *provenance.Cache, a *index.ArtifactNode) Arti
 			out.DerivedFrom = append(out.DerivedFrom, a.InputRef(i))
 		}
 	}
+	if v.SeesRunsOf(a.By) {
+		out.Run = a.Run // a run is its principal's (and the owner's) to see, as in export
+	}
 	if v.ArtifactSupersededBy(a) != nil {
 		out.State = Superseded
 	}

@@ -137,6 +137,7 @@ type Artifact struct {
 	Review      ReviewState `json:"review"`
 	Stale       []string    `json:"stale,omitempty"` // inputs (transitive) no longer live since the last review
 	By          string      `json:"derived_by"`
+	Run         string      `json:"run,omitempty"` // the run it was decided in, when the reader may see the deriver's runs
 	DerivedFrom []string    `json:"derived_from"`
 	Confidence  float64     `json:"confidence"`
 	Effective   float64     `json:"effective_confidence"` // capped by its inputs (rule 6)

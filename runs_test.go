@@ -190,6 +190,17 @@ func TestRunsKeepToTheirPrincipal(t *testing.T) {
 	if !strings.Contains(out, "\"r3\"") {
 		t.Errorf("worker-7's export lacks its own run r3")
 	}
+	// The decision made in r1 names its run to the owner and worker-3, not to worker-7.
+	for who, want := range map[string]string{"owner": "r1", "worker-3": "r1", "worker-7": ""} {
+		r := f.db.As(who)
+		if who == "owner" {
+			r = f.db.Reader()
+		}
+		h, err := r.History(f.ctx, "pick")
+		if err != nil || len(h.Artifacts) != 1 || h.Artifacts[0].Run != want {
+			t.Errorf("%q's history of pick: %+v %v, want run %q", who, h, err, want)
+		}
+	}
 	// A run of the same name by another principal is another run.
 	if _, err := w7.ForRun("r1").Live(f.ctx, "Brimsole"); err != nil {
 		t.Fatal(err)

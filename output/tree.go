@@ -44,7 +44,11 @@ func artifactDetail(a *mql.Artifact) string {
 	case mql.NeedsReview:
 		parts = append(parts, string(a.Review))
 	}
-	parts = append(parts, "derived by "+Escape(a.By), "confidence "+fmtConf(a.Effective))
+	by := "derived by " + Escape(a.By)
+	if a.Run != "" {
+		by += " in run " + Escape(a.Run)
+	}
+	parts = append(parts, by, "confidence "+fmtConf(a.Effective))
 	if len(a.SeenBy) > 0 {
 		parts = append(parts, "seen by "+escapeJoin(a.SeenBy, ", "))
 	}

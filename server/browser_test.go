@@ -387,7 +387,8 @@ var everyView = []string{
 // worker-7's runs, gets neither the run nor the metrics (the check can fail).
 func TestPageShowsRuns(t *testing.T) {
 	tm := procurement(t, server.Options{})
-	for _, st := range []string{"live Klarveld.price_per_seat for run r-9", `outcome run r-9 failed because "paid 89"`} {
+	for _, st := range []string{"live Klarveld.price_per_seat for run r-9", "derive plan:r9 from Klarveld.price_per_seat by worker-7 in run r-9",
+		`outcome run r-9 failed because "paid 89"`} {
 		if code, res := tm.query(tm.tokens["worker-7"], st); code != http.StatusOK {
 			t.Fatalf("%s: %d %+v", st, code, res)
 		}
@@ -405,6 +406,13 @@ func TestPageShowsRuns(t *testing.T) {
 				}
 			} else if !strings.Contains(run, "r-9 (worker-7): served Klarveld.price_per_seat@2") || !strings.Contains(run, "failed") {
 				t.Fatalf("the run on the impact view: %q", run)
+			}
+
+			b.show("#/history/plan:r9")
+			var sub string
+			b.eval(`(document.querySelector('ol.timeline li[data-ref="plan:r9@1"] .sub') || {}).textContent || ''`, &sub)
+			if !strings.Contains(sub, "derived by worker-7") || strings.Contains(sub, "in run r-9") != (who == "worker-7") {
+				t.Fatalf("%s's history of the decision made in r-9: %q", who, sub)
 			}
 
 			b.show("#/stats")

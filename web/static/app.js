@@ -496,7 +496,7 @@
       return el('li', { class: stateClass(state), 'data-ref': v.ref },
         el('div', {}, link('why', v.ref), artifact ? '' : [' = ', el('span', { class: 'value' }, valueText(v))], ' ',
           badge(v.state), artifact && v.review ? [' ', badge(v.review)] : ''),
-        el('div', { class: 'sub' }, 'tx ' + v.tx + ' · ' + when(v.recorded_at) + ' · ' + (artifact ? 'derived by ' + show(v.derived_by) : show(v.kind) + ' by ' + show(v.asserted_by)) +
+        el('div', { class: 'sub' }, 'tx ' + v.tx + ' · ' + when(v.recorded_at) + ' · ' + (artifact ? 'derived by ' + show(v.derived_by) + (v.run ? ' in run ' + show(v.run) : '') : show(v.kind) + ' by ' + show(v.asserted_by)) +
           (artifact ? '' : ' · since ' + when(v.since)) +
           (v.sources && v.sources.length ? ' · from ' + v.sources.map((s) => show(s.id)).join(', ') : '') +
           (artifact ? ' · from ' + (v.derived_from || []).map(show).join(', ') : '')),
@@ -560,7 +560,7 @@
       kind: 'artifact', state: a.state, review: a.review,
       lines: [show(a.ref), a.state + (a.review === 'needs review' ? ' · NEEDS REVIEW' : '') + ' · ' + show(a.derived_by)],
       fields: [['artifact', show(a.ref)], ['state', show(a.state)], ['review', show(a.review)], ['stale inputs', (a.stale || []).map(show).join(', ')],
-        ['derived by', show(a.derived_by)], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
+        ['derived by', show(a.derived_by)], ['in run', show(a.run)], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
         ['effective confidence', conf(a.effective_confidence)], ['recorded', 'tx ' + a.tx + ' · ' + when(a.recorded_at)],
         ['last review', a.last_review ? show(a.last_review.by) + ' · tx ' + a.last_review.tx + (a.last_review.because ? ' · "' + show(a.last_review.because) + '"' : '') : '']],
       links: [['why', a.ref], ['impact', a.ref], ['history', a.name]],
