@@ -56,6 +56,7 @@ type browser struct {
 	events  []string
 	dialogs []string
 	errors  []string
+	missing []string // URLs the server answered 404 Not Found
 }
 
 // Injected before any page script (DevTools scripts are not bound by the page's CSP): it
@@ -101,6 +102,12 @@ func newBrowser(t *testing.T) *browser {
 			b.mu.Lock()
 			b.urls = append(b.urls, ev.Request.URL)
 			b.mu.Unlock()
+		case *network.EventResponseReceived:
+			if ev.Response.Status == http.StatusNotFound {
+				b.mu.Lock()
+				b.missing = append(b.missing, ev.Response.URL)
+				b.mu.Unlock()
+			}
 		case *network.EventLoadingFinished:
 			id := ev.RequestID
 			b.wg.Add(1)
@@ -239,6 +246,9 @@ func (b *browser) clean() {
 	}
 	if len(b.errors) > 0 {
 		b.t.Errorf("script errors: %v", b.errors)
+	}
+	if len(b.missing) > 0 {
+		b.t.Errorf("the page asked for what the server does not have: %v", b.missing)
 	}
 }
 
