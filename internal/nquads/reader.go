@@ -465,18 +465,18 @@ func (p *parser) uchar() (rune, error) {
 		digits = 8
 	}
 	p.pos += 2
-	var r rune
+	var u uint32 // eight digits fill 32 bits: a rune would turn \U80000000 negative
 	for i := 0; i < digits; i++ {
 		if p.pos == len(p.b) || !isHex(p.b[p.pos]) {
 			return 0, p.errAt(at, `\%c must be followed by %d hexadecimal digits`, p.b[at+1], digits)
 		}
-		r = r<<4 | rune(unhex(p.b[p.pos]))
+		u = u<<4 | uint32(unhex(p.b[p.pos]))
 		p.pos++
 	}
-	if r > unicode.MaxRune || 0xD800 <= r && r <= 0xDFFF {
+	if u > unicode.MaxRune || 0xD800 <= u && u <= 0xDFFF {
 		return 0, p.errAt(at, "the escape %s is not a Unicode character", p.b[at:p.pos])
 	}
-	return r, nil
+	return rune(u), nil
 }
 
 func isHex(c byte) bool {

@@ -222,6 +222,8 @@ func TestReadRefuses(t *testing.T) {
 		{"escape for a backslash in an IRI", `<urn:a\U0000005C> ` + p + " " + o + " .", 1, 7, `stands for '\\'`},
 		{"surrogate escape in an IRI", `<urn:a\uD800> ` + p + " " + o + " .", 1, 7, "not a Unicode character"},
 		{"escape past U+10FFFF", s + " " + p + ` "\U00110000" .`, 1, 40, "not a Unicode character"},
+		{"escape past 31 bits in an IRI", `<urn:a\U80000000> ` + p + " " + o + " .", 1, 7, "not a Unicode character"},
+		{"escape of all ones in a literal", s + " " + p + ` "\UFFFFFFFF" .`, 1, 40, "not a Unicode character"},
 		{"short \\u", `<urn:a\u41> ` + p + " " + o + " .", 1, 7, "4 hexadecimal digits"},
 		{"escape cut by the line end", `<urn:a\u004`, 1, 7, "4 hexadecimal digits"},
 		{"escaped scheme is still relative", `<\u0061> ` + p + " " + o + " .", 1, 1, "relative IRI <a>"},
