@@ -138,6 +138,7 @@ func (s *Server) Handler() http.Handler {
 	s.routes(mux)
 	mux.HandleFunc("GET /v1/session", s.whoami)
 	mux.HandleFunc("DELETE /v1/session", s.signOut)
+	mux.HandleFunc("POST /v1/session", s.signIn) // reached through open below; here for the Allow of a 405
 	mux.Handle("/mcp", s.peekMCP(s.mcpHandler()))
 	api := s.bearer(mux)
 	page := web.Handler()
@@ -181,8 +182,27 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/catalog", s.catalog)
 	mux.HandleFunc("GET /v1/review-queue", s.reviewQueue)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			http.Error(w, r.URL.Path+" takes "+strings.Join(allow, " or ")+", not "+r.Method, http.StatusMethodNotAllowed)
+			return
+		}
 		http.Error(w, "not found: the API is POST /v1/query, GET /v1/watch and /mcp (docs/MCP.md)", http.StatusNotFound)
 	})
+}
+
+// allowed lists the methods mux serves r's path with. The catch-all "/" matches every method,
+// so the mux alone would answer a known path asked with the wrong method 404, not 405.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // bearer authenticates every request by its bearer token or, without an Authorization

@@ -370,3 +370,35 @@ assert Player7.style = "bold" by worker-3 seen by worker-3`); code != http.Statu
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A known path asked with a method it does not take is answered 405 with the methods it does
+// take; an unknown path is 404.
+func TestWrongMethodIsNotAllowed(t *testing.T) {
+	tm := newTeam(t, server.Options{})
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		allow        string
+	}{
+		{http.MethodPut, "/v1/query", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/v1/query", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodDelete, "/v1/watch", http.StatusMethodNotAllowed, "GET"},
+		{http.MethodPut, "/v1/session", http.StatusMethodNotAllowed, "GET, POST, DELETE"},
+		{http.MethodGet, "/v1/nothing", http.StatusNotFound, ""},
+		{http.MethodPost, "/v1/catalog/x", http.StatusNotFound, ""},
+	} {
+		req, err := http.NewRequest(tc.method, tm.http.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tm.tokens["worker-3"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d, Allow %q; want %d, Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.code, tc.allow)
+		}
+	}
+}
