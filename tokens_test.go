@@ -1,6 +1,7 @@
 package mql_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -115,4 +116,40 @@ func TestTokensSurviveReopen(t *testing.T) {
 	if _, err := db.Authenticate(f.ctx, tok); !errors.Is(err, mql.ErrUnauthorized) {
 		t.Fatalf("revoked after reopening: %v", err)
 	}
+}
+
+// FuzzAuthenticate: a bearer token is hostile input from the network. Whatever the string,
+// Authenticate does not panic, and it names a principal only for the exact token issued;
+// anything else is ErrUnauthorized, with no detail.
+func FuzzAuthenticate(f *testing.F) {
+	ctx := context.Background()
+	db, err := mql.Open(ctx, "memory:", mql.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
+		f.Fatal(err)
+	}
+	tok, info, err := db.CreateToken(ctx, mql.TokenSpec{Principal: "worker-3", By: "owner"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{tok, "", "mql_", "mql__", "mql_" + info.ID + "_", "mql_" + info.ID, tok + "_", "mql_" + info.ID + "_" + info.ID + "_x",
+		strings.Replace(tok, "mql_", "MQL_", 1), tok[:len(tok)-1] + "\x00", "mql_" + strings.Repeat("_", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := db.Authenticate(ctx, s)
+		switch {
+		case s == tok:
+			if err != nil || p != "worker-3" {
+				t.Fatalf("the issued token: %q %v", p, err)
+			}
+		case !errors.Is(err, mql.ErrUnauthorized) || p != "":
+			t.Fatalf("Authenticate(%q) = %q, %v; want ErrUnauthorized", s, p, err)
+		case err.Error() != mql.ErrUnauthorized.Error():
+			t.Fatalf("Authenticate(%q): %v says more than ErrUnauthorized", s, err)
+		}
+	})
 }
