@@ -5,15 +5,23 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mql-dev/mql"
 )
 
-// tick is a deterministic clock for examples: each call is one second later.
+// tick is a deterministic clock for examples: each call is one second later. A reader
+// following the feed calls it from its own goroutine, hence the lock.
 func tick() func() time.Time {
+	var mu sync.Mutex
 	t := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	return func() time.Time { t = t.Add(time.Second); return t }
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
 }
 
 // procurement opens a memory store holding the README's story: a price, a plan derived from it,

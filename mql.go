@@ -26,7 +26,8 @@ type Options struct {
 	// Strict makes asserting need the assert right, when the store is created.
 	Strict bool
 	// Clock is the source of transaction time and of "now" for expiry and decay (time.Now if
-	// nil). Simulations and tests set it.
+	// nil). Simulations and tests set it. Reads and writes call it from their own goroutines,
+	// so it must be safe for concurrent use, as time.Now is.
 	Clock func() time.Time
 	// OpenTimeout bounds the wait for a bbolt file that another process holds (1s if zero).
 	OpenTimeout time.Duration
