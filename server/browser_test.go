@@ -418,6 +418,33 @@ func TestPageShowsRuns(t *testing.T) {
 				t.Fatalf("the run on the impact view: %q", run)
 			}
 
+			b.show("#/runs")
+			var runs []string
+			b.eval(`[...document.querySelectorAll('table.runs tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent).join('|'))`, &runs)
+			b.show("#/run/r-9")
+			var report, served, errText string
+			b.eval(`(document.querySelector('section.run[data-run="r-9"]') || {}).textContent || ''`, &report)
+			b.eval(`[...document.querySelectorAll('section.run table.served tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent).join('|')).join('\n')`, &served)
+			b.eval(`(document.querySelector('#content .error') || {}).textContent || ''`, &errText)
+			if who == "worker-3" {
+				if len(runs) != 0 || report != "" || served != "" || !strings.Contains(errText, "not found") {
+					t.Fatalf("worker-3 sees worker-7's run: runs %q, report %q, served %q, error %q", runs, report, served, errText)
+				}
+			} else {
+				if len(runs) != 1 || !strings.HasPrefix(runs[0], "r-9|worker-7|") || !strings.HasSuffix(runs[0], "|1|1|1|0|1|failed") {
+					t.Fatalf("the runs view: %q", runs)
+				}
+				for _, want := range []string{"Ended failed", `because "paid 89"`, "A downstream failure", "Decided plan:r9@1"} {
+					if !strings.Contains(report, want) {
+						t.Fatalf("the run view lacks %q: %q", want, report)
+					}
+				}
+				if served != "Klarveld.price_per_seat@2|tx 11|live|live|live||cited" {
+					t.Fatalf("the run view's served table: %q", served)
+				}
+				b.screenshot("web-run.png")
+			}
+
 			b.show("#/history/plan:r9")
 			var sub string
 			b.eval(`(document.querySelector('ol.timeline li[data-ref="plan:r9@1"] .sub') || {}).textContent || ''`, &sub)
@@ -450,6 +477,7 @@ func TestPageShowsRuns(t *testing.T) {
 				}
 			}
 			b.screenshot("web-stats.png")
+			b.clean()
 		})
 	}
 }

@@ -121,6 +121,13 @@
 
   function keyOf(ref) { const i = ref.lastIndexOf('@'); return i < 0 ? ref : ref.slice(0, i); }
   function isClaimRef(ref) { return keyOf(ref).includes('.'); }
+  // A run is named like a principal or an artifact: no '.' and no '@'.
+  const RUN = /^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$/;
+  function checkRun(name) {
+    if (!RUN.test(name)) throw new Error('not a run name: ' + show(name));
+    return name;
+  }
+
   function checkRef(ref) {
     if (!REF.test(ref)) throw new Error('not a reference: ' + show(ref) + ' (a subject, Subject.predicate[@N], or an artifact[@N])');
     return ref;
@@ -477,6 +484,25 @@
         el('tr', { 'data-metric': k }, el('th', { class: nested ? 'nested' : undefined }, k), el('td', {}, show(v)))))));
     },
 
+    async runs(out) {
+      out.append(el('h1', {}, 'Runs'), el('p', { class: 'sub' }, 'Agent runs you may see: what their reads served, what they decided, how they ended.'));
+      const [res] = await query('runs');
+      if (!res.rows.length) { out.append(el('p', {}, 'No run that you may see.')); return; }
+      out.append(el('table', { class: 'runs' },
+        el('thead', {}, el('tr', {}, ['run', 'by', 'first', 'retrievals', 'served', 'cited', 'stale at decision', 'decisions', 'outcome'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, res.rows.map((r) => el('tr', { 'data-run': r.run, 'data-by': r.by },
+          el('td', {}, link('run', r.run)), el('td', {}, link('principal', r.by)), el('td', {}, when(r.first)),
+          el('td', {}, show(r.retrievals)), el('td', {}, show(r.served)), el('td', {}, show(r.cited)), el('td', {}, show(r.stale_at_decision)),
+          el('td', {}, show(r.decisions)), el('td', {}, r.outcome ? show(r.outcome) : 'none yet'))))));
+    },
+
+    async run(out, name) {
+      checkRun(name);
+      out.append(el('h1', {}, 'Run ' + show(name)));
+      const [res] = await query('run ' + name);
+      for (const r of res.rows) out.append(runReport(r));
+    },
+
     async changes(out) {
       out.append(el('h1', {}, 'Changes'), el('p', { class: 'sub' }, 'The change feed, newest first, as it arrives.'));
       const rows = S.events.slice().reverse().slice(0, 500);
@@ -560,7 +586,7 @@
       kind: 'artifact', state: a.state, review: a.review,
       lines: [show(a.ref), a.state + (a.review === 'needs review' ? ' · NEEDS REVIEW' : '') + ' · ' + show(a.derived_by)],
       fields: [['artifact', show(a.ref)], ['state', show(a.state)], ['review', show(a.review)], ['stale inputs', (a.stale || []).map(show).join(', ')],
-        ['derived by', show(a.derived_by)], ['in run', show(a.run)], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
+        ['derived by', show(a.derived_by)], ['in run', a.run ? link('run', a.run) : ''], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
         ['effective confidence', conf(a.effective_confidence)], ['recorded', 'tx ' + a.tx + ' · ' + when(a.recorded_at)],
         ['last review', a.last_review ? show(a.last_review.by) + ' · tx ' + a.last_review.tx + (a.last_review.because ? ' · "' + show(a.last_review.because) + '"' : '') : '']],
       links: [['why', a.ref], ['impact', a.ref], ['history', a.name]],
@@ -658,11 +684,38 @@
     return g;
   }
 
+  // runReport is `run NAME` for one principal's run: how it ended (and, when it failed, whether
+  // the memory is to blame), what it decided, and each claim version it was served, with its
+  // state when served, at the decision and now.
+  function runReport(r) {
+    const ended = r.outcome
+      ? ['Ended ', el('strong', {}, show(r.outcome)), ' at tx ' + r.outcome_tx, r.because ? ' because "' + show(r.because) + '"' : '', '.',
+        r.outcome === 'failed' ? (r.memory_failure
+          ? ' A memory failure: a claim it was served was stale at the decision, or revoked later.'
+          : ' A downstream failure: every claim it was served was live at the decision and never revoked.') : '']
+      : 'No outcome recorded yet.';
+    const decided = r.decisions && r.decisions.length
+      ? ['Decided ', r.decisions.map((ref, i) => [i ? ', ' : '', link('impact', ref)]), ' at tx ' + r.decision_tx, ', citing the served claims marked below.']
+      : 'No decision recorded.';
+    return el('section', { class: 'run', 'data-run': r.run, 'data-by': r.by },
+      el('h2', {}, show(r.run) + ' (' + show(r.by) + ')'),
+      el('p', { class: 'outcome' }, ended), el('p', {}, decided),
+      el('table', { class: 'served' },
+        el('thead', {}, el('tr', {}, ['served', 'read at', 'when served', 'at decision', 'now', 'stale', 'cited'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, (r.served || []).map((v) => el('tr', { class: v.stale ? 'stale' : '', 'data-ref': v.ref },
+          el('td', { class: 'ref' }, link('why', v.ref)), el('td', {}, 'tx ' + v.read_at_tx),
+          el('td', {}, badge(v.when_served)), el('td', {}, v.at_decision ? badge(v.at_decision) : ''), el('td', {}, badge(v.now)),
+          el('td', {}, v.stale ? show(v.stale) : ''), el('td', {}, v.cited ? 'cited' : ''))))),
+      el('h3', {}, 'Reads for this run'),
+      el('ul', { class: 'retrievals' }, (r.retrievals || []).map((q) => el('li', {},
+        el('code', {}, show(q.statement)), ' at tx ' + q.read_at_tx + ', ' + when(q.at) + ': served ' + (q.served || []).length))));
+  }
+
   // servedToRuns lists the runs that were served a changed version (the runs of `impact`, which
   // only a reader who may see them gets): what each was served, what it decided, how it ended.
   function servedToRuns(runs) {
     return el('ul', { class: 'runs' }, runs.map((r) => el('li', { 'data-run': r.run },
-      el('strong', {}, show(r.run)), ' (' + show(r.by) + '): served ', (r.served || []).map((ref, i) => [i ? ', ' : '', link('why', ref)]),
+      el('strong', {}, link('run', r.run)), ' (' + show(r.by) + '): served ', (r.served || []).map((ref, i) => [i ? ', ' : '', link('why', ref)]),
       ' at tx ' + r.served_tx,
       '; ', r.decisions && r.decisions.length ? ['decided ', r.decisions.map((ref, i) => [i ? ', ' : '', link('impact', ref)])] : 'no decision recorded',
       '; ', r.outcome ? show(r.outcome) : 'no outcome yet')));
