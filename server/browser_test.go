@@ -735,3 +735,33 @@ func TestPageSignInLinkAndNoTokenInURLs(t *testing.T) {
 	b.clean()
 	b3.clean()
 }
+
+// Names in any script the language takes (Klärveld, 東京, a run r-ü) open their views: the
+// page checks a route's name as the language lexes one, not as ASCII.
+func TestPageOpensNamesInAnyScript(t *testing.T) {
+	tm := procurement(t, server.Options{})
+	run(t, tm, `assert Klärveld.price_per_seat = 41 by worker-7
+assert 東京.population = 14 by worker-7
+as worker-7 live 東京 for run r-ü
+derive plan:東京 from 東京.population by worker-7 in run r-ü
+outcome run r-ü succeeded by worker-7`)
+	b := newBrowser(t)
+	b.signIn(tm.http.URL, tm.tokens["worker-7"])
+	for route, sel := range map[string]string{
+		"#/subject/Klärveld":       `table.claims tr[data-ref="Klärveld.price_per_seat@1"]`,
+		"#/why/東京.population":      `#graph`,
+		"#/history/plan:東京":        `ol.timeline li[data-ref="plan:東京@1"]`,
+		"#/run/r-ü":                `section.run[data-run="r-ü"]`,
+		"#/impact/東京.population@1": `#graph`,
+	} {
+		b.show(route)
+		var found bool
+		var errText string
+		b.eval(fmt.Sprintf(`!!document.querySelector(%q)`, sel), &found)
+		b.eval(`(document.querySelector('#content .error') || {}).textContent || ''`, &errText)
+		if !found || errText != "" {
+			t.Errorf("%s: %s found %v; error %q", route, sel, found, errText)
+		}
+	}
+	b.clean()
+}

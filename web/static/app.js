@@ -27,8 +27,11 @@
   };
   const STATES = ['live', 'superseded', 'revoked', 'expired', 'contested'];
   const EVENT_KINDS = ['principal', 'grant', 'decay', 'claim', 'revocation', 'confirmation', 'artifact', 'review', 'needs-review'];
-  // A name or reference as the language writes it; anything else never reaches a script.
-  const REF = /^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*(\.[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*)?(@[0-9]+)?$/;
+  // A name or reference as the language writes it; anything else never reaches a script. A
+  // name is as the language lexes one (letters of any script, digits, '_', ':', '/', and
+  // single '-' inside); a reference is a name or Subject.predicate, with an optional @N.
+  const NAME = '[\\p{L}_][\\p{L}\\p{M}\\p{Nd}_:/]*(?:-[\\p{L}\\p{M}\\p{Nd}_:/]+)*';
+  const REF = new RegExp('^' + NAME + '(?:\\.' + NAME + ')?(?:@[0-9]+)?$', 'u');
 
   const S = {
     me: null,          // GET /v1/session
@@ -122,7 +125,7 @@
   function keyOf(ref) { const i = ref.lastIndexOf('@'); return i < 0 ? ref : ref.slice(0, i); }
   function isClaimRef(ref) { return keyOf(ref).includes('.'); }
   // A run is named like a principal or an artifact: no '.' and no '@'.
-  const RUN = /^[A-Za-z_][A-Za-z0-9_:/]*(-[A-Za-z0-9_:/]+)*$/;
+  const RUN = new RegExp('^' + NAME + '$', 'u');
   function checkRun(name) {
     if (!RUN.test(name)) throw new Error('not a run name: ' + show(name));
     return name;
