@@ -3,6 +3,7 @@ package query
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -186,6 +187,11 @@ func lexErrorMessage(rest string) (msg string, stop bool) {
 	case '?':
 		return `expected variable name after "?"`, false
 	case '-':
+		// In r-, then U+202E (a bidi override), then 1, the name ends at "r": name the character
+		// that cannot be seen rather than leave the reader to look at the '-'.
+		if next, n := utf8.DecodeRuneInString(rest[1:]); n > 0 && !unicode.IsGraphic(next) && !unicode.IsSpace(next) {
+			return `unexpected "-" before the invisible character ` + quoteRune(next) + `; a name goes on after "-" with a letter or digit`, false
+		}
 		return `unexpected "-"; a number follows "-" directly, and "--" starts a comment`, false
 	case '!':
 		return `unexpected "!"; did you mean "!="?`, false
