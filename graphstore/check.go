@@ -135,9 +135,6 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 		return r, nil
 	}
 	r, sums, err := checkBackend(ctx, s.be, opts)
-	if err == nil {
-		err = checkLog(ctx, s.be, r, &sums)
-	}
 	if err != nil {
 		unlock()
 		return unreadable(s.be, err)
@@ -213,9 +210,6 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 		return nil, err
 	}
 	r, sums, err := checkBackend(ctx, be, copts)
-	if err == nil {
-		err = checkLog(ctx, be, r, &sums)
-	}
 	unlock()
 	if err != nil {
 		return unreadable(be, err)
@@ -256,8 +250,8 @@ func checkLog(ctx context.Context, be backend, r *Report, sums *quadSums) error 
 	return nil
 }
 
-// checkBackend checks every transaction of be, one at a time (see the file comment). The
-// caller holds the writer lock.
+// checkBackend checks every transaction of be, one at a time (see the file comment), and the
+// log its quads are kept in. The caller holds the writer lock.
 func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, quadSums, error) {
 	c := newChecker(opts)
 	c.deferDangling = true
@@ -335,6 +329,9 @@ func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, 
 		if err != nil {
 			return nil, quadSums{}, storageErr("reading the store", err)
 		}
+	}
+	if err := checkLog(ctx, be, r, &sums); err != nil {
+		return nil, quadSums{}, err
 	}
 	return r, sums, nil
 }
