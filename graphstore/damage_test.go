@@ -331,13 +331,8 @@ type logEntry struct {
 // log bucket and its entries in id order.
 func editLog(t *testing.T, path string, edit func(b *bolt.Bucket, log []logEntry) error) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("log"))
+	updateFile(t, path, func(tx *bolt.Tx) error {
+		b := tx.Bucket(cayleyLogBucket)
 		var log []logEntry
 		if err := b.ForEach(func(k, v []byte) error {
 			var p cproto.Primitive
@@ -350,9 +345,7 @@ func editLog(t *testing.T, path string, edit func(b *bolt.Bucket, log []logEntry
 			return err
 		}
 		return edit(b, log)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // middle returns the entry of log halfway through those that match.

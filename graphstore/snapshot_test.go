@@ -45,18 +45,24 @@ func snapshotChunks(t *testing.T, path string) []record.TxID {
 // editSnapshot changes the snapshot bucket of a closed store's file.
 func editSnapshot(t *testing.T, path string, edit func(b *bolt.Bucket) error) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error {
+	updateFile(t, path, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(snapshotBucket)
 		if err != nil {
 			return err
 		}
 		return edit(b)
-	}); err != nil {
+	})
+}
+
+// updateFile runs update in one write transaction on the closed bbolt file at path.
+func updateFile(t *testing.T, path string, update func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(update); err != nil {
 		t.Fatal(err)
 	}
 }
