@@ -110,6 +110,8 @@
   }
 
   function link(view, arg, text) { return el('a', { href: route(view, arg) }, text === undefined ? show(arg) : text); }
+  // links is a comma-separated list of links to view, one per argument.
+  function links(view, args) { return (args || []).map((a, i) => [i ? ', ' : '', link(view, a)]); }
 
   function parseHash() {
     const h = location.hash.replace(/^#/, '');
@@ -452,7 +454,7 @@
       if (!q.rows.length) { out.append(el('p', {}, 'Nothing needs review.')); return; }
       out.append(el('ul', { class: 'review' }, q.rows.map((a) => el('li', { 'data-ref': a.ref },
         link('impact', a.ref), ' ', badge('needs review'), ' — derived by ', show(a.derived_by),
-        '; no longer live since its last review: ', (a.stale || []).map((s, i) => [i ? ', ' : '', link('impact', s)]),
+        '; no longer live since its last review: ', links('impact', a.stale),
         ' · ', link('why', a.ref, 'why')))));
     },
 
@@ -698,7 +700,7 @@
           : ' A downstream failure: every claim it was served was live at the decision and never revoked.') : '']
       : 'No outcome recorded yet.';
     const decided = r.decisions && r.decisions.length
-      ? ['Decided ', r.decisions.map((ref, i) => [i ? ', ' : '', link('impact', ref)]), ' at tx ' + r.decision_tx, ', citing the served claims marked below.']
+      ? ['Decided ', links('impact', r.decisions), ' at tx ' + r.decision_tx, ', citing the served claims marked below.']
       : 'No decision recorded.';
     return el('section', { class: 'run', 'data-run': r.run, 'data-by': r.by },
       el('h2', {}, show(r.run) + ' (' + show(r.by) + ')'),
@@ -718,9 +720,9 @@
   // only a reader who may see them gets): what each was served, what it decided, how it ended.
   function servedToRuns(runs) {
     return el('ul', { class: 'runs' }, runs.map((r) => el('li', { 'data-run': r.run },
-      el('strong', {}, link('run', r.run)), ' (' + show(r.by) + '): served ', (r.served || []).map((ref, i) => [i ? ', ' : '', link('why', ref)]),
+      el('strong', {}, link('run', r.run)), ' (' + show(r.by) + '): served ', links('why', r.served),
       ' at tx ' + r.served_tx,
-      '; ', r.decisions && r.decisions.length ? ['decided ', r.decisions.map((ref, i) => [i ? ', ' : '', link('impact', ref)])] : 'no decision recorded',
+      '; ', r.decisions && r.decisions.length ? ['decided ', links('impact', r.decisions)] : 'no decision recorded',
       '; ', r.outcome ? show(r.outcome) : 'no outcome yet')));
   }
 
