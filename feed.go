@@ -108,7 +108,7 @@ func txEvents(v *index.View, tx *record.Tx) []Event {
 	}
 	var prev *index.View // right before tx
 	if tx.ID > 1 {
-		prev = v.Index().View(tx.ID-1, v.Index().Tx(tx.ID-1).Time, v.Viewer())
+		prev = v.Index().View(tx.ID-1, v.Index().TxTime(tx.ID-1), v.Viewer())
 	}
 	var changed []record.NodeRef // versions that stopped being live in tx
 	for _, c := range tx.Claims {
@@ -270,13 +270,12 @@ func (db *DB) Subscribe() (<-chan struct{}, func()) { return db.store.Subscribe(
 
 // HasPrincipal reports whether name is a recorded principal.
 func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
-	if err := db.store.Refresh(ctx); err != nil {
-		return false, err
-	}
-	ix := db.store.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	return ix.View(ix.Head(), db.clock(), "").Principal(name) != nil, nil
+	found := false
+	err := db.store.Read(ctx, func(ix *index.Index) error {
+		found = ix.View(ix.Head(), db.clock(), "").Principal(name) != nil
+		return nil
+	})
+	return found, userError(err)
 }
 
 // ReviewQueue lists the newest artifact versions the reader may see that need review, in the

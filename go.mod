@@ -17,7 +17,10 @@ require (
 	go.etcd.io/bbolt v1.5.0
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/tidwall/btree v1.8.2 // indirect
+)
 
 require golang.org/x/text v0.44.0
 

@@ -103,25 +103,23 @@ func FilePath(dsn string) string {
 }
 
 // Owner is the name of the store's owner principal.
-func (db *DB) Owner() string {
-	ix := db.store.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	return ix.Meta().Owner
-}
+func (db *DB) Owner() string { return db.store.Meta().Owner }
 
-// QuadCount is the number of quads in the underlying store.
-func (db *DB) QuadCount(ctx context.Context) (int64, error) { return db.store.QuadCount(ctx) }
+// QuadCount is the number of quads of the store's graph (see Graph): what an owner's export
+// writes. It reads every transaction.
+func (db *DB) QuadCount(ctx context.Context) (int64, error) {
+	n, err := db.store.QuadCount(ctx)
+	return n, userError(err)
+}
 
 // Head is the id of the last committed transaction.
 func (db *DB) Head(ctx context.Context) (int64, error) {
-	if err := db.store.Refresh(ctx); err != nil {
-		return 0, err
-	}
-	ix := db.store.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	return int64(ix.Head()), nil
+	var head int64
+	err := db.store.Read(ctx, func(ix *index.Index) error {
+		head = int64(ix.Head())
+		return nil
+	})
+	return head, userError(err)
 }
 
 // Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
@@ -161,28 +159,32 @@ func (r Reader) AsOfTx(id int64) Reader {
 	return r
 }
 
-// view runs fn on a consistent view under the index's read lock.
+// view runs fn on a consistent view: a snapshot of the newest committed state, or inside a
+// transaction its writer's handle.
 func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var ix *index.Index
-	now := r.db.clock()
 	if r.tx != nil {
 		// Inside a transaction: its writer's handle, which the transaction's own goroutine
-		// reads without the lock (only the writer changes the index meanwhile).
+		// reads (only the writer changes it meanwhile).
 		if r.tx.ended || r.tx.tx == nil {
 			return ErrTxDone
 		}
-		ix, now = r.tx.ix, r.tx.tx.Time
-	} else {
-		if err := r.db.store.Refresh(ctx); err != nil {
-			return userError(err)
-		}
-		ix = r.db.store.Index()
-		ix.RLock()
-		defer ix.RUnlock()
+		return r.viewOf(r.tx.ix, r.tx.tx.Time, fn)
 	}
+	var fnErr error
+	err := r.db.store.Read(ctx, func(ix *index.Index) error {
+		fnErr = r.viewOf(ix, r.db.clock(), fn)
+		return nil
+	})
+	if err != nil {
+		return userError(err)
+	}
+	return fnErr
+}
+
+func (r Reader) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
 	asOf := ix.Head()
 	switch {
 	case r.asOfTx != 0:
@@ -190,11 +192,11 @@ func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
 			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
 		}
 		asOf = record.TxID(r.asOfTx)
-		now = ix.Tx(asOf).Time
+		now = ix.TxTime(asOf)
 	case r.asOfSet:
 		asOf = ix.TxAt(r.asOfTime)
 		if asOf == 0 {
-			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.Tx(1).Time.Format(time.RFC3339))
+			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.TxTime(1).Format(time.RFC3339))
 		}
 		now = r.asOfTime
 	}

@@ -318,7 +318,7 @@ func runReport(v *index.View, e *index.RunEntry) RunReport {
 		rep.Outcome, rep.Because, rep.OutcomeTx = o.Result, o.Because, int64(o.Tx)
 	}
 	ix := v.Index()
-	viewAt := func(tx record.TxID) *index.View { return ix.View(tx, ix.Tx(tx).Time, v.Viewer()) }
+	viewAt := func(tx record.TxID) *index.View { return ix.View(tx, ix.TxTime(tx), v.Viewer()) }
 	var atDecision *index.View
 	if dtx != 0 && dtx <= v.AsOf() {
 		atDecision = viewAt(dtx)

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -28,10 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cayleygraph/quad"
 	"github.com/mql-dev/mql"
-	"github.com/mql-dev/mql/graphstore"
-	"github.com/mql-dev/mql/graphstore/record"
 )
 
 type config struct {
@@ -61,7 +57,6 @@ type config struct {
 	exportPerTx int
 
 	keep         bool   // keep the stores of the sizes under -dir instead of removing them
-	ceiling      bool   // measure the Cayley ceiling (a second bbolt store of the same quads)
 	writersStore string // -writers: write into this existing store instead of a new one
 }
 
@@ -136,7 +131,6 @@ func parseFlags(args []string) (*config, error) {
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
 	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
 	keep := fs.Bool("keep", false, "keep each size's stores under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite) instead of removing them")
-	ceiling := fs.Bool("ceiling", true, "measure the Cayley ceiling (replays the bulk quads into a second store: at 1M claims, minutes and gigabytes)")
 	writersStore := fs.String("writers-store", "", "-writers: write into this existing bbolt `FILE` (e.g. a store kept by -keep) instead of a new, empty one")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -144,7 +138,7 @@ func parseFlags(args []string) (*config, error) {
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
 		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx,
-		keep: *keep, ceiling: *ceiling, writersStore: *writersStore}
+		keep: *keep, writersStore: *writersStore}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}
@@ -398,7 +392,6 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	// A disabled engine stays a nil interface: the loops below skip it and its figures stay
 	// empty, which the table shows as "—".
 	engines := make([]engine, 3)
-	var mem, bolt *mqlEngine
 	if on[colMemory] {
 		e, err := openMQL(ctx, "memory:")
 		if err != nil {
@@ -407,7 +400,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		if err := e.setup(); err != nil {
 			return nil, err
 		}
-		mem, engines[colMemory] = e, e
+		engines[colMemory] = e
 	}
 	if on[colBBolt] {
 		e, err := openMQL(ctx, boltPath)
@@ -417,7 +410,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		if err := e.setup(); err != nil {
 			return nil, err
 		}
-		bolt, engines[colBBolt] = e, e
+		engines[colBBolt] = e
 	}
 	if on[colSQLite] {
 		e, err := openSQLite(sqlPath, true)
@@ -435,49 +428,11 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 
 	// Bulk ingest, interleaved batch by batch. Each batch is one run.
 	logf("bulk ingest: %d batches", len(w.batches))
-	// The ceiling replays the quads of one mql store: bbolt's, or memory's without it.
-	src := bolt
-	if src == nil {
-		src = mem
-	}
-	var head0, head1 int64
-	if src != nil {
-		head0, _ = src.db.Head(ctx)
-	}
 	ingest, err := ingestBatches(w, engines, names)
 	if err != nil {
 		return nil, err
 	}
-	if src != nil {
-		head1, _ = src.db.Head(ctx)
-	}
 	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
-
-	if src != nil && cfg.ceiling {
-		logf("Cayley ceiling")
-		var dsns [3]string
-		if on[colMemory] {
-			dsns[colMemory] = "memory:"
-		}
-		if on[colBBolt] {
-			dsns[colBBolt] = filepath.Join(sub, "raw.db")
-		}
-		ceiling, err := measureCeiling(ctx, src, w, head0, head1, dsns, sub)
-		if err != nil {
-			return nil, err
-		}
-		cr := rateRow("Cayley ceiling: the same quads written directly (claims/s)", ceiling)
-		cr.Note = "no SQLite equivalent"
-		res.Rows = append(res.Rows, cr)
-		over := row{Op: "mql ingest ÷ Cayley ceiling (target ≥ 0.8)", Note: "ratio of medians"}
-		if on[colMemory] {
-			over.Memory = &stat{Median: median(ingest[colMemory]) / median(ceiling[colMemory]), Unit: "ratio"}
-		}
-		if on[colBBolt] {
-			over.BBolt = &stat{Median: median(ingest[colBBolt]) / median(ceiling[colBBolt]), Unit: "ratio"}
-		}
-		res.Rows = append(res.Rows, over)
-	}
 
 	logf("revocations, revisions, DAG")
 	if err := loadRest(w, engines, names); err != nil {
@@ -664,64 +619,6 @@ func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, 
 	return rates, nil
 }
 
-// measureCeiling replays the quads src stored for the bulk batches (transactions head0+1 …
-// head1) straight into a fresh Cayley store for each column with a dsn, and returns the rates
-// per batch (claims/s). The export goes through a file and each transaction is encoded only
-// when it is replayed: at a million claims the quads of every transaction at once (~20 per
-// claim) would not fit in memory.
-func measureCeiling(ctx context.Context, src *mqlEngine, w *workload, head0, head1 int64, dsns [3]string, dir string) ([][]float64, error) {
-	f, err := os.CreateTemp(dir, "export-*.nq")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	if err := src.db.Export(ctx, bw); err != nil {
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	ceiling := make([][]float64, 3)
-	for i, dsn := range dsns {
-		if dsn == "" {
-			continue
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		raw, err := graphstore.OpenRawForBenchmark(ctx, dsn, graphstore.Options{})
-		if err != nil {
-			return nil, err
-		}
-		var prefix []quad.Quad
-		err = graphstore.EachTxQuadsForBenchmark(bufio.NewReader(f), func(id record.TxID, q []quad.Quad) error {
-			switch n := int64(id); {
-			case n <= head0:
-				prefix = append(prefix, q...)
-				if n == head0 {
-					return raw.Apply(ctx, prefix)
-				}
-			case n <= head1:
-				start := time.Now()
-				if err := raw.Apply(ctx, q); err != nil {
-					return err
-				}
-				ceiling[i] = append(ceiling[i], float64(len(w.batches[n-head0-1]))/time.Since(start).Seconds())
-			}
-			return nil
-		})
-		raw.Close()
-		if dsn != "memory:" {
-			os.Remove(dsn)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return ceiling, nil
-}
 
 // loadRest writes the rest of the workload into every engine: revocations, revisions, the
 // derivation DAG.

@@ -1,74 +1,63 @@
 package graphstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/cayleygraph/cayley/graph"
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	"github.com/cayleygraph/quad"
-	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/mql-dev/mql/graphstore/codec"
-	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/boltkv"
 )
 
-// bboltBackend is Cayley's key-value quad store (graph/kv) on one bbolt file.
+// bboltBackend is mql's kv store (package boltkv) on one bbolt file.
 //
-// Cayley's registered "bbolt" store (graph/kv/bbolt) treats its path as a directory holding
-// indexes.bolt and opens it with no timeout, so a second process blocks forever. This backend
-// does what that registration does — hidalgo's bbolt KV under graph/kv's Init and New — but on
-// the file itself and with a lock timeout, so a file held by another process is reported as
-// ErrInUse instead of hanging.
-//
-// It also defends the process against a damaged file (see boltfile.go and guard.go): the file
-// is locked and inspected before bbolt maps it, every call into bbolt and Cayley runs guarded,
-// and once damage is seen every write is refused with ErrDamaged.
+// It defends the process against a damaged file (see boltfile.go and guard.go): the file is
+// locked and inspected before bbolt maps it, with a timeout on the lock so that a file held by
+// another process is reported as ErrInUse instead of hanging, every call into bbolt runs
+// guarded, and once damage is seen every write is refused with ErrDamaged.
 type bboltBackend struct {
 	path      string
 	timeout   time.Duration
 	mustExist bool // never create the file nor initialise it (Options.MustExist)
-	qs        graph.QuadStore
-	db        *bolt.DB // the file under qs, for the snapshot bucket
+	db        *bolt.DB
+	store     *boltkv.Store
 	file      *os.File // bbolt's file, opened and locked by us: fstat before each write
 	layout    *boltLayout
 	recorded  string // the verdict of an earlier check recorded in the file (damageBucket)
 
 	mu sync.Mutex // guards damaged and poisoned: readers and writers consult them
-	// damaged is the first damage seen, wrapping ErrDamaged; nil while none was. It outlives
-	// reopen: a file found damaged stays refused for writes until the Store is opened again.
+	// damaged is the first damage seen, wrapping ErrDamaged; nil while none was. A file found
+	// damaged stays refused for writes until the Store is opened again.
 	damaged error
 	// poisoned is set when bbolt panicked or faulted: it may have left its own locks held
 	// (a fault while a transaction begins leaves its meta lock locked), so it is not called
-	// again, not even to close it; reads the index answers go on.
+	// again, not even to close it.
 	poisoned bool
 	noSync   bool // an import: the file is synced once, at the end
 }
 
 // walkOnOpenBytes bounds the files whose every page Open checks (walkBolt). The walk reads the
-// whole file: 0.7–0.9 s for the 520 MB of a 100k-claim store on the development machine (2
-// busy cores; bbolt's own check took 1.1–1.3 s), so about 0.1 s for 64 MiB (some 12k claims),
-// and seconds at a million claims, which Open cannot afford. Larger files get the meta-page and
-// freelist checks only; their pages are checked by `mql check`, and by bbolt as it reads them.
+// whole file: about 0.1 s for 64 MiB on the development machine, and seconds for a store of
+// millions of claims, which Open cannot afford. Larger files get the meta-page and freelist
+// checks only; their pages are checked by `mql check`, and by bbolt as it reads them.
 const walkOnOpenBytes = 64 << 20
 
-func openBBolt(path string, timeout time.Duration) (*bboltBackend, error) {
-	return openBBoltFile(path, timeout, false)
-}
+// ErrOldFormat is wrapped by Open's error for a store written in the format of mql before
+// its records and index were stored in their own buckets (Cayley's quads, a gob snapshot):
+// `mql migrate OLD NEW` converts it.
+var ErrOldFormat = errors.New("store is in an old format")
 
 // openBBoltFile opens the file at path; with mustExist it neither creates nor initialises it,
-// and a file that is missing, empty or not a Cayley store is ErrNoStore.
+// and a file that is missing, empty or not an mql store is ErrNoStore.
 func openBBoltFile(path string, timeout time.Duration, mustExist bool) (*bboltBackend, error) {
 	if mustExist {
 		// bolt.Open creates a missing file and initialises an empty one: look first.
@@ -156,32 +145,37 @@ func (b *bboltBackend) open() error {
 	if b.layout == nil { // a new file: bbolt chose the page size
 		b.layout = &boltLayout{pageSize: db.Info().PageSize}
 	}
-	kv := hbolt.New(db)
-	var qs graph.QuadStore
+	var kind string
 	err = b.guard(func() error {
-		// Init creates the buckets of a new file and reports ErrDatabaseExists for an existing
-		// one. A damaged file is never written, not even to initialise it.
-		// A file that must exist is not initialised either: it may be another program's.
-		if b.damage() == nil && !b.mustExist {
-			if err := ckv.Init(kv, nil); err != nil && !errors.Is(err, graph.ErrDatabaseExists) {
-				return fmt.Errorf("graphstore: cannot initialise %s as a Cayley store: %w: %w", b.path, ErrStorage, err)
+		var err error
+		kind, err = boltKind(db)
+		if err != nil || kind != "" {
+			return err
+		}
+		// A new file: create mql's buckets. A damaged file is never written, not even to
+		// initialise it, nor a file that must exist: it may be another program's.
+		if b.damage() != nil || b.mustExist {
+			return nil
+		}
+		return boltkv.Buckets(db, index.Schema)
+	})
+	if err == nil {
+		switch kind {
+		case "cayley":
+			err = fmt.Errorf("graphstore: %s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW.db` (the new file is checked, and the old one left as it is)", b.path, ErrOldFormat, b.path)
+		case "other":
+			err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
+		case "":
+			if b.mustExist {
+				err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
 			}
 		}
-		var err error
-		qs, err = ckv.New(kv, graph.Options{ckv.OptNoBloom: true})
-		if errors.Is(err, graph.ErrNotInitialized) {
-			return errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
-		}
-		if err != nil {
-			return fmt.Errorf("graphstore: %s is not a Cayley store: %w: %w", b.path, ErrStorage, err)
-		}
-		return nil
-	})
+	}
 	if err != nil {
 		b.close()
 		return err
 	}
-	b.qs = qs
+	b.store = boltkv.New(db, index.Schema)
 	recorded, err := b.readDamage()
 	if err != nil {
 		b.close()
@@ -191,6 +185,29 @@ func (b *bboltBackend) open() error {
 		b.markDamaged(recorded)
 	}
 	return nil
+}
+
+// boltKind says what a bbolt file holds: "mql" (its buckets), "cayley" (an mql store of the
+// old format), "" (no buckets: new), or "other".
+func boltKind(db *bolt.DB) (string, error) {
+	kind := ""
+	err := db.View(func(tx *bolt.Tx) error {
+		switch {
+		case tx.Bucket([]byte(boltkv.Prefix+index.Schema.Buckets[0].Name)) != nil:
+			kind = "mql"
+		case tx.Bucket([]byte("log")) != nil && tx.Bucket([]byte("sp")) != nil && tx.Bucket([]byte("ops")) != nil:
+			kind = "cayley"
+		default:
+			return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+				if !strings.HasPrefix(string(name), boltkv.Prefix) {
+					kind = "other"
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return kind, err
 }
 
 func (b *bboltBackend) inUse() error {
@@ -270,91 +287,10 @@ func (b *bboltBackend) writable() error {
 	return nil
 }
 
-func (b *bboltBackend) kind() string { return "bbolt" }
-func (b *bboltBackend) name() string { return b.path }
-func (b *bboltBackend) shared() bool { return false }
-
-// handle returns the open quad store; it is nil after a failed reopen.
-func (b *bboltBackend) handle() (graph.QuadStore, error) {
-	if b.qs == nil {
-		if err := b.damage(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("graphstore: %s could not be reopened after a failed write: %w", b.path, ErrStorage)
-	}
-	return b.qs, nil
-}
-
-// read runs fn on the quad store, guarded.
-func (b *bboltBackend) read(fn func(qs graph.QuadStore) error) error {
-	qs, err := b.handle()
-	if err != nil {
-		return err
-	}
-	return b.guard(func() error { return fn(qs) })
-}
-
-func (b *bboltBackend) all(ctx context.Context) (out []quad.Quad, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		out, err = allQuads(ctx, qs)
-		return err
-	})
-	return out, err
-}
-
-func (b *bboltBackend) countGraphs(ctx context.Context) (counts graphCounts, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		counts, err = countGraphs(ctx, qs, b.dropMapped)
-		return err
-	})
-	return counts, err
-}
-
-func (b *bboltBackend) eachQuad(ctx context.Context, fn func(quad.Quad) error) error {
-	return b.read(func(qs graph.QuadStore) error { return eachQuad(ctx, qs, fn) })
-}
-
-func (b *bboltBackend) graphQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		out, err = graphQuadsOf(ctx, qs, id)
-		return err
-	})
-	return out, err
-}
-
-func (b *bboltBackend) txQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		out, err = txQuadsOf(ctx, qs, id)
-		return err
-	})
-	return out, err
-}
-
-func (b *bboltBackend) apply(ctx context.Context, quads []quad.Quad) error {
-	if err := b.writable(); err != nil {
-		return err
-	}
-	return b.read(func(qs graph.QuadStore) error { return applyQuads(qs, quads) })
-}
-
-func (b *bboltBackend) count(ctx context.Context) (n int64, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		n, err = statsCount(ctx, qs)
-		return err
-	})
-	return n, err
-}
-
-func (b *bboltBackend) reopen(context.Context) error {
-	if err := b.close(); err != nil && b.damage() == nil {
-		return err
-	}
-	// A new bbolt instance has its own locks; the damage seen stays.
-	b.mu.Lock()
-	b.poisoned = false
-	b.mu.Unlock()
-	return b.open()
-}
+func (b *bboltBackend) kind() string  { return "bbolt" }
+func (b *bboltBackend) name() string  { return b.path }
+func (b *bboltBackend) shared() bool  { return false }
+func (b *bboltBackend) kv() kv.Store  { return b.store }
 
 // dropMapped releases the pages of the file's memory map read so far (see dropMapped). The
 // caller holds the writer lock.
@@ -362,23 +298,16 @@ func (b *bboltBackend) dropMapped() {
 	b.guard(func() error { dropMapped(b.db); return nil })
 }
 
-func (b *bboltBackend) lockWriters(ctx context.Context) (func(), error) { return noLock(ctx) }
-
 func (b *bboltBackend) close() error {
-	var closeFn func() error
-	switch {
-	case b.qs != nil:
-		closeFn = b.qs.Close // closes b.db
-	case b.db != nil:
-		closeFn = b.db.Close
-	default:
+	if b.db == nil {
 		return nil
 	}
+	closeFn := b.db.Close
 	b.mu.Lock()
 	poisoned := b.poisoned
 	b.mu.Unlock()
 	file := b.file
-	b.qs, b.db, b.file = nil, nil, nil
+	b.db, b.file, b.store = nil, nil, nil
 	if poisoned {
 		// bbolt's Close would wait for the locks a panic left held. The file's lock is
 		// released and the file closed; the mapping goes with the process.
@@ -401,73 +330,3 @@ func (b *bboltBackend) close() error {
 	}
 }
 
-// snapshotBucket holds the snapshot's chunks keyed by their first transaction id (8 bytes,
-// big-endian, so that bbolt's key order is id order). Cayley's own buckets have other names
-// and Cayley never scans the file's root.
-var snapshotBucket = []byte("mql.snapshot")
-
-func (b *bboltBackend) eachSnapshotChunk(ctx context.Context, fn func([]byte) error) error {
-	if b.db == nil {
-		return nil
-	}
-	return b.guard(func() error {
-		return b.db.View(func(tx *bolt.Tx) error {
-			bk := tx.Bucket(snapshotBucket)
-			if bk == nil {
-				return nil
-			}
-			return bk.ForEach(func(_, v []byte) error {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return fn(bytes.Clone(v)) // v lives in the mapped file only during the transaction
-			})
-		})
-	})
-}
-
-func (b *bboltBackend) appendSnapshot(_ context.Context, chunks []snapshotChunk) error {
-	if err := b.writable(); err != nil {
-		return err
-	}
-	return b.guard(func() error {
-		return b.db.Update(func(tx *bolt.Tx) error {
-			bk, err := tx.CreateBucketIfNotExists(snapshotBucket)
-			if err != nil {
-				return err
-			}
-			for _, c := range chunks {
-				if err := bk.Put(binary.BigEndian.AppendUint64(nil, uint64(c.first)), c.data); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	})
-}
-
-func (b *bboltBackend) resetSnapshot(context.Context) error {
-	if err := b.writable(); err != nil {
-		return err
-	}
-	return b.guard(func() error {
-		return b.db.Update(func(tx *bolt.Tx) error {
-			if tx.Bucket(snapshotBucket) == nil {
-				return nil
-			}
-			return tx.DeleteBucket(snapshotBucket)
-		})
-	})
-}
-
-func (b *bboltBackend) txNodeQuads(ctx context.Context, id record.TxID) (out []quad.Quad, err error) {
-	err = b.read(func(qs graph.QuadStore) error {
-		own, err := subjectQuads(ctx, qs, codec.TxIRI(id))
-		if err != nil {
-			return err
-		}
-		out = slices.DeleteFunc(own, func(q quad.Quad) bool { return q.Label != codec.TxIRI(id) })
-		return nil
-	})
-	return out, err
-}

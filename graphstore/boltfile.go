@@ -550,23 +550,6 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 		b.markDamaged(problems[0])
 		return problems
 	}
-	if b.recorded != "" {
-		// An earlier check found the quads unreadable. If they read now (the damage was in
-		// the storage under the file, since repaired), the verdict goes: the caller's check
-		// judges the quads, and writes are allowed again if it passes.
-		if _, err := b.all(ctx); err != nil {
-			return nil // the caller's read fails the same way and reports it
-		}
-		err := b.guard(func() error {
-			return b.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
-		})
-		if err == nil {
-			b.recorded = ""
-			b.mu.Lock()
-			b.damaged = nil
-			b.mu.Unlock()
-		}
-	}
 	return nil
 }
 
@@ -624,12 +607,26 @@ func recordVerdict(be backend, r *Report) {
 	}
 	for _, p := range r.Problems {
 		switch p.Kind {
-		case ProblemSnapshot, ProblemStanding, ProblemAuthor, ProblemFile:
+		case ProblemStanding, ProblemAuthor, ProblemFile:
 			continue
 		}
 		// damagedErr, which every refused write returns, adds what to do.
-		b.recordDamage("its quads are unsound (" + p.String() + ")")
+		b.recordDamage("its records are unsound (" + p.String() + ")")
 		return
+	}
+	if b.recorded != "" {
+		// An earlier check found the records unsound; they read and check now (the damage
+		// was in the storage under the file, since repaired): the verdict goes, and writes
+		// are allowed again.
+		err := b.guard(func() error {
+			return b.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
+		})
+		if err == nil {
+			b.recorded = ""
+			b.mu.Lock()
+			b.damaged = nil
+			b.mu.Unlock()
+		}
 	}
 }
 
@@ -646,7 +643,7 @@ func unreadable(be backend, err error) (*Report, error) {
 	if len(what) > 300 {
 		what = what[:300] + "…"
 	}
-	what = "its quads cannot be read (" + what + ")"
+	what = "its records cannot be read (" + what + ")"
 	b.recordDamage(what)
 	r := &Report{}
 	r.Add(Problem{Kind: ProblemFile, Msg: what + "; mql refuses writes to this file from now on: restore the store from an export or a backup"})

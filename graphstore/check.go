@@ -1,30 +1,30 @@
 package graphstore
 
-// Integrity checking. Check reads a store's quads, not the index, so it also works on a store
-// that Open refuses, and it reports every problem it finds rather than the first. It reads the
-// store in passes that each hold one transaction at a time: first it counts the quads of every
-// graph (without decoding them), then it reads each transaction through its transaction node,
-// in id order, and checks it against what came before (checker.go), and, only when some quads
-// lie outside every transaction or are not reachable from theirs, it reads every quad once more
-// to name them. It checks:
+// Integrity checking. Check reads a store's records, not its index, so it also works on a
+// store whose index is damaged, and it reports every problem it finds rather than the first. It
+// reads one snapshot, one transaction at a time in id order: it decodes the transaction's
+// records, writes them as the quads an export holds, and checks those against what came before
+// (checker.go, which an import of an export runs too); and it applies each transaction to a
+// scratch store, so that at the end it can compare every entry the store holds with the ones
+// its records give. It checks:
 //
-//  1. every quad lies in a transaction graph <urn:mql:tx:N>, and the ids run 1..head without gaps;
-//  2. every transaction node records its time, never before the previous transaction's, and its
+//  1. the ids run 1..head without gaps, and every transaction's records decode;
+//  2. every transaction records its time, never before the previous transaction's, and its
 //     principal;
-//  3. every record (claim, revocation, artifact, …) has its mandatory fields, once, well typed:
-//     a claim its subject, predicate, version, value, asserter, kind and confidence;
+//  3. every record (claim, revocation, artifact, …) has its mandatory fields, well typed: a
+//     claim its subject, predicate, version, value, asserter, kind and confidence;
 //  4. every reference resolves to a record of the right class recorded no later than the
 //     record that refers to it (principals — seen-by ones too —, sources, claims, artifacts,
 //     grants);
 //  5. the versions of each key and artifact are unique and run 1..n without gaps, in
 //     transaction order;
 //  6. every revocation names a principal, a standing and a claim, and no claim is revoked twice;
-//  7. every transaction is exactly the canonical encoding of what it records (what Open needs),
-//     and every quad of it is reachable from its transaction node;
-//  8. replayed in order, at the head, each key has at most one live claim per audience;
+//  7. replayed in order, at the head, each key has at most one live claim per audience;
+//  8. every entry of the store (records and index) is the one its records give;
 //  9. whatever the caller's rules check (package mql: authors and standings).
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +38,8 @@ import (
 	"github.com/cayleygraph/quad"
 
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/nquads"
 )
@@ -55,7 +57,7 @@ const (
 	ProblemAuthor     = "author"      // a record whose author is not its transaction's principal (checked by package mql)
 	ProblemLive       = "live"        // more than one live claim of a key and audience
 	ProblemStanding   = "standing"    // a recorded standing that does not hold (checked by package mql)
-	ProblemSnapshot   = "snapshot"    // the snapshot (a cache of decoded transactions) differs from the quads
+	ProblemIndex      = "index"       // an entry of the store that its records do not give
 )
 
 // MaxProblems bounds the problems a Report lists; the rest are only counted.
@@ -111,8 +113,8 @@ func (r *Report) Add(p Problem) {
 	r.Problems = append(r.Problems, p)
 }
 
-// Check reads every transaction of the open store and checks it. It holds the writer lock
-// while it reads, so it sees whole transactions only, and writers wait.
+// Check reads every transaction of the open store and checks it (see the file comment), on a
+// snapshot: writers go on meanwhile, and what they commit is not checked.
 func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -124,28 +126,14 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	if opts.Now.IsZero() {
 		opts.Now = s.clock()
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	unlock, err := s.be.lockWriters(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if r := storageReport(ctx, s.be); r != nil {
-		unlock()
 		return r, nil
 	}
-	r, sums, err := checkBackend(ctx, s.be, opts)
+	r, err := checkKV(ctx, s.be, opts)
 	if err != nil {
-		unlock()
 		return unreadable(s.be, err)
 	}
-	defer unlock()
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if checkSnapshot(ctx, s.be, r, sums, "reopen the store to rebuild its index from the quads") {
-		s.snapBroken = true // the index may hold what the snapshot said: never write it back
-	}
-	recordVerdict(s.be, r) // after the snapshot's removal: it refuses every write from now on
+	recordVerdict(s.be, r)
 	return r, nil
 }
 
@@ -165,13 +153,12 @@ func standalone(opts *Options, copts *CheckOptions) {
 	}
 }
 
-// CheckDSN checks the store named by dsn (see Open) without opening it as a Store: it reads the
-// quads straight from Cayley, so it also works on a store that Open refuses. It never creates a
-// store, initialises a file or a schema, or writes a genesis: a bbolt file that does not exist
-// is an error wrapping both ErrNoStore and fs.ErrNotExist, an empty file or a database without
-// Cayley's tables wraps ErrNoStore, and "memory:", which has nothing to check, wraps
-// fs.ErrNotExist. A bbolt file held by another
-// process fails with ErrInUse after opts.OpenTimeout.
+// CheckDSN checks the store named by dsn (see Open) without opening it as a Store, so it also
+// works on a store that Open refuses. It never creates a store, initialises a file or a
+// schema, or writes a genesis: a bbolt file that does not exist is an error wrapping both
+// ErrNoStore and fs.ErrNotExist, an empty file or a database without mql's tables wraps
+// ErrNoStore, and "memory:", which has nothing to check, wraps fs.ErrNotExist. A bbolt file
+// held by another process fails with ErrInUse after opts.OpenTimeout.
 func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -205,135 +192,180 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 	if r := storageReport(ctx, be); r != nil {
 		return r, nil
 	}
-	unlock, err := be.lockWriters(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, sums, err := checkBackend(ctx, be, copts)
-	unlock()
+	r, err := checkKV(ctx, be, copts)
 	if err != nil {
 		return unreadable(be, err)
 	}
-	checkSnapshot(ctx, be, r, sums, "the next open rebuilds it from the quads")
-	recordVerdict(be, r) // after the snapshot's removal: it refuses every write from now on
+	recordVerdict(be, r)
 	return r, nil
 }
 
-// quadSums is what checkSnapshot compares a snapshot with: the hash of each transaction's
-// quads (0: it did not decode), and whether the quads themselves are sound — as Open judges
-// them, so without what the caller's rules (standings) found.
-type quadSums struct {
-	hashes []uint64
-	sound  bool
-	// logDamaged: the store's log lost or changed values or quads (ProblemLog), so reads miss
-	// them, and a snapshot written before the damage may be the only whole copy left.
-	logDamaged bool
-}
+// maxIndexProblems bounds the differences a check lists per bucket.
+const maxIndexProblems = 20
 
-// checkLog adds to r what is wrong with the backend's log of values and quads (a bbolt file's;
-// see logProblems).
-func checkLog(ctx context.Context, be backend, r *Report, sums *quadSums) error {
-	b, ok := be.(*bboltBackend)
-	if !ok {
-		return nil
-	}
-	problems, err := b.logProblems(ctx)
-	if err != nil || len(problems) == 0 {
-		return err
-	}
-	for _, p := range problems {
-		r.Add(Problem{Kind: ProblemLog, Msg: p})
-	}
-	r.Add(Problem{Kind: ProblemLog, Msg: "reads skip what the log no longer holds under its id, so the quads this check read are not all the quads written; " +
-		"mql refuses writes to this file from now on: restore the store from an export or a backup"})
-	sums.sound, sums.logDamaged = false, true
-	return nil
-}
-
-// checkBackend checks every transaction of be, one at a time (see the file comment), and the
-// log its quads are kept in. The caller holds the writer lock.
-func checkBackend(ctx context.Context, be backend, opts CheckOptions) (*Report, quadSums, error) {
+// checkKV checks the records and the index of be's kv store (see the file comment).
+func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error) {
 	c := newChecker(opts)
 	c.deferDangling = true
-	_, c.keepHashes = be.(snapshotter)
-	counts, err := be.countGraphs(ctx)
-	if err != nil {
-		return nil, quadSums{}, storageErr("reading the store", err)
-	}
-	ids := make([]record.TxID, 0, len(counts.txs))
-	for id := range counts.txs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var head record.TxID
-	if len(ids) > 0 {
-		head = ids[len(ids)-1]
-	}
-	// A scan of a bbolt file maps every page it reads: release them as it goes.
-	release := func() {}
-	if m, ok := be.(interface{ dropMapped() }); ok {
-		release = m.dropMapped
-	}
-	release()
-	read := 0
-	// Transactions whose quads are not all reachable from their transaction node, with the
-	// subjects that are (to name the others).
-	unreached := map[record.TxID]map[quad.Value]bool{}
-	next := record.TxID(1)
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return nil, quadSums{}, err
-		}
-		if id > next {
-			c.missing(next, id-1, head)
-		}
-		next = id + 1
-		quads, err := be.txQuads(ctx, id)
+	var r *Report
+	err := be.guard(func() error {
+		rt, err := be.kv().Read(ctx)
 		if err != nil {
-			return nil, quadSums{}, storageErr(fmt.Sprintf("reading tx %d", id), err)
+			return err
 		}
-		if len(quads) < counts.txs[id] {
-			reach := map[quad.Value]bool{codec.TxIRI(id): true}
-			for _, q := range quads {
-				if q.Subject == codec.TxIRI(id) && q.Predicate == codec.MQLWrote {
-					reach[q.Object] = true
+		defer rt.End()
+		ix, err := index.Open(rt, nil)
+		if err != nil {
+			return err
+		}
+		sc, err := newScratch()
+		if err != nil {
+			return err
+		}
+		defer sc.close()
+		release := func() {}
+		if b, ok := be.(*bboltBackend); ok {
+			release = func() { dropMapped(b.db) }
+		}
+		replayed := true
+		for id := record.TxID(1); id <= ix.Head(); id++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var tx *record.Tx
+			if ferr := index.Guard(func() error { tx = ix.Tx(id); return nil }); ferr != nil || tx == nil {
+				if ferr == nil {
+					ferr = errors.New("it is missing")
+				}
+				c.add(ProblemRecord, id, "", "the transaction's records cannot be read: %v", ferr)
+				c.sound, replayed = false, false
+				continue
+			}
+			quads, err := codec.EncodeTx(tx)
+			if err != nil {
+				c.add(ProblemEncoding, id, "", "the transaction's records are not a valid transaction: %v", err)
+				c.sound, replayed = false, false
+				continue
+			}
+			c.addTx(id, quads)
+			if replayed && c.sound {
+				if err := sc.apply(tx); err != nil {
+					c.add(ProblemIndex, id, "", "the transaction cannot be indexed again: %v", err)
+					replayed = false
 				}
 			}
-			unreached[id] = reach
-			c.sound = false
-		}
-		c.addTx(id, quads)
-		c.r.Quads += counts.txs[id] - len(quads)
-		if read += len(quads); read >= 1<<12 {
-			release()
-			read = 0
-		}
-	}
-	release()
-	c.r.Quads += counts.other
-	r := c.finish()
-	sums := quadSums{hashes: c.hashes, sound: c.added == c.byRules && counts.other == 0 && len(unreached) == 0}
-	if counts.other > 0 || len(unreached) > 0 {
-		// Read every quad once more to name the ones the transactions do not hold.
-		err := be.eachQuad(ctx, func(q quad.Quad) error {
-			q = codec.CanonQuad(q)
-			id, ok := codec.ParseTxIRI(q.Label)
-			switch {
-			case !ok:
-				r.Add(Problem{Kind: ProblemLabel, Msg: fmt.Sprintf("quad %s is not in a transaction graph <%sN>", formatQuadShort(q), codec.PrefTx)})
-			case unreached[id] != nil && !unreached[id][q.Subject]:
-				r.Add(Problem{Kind: ProblemEncoding, Tx: id, Msg: fmt.Sprintf("quad %s is not reachable from the transaction node: an mql transaction links every subject it writes with urn:mql:wrote", formatQuadShort(q))})
+			if id%256 == 0 {
+				ix.Release()
+				release()
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, quadSums{}, storageErr("reading the store", err)
+		}
+		r = c.finish()
+		if replayed && c.sound {
+			if err := sc.flush(); err != nil {
+				return err
+			}
+			compareIndex(rt, sc, r)
+		}
+		release()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// compareIndex adds to r every entry that the store holds and a replay of its records does not
+// give, or gives otherwise.
+func compareIndex(rt kv.Reader, sc *scratch, r *Report) {
+	st, err := sc.read()
+	if err != nil {
+		r.Add(Problem{Kind: ProblemIndex, Msg: fmt.Sprintf("the replay cannot be read: %v", err)})
+		return
+	}
+	defer st.End()
+	for b, def := range index.Schema.Buckets {
+		bucket := kv.Bucket(b)
+		found := 0
+		report := func(format string, args ...any) {
+			found++
+			if found <= maxIndexProblems {
+				r.Add(Problem{Kind: ProblemIndex, Msg: def.Name + ": " + fmt.Sprintf(format, args...)})
+			}
+		}
+		diffBuckets(rt, st, bucket, report)
+		if found > maxIndexProblems {
+			r.Add(Problem{Kind: ProblemIndex, Msg: fmt.Sprintf("%s: and %d more entries differ", def.Name, found-maxIndexProblems)})
 		}
 	}
-	if err := checkLog(ctx, be, r, &sums); err != nil {
-		return nil, quadSums{}, err
+	if r.OK() {
+		return
 	}
-	return r, sums, nil
+	for _, p := range r.Problems {
+		if p.Kind == ProblemIndex {
+			r.Add(Problem{Kind: ProblemIndex, Msg: "the store's entries are not what its records give: copy it with `mql export` and `mql import`, which rebuilds them"})
+			return
+		}
+	}
+}
+
+// diffBuckets reports the keys of bucket b that a and want do not hold alike.
+func diffBuckets(a, want kv.Reader, b kv.Bucket, report func(string, ...any)) {
+	type kvp struct{ k, v []byte }
+	// Both scans go in key order; walk them side by side, a page at a time.
+	var have []kvp
+	next := func(r kv.Reader, from []byte, out *[]kvp) {
+		*out = (*out)[:0]
+		r.Scan(b, nil, kv.ScanOptions{From: from}, func(k, v []byte) (bool, error) {
+			if from != nil && string(k) == string(from) {
+				return true, nil
+			}
+			*out = append(*out, kvp{bytes.Clone(k), bytes.Clone(v)})
+			return len(*out) < 512, nil
+		})
+	}
+	var wantPage []kvp
+	var fromA, fromW []byte
+	next(a, nil, &have)
+	next(want, nil, &wantPage)
+	i, j := 0, 0
+	for {
+		if i == len(have) && len(have) > 0 {
+			fromA = have[len(have)-1].k
+			next(a, fromA, &have)
+			i = 0
+		}
+		if j == len(wantPage) && len(wantPage) > 0 {
+			fromW = wantPage[len(wantPage)-1].k
+			next(want, fromW, &wantPage)
+			j = 0
+		}
+		switch {
+		case i == len(have) && j == len(wantPage):
+			return
+		case j == len(wantPage) || i < len(have) && bytes.Compare(have[i].k, wantPage[j].k) < 0:
+			report("the store holds %s, which its records do not give", showKey(have[i].k))
+			i++
+		case i == len(have) || bytes.Compare(have[i].k, wantPage[j].k) > 0:
+			report("the store lacks %s, which its records give", showKey(wantPage[j].k))
+			j++
+		default:
+			if !bytes.Equal(have[i].v, wantPage[j].v) {
+				report("%s is not what its records give", showKey(have[i].k))
+			}
+			i++
+			j++
+		}
+	}
+}
+
+// showKey renders a stored key for a message: its printable bytes, the others escaped.
+func showKey(k []byte) string {
+	s := strconv.QuoteToASCII(string(k))
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
 }
 
 // CheckQuads checks a store's quads (see the file comment) and returns what it found: the
@@ -371,104 +403,6 @@ func CheckQuads(quads []quad.Quad, opts CheckOptions) *Report {
 	}
 	c.r.Quads += len(other)
 	return c.finish()
-}
-
-// checkSnapshot compares every transaction of the backend's snapshot with the quads, as the
-// check hashed them. A snapshot that differs is removed (it is only a cache; the quads are the
-// truth) and reported with what to do next. It reports whether it found a difference.
-func checkSnapshot(ctx context.Context, be backend, r *Report, sums quadSums, then string) bool {
-	hashes := sums.hashes
-	sn, ok := be.(snapshotter)
-	if !ok {
-		return false
-	}
-	var (
-		bad    error
-		badTx  record.TxID
-		stale  bool
-		chunks int
-		next   = record.TxID(1)
-	)
-	errStop := errors.New("stop")
-	err := sn.eachSnapshotChunk(ctx, func(data []byte) error {
-		chunks++
-		txs, err := decodeChunk(data)
-		if errors.Is(err, errStaleSnapshot) {
-			stale = true
-			return errStop
-		}
-		if err != nil {
-			bad, badTx = fmt.Errorf("the snapshot cannot be read: %v", err), next
-			return errStop
-		}
-		for _, tx := range txs {
-			if tx.ID != next {
-				bad, badTx = fmt.Errorf("the snapshot holds tx %d where tx %d should be", tx.ID, next), next
-				return errStop
-			}
-			if int(tx.ID) > len(hashes) || hashes[tx.ID-1] == 0 {
-				bad, badTx = errors.New("the snapshot holds a transaction that the quads do not"), tx.ID
-				return errStop
-			}
-			q, err := codec.EncodeTx(tx)
-			if err != nil || hashQuads(canonQuads(q)) != hashes[tx.ID-1] {
-				bad, badTx = errors.New("the snapshot's copy of this transaction differs from its quads"), tx.ID
-				return errStop
-			}
-			next++
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return false // the snapshot cannot be read now; Open will judge it
-	}
-	if stale || chunks == 0 {
-		return false // Open ignores and rewrites it
-	}
-	if bad == nil && !sums.sound && !sums.logDamaged {
-		// Open trusts a snapshot whose ends match the transaction nodes; with quads that have
-		// problems it must scan them instead, and judge them as it did before there was one.
-		bad, badTx = errors.New("the quads have the problems above, so the snapshot cannot stand in for them"), 0
-	}
-	if bad == nil {
-		return false
-	}
-	if badTx > 0 && int(badTx) <= len(hashes) {
-		// The check read the transaction through its node and Open reads it in its graph: on a
-		// sound store they are the same quads. When they differ, one of the store's indexes is
-		// damaged, and the snapshot (which Open wrote from what it read) is not what is wrong.
-		if gr, ok := be.(interface {
-			graphQuads(context.Context, record.TxID) ([]quad.Quad, error)
-		}); ok {
-			inGraph, err := gr.graphQuads(ctx, badTx)
-			if err == nil && len(inGraph) > 0 && hashQuads(canonQuads(inGraph)) != hashes[badTx-1] {
-				r.Add(Problem{Kind: ProblemEncoding, Tx: badTx, Node: string(codec.TxIRI(badTx)),
-					Msg: "the quads read through the transaction's node differ from the quads stored in its graph: one of the store's indexes is damaged"})
-			}
-		}
-	}
-	msg := bad.Error()
-	if sums.logDamaged {
-		// The snapshot was written from the quads when they were whole, and its chunks passed
-		// their checksums: it is kept, and Open, which loads it, still serves what it holds.
-		r.Add(Problem{Kind: ProblemSnapshot, Tx: badTx, Msg: msg + "; it was kept, since the log is damaged (above) and the snapshot may hold what the quads lost"})
-		return true
-	}
-	if err := sn.resetSnapshot(ctx); err != nil {
-		msg += fmt.Sprintf("; removing it failed (%v)", err)
-	} else {
-		msg += "; it was removed: " + then
-	}
-	r.Add(Problem{Kind: ProblemSnapshot, Tx: badTx, Msg: msg})
-	return true
-}
-
-func canonQuads(qs []quad.Quad) []quad.Quad {
-	out := make([]quad.Quad, len(qs))
-	for i, q := range qs {
-		out[i] = codec.CanonQuad(q)
-	}
-	return out
 }
 
 // bboltPath returns the file a bbolt DSN names.

@@ -26,6 +26,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -61,7 +62,8 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 	case dsn == "memory:" || dsn == "memory":
 		b := openMemory()
 		defer b.close()
-		return importTxs(ctx, r, copts, func(_ *record.Tx, quads []quad.Quad) error { return b.apply(ctx, quads) }, nil)
+		w := &kvImporter{kv: b.kv()}
+		return importTxs(ctx, r, copts, w.add, w.flush)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
 		return importPostgres(ctx, dsn, r, opts, copts)
 	}
@@ -171,64 +173,8 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 		return ImportSummary{}, err
 	}
 	defer be.close()
-
-	var pending []quad.Quad
-	var chunk []*record.Tx
-	chunkClaims := 0
-	writeQuads := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		if err := be.apply(ctx, pending); err != nil {
-			return storageErr("writing the imported store", err)
-		}
-		dropMapped(be.db)
-		clear(pending)
-		pending = pending[:0]
-		return nil
-	}
-	// The snapshot is written as a store writes it: chunks of committed transactions, so that
-	// the first open of the new store does not scan its quads.
-	writeChunk := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := writeQuads(); err != nil {
-			return err
-		}
-		data, err := encodeChunk(chunk)
-		if err == nil {
-			err = be.appendSnapshot(ctx, []snapshotChunk{{first: chunk[0].ID, data: data}})
-		}
-		if err != nil {
-			return storageErr("writing the snapshot", err)
-		}
-		clear(chunk)
-		chunk, chunkClaims = chunk[:0], 0
-		return nil
-	}
-	emit := func(tx *record.Tx, quads []quad.Quad) error {
-		// A large transaction is written in several batches too: the file is invisible until
-		// the end, so batches need not follow transactions, and one batch of a 1,000-claim
-		// transaction (~20k quads) kept over 600 MB of the file mapped at a million claims.
-		for len(quads) > 0 {
-			n := min(len(quads), importBatchQuads-len(pending))
-			pending = append(pending, quads[:n]...)
-			quads = quads[n:]
-			if len(pending) >= importBatchQuads {
-				if err := writeQuads(); err != nil {
-					return err
-				}
-			}
-		}
-		chunk = append(chunk, tx)
-		chunkClaims += len(tx.Claims)
-		if len(chunk) >= snapshotEveryTxs || chunkClaims >= snapshotEveryClaims {
-			return writeChunk()
-		}
-		return nil
-	}
-	sum, err := importTxs(ctx, r, copts, emit, writeChunk)
+	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: func() { dropMapped(be.db) }}
+	sum, err := importTxs(ctx, r, copts, w.add, w.flush)
 	if err != nil {
 		return sum, err
 	}
@@ -284,61 +230,6 @@ func syncDir(dir string) {
 	}
 }
 
-// importPostgres checks the whole file, holding its quads, then writes them (creating the
-// schema if the database has none) in one write transaction under the writer lock, so that no
-// other process creates a genesis meanwhile: it commits whole or not at all. The file is read
-// before the lock is taken, because a writer silent for WriteIdleTimeout while it holds the
-// lock loses it.
-func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
-	b, err := openPostgres(ctx, dsn, false, opts.WriteLockTimeout, opts.WriteIdleTimeout)
-	if err != nil {
-		return ImportSummary{}, err
-	}
-	defer b.close()
-	notEmpty := func(q queryer) error {
-		if !b.schema {
-			return nil
-		}
-		var n int64
-		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM quads`).Scan(&n); err != nil {
-			return storageErr("reading the database", err)
-		}
-		if n > 0 {
-			return fmt.Errorf("import into %s: %w: it holds a store (%d quads); an import creates a new store: name an empty database", RedactDSN(dsn), ErrNotEmpty, n)
-		}
-		return nil
-	}
-	if err := notEmpty(b.db); err != nil { // before reading a large file for nothing
-		return ImportSummary{}, err
-	}
-	var all []quad.Quad
-	var txs []*record.Tx
-	sum, err := importTxs(ctx, r, copts, func(tx *record.Tx, quads []quad.Quad) error {
-		all = append(all, quads...)
-		txs = append(txs, tx)
-		return nil
-	}, nil)
-	if err != nil {
-		return sum, err
-	}
-	unlock, err := b.lockWriters(ctx)
-	if err != nil {
-		return sum, err
-	}
-	defer unlock()
-	if err := notEmpty(b.w.tx); err != nil { // someone may have written since
-		return sum, err
-	}
-	// The log gets every transaction, so that the first process to open the store reads it
-	// rather than the quads. The store is empty: there is no history before the import.
-	noHistory := func(from, to record.TxID) []*record.Tx { return nil }
-	if err := b.applyLogged(ctx, all, txs, noHistory); err != nil {
-		return sum, fmt.Errorf("import into %s failed and nothing was written: %w", RedactDSN(dsn), err)
-	}
-	b.db.ExecContext(ctx, `ANALYZE quads; ANALYZE nodes`) // Cayley's planner counts rows
-	return sum, nil
-}
-
 // Import replaces a new memory: store with the store an export describes, exactly (its
 // genesis too), streaming and checking it as ImportStore does. The store must hold only its
 // genesis (else ErrNotEmpty). A file or database store is created by ImportStore instead: its
@@ -361,30 +252,91 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if head := s.chain.Head(); head != 1 {
+	if head := s.Head(); head != 1 {
 		return ImportSummary{}, fmt.Errorf("import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
 	}
 	fresh := openMemory()
-	ix := index.New()
-	sum, err := importTxs(ctx, r, opts, func(tx *record.Tx, quads []quad.Quad) error {
-		if err := addToIndex(ix, tx); err != nil {
-			return &ImportError{Tx: tx.ID, Msg: err.Error()}
-		}
-		return fresh.apply(ctx, quads)
-	}, nil)
+	w := &kvImporter{kv: fresh.kv()}
+	sum, err := importTxs(ctx, r, opts, w.add, w.flush)
 	if err != nil {
 		fresh.close()
 		return sum, err
 	}
-	mem.mu.Lock()
-	old := mem.qs
-	mem.qs = fresh.qs
-	mem.mu.Unlock()
+	old := mem.swap(fresh.s.Load())
 	old.Close()
-	s.ix.Lock()
-	s.ix.Replace(ix)
-	s.ix.Unlock()
+	s.cache.Reset(w.head)
+	s.head.Store(int64(w.head))
+	s.Read(ctx, func(ix *index.Index) error { s.meta = ix.Meta(); return nil })
+	s.commits.notify()
 	return sum, nil
+}
+
+// kvImporter writes imported transactions into a kv store, a batch of them per kv
+// transaction: the store being created is invisible until the import ends, so batches need
+// not follow transactions.
+type kvImporter struct {
+	kv        kv.Store
+	guard     func(func() error) error // the backend's, or nil
+	committed func()                   // after each batch (a bbolt file releases its mapped pages)
+	wt        kv.WriteTx
+	h         *index.Index
+	claims    int
+	head      record.TxID
+}
+
+// importBatchClaims is about how many claims an import writes per kv transaction: a batch's
+// pages stay in memory until it commits.
+const importBatchClaims = 4 << 10
+
+func (w *kvImporter) run(fn func() error) error {
+	if w.guard != nil {
+		return w.guard(fn)
+	}
+	return fn()
+}
+
+func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
+	err := w.run(func() error {
+		if w.wt == nil {
+			wt, err := w.kv.Write(context.Background())
+			if err != nil {
+				return err
+			}
+			w.wt = wt
+			h, err := index.Writer(wt, nil)
+			if errors.Is(err, index.ErrNotStore) {
+				if err = index.Init(wt); err == nil {
+					h, err = index.Writer(wt, nil)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			w.h = h
+		}
+		return w.h.Apply(tx, index.Mark{})
+	})
+	if err != nil {
+		return storageErr("writing the imported store", err)
+	}
+	w.head = tx.ID
+	if w.claims += len(tx.Claims) + 1; w.claims >= importBatchClaims {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *kvImporter) flush() error {
+	if w.wt == nil {
+		return nil
+	}
+	err := w.run(func() error { return w.wt.Commit(context.Background()) })
+	w.wt, w.h, w.claims = nil, nil, 0
+	if err != nil {
+		return storageErr("writing the imported store", err)
+	}
+	if w.committed != nil {
+		w.committed()
+	}
+	return nil
 }

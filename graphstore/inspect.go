@@ -2,24 +2,19 @@ package graphstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/cayleygraph/cayley/graph"
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	"github.com/cayleygraph/quad"
-	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/boltkv"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -104,111 +99,51 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 	if err != nil {
 		return other("a file that is not a bbolt database (%v)", err)
 	}
-	kv := hbolt.New(db)
-	defer kv.Close()
-	qs, err := ckv.New(kv, graph.Options{ckv.OptNoBloom: true})
-	if err != nil {
-		return other("a bbolt database that is not an mql store (%v)", err)
-	}
-	quads, err := allQuads(ctx, qs)
+	defer db.Close()
+	var in Inspection
+	err = guarded(func() error {
+		kind, err := boltKind(db)
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case "":
+			in, err = other("a bbolt database with nothing in it")
+			return err
+		case "other":
+			in, err = other("a bbolt database that is not an mql store")
+			return err
+		case "cayley":
+			in, err = other("an mql store in the format of an earlier mql (Cayley quads): convert it with `mql migrate`")
+			return err
+		}
+		st := boltkv.New(db, index.Schema)
+		rt, err := st.Read(ctx)
+		if err != nil {
+			return err
+		}
+		defer rt.End()
+		in, err = inspectKV(rt)
+		return err
+	})
 	if err != nil {
 		return Inspection{}, fmt.Errorf("reading %s: %w: %w", path, ErrStorage, err)
 	}
-	return inspectQuads(quads)
+	return in, nil
 }
 
-// pgReadOnly makes every transaction of a connection to dsn read-only: lib/pq passes a URL
-// parameter it does not know to the server as a run-time setting.
-func pgReadOnly(dsn string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", fmt.Errorf("cannot parse %s: %w: %v", RedactDSN(dsn), ErrBadDSN, err)
+// inspectKV says what a kv store holds: an mql store's head and meta, or what else.
+func inspectKV(r kv.Reader) (Inspection, error) {
+	ix, err := index.Open(r, nil)
+	if errors.Is(err, index.ErrNotStore) {
+		return other("a store that does not hold a valid mql memory (%v)", err)
 	}
-	q := u.Query()
-	q.Set("default_transaction_read_only", "on")
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
-func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
-	ro, err := pgReadOnly(dsn)
 	if err != nil {
 		return Inspection{}, err
 	}
-	db, err := sql.Open("postgres", ro)
-	if err == nil {
-		err = db.PingContext(ctx)
-	}
-	if err != nil {
-		if db != nil {
-			db.Close()
-		}
-		return Inspection{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-	}
-	defer db.Close()
-	var isStore bool
-	err = db.QueryRowContext(ctx, `SELECT to_regclass('quads') IS NOT NULL AND to_regclass('nodes') IS NOT NULL`).Scan(&isStore)
-	if err != nil {
-		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-	}
-	if !isStore {
-		// Tables, views, sequences and the like of any schema but the system's.
-		rows, err := db.QueryContext(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-			AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%' ORDER BY 1`)
-		if err != nil {
-			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-		}
-		defer rows.Close()
-		var names []string
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-			}
-			names = append(names, name)
-		}
-		if err := rows.Err(); err != nil {
-			return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-		}
-		if len(names) == 0 {
-			return Inspection{}, nil
-		}
-		n := len(names)
-		if n > 3 {
-			names = append(names[:3], "…")
-		}
-		return other("a database with %d tables, views or sequences and no mql store (%s)", n, strings.Join(names, ", "))
-	}
-	qs, err := graph.NewQuadStore("postgres", ro, nil)
-	if err != nil {
-		return Inspection{}, fmt.Errorf("cannot open the Cayley store in %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-	}
-	defer qs.Close()
-	quads, err := pgUnescape(allQuads(ctx, qs))
-	if err != nil {
-		return Inspection{}, fmt.Errorf("reading %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
-	}
-	return inspectQuads(quads)
-}
-
-// inspectQuads decodes and checks a store's quads as Open does.
-func inspectQuads(quads []quad.Quad) (Inspection, error) {
-	txs, err := codec.DecodeTxs(quads)
-	if err != nil {
-		return other("a Cayley store that does not hold a valid mql memory (%v)", err)
-	}
-	s := &Store{ix: index.New()}
-	s.chain = indexChain(s.ix)
-	s.ix.Reserve(txs)
-	for _, tx := range txs {
-		if err := s.index(tx); err != nil {
-			return other("a Cayley store that does not hold a valid mql memory (%v)", err)
-		}
-	}
-	in := Inspection{Found: FoundStore, Head: s.chain.Head()}
+	in := Inspection{Found: FoundStore, Head: ix.Head()}
 	if in.Head > 0 {
-		in.Meta = s.ix.Meta()
+		in.Meta = ix.Meta()
 	}
 	return in, nil
 }

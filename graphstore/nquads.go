@@ -200,3 +200,11 @@ func txLabel(q quad.Quad) (record.TxID, error) {
 	}
 	return id, nil
 }
+
+func canonQuads(qs []quad.Quad) []quad.Quad {
+	out := make([]quad.Quad, len(qs))
+	for i, q := range qs {
+		out[i] = codec.CanonQuad(q)
+	}
+	return out
+}

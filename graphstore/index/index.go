@@ -1,426 +1,592 @@
-// Package index is the in-memory picture of a store's transactions, and the place where a
-// claim's state is decided. An Index holds every transaction, with the records looked up by
-// key, subject, predicate, value and node, the live claim of each key per audience, the
-// dependents of every node and the runs (runs.go). A View (view.go) reads it as of one
-// transaction, for one viewer: it sees only what that viewer may see, folds the events recorded
-// about a claim (supersession, contest, revocation and the promotion of a replacement) and its
-// valid time into its State (View.State), and gives its kind after confirmations and its
-// confidence after decay.
+// Package index is mql's persisted index and the place where what a reader sees is decided.
+// The records of every transaction and the index entries the reads need (a key's versions and
+// its live claim per audience, live claims by predicate and value, a node's dependents, the
+// catalog lists, the runs) are stored side by side in one kv store (layout.go), written by
+// Apply in the same transaction as the records (apply.go), and read on demand: an Index is one
+// consistent snapshot of them, and a View (view.go) reads it as of one transaction, for one
+// viewer. Opening a store reads nothing but its state; a read touches the entries it needs.
 //
-// index reads no store and imports neither Cayley nor package codec: package graphstore builds
-// the Index from decoded transactions and extends it on every commit, pending transactions
-// first (AddPending, CommitTo, DropPending).
+// A View sees only what its viewer may see, folds the events recorded about a claim into its
+// State with package lifecycle's rule, and gives its kind after confirmations and its
+// confidence after decay. Entries decoded by one snapshot are kept in it, so that one read
+// sees one object per record; a Cache shared by the snapshots of a process keeps the hot ones
+// across reads.
+//
+// Index methods never return storage errors: a read that fails (a damaged page, a record that
+// does not decode, a lost connection) panics with a *Fault, which Guard turns back into an
+// error at the boundary of the read.
 package index
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"time"
 
+	"github.com/mql-dev/mql/graphstore/encoding"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// Index is the in-memory picture of every committed transaction, kept so that no read has to
-// scan the quad store: the live claim of a key, a subject's keys, a node's dependents are each
-// one map lookup away. The quad store stays the source of truth; the index is rebuilt from it on
-// open and extended by every commit. All slices are append-only and ordered by transaction, so
-// an as-of read is a prefix of each.
-//
-// Readers hold RLock for the whole of a read; Add is called under Lock.
+// State is the state of a claim at one point in time (package lifecycle's).
+type State = lifecycle.State
+
+const (
+	Live       = lifecycle.Live
+	Superseded = lifecycle.Superseded
+	Revoked    = lifecycle.Revoked
+	Expired    = lifecycle.Expired
+	Contested  = lifecycle.Contested
+)
+
+// Fault is a storage failure met in the middle of a read: the kv store failed, or a stored
+// record did not decode (Err wraps encoding.ErrCorrupt).
+type Fault struct{ Err error }
+
+func (f *Fault) Error() string { return f.Err.Error() }
+func (f *Fault) Unwrap() error { return f.Err }
+
+func fault(err error) { panic(&Fault{err}) }
+
+// Guard runs fn and returns a *Fault it panicked with as an error; other panics go on.
+func Guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(*Fault)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
+	return fn()
+}
+
+// ErrNotStore is returned by Open for a kv store that holds no mql index.
+var ErrNotStore = errors.New("not an mql store")
+
+// Index is one consistent snapshot of a store: every transaction up to its head (for a write
+// handle, also the ones being written). It is used by one goroutine at a time, and only while
+// the kv transaction it reads is open.
 type Index struct {
-	sync.RWMutex
-	// head is the last transaction this Index shows: the committed head for the Store's index;
-	// for the handle a Write's build gets, every transaction before it, pending ones included.
-	head record.TxID
-	*indexData
+	r     kv.Reader
+	w     kv.Writer // set on a write handle
+	st    storeState
+	head  record.TxID // what a View shows at most
+	cache *Cache
+	// cached: the shared cache holds entries valid for this snapshot (its head is the cache's
+	// head); insert: this snapshot may add to it.
+	useCache, insert bool
+	dirty            map[string]bool // a write handle's changed entries: read from r, never from the cache
+	memo             map[string]any
+	kbuf             []byte
+	cur              *applying       // a write handle's transaction being applied
+	touched          map[string]bool // cache keys of the entries a write handle overwrote
 }
 
-// indexData is what an Index holds. Transactions beyond the committed head are pending: built
-// by a group commit and not yet stored. Every lookup through a View filters by transaction, so
-// readers, whose views stop at Head, never see them.
-type indexData struct {
-	txs        []*record.Tx
-	meta       record.StoreMeta
-	principals map[string]*record.Principal
-	grants     map[string][]*record.Grant // by grantee
-	sources    map[string]*record.Source
-	keys       map[record.Key]*KeyEntry
-	byValue    map[valueKey]*valueSet // live claims by predicate and value, pending ones included
-	keyOrder   []record.Key
-	subjects   map[string][]record.Key
-	subjOrder  []string
-	preds      map[string][]*KeyEntry
-	claims     map[record.ClaimID]*ClaimEntry
-	artifacts  map[string]*ArtifactEntry
-	artOrder   []string
-	arts       map[record.ArtifactID]*ArtifactNode
-	// claimDeps holds the artifact versions derived directly from a claim version, in
-	// transaction order; an artifact version keeps its own (ArtifactNode.dependents). A map,
-	// not a field of every claim: few claims have dependents.
-	claimDeps map[*ClaimEntry][]*ArtifactNode
-	decays    map[string][]*record.Decay
-	// valueTypes holds, by predicate, the first claim of each audience, in the order they were
-	// recorded: the first of them a viewer may see fixes the type of the values it may give.
-	valueTypes map[string][]*ClaimEntry
-	tokens     map[string]*TokenEntry // by id
-	*runIndex
-}
-
-// TokenEntry is a token and, once it is revoked, its revocation.
-type TokenEntry struct {
-	*record.Token
-	Revoked *record.TokenRevocation
-}
-
-// KeyEntry holds every version of one subject.predicate, in version order.
-type KeyEntry struct {
-	Key      record.Key
-	Versions []*ClaimEntry
-	slots    []*liveSlot // one per audience, in the order of each audience's first claim
-}
-
-// ClaimEntry is a claim with every later event that touched it, each list in transaction order.
-type ClaimEntry struct {
-	*record.Claim
-	seq           int                    // its place among all claims, in the order they were recorded
-	audience      string                 // Audience(SeenBy)
-	slot          *liveSlot              // of its key and audience
-	RevisedBy     []*record.Claim        // claims whose Supersedes names this one
-	Revocations   []*record.Revocation   // the first one counts; later ones are refused by writers
-	Promotions    []*record.Revocation   // revocations of another version that named this one as replacement
-	Confirmations []*record.Confirmation // of this claim
-}
-
-// ArtifactEntry holds every version of one artifact name.
-type ArtifactEntry struct {
-	Name     string
-	Versions []*ArtifactNode
-}
-
-// ArtifactNode is one artifact version with the versions that superseded it and its reviews.
-type ArtifactNode struct {
-	*record.Artifact
-	seq      int    // its place among all artifact versions, in the order they were recorded
-	audience string // Audience(SeenBy)
-	// ref is ID.String(), and inRefs and inputs are DerivedFrom spelled out and resolved to
-	// index entries: an impact or why over thousands of artifacts reads them for each one, and
-	// formatting references and looking inputs up by id was most of its time.
-	ref        string
-	inRefs     []string
-	inputs     []input
-	dependents []*ArtifactNode // versions derived directly from this one, in transaction order
-	RevisedBy  []*ArtifactNode // versions whose Supersedes names this one; the first counts
-	Reviews    []*record.Review
-}
-
-// New returns an empty index.
-func New() *Index {
-	return &Index{indexData: newIndexData()}
-}
-
-func newIndexData() *indexData {
-	return &indexData{
-		principals: map[string]*record.Principal{},
-		grants:     map[string][]*record.Grant{},
-		sources:    map[string]*record.Source{},
-		keys:       map[record.Key]*KeyEntry{},
-		byValue:    map[valueKey]*valueSet{},
-		subjects:   map[string][]record.Key{},
-		preds:      map[string][]*KeyEntry{},
-		claims:     map[record.ClaimID]*ClaimEntry{},
-		artifacts:  map[string]*ArtifactEntry{},
-		arts:       map[record.ArtifactID]*ArtifactNode{},
-		claimDeps:  map[*ClaimEntry][]*ArtifactNode{},
-		decays:     map[string][]*record.Decay{},
-		valueTypes: map[string][]*ClaimEntry{},
-		tokens:     map[string]*TokenEntry{},
-		runIndex:   newRunIndex(),
+// Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
+// nil. A store that holds no transaction yet has head 0.
+func Open(r kv.Reader, cache *Cache) (*Index, error) {
+	f, err := r.Get(bMeta, metaFormat)
+	if err != nil {
+		return nil, err
 	}
+	if f == nil {
+		return nil, ErrNotStore
+	}
+	if string(f) != encoding.Format {
+		return nil, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
+	}
+	b, err := r.Get(bMeta, metaState)
+	if err != nil {
+		return nil, err
+	}
+	st, err := decodeState(b)
+	if err != nil {
+		return nil, fmt.Errorf("the store's state: %w", err)
+	}
+	ix := &Index{r: r, st: st, head: st.head, cache: cache}
+	if cache != nil {
+		h := cache.Head()
+		ix.useCache = h >= st.head
+		ix.insert = h == st.head
+	}
+	return ix, nil
 }
 
-// Reserve sizes an empty index for the transactions about to be added, so that loading a
-// large store does not grow (and copy) its biggest maps many times over.
-func (ix *Index) Reserve(txs []*record.Tx) {
-	if len(ix.txs) > 0 {
-		return
+// Init writes the state of an empty store into w.
+func Init(w kv.Writer) error {
+	if err := w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format)); err != nil {
+		return err
 	}
-	claims, arts := 0, 0
-	for _, tx := range txs {
-		claims += len(tx.Claims)
-		arts += len(tx.Artifacts)
-	}
-	ix.txs = make([]*record.Tx, 0, len(txs))
-	ix.claims = make(map[record.ClaimID]*ClaimEntry, claims)
-	ix.arts = make(map[record.ArtifactID]*ArtifactNode, arts)
+	return w.Put(bMeta, slices.Clone(metaState), storeState{}.encode())
 }
 
-// Head is the id of the last transaction, 0 when the index is empty.
+// Format returns the format a kv store says it holds ("" for none).
+func Format(r kv.Reader) (string, error) {
+	f, err := r.Get(bMeta, metaFormat)
+	return string(f), err
+}
+
+// Head is the last transaction the snapshot shows.
 func (ix *Index) Head() record.TxID { return ix.head }
 
-// Top is the id of the last transaction indexed, committed or pending in a group commit.
-func (ix *Index) Top() record.TxID { return record.TxID(len(ix.txs)) }
+// Top is the last transaction indexed: the head, or for a write handle the transaction being
+// written.
+func (ix *Index) Top() record.TxID { return ix.st.head }
 
-// Tx returns transaction id, or nil.
-func (ix *Index) Tx(id record.TxID) *record.Tx {
-	if id < 1 || id > ix.head {
+// Meta is what the genesis recorded.
+func (ix *Index) Meta() record.StoreMeta { return record.StoreMeta{Owner: ix.st.owner, Strict: ix.st.strict} }
+
+// ArtifactCount is the number of artifact versions the index holds: every artifact's Seq is
+// below it.
+func (ix *Index) ArtifactCount() int { return int(ix.st.artifacts) }
+
+// ClaimCount is the number of claims the index holds.
+func (ix *Index) ClaimCount() int { return int(ix.st.claims) }
+
+func (ix *Index) get(b kv.Bucket, key []byte) []byte {
+	v, err := ix.r.Get(b, key)
+	if err != nil {
+		fault(err)
+	}
+	return v
+}
+
+func (ix *Index) scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) bool) {
+	err := ix.r.Scan(b, prefix, opts, func(k, v []byte) (bool, error) { return fn(k, v), nil })
+	if err != nil {
+		fault(err)
+	}
+}
+
+func corrupt(what string, err error) {
+	fault(fmt.Errorf("%s: %w", what, err))
+}
+
+// load returns the entry stored under key in b, decoded by decode: from this snapshot's memo,
+// the shared cache, or the store (nil when there is none). An entry is decoded once per
+// snapshot, so that a read sees one object per record.
+func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode func([]byte) (T, error)) T {
+	var zero T
+	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
+	if x, ok := ix.memo[string(ix.kbuf)]; ok {
+		return x.(T)
+	}
+	ck := ""
+	if ix.useCache && !ix.dirty[string(ix.kbuf)] {
+		if x, ok := ix.cache.get(string(ix.kbuf)); ok {
+			ck = string(ix.kbuf)
+			ix.remember(ck, x)
+			return x.(T)
+		}
+	}
+	raw := ix.get(b, key)
+	if raw == nil {
+		return zero
+	}
+	x, err := decode(raw)
+	if err != nil {
+		corrupt(what(), err)
+	}
+	if ck == "" {
+		ck = string(append([]byte{byte(b)}, key...))
+	}
+	ix.remember(ck, x)
+	if ix.insert && !ix.dirty[ck] {
+		ix.cache.put(ix.st.head, ck, x, len(raw))
+	}
+	return x
+}
+
+func (ix *Index) remember(k string, x any) {
+	if ix.memo == nil {
+		ix.memo = make(map[string]any, 16)
+	}
+	ix.memo[k] = x
+}
+
+// forget drops what the memo holds under key in b, which a write changed.
+func (ix *Index) forget(b kv.Bucket, key []byte) {
+	k := string(append([]byte{byte(b)}, key...))
+	delete(ix.memo, k)
+	if ix.dirty != nil {
+		ix.dirty[k] = true
+	}
+}
+
+// Entry loaders. Each returns nil when the store holds no such record.
+
+func (ix *Index) txHeader(id record.TxID) *txHeader {
+	if id < 1 || id > ix.st.head {
 		return nil
 	}
-	return ix.txs[id-1]
+	return load(ix, bTx, txKey(id), func() string { return fmt.Sprintf("tx %d", id) },
+		func(b []byte) (*txHeader, error) { return decodeTxHeader(id, b) })
 }
 
-// Txs returns every transaction in id order. The slice must not be modified.
-func (ix *Index) Txs() []*record.Tx { return ix.txs[:ix.head] }
-
-// BuildHandle returns an Index over the same data that shows every transaction indexed,
-// pending ones included: what a Write's build sees. Caller holds ix's read lock while the
-// handle is used.
-func (ix *Index) BuildHandle() *Index { return &Index{head: ix.Top(), indexData: ix.indexData} }
-
-// Meta is what the genesis transaction recorded.
-func (ix *Index) Meta() record.StoreMeta { return ix.meta }
-
-// Add applies a committed transaction. Transactions must arrive in id order without gaps, and
-// every reference in them must already resolve: writers validate before committing, so a
-// violation here is a bug and panics rather than corrupting the index.
-func (ix *Index) Add(tx *record.Tx) {
-	ix.AddPending(tx)
-	ix.head = tx.ID
-}
-
-// AddPending indexes tx without making it visible to readers: a View as of the head (or any
-// committed transaction) filters it out, while a writer's View as of it sees it. Group commit
-// uses it so that each writer in a group builds on the ones before it; CommitTo then publishes
-// them, or resetTo drops them.
-func (ix *Index) AddPending(tx *record.Tx) {
-	if tx.ID != ix.Top()+1 {
-		panic(fmt.Sprintf("graphstore: index at tx %d cannot add tx %d", ix.Top(), tx.ID))
+// txTime is a transaction's time, read from its header.
+func (ix *Index) txTime(id record.TxID) time.Time {
+	if h := ix.txHeader(id); h != nil {
+		return h.time
 	}
-	ix.txs = append(ix.txs, tx)
-	ix.AddRecords(tx, Mark{})
+	return time.Time{}
 }
 
-// Mark counts the records of a transaction that are indexed already: a staged build (see
-// Store.WriteStaged) indexes its transaction in parts.
-type Mark struct {
-	principals, grants, sources, decays, claims, revocations, confirmations, artifacts, tokens, tokenRevocations, reviews int
-	retrievals, outcomes                                                                                                  int
+func (ix *Index) principal(name string) *principalEntry {
+	return load(ix, bPrincipal, []byte(name), func() string { return "principal " + name },
+		func(b []byte) (*principalEntry, error) {
+			p, n, err := decodePrincipal(name, b)
+			return &principalEntry{p, n}, err
+		})
 }
 
-// MarkOf is the mark after every record of tx.
-func MarkOf(tx *record.Tx) Mark {
-	return Mark{len(tx.Principals), len(tx.Grants), len(tx.Sources), len(tx.Decays), len(tx.Claims), len(tx.Revocations),
-		len(tx.Confirmations), len(tx.Artifacts), len(tx.Tokens), len(tx.TokenRevocations), len(tx.Reviews),
-		len(tx.Retrievals), len(tx.Outcomes)}
+type principalEntry struct {
+	*record.Principal
+	n int
 }
 
-// Since is a transaction with tx's id, time and author holding only the records after m.
-func Since(tx *record.Tx, m Mark) *record.Tx {
-	return &record.Tx{ID: tx.ID, Time: tx.Time, By: tx.By,
-		Principals: tx.Principals[m.principals:], Grants: tx.Grants[m.grants:], Sources: tx.Sources[m.sources:],
-		Decays: tx.Decays[m.decays:], Claims: tx.Claims[m.claims:], Revocations: tx.Revocations[m.revocations:],
-		Confirmations: tx.Confirmations[m.confirmations:], Artifacts: tx.Artifacts[m.artifacts:], Tokens: tx.Tokens[m.tokens:],
-		TokenRevocations: tx.TokenRevocations[m.tokenRevocations:], Reviews: tx.Reviews[m.reviews:],
-		Retrievals: tx.Retrievals[m.retrievals:], Outcomes: tx.Outcomes[m.outcomes:]}
+func (ix *Index) source(id string) *record.Source {
+	return load(ix, bSource, []byte(id), func() string { return fmt.Sprintf("source %q", id) },
+		func(b []byte) (*record.Source, error) { return decodeSource(id, b) })
 }
 
-// AppendStaged appends tx, none of its records indexed yet, and moves the build handle h
-// (see BuildHandle) to it: a staged build indexes its records in parts (see AddRecords).
-func (ix *Index) AppendStaged(h *Index, tx *record.Tx) {
-	ix.txs = append(ix.txs, tx)
-	h.head = tx.ID
+func (ix *Index) keyEntry(k record.Key) *keyEntry {
+	return load(ix, bKey, keyKey(k), func() string { return "key " + k.String() },
+		func(b []byte) (*keyEntry, error) { return decodeKeyEntry(k, b) })
 }
 
-// Replace makes ix show what o shows: an import into a memory store swaps in the index it built.
-// Caller holds ix's write lock.
-func (ix *Index) Replace(o *Index) {
-	ix.head = o.head
-	*ix.indexData = *o.indexData
+// keyOf is the key numbered seq.
+func (ix *Index) keyOf(seq uint64) record.Key {
+	k := load(ix, bKeyName, u(nil, seq), func() string { return fmt.Sprintf("key number %d", seq) },
+		func(b []byte) (*record.Key, error) {
+			for i, c := range b {
+				if c == 0 {
+					return &record.Key{Subject: string(b[:i]), Predicate: string(b[i+1:])}, nil
+				}
+			}
+			return nil, fmt.Errorf("%w: key name without a NUL", encoding.ErrCorrupt)
+		})
+	if k == nil {
+		corrupt(fmt.Sprintf("key number %d", seq), fmt.Errorf("%w: no such key", encoding.ErrCorrupt))
+	}
+	return *k
 }
 
-// HasClaim, HasArtifact, HasToken and HasSource say whether the index (pending
-// transactions included) holds the record; KeyVersion and ArtifactVersion give the last
-// version of a key or an artifact, 0 for none. A chain check asks them.
-func (ix *Index) HasClaim(id record.ClaimID) bool       { return ix.claims[id] != nil }
-func (ix *Index) HasArtifact(id record.ArtifactID) bool { return ix.arts[id] != nil }
-func (ix *Index) HasToken(id string) bool               { return ix.tokens[id] != nil }
-
-func (ix *Index) HasSource(id string) bool {
-	_, ok := ix.sources[id]
-	return ok
+func (ix *Index) nameOf(seq uint64) string {
+	n := load(ix, bArtName, u(nil, seq), func() string { return fmt.Sprintf("artifact number %d", seq) },
+		func(b []byte) (*string, error) { s := string(b); return &s, nil })
+	if n == nil {
+		corrupt(fmt.Sprintf("artifact number %d", seq), fmt.Errorf("%w: no such artifact", encoding.ErrCorrupt))
+	}
+	return *n
 }
+
+// claimAt is version of the key numbered keySeq.
+func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
+	return load(ix, bClaim, claimKey(keySeq, version), func() string { return fmt.Sprintf("claim %s@%d", k, version) },
+		func(b []byte) (*ClaimEntry, error) {
+			s, err := decodeClaim(record.ClaimID{Key: k, Version: version}, b)
+			if err != nil {
+				return nil, err
+			}
+			return newClaimEntry(s, keySeq), nil
+		})
+}
+
+// claimByRef is the claim (keySeq, version).
+func (ix *Index) claimByRef(r ref) *ClaimEntry { return ix.claimAt(ix.keyOf(r.seq), r.seq, r.version) }
+
+// claim is the claim id, or nil.
+func (ix *Index) claim(id record.ClaimID) *ClaimEntry {
+	ke := ix.keyEntry(id.Key)
+	if ke == nil || id.Version < 1 || id.Version > ke.n {
+		return nil
+	}
+	return ix.claimAt(id.Key, ke.seq, id.Version)
+}
+
+func (ix *Index) pred(p string) *predEntry {
+	return load(ix, bPred, []byte(p), func() string { return "predicate " + p }, decodePred)
+}
+
+func (ix *Index) artEntry(name string) *artEntry {
+	return load(ix, bArt, []byte(name), func() string { return "artifact " + name },
+		func(b []byte) (*artEntry, error) { return decodeArtEntry(name, b) })
+}
+
+func (ix *Index) artifactAt(name string, nameSeq uint64, version int) *ArtifactNode {
+	return load(ix, bArtVersion, artVersionKey(nameSeq, version), func() string { return fmt.Sprintf("artifact %s@%d", name, version) },
+		func(b []byte) (*ArtifactNode, error) {
+			s, err := decodeArtifact(record.ArtifactID{Name: name, Version: version}, b)
+			if err != nil {
+				return nil, err
+			}
+			return ix.newArtifactNode(s, nameSeq), nil
+		})
+}
+
+func (ix *Index) artifactByRef(r ref) *ArtifactNode {
+	return ix.artifactAt(ix.nameOf(r.seq), r.seq, r.version)
+}
+
+func (ix *Index) artifact(id record.ArtifactID) *ArtifactNode {
+	ae := ix.artEntry(id.Name)
+	if ae == nil || id.Version < 1 || id.Version > ae.n {
+		return nil
+	}
+	return ix.artifactAt(id.Name, ae.seq, id.Version)
+}
+
+func (ix *Index) revocation(id string) *record.Revocation {
+	s := load(ix, bRevocation, []byte(id), func() string { return "revocation " + id },
+		func(b []byte) (*storedRevocation, error) { return decodeRevocation(id, b, ix.keyOf) })
+	if s == nil {
+		return nil
+	}
+	return s.r
+}
+
+func (ix *Index) confirmation(id string) *record.Confirmation {
+	return load(ix, bConfirmation, []byte(id), func() string { return "confirmation " + id },
+		func(b []byte) (*record.Confirmation, error) { return decodeConfirmation(id, b, ix.keyOf) })
+}
+
+func (ix *Index) review(id string) *record.Review {
+	return load(ix, bReview, []byte(id), func() string { return "review " + id },
+		func(b []byte) (*record.Review, error) { return decodeReview(id, b, ix.nameOf) })
+}
+
+func (ix *Index) grant(id string) *record.Grant {
+	return load(ix, bGrant, []byte(id), func() string { return "grant " + id },
+		func(b []byte) (*record.Grant, error) { return decodeGrant(id, b) })
+}
+
+func (ix *Index) decay(id string) *record.Decay {
+	return load(ix, bDecay, []byte(id), func() string { return "decay " + id }, decodeDecay)
+}
+
+func (ix *Index) token(id string) *storedToken {
+	return load(ix, bToken, []byte(id), func() string { return "token " + id },
+		func(b []byte) (*storedToken, error) { return decodeToken(id, b) })
+}
+
+func (ix *Index) tokenRev(id string) *record.TokenRevocation {
+	return load(ix, bTokenRev, []byte(id), func() string { return "token revocation " + id },
+		func(b []byte) (*record.TokenRevocation, error) { return decodeTokenRev(id, b) })
+}
+
+func (ix *Index) retrieval(id string) *record.Retrieval {
+	return load(ix, bRetrieval, []byte(id), func() string { return "retrieval " + id },
+		func(b []byte) (*record.Retrieval, error) { return decodeRetrieval(id, b, ix.keyOf, ix.nameOf) })
+}
+
+func (ix *Index) outcome(id string) *record.Outcome {
+	return load(ix, bOutcome, []byte(id), func() string { return "outcome " + id },
+		func(b []byte) (*record.Outcome, error) { return decodeOutcome(id, b) })
+}
+
+func (ix *Index) runEntry(k RunKey) *runEntry {
+	return load(ix, bRun, runKey(k.By, k.Name), func() string { return "run " + k.Name }, decodeRun)
+}
+
+// Tx returns transaction id with every record it holds, or nil.
+func (ix *Index) Tx(id record.TxID) *record.Tx {
+	h := ix.txHeader(id)
+	if h == nil {
+		return nil
+	}
+	tx := &record.Tx{ID: id, Time: h.time, By: h.by, Meta: h.meta}
+	for _, name := range h.principals {
+		if p := ix.principal(name); p != nil {
+			tx.Principals = append(tx.Principals, p.Principal)
+		}
+	}
+	for i := range h.grants.n {
+		if g := ix.grant(h.grants.id(prefGrant, id, i)); g != nil {
+			tx.Grants = append(tx.Grants, g)
+		}
+	}
+	for _, s := range h.sources {
+		if x := ix.source(s); x != nil {
+			tx.Sources = append(tx.Sources, x)
+		}
+	}
+	for i := range h.decays.n {
+		if d := ix.decay(h.decays.id(prefDecay, id, i)); d != nil {
+			tx.Decays = append(tx.Decays, d)
+		}
+	}
+	for _, r := range h.claims {
+		tx.Claims = append(tx.Claims, ix.claimByRef(r).Claim)
+	}
+	for i := range h.revocations.n {
+		if r := ix.revocation(h.revocations.id(prefRevocation, id, i)); r != nil {
+			tx.Revocations = append(tx.Revocations, r)
+		}
+	}
+	for i := range h.confirmations.n {
+		if c := ix.confirmation(h.confirmations.id(prefConfirmation, id, i)); c != nil {
+			tx.Confirmations = append(tx.Confirmations, c)
+		}
+	}
+	for _, r := range h.artifacts {
+		tx.Artifacts = append(tx.Artifacts, ix.artifactByRef(r).Artifact)
+	}
+	for _, t := range h.tokens {
+		if k := ix.token(t); k != nil {
+			tx.Tokens = append(tx.Tokens, k.t)
+		}
+	}
+	for i := range h.tokenRevs.n {
+		if r := ix.tokenRev(h.tokenRevs.id(prefTokenRev, id, i)); r != nil {
+			tx.TokenRevocations = append(tx.TokenRevocations, r)
+		}
+	}
+	for i := range h.reviews.n {
+		if r := ix.review(h.reviews.id(prefReview, id, i)); r != nil {
+			tx.Reviews = append(tx.Reviews, r)
+		}
+	}
+	for i := range h.retrievals.n {
+		if q := ix.retrieval(h.retrievals.id(prefRetrieval, id, i)); q != nil {
+			tx.Retrievals = append(tx.Retrievals, q)
+		}
+	}
+	for i := range h.outcomes.n {
+		if o := ix.outcome(h.outcomes.id(prefOutcome, id, i)); o != nil {
+			tx.Outcomes = append(tx.Outcomes, o)
+		}
+	}
+	return tx
+}
+
+// TxTime is the time of transaction id (zero if the snapshot does not hold it).
+func (ix *Index) TxTime(id record.TxID) time.Time {
+	if id > ix.head {
+		return time.Time{}
+	}
+	return ix.txTime(id)
+}
+
+// TxAt returns the last transaction recorded at or before t (0 if none). Transaction times
+// never go backwards, so it is a binary search over the headers.
+func (ix *Index) TxAt(t time.Time) record.TxID {
+	lo, hi := record.TxID(1), ix.head // find the first tx after t
+	for lo <= hi {
+		mid := lo + (hi-lo)/2
+		if ix.txTime(mid).After(t) {
+			hi = mid - 1
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo - 1
+}
+
+// HasClaim, HasArtifact, HasToken and HasSource say whether the snapshot (a write handle's
+// pending transactions included) holds the record; KeyVersion and ArtifactVersion give the
+// last version of a key or an artifact, 0 for none. A chain check asks them.
+func (ix *Index) HasClaim(id record.ClaimID) bool {
+	ke := ix.keyEntry(id.Key)
+	return ke != nil && id.Version >= 1 && id.Version <= ke.n
+}
+
+func (ix *Index) HasArtifact(id record.ArtifactID) bool {
+	ae := ix.artEntry(id.Name)
+	return ae != nil && id.Version >= 1 && id.Version <= ae.n
+}
+
+func (ix *Index) HasToken(id string) bool  { return ix.token(id) != nil }
+func (ix *Index) HasSource(id string) bool { return ix.source(id) != nil }
 
 func (ix *Index) KeyVersion(k record.Key) int {
-	if ke := ix.keys[k]; ke != nil {
-		return len(ke.Versions)
+	if ke := ix.keyEntry(k); ke != nil {
+		return ke.n
 	}
 	return 0
 }
 
 func (ix *Index) ArtifactVersion(name string) int {
-	if ae := ix.artifacts[name]; ae != nil {
-		return len(ae.Versions)
+	if ae := ix.artEntry(name); ae != nil {
+		return ae.n
 	}
 	return 0
 }
 
-// AddRecords indexes the records of tx after mark m; tx is in ix.txs already.
-func (ix *Index) AddRecords(tx *record.Tx, m Mark) {
-	if m == (Mark{}) && tx.Meta != nil {
-		ix.meta = *tx.Meta
-	}
-	for _, p := range tx.Principals[m.principals:] {
-		ix.principals[p.Name] = p
-	}
-	for _, g := range tx.Grants[m.grants:] {
-		ix.grants[g.Grantee] = append(ix.grants[g.Grantee], g)
-	}
-	for _, s := range tx.Sources[m.sources:] {
-		if _, ok := ix.sources[s.ID]; !ok {
-			ix.sources[s.ID] = s
-		}
-	}
-	for _, d := range tx.Decays[m.decays:] {
-		ix.decays[d.Predicate] = append(ix.decays[d.Predicate], d)
-	}
-	for _, c := range tx.Claims[m.claims:] {
-		ix.addClaim(c)
-	}
-	for _, r := range tx.Revocations[m.revocations:] {
-		revoked := ix.mustClaim(r.Claim)
-		revoked.Revocations = append(revoked.Revocations, r)
-		revoked.slot.tx = tx.ID
-		if revoked.slot.e == revoked {
-			ix.setLive(revoked.slot, nil)
-		}
-		if r.ReplacedBy != nil {
-			e := ix.mustClaim(*r.ReplacedBy)
-			e.Promotions = append(e.Promotions, r)
-			e.slot.tx = tx.ID
-			ix.setLive(e.slot, e)
-		}
-	}
-	for _, c := range tx.Confirmations[m.confirmations:] {
-		e := ix.mustClaim(c.Claim)
-		e.Confirmations = append(e.Confirmations, c)
-	}
-	for _, a := range tx.Artifacts[m.artifacts:] {
-		ix.addArtifact(a)
-	}
-	for _, k := range tx.Tokens[m.tokens:] {
-		ix.tokens[k.ID] = &TokenEntry{Token: k}
-	}
-	for _, r := range tx.TokenRevocations[m.tokenRevocations:] {
-		if k := ix.tokens[r.Token]; k != nil && k.Revoked == nil {
-			k.Revoked = r
-		}
-	}
-	for _, r := range tx.Reviews[m.reviews:] {
-		n := ix.arts[r.Artifact]
-		if n == nil {
-			panic(fmt.Sprintf("graphstore: review of unknown artifact %s", r.Artifact))
-		}
-		n.Reviews = append(n.Reviews, r)
-	}
-	ix.addRunRecords(tx, m)
+// ClaimEntry is one claim version with the events later transactions recorded about it, as
+// far as the snapshot that read it holds them (a View reads them as of its transaction).
+type ClaimEntry struct {
+	*record.Claim
+	seq      uint64
+	keySeq   uint64
+	slot     int
+	listing  uint64
+	audience string
+	rel      lifecycle.Relation
+	revised  []record.TxID // transactions of the claims that superseded it
+	s        *storedClaim
 }
 
-func (ix *Index) mustClaim(id record.ClaimID) *ClaimEntry {
-	e := ix.claims[id]
-	if e == nil {
-		panic(fmt.Sprintf("graphstore: reference to unknown claim %s", id))
+func newClaimEntry(s *storedClaim, keySeq uint64) *ClaimEntry {
+	e := &ClaimEntry{Claim: s.c, seq: s.seq, keySeq: keySeq, slot: s.slot, listing: s.listing,
+		audience: Audience(s.c.SeenBy), rel: lifecycle.RelationOf(s.c), s: s}
+	for _, r := range s.revisedBy {
+		e.revised = append(e.revised, r.tx)
 	}
 	return e
 }
 
-func (ix *Index) addClaim(c *record.Claim) {
-	ke := ix.keys[c.ID.Key]
-	if ke == nil {
-		ke = &KeyEntry{Key: c.ID.Key}
-		ix.keys[c.ID.Key] = ke
-		ix.keyOrder = append(ix.keyOrder, c.ID.Key)
-		if _, ok := ix.subjects[c.ID.Subject]; !ok {
-			ix.subjOrder = append(ix.subjOrder, c.ID.Subject)
-		}
-		ix.subjects[c.ID.Subject] = append(ix.subjects[c.ID.Subject], c.ID.Key)
-		ix.preds[c.ID.Predicate] = append(ix.preds[c.ID.Predicate], ke)
+// Audience is who may perceive the claim: Audience(SeenBy).
+func (e *ClaimEntry) Audience() string { return e.audience }
+
+// Seq is the claim's place among all claims, from 0 in the order they were recorded.
+func (e *ClaimEntry) Seq() int { return int(e.seq) }
+
+func txsOf(evs []event) []record.TxID {
+	if len(evs) == 0 {
+		return nil
 	}
-	if c.ID.Version != len(ke.Versions)+1 {
-		panic(fmt.Sprintf("graphstore: %s recorded after version %d", c.ID, len(ke.Versions)))
+	out := make([]record.TxID, len(evs))
+	for i, x := range evs {
+		out[i] = x.tx
 	}
-	e := &ClaimEntry{Claim: c, seq: len(ix.claims), audience: Audience(c.SeenBy)}
-	e.slot = ke.slotOf(e.audience)
-	if e.slot == nil {
-		e.slot = &liveSlot{key: ke, audience: e.audience, first: e}
-		ke.slots = append(ke.slots, e.slot)
-	}
-	e.slot.tx = c.Tx
-	ke.Versions = append(ke.Versions, e)
-	ix.claims[c.ID] = e
-	if c.Supersedes != nil {
-		old := ix.mustClaim(*c.Supersedes)
-		old.RevisedBy = append(old.RevisedBy, c)
-	}
-	if c.Contests == nil && c.Corroborates == nil {
-		ix.setLive(e.slot, e)
-	}
-	firsts := ix.valueTypes[c.ID.Predicate]
-	if !slices.ContainsFunc(firsts, func(f *ClaimEntry) bool { return f.audience == e.audience }) {
-		ix.valueTypes[c.ID.Predicate] = append(firsts, e)
-	}
+	return out
 }
 
-func (ix *Index) addArtifact(a *record.Artifact) {
-	ae := ix.artifacts[a.ID.Name]
-	if ae == nil {
-		ae = &ArtifactEntry{Name: a.ID.Name}
-		ix.artifacts[a.ID.Name] = ae
-		ix.artOrder = append(ix.artOrder, a.ID.Name)
-	}
-	if a.ID.Version != len(ae.Versions)+1 {
-		panic(fmt.Sprintf("graphstore: %s recorded after version %d", a.ID, len(ae.Versions)))
-	}
-	n := &ArtifactNode{Artifact: a, seq: len(ix.arts), audience: Audience(a.SeenBy), ref: a.ID.String(),
-		inRefs: make([]string, len(a.DerivedFrom)), inputs: make([]input, len(a.DerivedFrom))}
-	if a.Supersedes != nil {
-		old := ix.arts[*a.Supersedes]
-		if old == nil {
-			panic(fmt.Sprintf("graphstore: %s supersedes unknown artifact %s", a.ID, a.Supersedes))
-		}
-		old.RevisedBy = append(old.RevisedBy, n)
-	}
-	ae.Versions = append(ae.Versions, n)
-	ix.arts[a.ID] = n
-	for i, in := range a.DerivedFrom {
-		n.inRefs[i] = in.String()
-		switch {
-		case in.Claim != nil:
-			if e := ix.claims[*in.Claim]; e != nil {
-				n.inputs[i].claim = e
-				ix.claimDeps[e] = append(ix.claimDeps[e], n)
-			}
-		case in.Artifact != nil:
-			if p := ix.arts[*in.Artifact]; p != nil {
-				n.inputs[i].art = p
-				p.dependents = append(p.dependents, n)
-			}
-		}
-	}
+// ArtifactNode is one artifact version with the versions and reviews later transactions
+// recorded about it.
+type ArtifactNode struct {
+	*record.Artifact
+	seq      uint64
+	nameSeq  uint64
+	audience string
+	ref      string
+	inRefs   []string
+	s        *storedArtifact
 }
 
-// input is an artifact's input resolved to its index entry: one of the two is set, or neither
-// when the index does not hold it (a store written by another tool; the check reports it).
-type input struct {
-	claim *ClaimEntry
-	art   *ArtifactNode
+func (ix *Index) newArtifactNode(s *storedArtifact, nameSeq uint64) *ArtifactNode {
+	n := &ArtifactNode{Artifact: s.a, seq: s.seq, nameSeq: nameSeq, audience: Audience(s.a.SeenBy), ref: s.a.ID.String(), s: s}
+	n.DerivedFrom = make([]record.NodeRef, len(s.inputs))
+	n.inRefs = make([]string, len(s.inputs))
+	for i, in := range s.inputs {
+		if in.artifact {
+			id := record.ArtifactID{Name: ix.nameOf(in.ref.seq), Version: in.ref.version}
+			n.DerivedFrom[i] = record.NodeRef{Artifact: &id}
+		} else {
+			id := record.ClaimID{Key: ix.keyOf(in.ref.seq), Version: in.ref.version}
+			n.DerivedFrom[i] = record.NodeRef{Claim: &id}
+		}
+		n.inRefs[i] = n.DerivedFrom[i].String()
+	}
+	return n
 }
 
-// Seq is the version's place among every artifact version the index holds, from 0 in the
-// order they were recorded: a dense number, below ArtifactCount, for tables indexed by it.
-func (n *ArtifactNode) Seq() int { return n.seq }
-
-// ArtifactCount is the number of artifact versions the index holds, pending ones included.
-func (ix *Index) ArtifactCount() int { return len(ix.arts) }
+// Seq is the version's place among every artifact version, from 0 in the order they were
+// recorded: a dense number below ArtifactCount, for tables indexed by it.
+func (n *ArtifactNode) Seq() int { return int(n.seq) }
 
 // Ref is the version's reference, ID.String().
 func (n *ArtifactNode) Ref() string { return n.ref }
@@ -428,133 +594,23 @@ func (n *ArtifactNode) Ref() string { return n.ref }
 // InputRef is the reference of its i-th input, DerivedFrom[i].String().
 func (n *ArtifactNode) InputRef(i int) string { return n.inRefs[i] }
 
-// Audience is who may perceive the claim: Audience(SeenBy).
-func (e *ClaimEntry) Audience() string { return e.audience }
-
 // Audience is who may perceive the artifact version: Audience(SeenBy).
 func (n *ArtifactNode) Audience() string { return n.audience }
 
-// CommitTo makes the pending transactions up to id visible to readers.
-func (ix *Index) CommitTo(id record.TxID) {
-	if id < ix.head || id > ix.Top() {
-		panic(fmt.Sprintf("graphstore: index at tx %d (pending to %d) cannot commit to %d", ix.head, ix.Top(), id))
-	}
-	ix.head = id
-}
-
-// DropPending rebuilds the index from its committed transactions, forgetting pending ones
-// (after a failed group apply). Caller holds the write lock. It costs a rebuild from memory,
-// not a store scan, and only runs after a failure.
-func (ix *Index) DropPending() { ix.DropFrom(ix.head + 1) }
-
-// DropFrom rebuilds the index without transaction id and the pending ones after it, keeping
-// the committed transactions and the pending ones before id (a group commit's writers that
-// built before a staged build that failed). Caller holds the write lock.
-func (ix *Index) DropFrom(id record.TxID) {
-	if id > ix.Top() {
-		return
-	}
-	fresh := New()
-	for _, tx := range ix.txs[:ix.head] {
-		fresh.Add(tx)
-	}
-	for _, tx := range ix.txs[ix.head : id-1] {
-		fresh.AddPending(tx)
-	}
-	*ix.indexData = *fresh.indexData
-}
-
-// liveSlot remembers the live claim of one key and audience after every transaction indexed
-// (nil: none), and the last transaction that could have changed it. A view whose transaction
-// is at or after that one can take the claim from here instead of folding the key's history;
-// it still applies valid time, which passes without transactions.
-type liveSlot struct {
-	key      *KeyEntry
-	audience string
-	first    *ClaimEntry // the audience's first claim of the key
-	e        *ClaimEntry
-	tx       record.TxID
-	set      *valueSet // where e is filed in byValue
-	at       int       // e's place in set
-}
-
-func (ke *KeyEntry) slotOf(audience string) *liveSlot {
-	for _, s := range ke.slots {
-		if s.audience == audience {
-			return s
-		}
-	}
-	return nil
-}
-
-// valueKey is a predicate and a value, equal exactly when the values compare equal: a Time by
-// its instant, whatever its location.
-type valueKey struct {
-	predicate string
-	typ       record.ValueType
-	str       string
-	num       float64
-	b         bool
-	sec       int64
-	nsec      int
-}
-
-func keyOfValue(predicate string, v record.Value) valueKey {
-	k := valueKey{predicate: predicate, typ: v.Type}
-	switch v.Type {
-	case record.Number:
-		k.num = v.Num
-	case record.Bool:
-		k.b = v.Bool
-	case record.Time:
-		k.sec, k.nsec = v.Time.Unix(), v.Time.Nanosecond()
-	default:
-		k.str = v.Str
-	}
-	return k
-}
-
-// valueSet holds the slots whose live claim, as of the newest transaction indexed (pending ones
-// included), has one predicate and value. It is what lets a find start from the claims with
-// the value it asks for instead of every key of the predicate; views before that transaction
-// correct it with the slots changed since (View.changedSince).
-type valueSet struct {
-	slots []*liveSlot
-}
-
-// setLive makes e (nil: none) the live claim of slot s and files s under e's value.
-func (ix *Index) setLive(s *liveSlot, e *ClaimEntry) {
-	if s.e == e {
-		return
-	}
-	if s.e != nil {
-		set := s.set
-		last := set.slots[len(set.slots)-1]
-		set.slots[s.at], last.at = last, s.at
-		set.slots[len(set.slots)-1] = nil
-		set.slots = set.slots[:len(set.slots)-1]
-		if len(set.slots) == 0 {
-			delete(ix.byValue, keyOfValue(s.key.Key.Predicate, s.e.Value))
-		}
-		s.set = nil
-	}
-	s.e = e
-	if e != nil {
-		k := keyOfValue(e.ID.Predicate, e.Value)
-		set := ix.byValue[k]
-		if set == nil {
-			set = &valueSet{}
-			ix.byValue[k] = set
-		}
-		s.set, s.at = set, len(set.slots)
-		set.slots = append(set.slots, s)
-	}
-}
-
 // CompareListing orders live claims as a find lists them: by the first claim of their key and
 // audience, in the order recorded. It looks at nothing but the claims' own audiences, so a
-// reader who may see both gets them in the same order whatever else the store holds (ordering
-// keys by their very first claim would let a claim the reader may not see move a key ahead).
+// reader who may see both gets them in the same order whatever else the store holds.
 func CompareListing(a, b *ClaimEntry) int {
-	return cmp.Compare(a.slot.first.seq, b.slot.first.seq)
+	switch {
+	case a.listing < b.listing:
+		return -1
+	case a.listing > b.listing:
+		return 1
+	}
+	return 0
 }
+
+// Release forgets the entries the snapshot decoded so far, so that a read of the whole store
+// (an export, a check) holds what it is reading and not everything it read. Entries handed out
+// before stay valid; a later lookup decodes a record again.
+func (ix *Index) Release() { ix.memo = nil }

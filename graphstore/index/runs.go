@@ -1,8 +1,11 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 
+	"github.com/mql-dev/mql/graphstore/encoding"
+	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -17,79 +20,50 @@ type RunKey struct {
 	Name string
 }
 
-// RunEntry is everything recorded about one run, each list in transaction order.
+// RunEntry is everything recorded about one run within a view, each list in transaction order.
 type RunEntry struct {
 	Key        RunKey
 	Retrievals []*record.Retrieval
 	Decisions  []*ArtifactNode // artifact versions derived "in run" by the run's principal
 	Outcomes   []*record.Outcome
-	first      record.TxID
-}
-
-type runIndex struct {
-	runs     map[RunKey]*RunEntry
-	runOrder []RunKey
-	// served lists, by claim or artifact version (NodeRef.String()), the retrievals that served it.
-	served map[string][]*record.Retrieval
-}
-
-func newRunIndex() *runIndex {
-	return &runIndex{runs: map[RunKey]*RunEntry{}, served: map[string][]*record.Retrieval{}}
-}
-
-func (ix *Index) run(k RunKey, tx record.TxID) *RunEntry {
-	r := ix.runs[k]
-	if r == nil {
-		r = &RunEntry{Key: k, first: tx}
-		ix.runs[k] = r
-		ix.runOrder = append(ix.runOrder, k)
-	}
-	return r
-}
-
-// addRunRecords indexes the retrievals, outcomes and run decisions of tx after mark m.
-func (ix *Index) addRunRecords(tx *record.Tx, m Mark) {
-	for _, a := range tx.Artifacts[m.artifacts:] {
-		if a.Run != "" {
-			r := ix.run(RunKey{a.By, a.Run}, tx.ID)
-			r.Decisions = append(r.Decisions, ix.arts[a.ID])
-		}
-	}
-	for _, q := range tx.Retrievals[m.retrievals:] {
-		r := ix.run(RunKey{q.By, q.Run}, tx.ID)
-		r.Retrievals = append(r.Retrievals, q)
-		for _, c := range q.Claims {
-			k := c.String()
-			ix.served[k] = append(ix.served[k], q)
-		}
-		for _, a := range q.Artifacts {
-			k := a.String()
-			ix.served[k] = append(ix.served[k], q)
-		}
-	}
-	for _, o := range tx.Outcomes[m.outcomes:] {
-		r := ix.run(RunKey{o.By, o.Run}, tx.ID)
-		r.Outcomes = append(r.Outcomes, o)
-	}
+	firstTx    record.TxID
+	firstN     int
 }
 
 // SeesRunsOf reports whether the viewer may see the runs of principal by: its own, or any
 // for the owner.
 func (v *View) SeesRunsOf(by string) bool { return v.viewer == "" || v.viewer == by }
 
-// visibleRun is r as the view shows it: records within the view, decisions the viewer may
-// see; nil when the viewer may not see r's principal's runs or nothing of it is in the view.
-func (v *View) visibleRun(r *RunEntry) *RunEntry {
-	if r == nil || !v.SeesRunsOf(r.Key.By) || !v.in(r.first) {
+// visibleRun is the run k as the view shows it: records within the view, decisions the viewer
+// may see; nil when the viewer may not see k's principal's runs or nothing of it is in the view.
+func (v *View) visibleRun(k RunKey, r *runEntry) *RunEntry {
+	if r == nil || !v.SeesRunsOf(k.By) || !v.in(r.firstTx) {
 		return nil
 	}
-	out := &RunEntry{Key: r.Key, first: r.first,
-		Retrievals: prefix(r.Retrievals, v.asOf, func(q *record.Retrieval) record.TxID { return q.Tx }),
-		Outcomes:   prefix(r.Outcomes, v.asOf, func(o *record.Outcome) record.TxID { return o.Tx }),
+	out := &RunEntry{Key: k, firstTx: r.firstTx, firstN: r.firstN}
+	for _, x := range r.retrievals {
+		if !v.in(x.tx) {
+			break
+		}
+		if q := v.ix.retrieval(x.id); q != nil {
+			out.Retrievals = append(out.Retrievals, q)
+		}
 	}
-	for _, d := range prefix(r.Decisions, v.asOf, func(n *ArtifactNode) record.TxID { return n.Tx }) {
-		if v.CanSee(d.SeenBy) {
-			out.Decisions = append(out.Decisions, d)
+	for _, x := range r.outcomes {
+		if !v.in(x.tx) {
+			break
+		}
+		if o := v.ix.outcome(x.id); o != nil {
+			out.Outcomes = append(out.Outcomes, o)
+		}
+	}
+	for _, d := range r.decisions {
+		n := v.ix.artifactByRef(d)
+		if n == nil || !v.in(n.Tx) {
+			break
+		}
+		if v.CanSee(n.SeenBy) {
+			out.Decisions = append(out.Decisions, n)
 		}
 	}
 	if len(out.Retrievals)+len(out.Outcomes)+len(out.Decisions) == 0 {
@@ -98,49 +72,81 @@ func (v *View) visibleRun(r *RunEntry) *RunEntry {
 	return out
 }
 
+// eachRun calls fn with every run under prefix (a principal's, or all).
+func (v *View) eachRun(prefix []byte, fn func(RunKey, *runEntry)) {
+	v.ix.scan(bRun, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
+		i := slices.Index(k, 0)
+		if i < 0 {
+			corrupt("run", encoding.ErrCorrupt)
+		}
+		key := RunKey{By: string(k[:i]), Name: string(k[i+1:])}
+		r := loadRaw(v.ix, bRun, k, b, func() string { return "run " + key.Name }, decodeRun)
+		fn(key, r)
+		return true
+	})
+}
+
+func sortRuns(rs []*RunEntry) []*RunEntry {
+	slices.SortFunc(rs, func(a, b *RunEntry) int { return cmp.Or(cmp.Compare(a.firstTx, b.firstTx), cmp.Compare(a.firstN, b.firstN)) })
+	return rs
+}
+
 // Runs lists the runs the viewer may see, in the order each was first recorded; by (when not
 // "") keeps one principal's.
 func (v *View) Runs(by string) []*RunEntry {
-	var out []*RunEntry
-	for _, k := range v.ix.runOrder {
-		if by != "" && k.By != by {
-			continue
-		}
-		if r := v.visibleRun(v.ix.runs[k]); r != nil {
-			out = append(out, r)
-		}
+	var prefix []byte
+	if by != "" {
+		prefix = encoding.AppendName(nil, by)
 	}
-	return out
+	var out []*RunEntry
+	v.eachRun(prefix, func(k RunKey, r *runEntry) {
+		if x := v.visibleRun(k, r); x != nil {
+			out = append(out, x)
+		}
+	})
+	return sortRuns(out)
 }
 
 // RunsNamed lists the runs of that name the viewer may see (one per principal).
 func (v *View) RunsNamed(name string) []*RunEntry {
 	var out []*RunEntry
-	for _, k := range v.ix.runOrder {
+	v.eachRun(nil, func(k RunKey, r *runEntry) {
 		if k.Name != name {
-			continue
+			return
 		}
-		if r := v.visibleRun(v.ix.runs[k]); r != nil {
-			out = append(out, r)
+		if x := v.visibleRun(k, r); x != nil {
+			out = append(out, x)
 		}
-	}
-	return out
+	})
+	return sortRuns(out)
 }
 
 // ServedIn lists the retrievals within the view that served node (a claim or artifact
 // version) and that the viewer may see.
 func (v *View) ServedIn(node record.NodeRef) []*record.Retrieval {
+	key := v.nodeKeyOf(node)
+	if key == nil {
+		return nil
+	}
 	var out []*record.Retrieval
-	for _, q := range prefix(v.ix.served[node.String()], v.asOf, func(q *record.Retrieval) record.TxID { return q.Tx }) {
-		if v.SeesRunsOf(q.By) {
+	v.ix.scan(bServed, key, kv.ScanOptions{}, func(k, id []byte) bool {
+		tx, _, ok := encoding.Uint(k[len(key):])
+		if !ok {
+			corrupt("served", encoding.ErrCorrupt)
+		}
+		if !v.in(record.TxID(tx)) {
+			return false
+		}
+		if q := v.ix.retrieval(string(id)); q != nil && v.SeesRunsOf(q.By) {
 			out = append(out, q)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // Run returns the run of key as the viewer may see it, or nil.
-func (v *View) Run(k RunKey) *RunEntry { return v.visibleRun(v.ix.runs[k]) }
+func (v *View) Run(k RunKey) *RunEntry { return v.visibleRun(k, v.ix.runEntry(k)) }
 
 // Served reports whether a retrieval of the run served node.
 func (r *RunEntry) Served(node record.NodeRef) bool {

@@ -1,23 +1,16 @@
 package index
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mql-dev/mql/graphstore/encoding"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
-)
-
-// State is the state of a claim at one point in time; a claim is in exactly one.
-type State string
-
-const (
-	Live       State = "live"
-	Superseded State = "superseded"
-	Revoked    State = "revoked"
-	Expired    State = "expired"
-	Contested  State = "contested"
 )
 
 // View is the store as one reader may see it: transactions up to AsOf only, judged at time Now
@@ -25,7 +18,7 @@ const (
 // through these three filters, so a caller holding a View cannot see past them. The zero
 // Viewer (or the owner) sees every claim.
 //
-// A View borrows the index: hold the index's read lock for as long as the View is used.
+// A View borrows its snapshot: use it only while the snapshot is open.
 type View struct {
 	ix     *Index
 	asOf   record.TxID
@@ -40,35 +33,27 @@ func (ix *Index) View(asOf record.TxID, now time.Time, viewer string) *View {
 	if asOf <= 0 || asOf > ix.Head() {
 		asOf = ix.Head()
 	}
-	if viewer == ix.meta.Owner {
+	if viewer == ix.st.owner {
 		viewer = ""
 	}
 	return &View{ix: ix, asOf: asOf, now: now, viewer: viewer}
 }
 
-// TxAt returns the last transaction recorded at or before t (0 if none).
-func (ix *Index) TxAt(t time.Time) record.TxID {
-	i, _ := slices.BinarySearchFunc(ix.Txs(), t, func(tx *record.Tx, t time.Time) int {
-		if tx.Time.After(t) {
-			return 1
-		}
-		return -1
-	})
-	return record.TxID(i)
-}
-
 func (v *View) AsOf() record.TxID      { return v.asOf }
 func (v *View) Now() time.Time         { return v.now }
 func (v *View) Viewer() string         { return v.viewer }
-func (v *View) Meta() record.StoreMeta { return v.ix.meta }
+func (v *View) Meta() record.StoreMeta { return v.ix.Meta() }
 func (v *View) in(tx record.TxID) bool { return tx <= v.asOf }
 func (v *View) Index() *Index          { return v.ix }
 func (v *View) IsOwnerView() bool      { return v.viewer == "" }
 
+// atHead reports whether the view is as of the snapshot's newest transaction, where the
+// index's entries for the head (the live claims by value) apply as they are.
+func (v *View) atHead() bool { return v.asOf == v.ix.st.head }
+
 // All is the same view without the perception filter: what the store holds as of the view.
 // Rules that are facts of the store (review state, the confidence cap) are judged on it; what
-// is shown to the reader must still go through v. An artifact's inputs are visible to whoever
-// may see it unless its deriver shared it more widely, so for such readers All adds nothing.
+// is shown to the reader must still go through v.
 func (v *View) All() *View {
 	if v.viewer == "" {
 		return v
@@ -79,7 +64,7 @@ func (v *View) All() *View {
 	return v.all
 }
 
-// Tx returns a transaction within the view, or nil.
+// Tx returns a transaction within the view, with every record it holds, or nil.
 func (v *View) Tx(id record.TxID) *record.Tx {
 	if !v.in(id) {
 		return nil
@@ -89,10 +74,10 @@ func (v *View) Tx(id record.TxID) *record.Tx {
 
 // TxTime is the time of a transaction (zero if outside the view).
 func (v *View) TxTime(id record.TxID) time.Time {
-	if tx := v.Tx(id); tx != nil {
-		return tx.Time
+	if id < 1 || !v.in(id) {
+		return time.Time{}
 	}
-	return time.Time{}
+	return v.ix.txTime(id)
 }
 
 // CanSee reports whether the viewer may perceive something seen by seenBy (empty: everyone).
@@ -102,30 +87,59 @@ func (v *View) CanSee(seenBy []string) bool {
 
 // Principal returns a principal recorded within the view, or nil.
 func (v *View) Principal(name string) *record.Principal {
-	p := v.ix.principals[name]
+	p := v.ix.principal(name)
 	if p == nil || !v.in(p.Tx) {
 		return nil
 	}
-	return p
+	return p.Principal
 }
 
 // Principals lists the principals within the view, in the order they were recorded.
 func (v *View) Principals() []*record.Principal {
-	var out []*record.Principal
-	for _, tx := range v.ix.txs[:v.asOf] {
-		out = append(out, tx.Principals...)
+	var ps []*principalEntry
+	v.ix.scan(bPrincipal, nil, kv.ScanOptions{}, func(k, b []byte) bool {
+		p, n, err := decodePrincipal(string(k), b)
+		if err != nil {
+			corrupt("principal "+string(k), err)
+		}
+		if v.in(p.Tx) {
+			ps = append(ps, &principalEntry{p, n})
+		}
+		return true
+	})
+	slices.SortFunc(ps, func(a, b *principalEntry) int {
+		return cmp.Or(cmp.Compare(a.Tx, b.Tx), cmp.Compare(a.n, b.n))
+	})
+	out := make([]*record.Principal, len(ps))
+	for i, p := range ps {
+		out[i] = p.Principal
 	}
 	return out
 }
 
-// Grants returns the grants held by grantee within the view.
+// Grants returns the grants held by grantee within the view, in the order given.
 func (v *View) Grants(grantee string) []*record.Grant {
-	return prefix(v.ix.grants[grantee], v.asOf, func(g *record.Grant) record.TxID { return g.Tx })
+	var out []*record.Grant
+	prefix := encoding.AppendName(nil, grantee)
+	v.ix.scan(bGrantee, prefix, kv.ScanOptions{}, func(k, id []byte) bool {
+		tx, _, ok := encoding.Uint(k[len(prefix):])
+		if !ok {
+			corrupt("grantee "+grantee, encoding.ErrCorrupt)
+		}
+		if !v.in(record.TxID(tx)) {
+			return false
+		}
+		if g := v.ix.grant(string(id)); g != nil {
+			out = append(out, g)
+		}
+		return true
+	})
+	return out
 }
 
 // Source returns a source recorded within the view, or nil.
 func (v *View) Source(id string) *record.Source {
-	s := v.ix.sources[id]
+	s := v.ix.source(id)
 	if s == nil || !v.in(s.Tx) {
 		return nil
 	}
@@ -134,11 +148,18 @@ func (v *View) Source(id string) *record.Source {
 
 // HalfLife is the half-life declared for predicate within the view (0: no decay).
 func (v *View) HalfLife(predicate string) time.Duration {
-	ds := prefix(v.ix.decays[predicate], v.asOf, func(d *record.Decay) record.TxID { return d.Tx })
-	if len(ds) == 0 {
+	p := v.ix.pred(predicate)
+	if p == nil {
 		return 0
 	}
-	return ds[len(ds)-1].HalfLife
+	hl := time.Duration(0)
+	for _, d := range p.decays {
+		if !v.in(d.tx) {
+			break
+		}
+		hl = d.halfLife
+	}
+	return hl
 }
 
 // ValueType is the type of the first claim of predicate that the viewer may see within the
@@ -147,9 +168,13 @@ func (v *View) HalfLife(predicate string) time.Duration {
 // owner, and a principal who may see several audiences, may therefore see a predicate hold
 // values of more than one type.
 func (v *View) ValueType(predicate string) (record.ValueType, bool) {
-	for _, e := range v.ix.valueTypes[predicate] {
-		if v.visibleClaim(e) {
-			return e.Value.Type, true
+	p := v.ix.pred(predicate)
+	if p == nil {
+		return "", false
+	}
+	for _, t := range p.types {
+		if v.in(t.tx) && v.CanSee(t.seenBy) {
+			return t.typ, true
 		}
 	}
 	return "", false
@@ -162,44 +187,57 @@ func (v *View) visibleClaim(e *ClaimEntry) bool {
 
 // Claim returns a visible claim version, or nil.
 func (v *View) Claim(id record.ClaimID) *ClaimEntry {
-	e := v.ix.claims[id]
+	e := v.ix.claim(id)
 	if !v.visibleClaim(e) {
 		return nil
 	}
 	return e
 }
 
+// versionsOf calls fn with each version of ke within the view, oldest first, until it returns
+// false.
+func (v *View) versionsOf(ke *keyEntry, fn func(*ClaimEntry) bool) {
+	for ver := 1; ver <= ke.n; ver++ {
+		e := v.ix.claimAt(ke.key, ke.seq, ver)
+		if e == nil || !v.in(e.Tx) || !fn(e) {
+			return
+		}
+	}
+}
+
 // Versions returns the visible versions of key, oldest first.
 func (v *View) Versions(k record.Key) []*ClaimEntry {
-	ke := v.ix.keys[k]
+	ke := v.ix.keyEntry(k)
 	if ke == nil {
 		return nil
 	}
 	var out []*ClaimEntry
-	for _, e := range ke.Versions {
-		if !v.in(e.Tx) {
-			break
-		}
+	v.versionsOf(ke, func(e *ClaimEntry) bool {
 		if v.CanSee(e.SeenBy) {
 			out = append(out, e)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // VersionCount is the number of versions of key recorded within the view, visible or not.
 // Writers use it to number the next version; readers must use Versions.
 func (v *View) VersionCount(k record.Key) int {
-	ke := v.ix.keys[k]
+	ke := v.ix.keyEntry(k)
 	if ke == nil {
 		return 0
 	}
-	n, _ := slices.BinarySearchFunc(ke.Versions, v.asOf, func(e *ClaimEntry, t record.TxID) int {
-		if e.Tx > t {
-			return 1
+	if v.in(ke.lastTx) {
+		return ke.n
+	}
+	n := ke.n
+	for n > 0 {
+		if e := v.ix.claimAt(k, ke.seq, n); e != nil && v.in(e.Tx) {
+			break
 		}
-		return -1
-	})
+		n--
+	}
 	return n
 }
 
@@ -218,16 +256,16 @@ func Audience(seenBy []string) string {
 }
 
 // EachLive calls fn with each live claim of key the viewer may see (at most one per audience,
-// in the order each audience first claimed it) until fn returns false. It allocates nothing.
+// in the order each audience first claimed it) until fn returns false.
 func (v *View) EachLive(k record.Key, fn func(*ClaimEntry) bool) {
-	if ke := v.ix.keys[k]; ke != nil {
+	if ke := v.ix.keyEntry(k); ke != nil {
 		v.eachLiveOfKey(ke, fn)
 	}
 }
 
-func (v *View) eachLiveOfKey(ke *KeyEntry, fn func(*ClaimEntry) bool) bool {
-	for _, s := range ke.slots {
-		if e := v.liveInSlot(s); v.visibleClaim(e) && !fn(e) {
+func (v *View) eachLiveOfKey(ke *keyEntry, fn func(*ClaimEntry) bool) bool {
+	for i := range ke.slots {
+		if e := v.liveInSlot(ke, i); v.visibleClaim(e) && !fn(e) {
 			return false
 		}
 	}
@@ -237,83 +275,59 @@ func (v *View) eachLiveOfKey(ke *KeyEntry, fn func(*ClaimEntry) bool) bool {
 // EachLiveOf calls fn with each live claim of predicate the viewer may see, key by key, until
 // fn returns false. Sort with CompareListing for an order that nothing hidden can change.
 func (v *View) EachLiveOf(predicate string, fn func(*ClaimEntry) bool) {
-	for _, ke := range v.ix.preds[predicate] {
-		if !v.eachLiveOfKey(ke, fn) {
-			return
-		}
-	}
+	prefix := encoding.AppendName(nil, predicate)
+	v.ix.scan(bPredKey, prefix, kv.ScanOptions{}, func(k, _ []byte) bool {
+		ke := v.ix.keyEntry(record.Key{Subject: string(k[len(prefix):]), Predicate: predicate})
+		return ke == nil || v.eachLiveOfKey(ke, fn)
+	})
 }
 
 // EachLiveWithValue calls fn with each live claim of predicate whose value equals val (as
 // Value.Equal, with a Time equal by instant) that the viewer may see, in no particular order,
-// until fn returns false. It starts from the claims live with that value at the newest
-// transaction indexed, skips those whose key and audience changed after the view, and judges
-// those from history instead; when that would cost more than a scan of the predicate, it scans.
+// until fn returns false. At the snapshot's head it reads the index of live claims by value;
+// a view of an earlier transaction judges every key of the predicate instead.
 func (v *View) EachLiveWithValue(predicate string, val record.Value, fn func(*ClaimEntry) bool) {
-	want := keyOfValue(predicate, val)
-	changed, ok := v.changedSince(predicate)
-	if !ok {
+	if !v.atHead() {
+		want := encoding.ValueKey(nil, val)
 		v.EachLiveOf(predicate, func(e *ClaimEntry) bool {
-			return keyOfValue(predicate, e.Value) != want || fn(e)
+			return string(encoding.ValueKey(nil, e.Value)) != string(want) || fn(e)
 		})
 		return
 	}
-	if set := v.ix.byValue[want]; set != nil {
-		for _, s := range set.slots {
-			if s.tx <= v.asOf && v.visibleClaim(s.e) && v.isLive(s.e) && !fn(s.e) {
-				return
-			}
+	prefix := liveCountKey(predicate, val)
+	v.ix.scan(bLive, prefix, kv.ScanOptions{}, func(k, _ []byte) bool {
+		rest := k[len(prefix):]
+		i := slices.Index(rest, 0)
+		if i < 0 {
+			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
 		}
-	}
-	for _, s := range changed {
-		if e := v.liveInSlot(s); v.visibleClaim(e) && keyOfValue(predicate, e.Value) == want && !fn(e) {
-			return
+		slot, _, ok := encoding.Uint(rest[i+1:])
+		if !ok {
+			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
 		}
-	}
+		ke := v.ix.keyEntry(record.Key{Subject: string(rest[:i]), Predicate: predicate})
+		if ke == nil || int(slot) >= len(ke.slots) {
+			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
+		}
+		e := v.liveInSlot(ke, int(slot))
+		return !v.visibleClaim(e) || !e.Value.Equal(val) || fn(e)
+	})
 }
 
-// CountLiveWithValue is how many claims of predicate are live with value val at the newest
-// transaction indexed, whoever may see them and before valid time: an estimate of what
+// CountLiveWithValue is how many claims of predicate are live with value val at the snapshot's
+// newest transaction, whoever may see them and before valid time: an estimate of what
 // EachLiveWithValue yields, for choosing where a find starts.
 func (v *View) CountLiveWithValue(predicate string, val record.Value) int {
-	if set := v.ix.byValue[keyOfValue(predicate, val)]; set != nil {
-		return len(set.slots)
+	b := v.ix.get(bLiveCount, liveCountKey(predicate, val))
+	if b == nil {
+		return 0
 	}
-	return 0
-}
-
-// changedSince lists the slots of predicate changed by transactions after the view (later
-// ones for an as-of view; a group commit's pending ones for any view), whose live claim the
-// index's byValue may not show as the view sees it. ok is false when finding them would cost
-// more than scanning every key of the predicate.
-func (v *View) changedSince(predicate string) (slots []*liveSlot, ok bool) {
-	budget := len(v.ix.preds[predicate])
-	var seen map[*liveSlot]bool
-	add := func(id record.ClaimID) {
-		if id.Predicate != predicate {
-			return
-		}
-		s := v.ix.claims[id].slot
-		if seen == nil {
-			seen = map[*liveSlot]bool{}
-		}
-		if !seen[s] {
-			seen[s] = true
-			slots = append(slots, s)
-		}
+	d := encoding.NewDec(b)
+	n := d.Uvarint()
+	if d.Err != nil {
+		corrupt("live count of "+predicate, d.Err)
 	}
-	for _, tx := range v.ix.txs[v.asOf:] {
-		if budget -= len(tx.Claims) + len(tx.Revocations); budget < 0 {
-			return nil, false
-		}
-		for _, c := range tx.Claims {
-			add(c.ID)
-		}
-		for _, r := range tx.Revocations {
-			add(r.Claim)
-		}
-	}
-	return slots, true
+	return int(min(n, math.MaxInt32))
 }
 
 // LiveClaims returns the live claims of key the viewer may see, at most one per audience,
@@ -344,9 +358,9 @@ func (v *View) LiveClaim(k record.Key) *ClaimEntry {
 // LiveIn returns the live claim of key within one audience, visible to the viewer or not.
 // Writers need it to decide supersession, which is a fact of the store, not of one reader.
 func (v *View) LiveIn(k record.Key, audience string) *ClaimEntry {
-	if ke := v.ix.keys[k]; ke != nil {
-		if s := ke.slotOf(audience); s != nil {
-			return v.liveInSlot(s)
+	if ke := v.ix.keyEntry(k); ke != nil {
+		if i := ke.slotOf(audience); i >= 0 {
+			return v.liveInSlot(ke, i)
 		}
 	}
 	return nil
@@ -354,16 +368,22 @@ func (v *View) LiveIn(k record.Key, audience string) *ClaimEntry {
 
 // liveInSlot takes the live claim from the slot when nothing changed it after the view's
 // transaction; otherwise it walks backwards, the newest versions being the likeliest live.
-func (v *View) liveInSlot(s *liveSlot) *ClaimEntry {
-	if s.tx <= v.asOf {
-		if s.e != nil && v.isLive(s.e) {
-			return s.e
+func (v *View) liveInSlot(ke *keyEntry, i int) *ClaimEntry {
+	s := &ke.slots[i]
+	if !v.in(s.firstTx) {
+		return nil
+	}
+	if v.in(s.tx) {
+		if s.live == 0 {
+			return nil
+		}
+		if e := v.ix.claimAt(ke.key, ke.seq, s.live); e != nil && v.isLive(e) {
+			return e
 		}
 		return nil
 	}
-	vs := s.key.Versions
-	for i := len(vs) - 1; i >= 0; i-- {
-		if e := vs[i]; e.slot == s && v.in(e.Tx) && v.isLive(e) {
+	for ver := ke.n; ver >= s.first; ver-- {
+		if e := v.ix.claimAt(ke.key, ke.seq, ver); e != nil && e.slot == i && v.in(e.Tx) && v.isLive(e) {
 			return e
 		}
 	}
@@ -376,26 +396,55 @@ func (v *View) liveInSlot(s *liveSlot) *ClaimEntry {
 
 // Keys lists every key with at least one visible version, in the order of its first visible
 // version.
-func (v *View) Keys() []record.Key { return v.filterKeys(v.ix.keyOrder) }
+func (v *View) Keys() []record.Key { return v.keysUnder(nil) }
 
 // KeysOfSubject lists the keys of a subject with at least one visible version, in the order of
 // their first visible versions.
 func (v *View) KeysOfSubject(subject string) []record.Key {
-	return v.filterKeys(v.ix.subjects[subject])
+	return v.keysUnder(encoding.AppendName(nil, subject))
+}
+
+func (v *View) keysUnder(prefix []byte) []record.Key {
+	var out []record.Key
+	var first []uint64
+	v.eachKeyEntry(prefix, func(ke *keyEntry) {
+		if seq, ok := v.firstSeen(ke); ok {
+			out = append(out, ke.key)
+			first = append(first, seq)
+		}
+	})
+	return sortBy(out, first)
+}
+
+// eachKeyEntry calls fn with every key entry under prefix, in key order.
+func (v *View) eachKeyEntry(prefix []byte, fn func(*keyEntry)) {
+	v.ix.scan(bKey, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
+		i := slices.Index(k, 0)
+		if i < 0 {
+			corrupt("key "+string(k), encoding.ErrCorrupt)
+		}
+		key := record.Key{Subject: string(k[:i]), Predicate: string(k[i+1:])}
+		ke := loadRaw(v.ix, bKey, k, b, func() string { return "key " + key.String() },
+			func(b []byte) (*keyEntry, error) { return decodeKeyEntry(key, b) })
+		fn(ke)
+		return true
+	})
 }
 
 // KeysOfPredicate lists the keys of a predicate with at least one visible version, in the order
 // of their first visible versions.
 func (v *View) KeysOfPredicate(predicate string) []record.Key {
-	kes := v.ix.preds[predicate]
-	out := make([]record.Key, 0, len(kes))
-	first := make([]int, 0, len(kes))
-	for _, ke := range kes {
-		if e := v.firstSeen(ke); e != nil {
-			out = append(out, ke.Key)
-			first = append(first, e.seq)
+	var out []record.Key
+	var first []uint64
+	prefix := encoding.AppendName(nil, predicate)
+	v.ix.scan(bPredKey, prefix, kv.ScanOptions{}, func(k, _ []byte) bool {
+		ke := v.ix.keyEntry(record.Key{Subject: string(k[len(prefix):]), Predicate: predicate})
+		if seq, ok := v.firstSeen(ke); ok {
+			out = append(out, ke.key)
+			first = append(first, seq)
 		}
-	}
+		return true
+	})
 	return sortBy(out, first)
 }
 
@@ -403,46 +452,29 @@ func (v *View) KeysOfPredicate(predicate string) []record.Key {
 // visible claims.
 func (v *View) Subjects() []string {
 	var out []string
-	var first []int
-	for _, s := range v.ix.subjOrder {
-		seq := -1
-		for _, k := range v.ix.subjects[s] {
-			if e := v.firstSeen(v.ix.keys[k]); e != nil && (seq < 0 || e.seq < seq) {
-				seq = e.seq
-			}
+	var first []uint64
+	v.eachKeyEntry(nil, func(ke *keyEntry) {
+		seq, ok := v.firstSeen(ke)
+		if !ok {
+			return
 		}
-		if seq >= 0 {
-			out = append(out, s)
-			first = append(first, seq)
+		if n := len(out); n > 0 && out[n-1] == ke.key.Subject {
+			first[n-1] = min(first[n-1], seq)
+			return
 		}
-	}
+		out = append(out, ke.key.Subject)
+		first = append(first, seq)
+	})
 	return sortBy(out, first)
 }
 
-func (v *View) filterKeys(keys []record.Key) []record.Key {
-	out := make([]record.Key, 0, len(keys))
-	first := make([]int, 0, len(keys))
-	for _, k := range keys {
-		if e := v.firstSeen(v.ix.keys[k]); e != nil {
-			out = append(out, k)
-			first = append(first, e.seq)
-		}
-	}
-	return sortBy(out, first)
-}
-
-// sortBy orders xs by the matching ranks, which are usually in order already: the lists are
-// kept in the order of the very first version, which for the owner, and for anyone in a store
-// whose first versions are public, is the order of the first visible one.
-func sortBy[T any](xs []T, ranks []int) []T {
-	if slices.IsSorted(ranks) {
-		return xs
-	}
+// sortBy orders xs by the matching ranks.
+func sortBy[T any](xs []T, ranks []uint64) []T {
 	idx := make([]int, len(xs))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return ranks[a] - ranks[b] })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ranks[a], ranks[b]) })
 	out := make([]T, len(xs))
 	for i, j := range idx {
 		out[i] = xs[j]
@@ -450,43 +482,48 @@ func sortBy[T any](xs []T, ranks []int) []T {
 	return out
 }
 
-// firstSeen is the first version of a key the viewer may see within the view, or nil. It is
-// the first claim of the first audience the viewer belongs to: the key's audiences are kept
-// in the order of their first claims.
-func (v *View) firstSeen(ke *KeyEntry) *ClaimEntry {
+// firstSeen is the seq of the first version of a key the viewer may see within the view. It is
+// the first claim of the first audience the viewer belongs to: the key's audiences are kept in
+// the order of their first claims.
+func (v *View) firstSeen(ke *keyEntry) (uint64, bool) {
 	if ke == nil {
-		return nil
+		return 0, false
 	}
 	for _, s := range ke.slots {
-		if !v.in(s.first.Tx) {
-			return nil
+		if !v.in(s.firstTx) {
+			return 0, false
 		}
-		if v.CanSee(s.first.SeenBy) {
-			return s.first
+		if v.CanSee(s.seenBy) {
+			return s.firstSeq, true
 		}
 	}
-	return nil
+	return 0, false
 }
 
 // Revocation returns the revocation of a claim within the view, or nil.
 func (v *View) Revocation(e *ClaimEntry) *record.Revocation {
-	if len(e.Revocations) > 0 && v.in(e.Revocations[0].Tx) {
-		return e.Revocations[0]
+	if r := e.s.revocations; len(r) > 0 && v.in(r[0].tx) {
+		return v.ix.revocation(r[0].id)
 	}
 	return nil
 }
 
 // Confirmation returns the first confirmation of a claim within the view, or nil.
 func (v *View) Confirmation(e *ClaimEntry) *record.Confirmation {
-	if len(e.Confirmations) > 0 && v.in(e.Confirmations[0].Tx) {
-		return e.Confirmations[0]
+	if c := e.s.confirmations; len(c) > 0 && v.in(c[0].tx) {
+		return v.ix.confirmation(c[0].id)
 	}
 	return nil
 }
 
+func (v *View) confirmed(e *ClaimEntry) bool {
+	c := e.s.confirmations
+	return len(c) > 0 && v.in(c[0].tx)
+}
+
 // EffectiveKind is the claim's kind, or Confirmed from the transaction that confirmed it.
 func (v *View) EffectiveKind(e *ClaimEntry) record.Kind {
-	if v.Confirmation(e) != nil {
+	if v.confirmed(e) {
 		return record.Confirmed
 	}
 	return e.Kind
@@ -500,7 +537,7 @@ func (v *View) State(e *ClaimEntry) (State, time.Time) {
 	if v.expired(e, st) {
 		return Expired, e.ValidUntil
 	}
-	return st, v.ix.Tx(tx).Time
+	return st, v.ix.txTime(tx)
 }
 
 func (v *View) isLive(e *ClaimEntry) bool {
@@ -513,57 +550,19 @@ func (v *View) expired(e *ClaimEntry, st State) bool {
 }
 
 // fold is the state of a claim from the events up to the view's transaction, before valid
-// time, and the transaction that put it there. It reads no transaction record, which keeps
-// the live test of a find's candidates to the claim's own entry.
+// time, and the transaction that put it there (package lifecycle's rule).
 func (v *View) fold(e *ClaimEntry) (State, record.TxID) {
-	st := Live
-	if e.Contests != nil {
-		st = Contested
-	} else if e.Corroborates != nil {
-		st = Superseded
-	}
-	since := e.Tx
-	// Events come from three lists, each in tx order; merge them by tx.
-	ri, pi := 0, 0
-	rev := v.Revocation(e)
-	for {
-		var next record.TxID = math.MaxInt64
-		kind := 0
-		if ri < len(e.RevisedBy) && v.in(e.RevisedBy[ri].Tx) && e.RevisedBy[ri].Tx < next {
-			next, kind = e.RevisedBy[ri].Tx, 1
-		}
-		if pi < len(e.Promotions) && v.in(e.Promotions[pi].Tx) && e.Promotions[pi].Tx < next {
-			next, kind = e.Promotions[pi].Tx, 2
-		}
-		if rev != nil && rev.Tx < next {
-			next, kind = rev.Tx, 3
-		}
-		if kind == 0 {
-			return st, since
-		}
-		switch kind {
-		case 1:
-			ri++
-			if st == Live {
-				st, since = Superseded, next
-			}
-		case 2:
-			pi++
-			st, since = Live, next
-		case 3:
-			return Revoked, next
-		}
-	}
+	return lifecycle.Fold(e.rel, e.Tx, e.revised, txsOf(e.s.promotions), txsOf(e.s.revocations), v.asOf)
 }
 
 // SupersededBy returns the visible claim that superseded e within the view, if any.
 func (v *View) SupersededBy(e *ClaimEntry) *ClaimEntry {
-	for _, c := range e.RevisedBy {
-		if !v.in(c.Tx) {
+	for _, r := range e.s.revisedBy {
+		if !v.in(r.tx) {
 			break
 		}
-		if r := v.Claim(c.ID); r != nil {
-			return r
+		if c := v.Claim(record.ClaimID{Key: e.ID.Key, Version: r.version}); c != nil {
+			return c
 		}
 	}
 	return nil
@@ -576,53 +575,68 @@ func (v *View) EffectiveConfidence(e *ClaimEntry) float64 {
 	if hl <= 0 {
 		return e.Confidence
 	}
-	age := v.now.Sub(v.ix.Tx(e.Tx).Time)
+	age := v.now.Sub(v.ix.txTime(e.Tx))
 	if age <= 0 {
 		return e.Confidence
 	}
 	return e.Confidence * math.Exp2(-float64(age)/float64(hl))
 }
 
+func (v *View) visibleArt(n *ArtifactNode) bool {
+	return n != nil && v.in(n.Tx) && v.CanSee(n.SeenBy)
+}
+
 // Artifact returns a visible artifact version, or nil.
 func (v *View) Artifact(id record.ArtifactID) *ArtifactNode {
-	n := v.ix.arts[id]
-	if n == nil || !v.in(n.Tx) || !v.CanSee(n.SeenBy) {
+	n := v.ix.artifact(id)
+	if !v.visibleArt(n) {
 		return nil
 	}
 	return n
 }
 
+func (v *View) artVersionsOf(ae *artEntry, fn func(*ArtifactNode) bool) {
+	for ver := 1; ver <= ae.n; ver++ {
+		n := v.ix.artifactAt(ae.name, ae.seq, ver)
+		if n == nil || !v.in(n.Tx) || !fn(n) {
+			return
+		}
+	}
+}
+
 // ArtifactVersions returns the visible versions of an artifact, oldest first.
 func (v *View) ArtifactVersions(name string) []*ArtifactNode {
-	ae := v.ix.artifacts[name]
+	ae := v.ix.artEntry(name)
 	if ae == nil {
 		return nil
 	}
 	var out []*ArtifactNode
-	for _, n := range ae.Versions {
-		if !v.in(n.Tx) {
-			break
-		}
+	v.artVersionsOf(ae, func(n *ArtifactNode) bool {
 		if v.CanSee(n.SeenBy) {
 			out = append(out, n)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // ArtifactVersionCount is the number of versions of name within the view, visible or not:
 // versions are numbered per name across audiences. Writers use it to number the next version.
 func (v *View) ArtifactVersionCount(name string) int {
-	ae := v.ix.artifacts[name]
+	ae := v.ix.artEntry(name)
 	if ae == nil {
 		return 0
 	}
-	n, _ := slices.BinarySearchFunc(ae.Versions, v.asOf, func(a *ArtifactNode, t record.TxID) int {
-		if a.Tx > t {
-			return 1
+	if v.in(ae.lastTx) {
+		return ae.n
+	}
+	n := ae.n
+	for n > 0 {
+		if a := v.ix.artifactAt(name, ae.seq, n); a != nil && v.in(a.Tx) {
+			break
 		}
-		return -1
-	})
+		n--
+	}
 	return n
 }
 
@@ -630,42 +644,48 @@ func (v *View) ArtifactVersionCount(name string) int {
 // visible versions.
 func (v *View) ArtifactNames() []string {
 	var out []string
-	var first []int
-	for _, name := range v.ix.artOrder {
-		for _, n := range v.ix.artifacts[name].Versions {
-			if !v.in(n.Tx) {
-				break
-			}
+	var first []uint64
+	v.ix.scan(bArt, nil, kv.ScanOptions{}, func(k, b []byte) bool {
+		name := string(k)
+		ae := loadRaw(v.ix, bArt, k, b, func() string { return "artifact " + name },
+			func(b []byte) (*artEntry, error) { return decodeArtEntry(name, b) })
+		v.artVersionsOf(ae, func(n *ArtifactNode) bool {
 			if v.CanSee(n.SeenBy) {
 				out = append(out, name)
 				first = append(first, n.seq)
-				break
+				return false
 			}
-		}
-	}
+			return true
+		})
+		return true
+	})
 	return sortBy(out, first)
 }
 
 // LatestArtifact is the newest version of name the viewer may see within the view, or nil: what
-// an artifact named without @N means. (The owner, or a principal in several audiences, may see
-// more than one live version of a name: one per audience.)
+// an artifact named without @N means.
 func (v *View) LatestArtifact(name string) *ArtifactNode {
-	vs := v.ArtifactVersions(name)
-	if len(vs) == 0 {
+	ae := v.ix.artEntry(name)
+	if ae == nil {
 		return nil
 	}
-	return vs[len(vs)-1]
+	for ver := ae.n; ver >= 1; ver-- {
+		if n := v.ix.artifactAt(name, ae.seq, ver); v.visibleArt(n) {
+			return n
+		}
+	}
+	return nil
 }
 
 // LatestArtifactIn is the newest version of name within one audience, visible to the viewer or
 // not. Writers need it to decide what a new version supersedes.
 func (v *View) LatestArtifactIn(name, audience string) *ArtifactNode {
-	ae := v.ix.artifacts[name]
+	ae := v.ix.artEntry(name)
 	if ae == nil {
 		return nil
 	}
-	for i := len(ae.Versions) - 1; i >= 0; i-- {
-		if n := ae.Versions[i]; v.in(n.Tx) && n.audience == audience {
+	for ver := ae.n; ver >= 1; ver-- {
+		if n := v.ix.artifactAt(name, ae.seq, ver); n != nil && v.in(n.Tx) && n.audience == audience {
 			return n
 		}
 	}
@@ -675,102 +695,124 @@ func (v *View) LatestArtifactIn(name, audience string) *ArtifactNode {
 // ArtifactSupersededBy is the version that superseded n within the view (one of its own
 // audience, as recorded), or nil while n is live.
 func (v *View) ArtifactSupersededBy(n *ArtifactNode) *ArtifactNode {
-	if len(n.RevisedBy) > 0 && v.in(n.RevisedBy[0].Tx) {
-		return n.RevisedBy[0]
+	if r := n.s.revisedBy; len(r) > 0 && v.in(r[0].tx) {
+		return v.ix.artifactAt(n.ID.Name, n.nameSeq, r[0].version)
 	}
 	return nil
 }
 
 // ArtifactSupersededAt is the time artifact n was superseded, or zero while it is live.
 func (v *View) ArtifactSupersededAt(n *ArtifactNode) time.Time {
-	if next := v.ArtifactSupersededBy(n); next != nil {
-		return v.ix.Tx(next.Tx).Time
+	if r := n.s.revisedBy; len(r) > 0 && v.in(r[0].tx) {
+		return v.ix.txTime(r[0].tx)
 	}
 	return time.Time{}
 }
 
 // Reviews returns an artifact version's reviews within the view.
 func (v *View) Reviews(n *ArtifactNode) []*record.Review {
-	return prefix(n.Reviews, v.asOf, func(r *record.Review) record.TxID { return r.Tx })
+	var out []*record.Review
+	for _, x := range n.s.reviews {
+		if !v.in(x.tx) {
+			break
+		}
+		if r := v.ix.review(x.id); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// nodeKeyOf is the stored form of node, or nil when the store holds no such record.
+func (v *View) nodeKeyOf(node record.NodeRef) []byte {
+	switch {
+	case node.Claim != nil:
+		if ke := v.ix.keyEntry(node.Claim.Key); ke != nil && node.Claim.Version <= ke.n {
+			return nodeKey(false, ke.seq, node.Claim.Version)
+		}
+	case node.Artifact != nil:
+		if ae := v.ix.artEntry(node.Artifact.Name); ae != nil && node.Artifact.Version <= ae.n {
+			return nodeKey(true, ae.seq, node.Artifact.Version)
+		}
+	}
+	return nil
+}
+
+// dependents calls fn with the artifact versions derived directly from the node stored as key,
+// in transaction order, within the view.
+func (v *View) dependents(key []byte, fn func(*ArtifactNode)) {
+	v.ix.scan(bDep, key, kv.ScanOptions{}, func(k, b []byte) bool {
+		d := dec{encoding.NewDec(b)}
+		r := d.ref()
+		if d.Err != nil {
+			corrupt("dependents", d.Err)
+		}
+		n := v.ix.artifactByRef(r)
+		if n == nil {
+			corrupt("dependents", encoding.ErrCorrupt)
+		}
+		if !v.in(n.Tx) {
+			return false
+		}
+		fn(n)
+		return true
+	})
 }
 
 // Dependents returns the visible artifact versions derived directly from node.
 func (v *View) Dependents(node record.NodeRef) []*ArtifactNode {
-	var xs []*ArtifactNode
-	switch {
-	case node.Claim != nil:
-		if e := v.ix.claims[*node.Claim]; e != nil {
-			xs = v.ix.claimDeps[e]
-		}
-	case node.Artifact != nil:
-		if n := v.ix.arts[*node.Artifact]; n != nil {
-			xs = n.dependents
-		}
+	key := v.nodeKeyOf(node)
+	if key == nil {
+		return nil
 	}
-	if xs = v.visibleArts(xs); len(xs) > 0 {
-		return slices.Clone(xs)
-	}
-	return nil
+	var out []*ArtifactNode
+	v.dependents(key, func(n *ArtifactNode) {
+		if v.CanSee(n.SeenBy) {
+			out = append(out, n)
+		}
+	})
+	return out
 }
 
 // Input returns n's i-th input (DerivedFrom[i]) if the viewer may see it within the view: the
 // artifact version or the claim version it names, the other nil.
 func (v *View) Input(n *ArtifactNode, i int) (*ArtifactNode, *ClaimEntry) {
-	in := n.inputs[i]
-	switch {
-	case in.art != nil && v.in(in.art.Tx) && v.CanSee(in.art.SeenBy):
-		return in.art, nil
-	case in.claim != nil && v.visibleClaim(in.claim):
-		return nil, in.claim
+	in := n.s.inputs[i]
+	if in.artifact {
+		if a := v.ix.artifactAt(n.DerivedFrom[i].Artifact.Name, in.ref.seq, in.ref.version); v.visibleArt(a) {
+			return a, nil
+		}
+		return nil, nil
+	}
+	if e := v.ix.claimAt(n.DerivedFrom[i].Claim.Key, in.ref.seq, in.ref.version); v.visibleClaim(e) {
+		return nil, e
 	}
 	return nil, nil
 }
 
 // ArtifactDependents returns the visible artifact versions derived directly from artifact
-// version n: Dependents without the lookup by reference and the copy. The slice may be the
-// index's own: read it, do not write to it.
+// version n.
 func (v *View) ArtifactDependents(n *ArtifactNode) []*ArtifactNode {
-	return v.visibleArts(n.dependents)
-}
-
-func (v *View) visibleArts(xs []*ArtifactNode) []*ArtifactNode {
-	xs = prefix(xs, v.asOf, func(n *ArtifactNode) record.TxID { return n.Tx })
-	if v.viewer == "" {
-		return xs
-	}
-	for i, n := range xs {
-		if !v.CanSee(n.SeenBy) {
-			out := slices.Clone(xs[:i])
-			for _, m := range xs[i+1:] {
-				if v.CanSee(m.SeenBy) {
-					out = append(out, m)
-				}
-			}
-			return out
+	var out []*ArtifactNode
+	v.dependents(nodeKey(true, n.nameSeq, n.ID.Version), func(d *ArtifactNode) {
+		if v.CanSee(d.SeenBy) {
+			out = append(out, d)
 		}
-	}
-	return xs
-}
-
-func prefix[T any](xs []T, asOf record.TxID, tx func(T) record.TxID) []T {
-	n := len(xs)
-	for n > 0 && tx(xs[n-1]) > asOf {
-		n--
-	}
-	return xs[:n]
+	})
+	return out
 }
 
 // Token returns a token by id, as of the view: for the owner's view only (tokens are the
 // owner's to see). Its revocation is reported only if it happened within the view.
 func (v *View) Token(id string) (*record.Token, *record.TokenRevocation) {
-	k := v.ix.tokens[id]
-	if !v.IsOwnerView() || k == nil || !v.in(k.Tx) {
+	k := v.ix.token(id)
+	if !v.IsOwnerView() || k == nil || !v.in(k.t.Tx) {
 		return nil, nil
 	}
-	if k.Revoked != nil && v.in(k.Revoked.Tx) {
-		return k.Token, k.Revoked
+	if k.revoked != nil && v.in(k.revoked.tx) {
+		return k.t, v.ix.tokenRev(k.revoked.id)
 	}
-	return k.Token, nil
+	return k.t, nil
 }
 
 // Tokens lists the tokens recorded within the view, oldest first: for the owner's view only.
@@ -778,9 +820,35 @@ func (v *View) Tokens() []*record.Token {
 	if !v.IsOwnerView() {
 		return nil
 	}
-	var out []*record.Token
-	for _, tx := range v.ix.txs[:v.asOf] {
-		out = append(out, tx.Tokens...)
+	var ts []*storedToken
+	v.ix.scan(bToken, nil, kv.ScanOptions{}, func(k, b []byte) bool {
+		s, err := decodeToken(string(k), b)
+		if err != nil {
+			corrupt("token "+string(k), err)
+		}
+		if v.in(s.t.Tx) {
+			ts = append(ts, s)
+		}
+		return true
+	})
+	slices.SortFunc(ts, func(a, b *storedToken) int { return cmp.Or(cmp.Compare(a.t.Tx, b.t.Tx), cmp.Compare(a.n, b.n)) })
+	out := make([]*record.Token, len(ts))
+	for i, s := range ts {
+		out[i] = s.t
 	}
 	return out
+}
+
+// loadRaw is load for an entry whose stored bytes a scan already read.
+func loadRaw[T any](ix *Index, b kv.Bucket, key, raw []byte, what func() string, decode func([]byte) (T, error)) T {
+	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
+	if x, ok := ix.memo[string(ix.kbuf)]; ok {
+		return x.(T)
+	}
+	x, err := decode(raw)
+	if err != nil {
+		corrupt(what(), err)
+	}
+	ix.remember(string(ix.kbuf), x)
+	return x
 }

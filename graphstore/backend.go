@@ -1,0 +1,79 @@
+package graphstore
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/memkv"
+	"github.com/mql-dev/mql/graphstore/record"
+)
+
+// backend is the kv store behind a Store, with what the Store needs to know about where it
+// lives.
+type backend interface {
+	kind() string
+	// name is the store as a message names it: the file, the redacted DSN, "memory:".
+	name() string
+	// shared reports whether other processes may write to the same store (PostgreSQL).
+	shared() bool
+	kv() kv.Store
+	// writable reports the damage that forbids writing (a bbolt file's), or nil.
+	writable() error
+	// guard runs fn, a call into the kv store, turning a panic or a fault of the storage
+	// engine into an error wrapping ErrDamaged.
+	guard(fn func() error) error
+	close() error
+}
+
+// watcher is a backend that announces other processes' commits (PostgreSQL's NOTIFY).
+type watcher interface {
+	watchCommits(ctx context.Context, fn func(head record.TxID))
+}
+
+// writeTx is a kv write transaction of the Store's backend, guarded.
+type writeTx struct {
+	be backend
+	tx kv.WriteTx
+}
+
+func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
+	var tx kv.WriteTx
+	err := s.be.guard(func() error {
+		var err error
+		tx, err = s.be.kv().Write(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, storageErr("beginning a write", err)
+	}
+	return &writeTx{be: s.be, tx: tx}, nil
+}
+
+func (w *writeTx) commit(ctx context.Context) error {
+	return w.be.guard(func() error { return w.tx.Commit(ctx) })
+}
+
+func (w *writeTx) rollback() { w.be.guard(func() error { w.tx.Rollback(); return nil }) }
+
+// memoryBackend keeps the store in memory (package memkv).
+type memoryBackend struct{ s atomic.Pointer[memkv.Store] }
+
+func openMemory() *memoryBackend {
+	b := &memoryBackend{}
+	b.s.Store(memkv.New(index.Schema))
+	return b
+}
+
+// swap puts s in the place of the store's kv store (an import into a new memory store) and
+// returns the old one.
+func (b *memoryBackend) swap(s *memkv.Store) *memkv.Store { return b.s.Swap(s) }
+
+func (b *memoryBackend) kind() string                { return "memory" }
+func (b *memoryBackend) name() string                { return "memory:" }
+func (b *memoryBackend) shared() bool                { return false }
+func (b *memoryBackend) kv() kv.Store                { return b.s.Load() }
+func (b *memoryBackend) writable() error             { return nil }
+func (b *memoryBackend) guard(fn func() error) error { return fn() }
+func (b *memoryBackend) close() error                { return b.s.Load().Close() }

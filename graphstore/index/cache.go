@@ -1,0 +1,106 @@
+package index
+
+import (
+	"sync"
+
+	"github.com/mql-dev/mql/graphstore/record"
+)
+
+// Cache keeps decoded entries for the snapshots of one process, so that hot entries are not
+// read and decoded again by every read. It is bounded (Options.CacheBytes, roughly: what the
+// entries took stored), and safe for concurrent use.
+//
+// It holds, for its head transaction, entries exactly as a snapshot at that head reads them.
+// A commit, or a transaction another process committed, moves the head forward (Advance) and
+// drops every entry that transaction changed (Touched), so an entry in the cache is never older
+// than the cache's head. A snapshot whose head is the cache's may read and add entries; an
+// older snapshot (one that began before the last commit) may read entries that are newer than
+// it, which a View reads as of its own transaction like any other, but adds none; a newer one
+// (begun between a commit and its Advance) does not use the cache.
+type Cache struct {
+	mu    sync.RWMutex
+	head  record.TxID
+	m     map[string]cached
+	bytes int
+	max   int
+}
+
+type cached struct {
+	x    any
+	size int
+}
+
+// NewCache returns a cache of about maxBytes (0: a default of 32 MiB) whose head is head.
+func NewCache(head record.TxID, maxBytes int) *Cache {
+	if maxBytes <= 0 {
+		maxBytes = 32 << 20
+	}
+	return &Cache{head: head, m: map[string]cached{}, max: maxBytes}
+}
+
+// Head is the transaction the cache's entries are valid for.
+func (c *Cache) Head() record.TxID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.head
+}
+
+func (c *Cache) get(k string) (any, bool) {
+	c.mu.RLock()
+	e, ok := c.m[k]
+	c.mu.RUnlock()
+	return e.x, ok
+}
+
+// entryOverhead approximates what a decoded entry takes beyond its stored bytes.
+const entryOverhead = 160
+
+func (c *Cache) put(head record.TxID, k string, x any, size int) {
+	size += entryOverhead + len(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if head != c.head {
+		return
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for c.bytes+size > c.max && len(c.m) > 0 {
+		// Drop about a quarter, in the map's own random order: cheaper than keeping an order,
+		// and good enough for a cache whose misses cost a page read.
+		goal := c.max * 3 / 4
+		for key, e := range c.m {
+			delete(c.m, key)
+			c.bytes -= e.size
+			if c.bytes <= goal {
+				break
+			}
+		}
+	}
+	c.m[k] = cached{x, size}
+	c.bytes += size
+}
+
+// Advance moves the cache to head, dropping the entries named by touched (see Touched), which
+// the transactions after the old head changed.
+func (c *Cache) Advance(head record.TxID, touched []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range touched {
+		if e, ok := c.m[k]; ok {
+			delete(c.m, k)
+			c.bytes -= e.size
+		}
+	}
+	c.head = head
+}
+
+// Reset drops everything and moves the cache to head: for a process that cannot tell what
+// changed (it fell too far behind, or a write failed half-way).
+func (c *Cache) Reset(head record.TxID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+	c.bytes = 0
+	c.head = head
+}
