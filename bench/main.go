@@ -619,7 +619,6 @@ func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, 
 	return rates, nil
 }
 
-
 // loadRest writes the rest of the workload into every engine: revocations, revisions, the
 // derivation DAG.
 func loadRest(w *workload, engines []engine, names []string) error {

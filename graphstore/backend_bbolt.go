@@ -287,10 +287,10 @@ func (b *bboltBackend) writable() error {
 	return nil
 }
 
-func (b *bboltBackend) kind() string  { return "bbolt" }
-func (b *bboltBackend) name() string  { return b.path }
-func (b *bboltBackend) shared() bool  { return false }
-func (b *bboltBackend) kv() kv.Store  { return b.store }
+func (b *bboltBackend) kind() string { return "bbolt" }
+func (b *bboltBackend) name() string { return b.path }
+func (b *bboltBackend) shared() bool { return false }
+func (b *bboltBackend) kv() kv.Store { return b.store }
 
 // dropMapped releases the pages of the file's memory map read so far (see dropMapped). The
 // caller holds the writer lock.
@@ -329,4 +329,3 @@ func (b *bboltBackend) close() error {
 		return fmt.Errorf("closing %s did not finish; its file was closed: %w", b.path, ErrStorage)
 	}
 }
-

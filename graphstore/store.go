@@ -69,8 +69,8 @@ type Store struct {
 
 	meta    record.StoreMeta // what the genesis recorded
 	created bool             // this Open wrote the genesis
-	head    atomic.Int64 // the last transaction this process knows committed
-	lmu     sync.Mutex   // serialises learning of other processes' commits
+	head    atomic.Int64     // the last transaction this process knows committed
+	lmu     sync.Mutex       // serialises learning of other processes' commits
 
 	commits notifier // tells subscribers that the head moved
 

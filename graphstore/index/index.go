@@ -137,7 +137,9 @@ func (ix *Index) Head() record.TxID { return ix.head }
 func (ix *Index) Top() record.TxID { return ix.st.head }
 
 // Meta is what the genesis recorded.
-func (ix *Index) Meta() record.StoreMeta { return record.StoreMeta{Owner: ix.st.owner, Strict: ix.st.strict} }
+func (ix *Index) Meta() record.StoreMeta {
+	return record.StoreMeta{Owner: ix.st.owner, Strict: ix.st.strict}
+}
 
 // ArtifactCount is the number of artifact versions the index holds: every artifact's Seq is
 // below it.

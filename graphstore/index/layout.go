@@ -81,7 +81,9 @@ func keyKey(k record.Key) []byte {
 	return append(encoding.AppendName(b, k.Subject), k.Predicate...)
 }
 
-func claimKey(keySeq uint64, version int) []byte { return u(u(make([]byte, 0, 8), keySeq), uint64(version)) }
+func claimKey(keySeq uint64, version int) []byte {
+	return u(u(make([]byte, 0, 8), keySeq), uint64(version))
+}
 
 func artVersionKey(nameSeq uint64, version int) []byte {
 	return u(u(make([]byte, 0, 8), nameSeq), uint64(version))
@@ -242,15 +244,15 @@ func (d *dec) version() int {
 // txHeader is one transaction: its time, author, the genesis' store meta, and which records it
 // holds, in order (the records themselves are under their own keys).
 type txHeader struct {
-	id         record.TxID
-	time       time.Time
-	by         string
-	meta       *record.StoreMeta
-	principals []string
-	sources    []string
-	claims     []ref
-	artifacts  []ref
-	tokens     []string
+	id                                                                                   record.TxID
+	time                                                                                 time.Time
+	by                                                                                   string
+	meta                                                                                 *record.StoreMeta
+	principals                                                                           []string
+	sources                                                                              []string
+	claims                                                                               []ref
+	artifacts                                                                            []ref
+	tokens                                                                               []string
 	grants, revocations, confirmations, reviews, decays, tokenRevs, retrievals, outcomes idList
 }
 

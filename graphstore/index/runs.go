@@ -87,7 +87,9 @@ func (v *View) eachRun(prefix []byte, fn func(RunKey, *runEntry)) {
 }
 
 func sortRuns(rs []*RunEntry) []*RunEntry {
-	slices.SortFunc(rs, func(a, b *RunEntry) int { return cmp.Or(cmp.Compare(a.firstTx, b.firstTx), cmp.Compare(a.firstN, b.firstN)) })
+	slices.SortFunc(rs, func(a, b *RunEntry) int {
+		return cmp.Or(cmp.Compare(a.firstTx, b.firstTx), cmp.Compare(a.firstN, b.firstN))
+	})
 	return rs
 }
 
