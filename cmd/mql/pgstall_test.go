@@ -23,6 +23,8 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
@@ -234,20 +236,24 @@ func TestPostgresStalledWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ix := s.Index()
-	ix.RLock()
-	txs := ix.Txs()
+	var txs []*record.Tx
+	if err := s.Read(ctx, func(ix *index.Index) error {
+		for id := record.TxID(1); id <= ix.Head(); id++ {
+			txs = append(txs, ix.Tx(id))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	found := map[string]int64{}
 	for i, tx := range txs {
-		if int64(tx.ID) != int64(i+1) {
-			ix.RUnlock()
-			t.Fatalf("transaction %d at position %d: ids have a gap", tx.ID, i+1)
+		if tx == nil || int64(tx.ID) != int64(i+1) {
+			t.Fatalf("transaction %d missing or out of place: ids have a gap", i+1)
 		}
 		for _, c := range tx.Claims {
 			found[c.ID.String()] = int64(tx.ID)
 		}
 	}
-	ix.RUnlock()
 	if len(txs) != 2+len(acked) {
 		t.Errorf("%d transactions, want the genesis, the setup and %d acknowledged", len(txs), len(acked))
 	}

@@ -1,0 +1,235 @@
+package graphstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/graphstore/record/recordtest"
+	"github.com/mql-dev/mql/internal/pgtest"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cayleygraph/quad"
+	_ "github.com/lib/pq"
+)
+
+func TestPostgresMultiProcess(t *testing.T) {
+	dsn := newPGDatabase(t)
+	const procs, writes = 4, 25
+	var cmds []*exec.Cmd
+	var outs []string // files, so that no goroutine copies output while we read it
+	for p := 0; p < procs; p++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "MQL_HELPER=pg-writer", "MQL_HELPER_DSN="+dsn,
+			"MQL_HELPER_WRITES="+strconv.Itoa(writes), "MQL_HELPER_SUBJECT="+fmt.Sprintf("proc%d", p))
+		out, err := os.Create(filepath.Join(t.TempDir(), "writer.out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out.Name())
+	}
+	// This process writes at the same time, through its own Store.
+	s := mustOpen(t, dsn, Options{})
+	defer s.Close()
+	for i := 1; i <= 5; i++ {
+		if _, err := s.Write(context.Background(), "owner", countingClaim("parent", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, procs)
+	for _, cmd := range cmds {
+		go func(cmd *exec.Cmd) { done <- cmd.Wait() }(cmd)
+	}
+	deadline := time.After(90 * time.Second)
+	for range cmds {
+		select {
+		case err := <-done:
+			if err != nil {
+				for i := range cmds {
+					cmds[i].Process.Kill()
+				}
+				t.Fatalf("a writer failed: %v\n%s", err, joinOutputs(outs))
+			}
+		case <-deadline:
+			// Diagnose a hang: what the database is doing, and every writer's goroutines.
+			t.Logf("database activity:\n%s", pgActivity(dsn))
+			for _, cmd := range cmds {
+				cmd.Process.Signal(syscall.SIGQUIT)
+			}
+			time.Sleep(2 * time.Second)
+			t.Fatalf("writers did not finish in time\n%s", joinOutputs(outs))
+		}
+	}
+	if err := s.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txs := txsOf(s)
+	checkCounting(t, txs, 1+procs*writes+5)
+	per := map[string]int{}
+	for _, tx := range txs {
+		for _, c := range tx.Claims {
+			per[c.ID.Subject]++
+		}
+	}
+	for p := 0; p < procs; p++ {
+		if got := per[fmt.Sprintf("proc%d", p)]; got != writes {
+			t.Errorf("proc%d: %d claims, want %d", p, got, writes)
+		}
+	}
+	// A fresh open loads the same history.
+	s2 := mustOpen(t, dsn, Options{})
+	defer s2.Close()
+	sameTxs(t, txsOf(s2), txs)
+}
+
+func joinOutputs(outs []string) string {
+	var b strings.Builder
+	for i, name := range outs {
+		out, _ := os.ReadFile(name)
+		fmt.Fprintf(&b, "--- writer %d:\n%s\n", i, out)
+	}
+	return b.String()
+}
+
+func pgActivity(dsn string) string {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT pid, coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(left(query, 100), '') FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var pid int
+		var state, wt, we, q string
+		rows.Scan(&pid, &state, &wt, &we, &q)
+		fmt.Fprintf(&b, "%d %s %s/%s %s\n", pid, state, wt, we, q)
+	}
+	return b.String()
+}
+
+func TestPostgresRefresh(t *testing.T) {
+	dsn := newPGDatabase(t)
+	ctx := context.Background()
+	a := mustOpen(t, dsn, Options{Owner: "ann"})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{Owner: "ignored"})
+	defer b.Close()
+	if b.Index().Meta().Owner != "ann" {
+		t.Fatal("second store wrote its own genesis")
+	}
+	// Without its commit watcher, b loads a's transactions only when it refreshes.
+	b.stopWatch()
+	<-b.watchDone
+	b.stopWatch = nil
+	writeSample(t, a)
+	if head(b) != 1 {
+		t.Fatal("b changed without Refresh")
+	}
+	if err := b.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameTxs(t, txsOf(b), txsOf(a))
+	// b's next write follows a's, and a sees it after refreshing. a's head is read before
+	// the write: a's own commit watcher may load b's write as soon as it commits.
+	before := head(a)
+	tx, err := b.Write(ctx, "owner", countingClaim("B", 1))
+	if err != nil || tx.ID != before+1 {
+		t.Fatalf("b write: %v %v", tx, err)
+	}
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameTxs(t, txsOf(a), txsOf(b))
+	if n1, n2 := quadCount(t, a), quadCount(t, b); n1 != n2 {
+		t.Fatalf("counts %d and %d", n1, n2)
+	}
+}
+
+// TestPostgresCommitsAnnounced: a store loads another process's commit when PostgreSQL
+// announces it, without a read or a Refresh, and tells its subscribers.
+func TestPostgresCommitsAnnounced(t *testing.T) {
+	dsn := newPGDatabase(t)
+	a := mustOpen(t, dsn, Options{})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{})
+	defer b.Close()
+	sub, stop := b.Subscribe()
+	defer stop()
+	for i := range 3 {
+		tx, err := a.Write(context.Background(), "owner", countingClaim("A", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.After(10 * time.Second)
+		for head(b) < tx.ID {
+			select {
+			case <-sub:
+			case <-deadline:
+				t.Fatalf("b is at tx %d, 10s after a committed tx %d", head(b), tx.ID)
+			}
+		}
+	}
+	sameTxs(t, txsOf(b), txsOf(a))
+}
+
+// ---- export and import ---------------------------------------------------------------------
+
+// A writer waiting for the PostgreSQL writer lock gives up when its context ends, and leaves
+// nothing behind that would block the next writer.
+func TestPostgresLockWaitCancelled(t *testing.T) {
+	dsn := newPGDatabase(t)
+	a := mustOpen(t, dsn, Options{})
+	defer a.Close()
+	b := mustOpen(t, dsn, Options{})
+	defer b.Close()
+	release, err := a.be.lockWriters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = b.Write(ctx, "owner", countingClaim("B", 1))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("write while the lock is held: %v after %s", err, time.Since(start))
+	}
+	release()
+	for i, s := range []*Store{b, a, b} {
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := s.Write(wctx, "owner", countingClaim(fmt.Sprintf("S%d", i), 1))
+		cancel()
+		if err != nil {
+			t.Fatalf("write %d after the lock was released: %v", i, err)
+		}
+	}
+	if err := a.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkCounting(t, txsOf(a), 4)
+}
+
