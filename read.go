@@ -51,7 +51,7 @@ func (p pattern) keys(v *index.View) []record.Key {
 	switch {
 	case p.subject != "*" && p.predicate != "*":
 		k := record.Key{Subject: p.subject, Predicate: p.predicate}
-		if len(v.Versions(k)) == 0 {
+		if !v.HasVersions(k) {
 			return nil
 		}
 		return []record.Key{k}

@@ -30,10 +30,34 @@ func checkName(what, s string) error {
 	if len(s) > 256 {
 		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
 	}
-	if !nameRE.MatchString(s) {
+	if !asciiName(s) && !nameRE.MatchString(s) {
 		return fmt.Errorf("%s %q: %w: use letters, digits (of any script), _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
 	}
 	return nil
+}
+
+// asciiName reports whether s is a name of nameRE's shape made of ASCII only: the common case,
+// judged without the regular expression, which cost a read as much as its lookups.
+func asciiName(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == ':', c == '/':
+		case c == '-':
+			// a single - between name characters
+			if i == len(s)-1 || s[i+1] == '-' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Confidence returns a pointer to c, for the optional confidence fields.

@@ -32,6 +32,20 @@ type watcher interface {
 	watchCommits(ctx context.Context, fn func(head record.TxID))
 }
 
+// sharer is a backend that other processes write too (PostgreSQL). Each process keeps a cache
+// of decoded entries; a process that commits says which entries its transactions changed, and
+// the others drop them from their caches before they read past those transactions.
+type sharer interface {
+	// commitShared commits wt, whose transactions end at head and changed the cache entries
+	// touched (index.Index.Touched), recording touched for the other processes in the same
+	// commit.
+	commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string) error
+	// changes returns the newest committed transaction and the cache entries that the
+	// transactions after `after` changed; ok is false when that can no longer be told (the
+	// record of them was pruned), and the cache must be emptied.
+	changes(ctx context.Context, after record.TxID) (head record.TxID, touched []string, ok bool, err error)
+}
+
 // writeTx is a kv write transaction of the Store's backend, guarded.
 type writeTx struct {
 	be backend
@@ -51,7 +65,10 @@ func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
 	return &writeTx{be: s.be, tx: tx}, nil
 }
 
-func (w *writeTx) commit(ctx context.Context) error {
+func (w *writeTx) commit(ctx context.Context, head record.TxID, touched []string) error {
+	if sh, ok := w.be.(sharer); ok {
+		return w.be.guard(func() error { return sh.commitShared(ctx, w.tx, head, touched) })
+	}
 	return w.be.guard(func() error { return w.tx.Commit(ctx) })
 }
 

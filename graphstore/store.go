@@ -337,7 +337,7 @@ func (s *Store) Read(ctx context.Context, fn func(ix *index.Index) error) error 
 			return err
 		}
 		if h := ix.Head(); h > s.Head() && s.be.shared() {
-			s.learn(h)
+			s.learn(ctx, h)
 		}
 		return index.Guard(func() error {
 			fnErr = fn(ix)
@@ -350,15 +350,27 @@ func (s *Store) Read(ctx context.Context, fn func(ix *index.Index) error) error 
 	return fnErr
 }
 
-// learn moves the process's head to head, which another process committed: the cache drops
-// what changed meanwhile, and subscribers are told.
-func (s *Store) learn(head record.TxID) {
+// learn moves the process's head to at least head, which another process committed: the cache
+// drops what changed meanwhile, and subscribers are told.
+func (s *Store) learn(ctx context.Context, head record.TxID) {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	if head <= s.Head() {
+	old := s.Head()
+	if head <= old {
 		return
 	}
-	s.cache.Reset(head)
+	if sh, ok := s.be.(sharer); ok {
+		newest, touched, ok, err := sh.changes(ctx, old)
+		switch {
+		case err != nil || !ok:
+			s.cache.Reset(max(head, newest))
+		default:
+			head = max(head, newest)
+			s.cache.Advance(head, touched)
+		}
+	} else {
+		s.cache.Reset(head)
+	}
 	s.head.Store(int64(head))
 	s.commits.notify()
 }
@@ -510,15 +522,18 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		return
 	}
 	first, last := built[0].tx.ID, built[len(built)-1].tx.ID
-	err = g.commit(ctx)
+	touched := g.h.Touched()
+	err = g.wt.commit(ctx, last, touched)
 	g.wt = nil
 	if err != nil {
 		fail(built, applyErr(err, fmt.Sprintf("tx %d..%d", first, last)))
 		s.cache.Reset(record.TxID(s.head.Load()))
 		return
 	}
+	s.lmu.Lock()
 	s.head.Store(int64(last))
-	s.cache.Advance(last, g.h.Touched())
+	s.cache.Advance(last, touched)
+	s.lmu.Unlock()
 	for _, w := range built {
 		w.done = true
 	}
@@ -642,7 +657,7 @@ func (g *group_) run(w *writer) (err error) {
 		return err
 	}
 	normalize(tx)
-	if _, err := codec.EncodeTx(tx); err != nil {
+	if err := codec.ValidateTx(tx); err != nil {
 		return fmt.Errorf("graphstore: refusing to write: %w", err)
 	}
 	if err := g.chain.Check(tx); err != nil {
@@ -690,7 +705,7 @@ func (g *group_) runStaged(w *writer, tx *record.Tx) error {
 	}
 	if err == nil {
 		normalize(tx)
-		if _, eerr := codec.EncodeTx(tx); eerr != nil {
+		if eerr := codec.ValidateTx(tx); eerr != nil {
 			err = fmt.Errorf("graphstore: refusing to write: %w", eerr)
 		}
 	}
@@ -705,10 +720,6 @@ func (g *group_) runStaged(w *writer, tx *record.Tx) error {
 	g.applied = append(g.applied, tx)
 	w.tx = tx
 	return nil
-}
-
-func (g *group_) commit(ctx context.Context) error {
-	return g.wt.commit(ctx)
 }
 
 // normalize stamps records with their transaction and puts every time in UTC.
@@ -813,7 +824,7 @@ func (s *Store) Refresh(ctx context.Context) error {
 		return err
 	}
 	if head > s.Head() {
-		s.learn(head)
+		s.learn(ctx, head)
 	}
 	return nil
 }

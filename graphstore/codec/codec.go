@@ -247,6 +247,7 @@ type encoder struct {
 	subjs   []quad.IRI          // subjects in first-use order, for urn:mql:wrote
 	subjSet map[quad.IRI]struct{}
 	err     error // first invalid string met
+	check   bool  // ValidateTx: judge the values, keep no quads
 }
 
 func (e *encoder) add(s, p quad.IRI, o quad.Value) {
@@ -263,6 +264,9 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 		} else if strings.IndexByte(lit, 0) >= 0 {
 			e.err = fmt.Errorf("%s %s: text contains a NUL byte", s, p)
 		}
+	}
+	if e.check {
+		return
 	}
 	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
 	if _, dup := e.seen[q]; dup {
@@ -360,7 +364,16 @@ func ValidHash(s string) bool {
 // EncodeTx turns a transaction into its quads, in a deterministic order without duplicates. It
 // refuses a transaction that could not be decoded back to an equal one (missing mandatory
 // fields, two records on one node, duplicated list elements, non-UTC-representable values).
-func EncodeTx(tx *record.Tx) ([]quad.Quad, error) {
+func EncodeTx(tx *record.Tx) ([]quad.Quad, error) { return encodeTx(tx, false) }
+
+// ValidateTx reports what EncodeTx would refuse in tx, without building its quads: what a
+// writer checks before it stores a transaction, so that every stored one can be exported.
+func ValidateTx(tx *record.Tx) error {
+	_, err := encodeTx(tx, true)
+	return err
+}
+
+func encodeTx(tx *record.Tx, check bool) ([]quad.Quad, error) {
 	if tx == nil {
 		return nil, errors.New("nil transaction")
 	}
@@ -370,12 +383,11 @@ func EncodeTx(tx *record.Tx) ([]quad.Quad, error) {
 	// Sized for the bulk of a large transaction (a claim is ~16 quads on one node), so that
 	// encoding it does not keep growing them.
 	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
-	e := &encoder{
-		tx: tx, label: TxIRI(tx.ID),
-		seen:    make(map[quad.Quad]struct{}, 16*recs),
-		records: make(map[quad.IRI]string, recs),
-		subjSet: make(map[quad.IRI]struct{}, recs),
-		quads:   make([]quad.Quad, 0, 16*recs),
+	e := &encoder{tx: tx, label: TxIRI(tx.ID), records: make(map[quad.IRI]string, recs), check: check}
+	if !check {
+		e.seen = make(map[quad.Quad]struct{}, 16*recs)
+		e.subjSet = make(map[quad.IRI]struct{}, recs)
+		e.quads = make([]quad.Quad, 0, 16*recs)
 	}
 	wrap := func(err error) ([]quad.Quad, error) { return nil, fmt.Errorf("tx %d: %w", tx.ID, err) }
 	if tx.By == "" {

@@ -80,6 +80,8 @@ type Index struct {
 	useCache, insert bool
 	dirty            map[string]bool // a write handle's changed entries: read from r, never from the cache
 	memo             map[string]any
+	few              [memoFew]memoEntry // the first entries a snapshot decodes, before memo
+	nfew             int
 	kbuf             []byte
 	cur              *applying       // a write handle's transaction being applied
 	touched          map[string]bool // cache keys of the entries a write handle overwrote
@@ -88,19 +90,25 @@ type Index struct {
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
 // nil. A store that holds no transaction yet has head 0.
 func Open(r kv.Reader, cache *Cache) (*Index, error) {
-	f, err := r.Get(bMeta, metaFormat)
-	if err != nil {
-		return nil, err
-	}
-	if f == nil {
-		return nil, ErrNotStore
-	}
-	if string(f) != encoding.Format {
-		return nil, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
-	}
 	b, err := r.Get(bMeta, metaState)
 	if err != nil {
 		return nil, err
+	}
+	if b == nil || cache == nil {
+		// A store's format is checked when it is opened (without a cache), not at every read.
+		f, err := r.Get(bMeta, metaFormat)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, ErrNotStore
+		}
+		if string(f) != encoding.Format {
+			return nil, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
+		}
+	}
+	if b == nil {
+		return nil, ErrNotStore
 	}
 	st, err := decodeState(b)
 	if err != nil {
@@ -173,7 +181,7 @@ func corrupt(what string, err error) {
 func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode func([]byte) (T, error)) T {
 	var zero T
 	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
-	if x, ok := ix.memo[string(ix.kbuf)]; ok {
+	if x, ok := ix.recall(ix.kbuf); ok {
 		return x.(T)
 	}
 	ck := ""
@@ -202,9 +210,46 @@ func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode 
 	return x
 }
 
+// memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
+// handful of entries, and a map per read cost more than the lookups.
+const memoFew = 8
+
+type memoEntry struct {
+	k string
+	x any
+}
+
+func (ix *Index) recall(k []byte) (any, bool) {
+	for i := range ix.nfew {
+		if ix.few[i].k == string(k) {
+			return ix.few[i].x, true
+		}
+	}
+	if ix.memo != nil {
+		x, ok := ix.memo[string(k)]
+		return x, ok
+	}
+	return nil, false
+}
+
 func (ix *Index) remember(k string, x any) {
+	for i := range ix.nfew {
+		if ix.few[i].k == k {
+			ix.few[i].x = x
+			return
+		}
+	}
+	if ix.memo == nil && ix.nfew < memoFew {
+		ix.few[ix.nfew] = memoEntry{k, x}
+		ix.nfew++
+		return
+	}
 	if ix.memo == nil {
-		ix.memo = make(map[string]any, 16)
+		ix.memo = make(map[string]any, 4*memoFew)
+		for _, e := range ix.few[:ix.nfew] {
+			ix.memo[e.k] = e.x
+		}
+		ix.nfew = 0
 	}
 	ix.memo[k] = x
 }
@@ -212,6 +257,14 @@ func (ix *Index) remember(k string, x any) {
 // forget drops what the memo holds under key in b, which a write changed.
 func (ix *Index) forget(b kv.Bucket, key []byte) {
 	k := string(append([]byte{byte(b)}, key...))
+	for i := range ix.nfew {
+		if ix.few[i].k == k {
+			ix.few[i] = ix.few[ix.nfew-1]
+			ix.few[ix.nfew-1] = memoEntry{}
+			ix.nfew--
+			break
+		}
+	}
 	delete(ix.memo, k)
 	if ix.dirty != nil {
 		ix.dirty[k] = true
@@ -615,4 +668,8 @@ func CompareListing(a, b *ClaimEntry) int {
 // Release forgets the entries the snapshot decoded so far, so that a read of the whole store
 // (an export, a check) holds what it is reading and not everything it read. Entries handed out
 // before stay valid; a later lookup decodes a record again.
-func (ix *Index) Release() { ix.memo = nil }
+func (ix *Index) Release() {
+	ix.memo = nil
+	clear(ix.few[:])
+	ix.nfew = 0
+}

@@ -221,6 +221,12 @@ func (v *View) Versions(k record.Key) []*ClaimEntry {
 	return out
 }
 
+// HasVersions reports whether key has a version the viewer may see within the view.
+func (v *View) HasVersions(k record.Key) bool {
+	_, ok := v.firstSeen(v.ix.keyEntry(k))
+	return ok
+}
+
 // VersionCount is the number of versions of key recorded within the view, visible or not.
 // Writers use it to number the next version; readers must use Versions.
 func (v *View) VersionCount(k record.Key) int {
@@ -842,7 +848,7 @@ func (v *View) Tokens() []*record.Token {
 // loadRaw is load for an entry whose stored bytes a scan already read.
 func loadRaw[T any](ix *Index, b kv.Bucket, key, raw []byte, what func() string, decode func([]byte) (T, error)) T {
 	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
-	if x, ok := ix.memo[string(ix.kbuf)]; ok {
+	if x, ok := ix.recall(ix.kbuf); ok {
 		return x.(T)
 	}
 	x, err := decode(raw)
