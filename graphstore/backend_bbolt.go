@@ -49,7 +49,7 @@ type bboltBackend struct {
 // whole file: about 0.1 s for 64 MiB on the development machine, and seconds for a store of
 // millions of claims, which Open cannot afford. Larger files get the meta-page and freelist
 // checks only; their pages are checked by `mql check`, and by bbolt as it reads them.
-const walkOnOpenBytes = 64 << 20
+const walkOnOpenBytes = 16 << 20
 
 // ErrOldFormat is wrapped by Open's error for a store written in the format of mql before
 // its records and index were stored in their own buckets (Cayley's quads, a gob snapshot):
@@ -157,7 +157,7 @@ func (b *bboltBackend) open() error {
 		if b.damage() != nil || b.mustExist {
 			return nil
 		}
-		return boltkv.Buckets(db, index.Schema)
+		return boltkv.Init(db)
 	})
 	if err == nil {
 		switch kind {
@@ -193,13 +193,13 @@ func boltKind(db *bolt.DB) (string, error) {
 	kind := ""
 	err := db.View(func(tx *bolt.Tx) error {
 		switch {
-		case tx.Bucket([]byte(boltkv.Prefix+index.Schema.Buckets[0].Name)) != nil:
+		case boltkv.Has(tx):
 			kind = "mql"
 		case tx.Bucket([]byte("log")) != nil && tx.Bucket([]byte("sp")) != nil && tx.Bucket([]byte("ops")) != nil:
 			kind = "cayley"
 		default:
 			return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-				if !strings.HasPrefix(string(name), boltkv.Prefix) {
+				if !strings.HasPrefix(string(name), "mql.") {
 					kind = "other"
 				}
 				return nil

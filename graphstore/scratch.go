@@ -38,7 +38,7 @@ func newScratch() (*scratch, error) {
 		os.Remove(path)
 		return nil, err
 	}
-	if err := boltkv.Buckets(db, index.Schema); err != nil {
+	if err := boltkv.Init(db); err != nil {
 		db.Close()
 		os.Remove(path)
 		return nil, err

@@ -10,6 +10,7 @@ package encoding
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"math"
 	"time"
@@ -322,3 +323,31 @@ func Uint(b []byte) (u uint64, rest []byte, ok bool) {
 // AppendName appends a name (a subject, predicate, principal, artifact: never a NUL) and the
 // NUL that ends it in a key.
 func AppendName(b []byte, s string) []byte { return append(append(b, s...), 0) }
+
+// Every non-empty stored value ends with the CRC-32C (Castagnoli) of what precedes it, so that
+// damage inside a value (a flipped bit on disk, a stray write) is found when it is read, not
+// served as data. Empty values (entries whose key is all they say) have none.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Seal appends b's checksum to b.
+func Seal(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// Unseal returns b without its checksum, or an error wrapping ErrCorrupt if it does not match.
+func Unseal(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return b, nil
+	}
+	if len(b) < 5 {
+		return nil, fmt.Errorf("%w: a value of %d bytes is too short for its checksum", ErrCorrupt, len(b))
+	}
+	n := len(b) - 4
+	if binary.LittleEndian.Uint32(b[n:]) != crc32.Checksum(b[:n], castagnoli) {
+		return nil, fmt.Errorf("%w: its checksum does not match", ErrCorrupt)
+	}
+	return b[:n], nil
+}

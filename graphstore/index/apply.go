@@ -94,6 +94,7 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 		ix.st.head, ix.head = tx.ID, tx.ID
 		if tx.Meta != nil {
 			ix.st.owner, ix.st.strict = tx.Meta.Owner, tx.Meta.Strict
+			ix.put(bMeta, slices.Clone(metaStore), encodeStoreMeta(tx.Meta.Owner, tx.Meta.Strict))
 		}
 	}
 	a := ix.cur
@@ -183,8 +184,8 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 	h.tokenRevs = listOf(prefTokenRev, tx.ID, idsOf(tx.TokenRevocations, func(r *record.TokenRevocation) string { return r.ID }))
 	h.retrievals = listOf(prefRetrieval, tx.ID, idsOf(tx.Retrievals, func(r *record.Retrieval) string { return r.ID }))
 	h.outcomes = listOf(prefOutcome, tx.ID, idsOf(tx.Outcomes, func(o *record.Outcome) string { return o.ID }))
+	h.counts = [4]uint64{ix.st.claims, ix.st.artifacts, ix.st.keys, ix.st.names}
 	ix.put(bTx, txKey(tx.ID), h.encode())
-	ix.put(bMeta, slices.Clone(metaState), ix.st.encode())
 	return nil
 }
 
@@ -198,7 +199,7 @@ func idsOf[T any](xs []T, id func(T) string) []string {
 
 // put writes an entry and drops what the handle's memo held for it.
 func (ix *Index) put(b kv.Bucket, key, value []byte) {
-	if err := ix.w.Put(b, key, value); err != nil {
+	if err := ix.w.Put(b, key, encoding.Seal(value)); err != nil {
 		fault(err)
 	}
 	ix.forget(b, key)
@@ -363,6 +364,9 @@ func (ix *Index) addRevocation(tx *record.Tx, r *record.Revocation) error {
 		return fmt.Errorf("%w: revocation %s of unknown claim %s", ErrInvalid, r.ID, r.Claim)
 	}
 	e := ix.claimAt(ke.key, ke.seq, r.Claim.Version)
+	if e == nil {
+		return fmt.Errorf("%w: revocation %s of %s, which the store lacks", ErrInvalid, r.ID, r.Claim)
+	}
 	s := e.copyStored()
 	s.revocations = append(s.revocations, event{r.ID, r.Tx})
 	ix.putClaim(ke.seq, s)
@@ -375,6 +379,9 @@ func (ix *Index) addRevocation(tx *record.Tx, r *record.Revocation) error {
 			return fmt.Errorf("%w: revocation %s names unknown replacement %s", ErrInvalid, r.ID, r.ReplacedBy)
 		}
 		re := ix.claimAt(ke.key, ke.seq, r.ReplacedBy.Version)
+		if re == nil {
+			return fmt.Errorf("%w: revocation %s names %s, which the store lacks", ErrInvalid, r.ID, r.ReplacedBy)
+		}
 		rs := re.copyStored()
 		rs.promotions = append(rs.promotions, event{r.ID, r.Tx})
 		ix.putClaim(ke.seq, rs)
@@ -435,6 +442,9 @@ func (ix *Index) addArtifact(a *record.Artifact, h *txHeader) error {
 			return fmt.Errorf("%w: %s supersedes unknown artifact %s", ErrInvalid, a.ID, a.Supersedes)
 		}
 		old := ix.artifactAt(a.ID.Name, ne.seq, a.Supersedes.Version)
+		if old == nil {
+			return fmt.Errorf("%w: %s supersedes %s, which the store lacks", ErrInvalid, a.ID, a.Supersedes)
+		}
 		os := old.copyStored()
 		os.revisedBy = append(os.revisedBy, revision{a.ID.Version, a.Tx})
 		ix.putArtifact(ne.seq, os)
@@ -474,6 +484,9 @@ func (ix *Index) addRunRecords(tx, part *record.Tx, m Mark) error {
 		k := RunKey{a.By, a.Run}
 		r := ix.runCopy(k, tx.ID)
 		ae := ix.artEntry(a.ID.Name)
+		if ae == nil {
+			return fmt.Errorf("%w: run decision %s, which the store lacks", ErrInvalid, a.ID)
+		}
 		r.decisions = append(r.decisions, ref{ae.seq, a.ID.Version})
 		ix.putRun(k, r)
 	}

@@ -55,15 +55,16 @@ func (c *Cache) get(k string) (any, bool) {
 // entryOverhead approximates what a decoded entry takes beyond its stored bytes.
 const entryOverhead = 160
 
-func (c *Cache) put(head record.TxID, k string, x any, size int) {
+// put keeps x under k if the cache is at head, and reports whether it did.
+func (c *Cache) put(head record.TxID, k string, x any, size int) bool {
 	size += entryOverhead + len(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if head != c.head {
-		return
+	if head != c.head || size > c.max/16 {
+		return false
 	}
 	if _, ok := c.m[k]; ok {
-		return
+		return false
 	}
 	for c.bytes+size > c.max && len(c.m) > 0 {
 		// Drop about a quarter, in the map's own random order: cheaper than keeping an order,
@@ -79,6 +80,7 @@ func (c *Cache) put(head record.TxID, k string, x any, size int) {
 	}
 	c.m[k] = cached{x, size}
 	c.bytes += size
+	return true
 }
 
 // Advance moves the cache to head, dropping the entries named by touched (see Touched), which

@@ -90,11 +90,12 @@ type Index struct {
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
 // nil. A store that holds no transaction yet has head 0.
 func Open(r kv.Reader, cache *Cache) (*Index, error) {
-	b, err := r.Get(bMeta, metaState)
+	var st storeState
+	m, err := r.Get(bMeta, metaStore)
 	if err != nil {
 		return nil, err
 	}
-	if b == nil || cache == nil {
+	if m == nil || cache == nil {
 		// A store's format is checked when it is opened (without a cache), not at every read.
 		f, err := r.Get(bMeta, metaFormat)
 		if err != nil {
@@ -107,12 +108,31 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 			return nil, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
 		}
 	}
-	if b == nil {
-		return nil, ErrNotStore
+	if m != nil {
+		if m, err = encoding.Unseal(m); err == nil {
+			err = decodeStoreMeta(m, &st)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the store's owner: %w", err)
+		}
 	}
-	st, err := decodeState(b)
+	err = r.Scan(bTx, nil, kv.ScanOptions{Reverse: true}, func(k, v []byte) (bool, error) {
+		id, rest, ok := encoding.Uint(k)
+		if !ok || len(rest) > 0 || id == 0 {
+			return false, fmt.Errorf("the last transaction's key: %w", encoding.ErrCorrupt)
+		}
+		st.head = record.TxID(id)
+		v, err := encoding.Unseal(v)
+		if err == nil {
+			err = decodeCounts(v, &st)
+		}
+		if err != nil {
+			return false, fmt.Errorf("tx %d: %w", id, err)
+		}
+		return false, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("the store's state: %w", err)
+		return nil, err
 	}
 	ix := &Index{r: r, st: st, head: st.head, cache: cache}
 	if cache != nil {
@@ -123,12 +143,9 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 	return ix, nil
 }
 
-// Init writes the state of an empty store into w.
+// Init writes the format of an empty store into w.
 func Init(w kv.Writer) error {
-	if err := w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format)); err != nil {
-		return err
-	}
-	return w.Put(bMeta, slices.Clone(metaState), storeState{}.encode())
+	return w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format))
 }
 
 // Format returns the format a kv store says it holds ("" for none).
@@ -158,14 +175,23 @@ func (ix *Index) ClaimCount() int { return int(ix.st.claims) }
 
 func (ix *Index) get(b kv.Bucket, key []byte) []byte {
 	v, err := ix.r.Get(b, key)
+	if err == nil {
+		v, err = encoding.Unseal(v)
+	}
 	if err != nil {
-		fault(err)
+		fault(fmt.Errorf("%s %q: %w", Schema.Buckets[b].Name, key, err))
 	}
 	return v
 }
 
 func (ix *Index) scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) bool) {
-	err := ix.r.Scan(b, prefix, opts, func(k, v []byte) (bool, error) { return fn(k, v), nil })
+	err := ix.r.Scan(b, prefix, opts, func(k, v []byte) (bool, error) {
+		v, err := encoding.Unseal(v)
+		if err != nil {
+			return false, fmt.Errorf("%s %q: %w", Schema.Buckets[b].Name, k, err)
+		}
+		return fn(k, v), nil
+	})
 	if err != nil {
 		fault(err)
 	}
@@ -175,20 +201,23 @@ func corrupt(what string, err error) {
 	fault(fmt.Errorf("%s: %w", what, err))
 }
 
-// load returns the entry stored under key in b, decoded by decode: from this snapshot's memo,
-// the shared cache, or the store (nil when there is none). An entry is decoded once per
-// snapshot, so that a read sees one object per record.
+// load returns the entry stored under key in b, decoded by decode: from the shared cache, this
+// snapshot's memo, or the store (nil when there is none). A snapshot that may use the cache
+// keeps what it decodes there; one that may not (a write handle's changed entries, a snapshot
+// older or newer than the cache) keeps it in its memo, so that it decodes each record once.
 func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode func([]byte) (T, error)) T {
 	var zero T
 	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
 	if x, ok := ix.recall(ix.kbuf); ok {
 		return x.(T)
 	}
-	ck := ""
-	if ix.useCache && !ix.dirty[string(ix.kbuf)] {
+	cacheable := ix.useCache && !ix.dirty[string(ix.kbuf)]
+	if cacheable {
 		if x, ok := ix.cache.get(string(ix.kbuf)); ok {
-			ck = string(ix.kbuf)
-			ix.remember(ck, x)
+			if ix.w != nil {
+				// A write handle keeps one object per record: it compares them.
+				ix.remember(string(ix.kbuf), x)
+			}
 			return x.(T)
 		}
 	}
@@ -200,13 +229,11 @@ func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode 
 	if err != nil {
 		corrupt(what(), err)
 	}
-	if ck == "" {
-		ck = string(append([]byte{byte(b)}, key...))
+	ck := string(append([]byte{byte(b)}, key...))
+	if cacheable && ix.insert && ix.cache.put(ix.st.head, ck, x, len(raw)) {
+		return x
 	}
 	ix.remember(ck, x)
-	if ix.insert && !ix.dirty[ck] {
-		ix.cache.put(ix.st.head, ck, x, len(raw))
-	}
 	return x
 }
 
@@ -446,73 +473,107 @@ func (ix *Index) runEntry(k RunKey) *runEntry {
 	return load(ix, bRun, runKey(k.By, k.Name), func() string { return "run " + k.Name }, decodeRun)
 }
 
-// Tx returns transaction id with every record it holds, or nil.
+// Tx returns transaction id with every record it holds, or nil. A record its header names
+// that the store does not hold is damage (a Fault).
 func (ix *Index) Tx(id record.TxID) *record.Tx {
 	h := ix.txHeader(id)
 	if h == nil {
 		return nil
 	}
+	missing := func(what string) {
+		corrupt(fmt.Sprintf("tx %d", id), fmt.Errorf("%w: its %s is missing", encoding.ErrCorrupt, what))
+	}
 	tx := &record.Tx{ID: id, Time: h.time, By: h.by, Meta: h.meta}
 	for _, name := range h.principals {
-		if p := ix.principal(name); p != nil {
-			tx.Principals = append(tx.Principals, p.Principal)
+		p := ix.principal(name)
+		if p == nil {
+			missing("principal " + name)
 		}
+		tx.Principals = append(tx.Principals, p.Principal)
 	}
 	for i := range h.grants.n {
-		if g := ix.grant(h.grants.id(prefGrant, id, i)); g != nil {
-			tx.Grants = append(tx.Grants, g)
+		g := ix.grant(h.grants.id(prefGrant, id, i))
+		if g == nil {
+			missing("grant " + h.grants.id(prefGrant, id, i))
 		}
+		tx.Grants = append(tx.Grants, g)
 	}
 	for _, s := range h.sources {
-		if x := ix.source(s); x != nil {
-			tx.Sources = append(tx.Sources, x)
+		x := ix.source(s)
+		if x == nil {
+			missing(fmt.Sprintf("source %q", s))
 		}
+		tx.Sources = append(tx.Sources, x)
 	}
 	for i := range h.decays.n {
-		if d := ix.decay(h.decays.id(prefDecay, id, i)); d != nil {
-			tx.Decays = append(tx.Decays, d)
+		d := ix.decay(h.decays.id(prefDecay, id, i))
+		if d == nil {
+			missing("decay " + h.decays.id(prefDecay, id, i))
 		}
+		tx.Decays = append(tx.Decays, d)
 	}
 	for _, r := range h.claims {
-		tx.Claims = append(tx.Claims, ix.claimByRef(r).Claim)
+		e := ix.claimByRef(r)
+		if e == nil {
+			missing(fmt.Sprintf("claim %s@%d", ix.keyOf(r.seq), r.version))
+		}
+		tx.Claims = append(tx.Claims, e.Claim)
 	}
 	for i := range h.revocations.n {
-		if r := ix.revocation(h.revocations.id(prefRevocation, id, i)); r != nil {
-			tx.Revocations = append(tx.Revocations, r)
+		r := ix.revocation(h.revocations.id(prefRevocation, id, i))
+		if r == nil {
+			missing("revocation " + h.revocations.id(prefRevocation, id, i))
 		}
+		tx.Revocations = append(tx.Revocations, r)
 	}
 	for i := range h.confirmations.n {
-		if c := ix.confirmation(h.confirmations.id(prefConfirmation, id, i)); c != nil {
-			tx.Confirmations = append(tx.Confirmations, c)
+		c := ix.confirmation(h.confirmations.id(prefConfirmation, id, i))
+		if c == nil {
+			missing("confirmation " + h.confirmations.id(prefConfirmation, id, i))
 		}
+		tx.Confirmations = append(tx.Confirmations, c)
 	}
 	for _, r := range h.artifacts {
-		tx.Artifacts = append(tx.Artifacts, ix.artifactByRef(r).Artifact)
+		a := ix.artifactByRef(r)
+		if a == nil {
+			missing(fmt.Sprintf("artifact %s@%d", ix.nameOf(r.seq), r.version))
+		}
+		tx.Artifacts = append(tx.Artifacts, a.Artifact)
 	}
 	for _, t := range h.tokens {
-		if k := ix.token(t); k != nil {
-			tx.Tokens = append(tx.Tokens, k.t)
+		k := ix.token(t)
+		if k == nil {
+			missing("token " + t)
 		}
+		tx.Tokens = append(tx.Tokens, k.t)
 	}
 	for i := range h.tokenRevs.n {
-		if r := ix.tokenRev(h.tokenRevs.id(prefTokenRev, id, i)); r != nil {
-			tx.TokenRevocations = append(tx.TokenRevocations, r)
+		r := ix.tokenRev(h.tokenRevs.id(prefTokenRev, id, i))
+		if r == nil {
+			missing("token revocation " + h.tokenRevs.id(prefTokenRev, id, i))
 		}
+		tx.TokenRevocations = append(tx.TokenRevocations, r)
 	}
 	for i := range h.reviews.n {
-		if r := ix.review(h.reviews.id(prefReview, id, i)); r != nil {
-			tx.Reviews = append(tx.Reviews, r)
+		r := ix.review(h.reviews.id(prefReview, id, i))
+		if r == nil {
+			missing("review " + h.reviews.id(prefReview, id, i))
 		}
+		tx.Reviews = append(tx.Reviews, r)
 	}
 	for i := range h.retrievals.n {
-		if q := ix.retrieval(h.retrievals.id(prefRetrieval, id, i)); q != nil {
-			tx.Retrievals = append(tx.Retrievals, q)
+		q := ix.retrieval(h.retrievals.id(prefRetrieval, id, i))
+		if q == nil {
+			missing("retrieval " + h.retrievals.id(prefRetrieval, id, i))
 		}
+		tx.Retrievals = append(tx.Retrievals, q)
 	}
 	for i := range h.outcomes.n {
-		if o := ix.outcome(h.outcomes.id(prefOutcome, id, i)); o != nil {
-			tx.Outcomes = append(tx.Outcomes, o)
+		o := ix.outcome(h.outcomes.id(prefOutcome, id, i))
+		if o == nil {
+			missing("outcome " + h.outcomes.id(prefOutcome, id, i))
 		}
+		tx.Outcomes = append(tx.Outcomes, o)
 	}
 	return tx
 }

@@ -23,7 +23,7 @@ import (
 
 // The buckets, in Schema order.
 const (
-	bMeta         kv.Bucket = iota // fixed keys: the store's state (see storeState)
+	bMeta         kv.Bucket = iota // fixed keys: the format, and the owner and strict flag
 	bTx                            // u(tx) → txHeader
 	bPrincipal                     // name → principal
 	bGrant                         // id → grant
@@ -69,7 +69,7 @@ var Schema = kv.Schema{Buckets: []kv.BucketDef{
 // Meta keys.
 var (
 	metaFormat = []byte("format") // encoding.Format
-	metaState  = []byte("state")  // storeState
+	metaStore  = []byte("store")  // the genesis' owner and strict flag
 )
 
 func u(b []byte, x uint64) []byte { return encoding.AppendUint(b, x) }
@@ -108,8 +108,10 @@ func liveCountKey(predicate string, v record.Value) []byte {
 	return encoding.ValueKey(encoding.AppendName(nil, predicate), v)
 }
 
-// storeState is the store as of its last committed transaction: everything a snapshot needs
-// before its first lookup, in one value.
+// storeState is the store as of a snapshot's newest transaction: everything a snapshot needs
+// before its first lookup. The owner and strict flag are the genesis' (meta "store"); the head
+// is the last transaction's id and the counts are kept in its header, so that a commit writes
+// no entry of its own for them.
 type storeState struct {
 	head      record.TxID
 	owner     string
@@ -120,23 +122,17 @@ type storeState struct {
 	names     uint64 // artifact names
 }
 
-func (s storeState) encode() []byte {
-	e := encoding.Enc{}
-	e.Tx(s.head)
-	e.String(s.owner)
-	e.Bool(s.strict)
-	e.Uvarint(s.claims)
-	e.Uvarint(s.artifacts)
-	e.Uvarint(s.keys)
-	e.Uvarint(s.names)
+func encodeStoreMeta(owner string, strict bool) []byte {
+	e := enc{}
+	e.String(owner)
+	e.Bool(strict)
 	return e.B
 }
 
-func decodeState(b []byte) (storeState, error) {
+func decodeStoreMeta(b []byte, st *storeState) error {
 	d := encoding.NewDec(b)
-	s := storeState{head: d.Tx(), owner: d.String(), strict: d.Bool(), claims: d.Uvarint(),
-		artifacts: d.Uvarint(), keys: d.Uvarint(), names: d.Uvarint()}
-	return s, d.Done()
+	st.owner, st.strict = d.String(), d.Bool()
+	return d.Done()
 }
 
 // Canonical ids: what mql's writers give the n-th record of a kind in transaction tx
@@ -244,15 +240,17 @@ func (d *dec) version() int {
 // txHeader is one transaction: its time, author, the genesis' store meta, and which records it
 // holds, in order (the records themselves are under their own keys).
 type txHeader struct {
-	id                                                                                   record.TxID
-	time                                                                                 time.Time
-	by                                                                                   string
-	meta                                                                                 *record.StoreMeta
-	principals                                                                           []string
-	sources                                                                              []string
-	claims                                                                               []ref
-	artifacts                                                                            []ref
-	tokens                                                                               []string
+	id         record.TxID
+	time       time.Time
+	by         string
+	counts     [4]uint64 // claims, artifact versions, keys and artifact names after it
+	meta       *record.StoreMeta
+	principals []string
+	sources    []string
+	claims     []ref
+	artifacts  []ref
+	tokens     []string
+
 	grants, revocations, confirmations, reviews, decays, tokenRevs, retrievals, outcomes idList
 }
 
@@ -260,6 +258,9 @@ func (h *txHeader) encode() []byte {
 	e := enc{}
 	e.Time(h.time)
 	e.String(h.by)
+	for _, c := range h.counts {
+		e.Uvarint(c)
+	}
 	if h.meta != nil {
 		e.Byte(1)
 		e.String(h.meta.Owner)
@@ -287,6 +288,9 @@ func (h *txHeader) encode() []byte {
 func decodeTxHeader(id record.TxID, b []byte) (*txHeader, error) {
 	d := dec{encoding.NewDec(b)}
 	h := &txHeader{id: id, time: d.Time(), by: d.String()}
+	for i := range h.counts {
+		h.counts[i] = d.Uvarint()
+	}
 	switch d.Byte() {
 	case 0:
 	case 1:
@@ -315,11 +319,13 @@ func decodeTxHeader(id record.TxID, b []byte) (*txHeader, error) {
 	return h, d.Done()
 }
 
-// decodeTxTime reads only the time and author at the start of a header.
-func decodeTxTime(b []byte) (time.Time, string, error) {
+// decodeCounts reads only the counts near the start of a header.
+func decodeCounts(b []byte, st *storeState) error {
 	d := encoding.NewDec(b)
-	t, by := d.Time(), d.String()
-	return t, by, d.Err
+	d.Time()
+	_ = d.String()
+	st.claims, st.artifacts, st.keys, st.names = d.Uvarint(), d.Uvarint(), d.Uvarint(), d.Uvarint()
+	return d.Err
 }
 
 // Principals.

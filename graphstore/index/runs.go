@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/mql-dev/mql/graphstore/encoding"
@@ -59,7 +60,10 @@ func (v *View) visibleRun(k RunKey, r *runEntry) *RunEntry {
 	}
 	for _, d := range r.decisions {
 		n := v.ix.artifactByRef(d)
-		if n == nil || !v.in(n.Tx) {
+		if n == nil {
+			corrupt("run "+k.Name, fmt.Errorf("%w: a decision it names is missing", encoding.ErrCorrupt))
+		}
+		if !v.in(n.Tx) {
 			break
 		}
 		if v.CanSee(n.SeenBy) {

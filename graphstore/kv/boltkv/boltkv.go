@@ -1,7 +1,13 @@
-// Package boltkv is the kv interface on an open bbolt file: one bbolt bucket per kv bucket,
-// snapshots as bbolt read transactions, a write transaction as bbolt's. Opening, locking and
-// checking the file is the caller's (package graphstore's bbolt backend); bbolt panics on a
-// damaged page, and the caller guards its calls.
+// Package boltkv is the kv interface on an open bbolt file: every kv bucket in one bbolt
+// bucket, mql.kv, its keys prefixed with the kv bucket's number; snapshots are bbolt read
+// transactions and a write transaction is bbolt's. Opening, locking and checking the file is
+// the caller's (package graphstore's bbolt backend); bbolt panics on a damaged page, and the
+// caller guards its calls.
+//
+// One tree rather than a bbolt bucket per kv bucket: a commit rewrites every page on the path
+// from each changed leaf to its tree's root, and a single-claim write changes entries in some
+// ten kv buckets; in one tree those paths share their upper pages, so a commit writes about
+// half the pages it would over ten trees.
 package boltkv
 
 import (
@@ -14,43 +20,34 @@ import (
 	"github.com/mql-dev/mql/graphstore/kv"
 )
 
+// Bucket is the bbolt bucket that holds every kv bucket. Its name starts with "mql." so that
+// mql's data never meets another program's in one file.
+const Bucket = "mql.kv"
+
+// FillPercent is how full bbolt packs the pages it splits: most keys arrive in increasing order
+// (transactions, claims, artifact versions by number), and half-empty pages made the file twice
+// the size of its data.
+const FillPercent = 0.9
+
 // Store is a kv.Store over db.
 type Store struct {
-	db     *bolt.DB
-	names  [][]byte
-	fill   []float64
-	noSync bool
+	db *bolt.DB
+	n  int
 }
 
-// Prefix starts the name of every bbolt bucket a kv bucket is kept in ("mql.meta"), so that
-// mql's buckets never meet another program's in one file.
-const Prefix = "mql."
-
-// Buckets creates the buckets of schema that db does not have yet, in one write transaction.
-func Buckets(db *bolt.DB, schema kv.Schema) error {
+// Init creates the bbolt bucket that holds the store, if db does not have it yet.
+func Init(db *bolt.DB) error {
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range schema.Buckets {
-			if _, err := tx.CreateBucketIfNotExists([]byte(Prefix + b.Name)); err != nil {
-				return fmt.Errorf("boltkv: creating bucket %s: %w", b.Name, err)
-			}
-		}
-		return nil
+		_, err := tx.CreateBucketIfNotExists([]byte(Bucket))
+		return err
 	})
 }
 
-// New returns the store over db, whose buckets must exist (see Buckets).
-func New(db *bolt.DB, schema kv.Schema) *Store {
-	s := &Store{db: db}
-	for _, b := range schema.Buckets {
-		s.names = append(s.names, []byte(Prefix+b.Name))
-		fill := bolt.DefaultFillPercent
-		if b.Append {
-			fill = 0.95
-		}
-		s.fill = append(s.fill, fill)
-	}
-	return s
-}
+// Has reports whether db holds a store.
+func Has(tx *bolt.Tx) bool { return tx.Bucket([]byte(Bucket)) != nil }
+
+// New returns the store over db, which Init prepared, with the buckets of schema.
+func New(db *bolt.DB, schema kv.Schema) *Store { return &Store{db: db, n: len(schema.Buckets)} }
 
 // DB is the bbolt file under the store.
 func (s *Store) DB() *bolt.DB { return s.db }
@@ -64,7 +61,7 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &readTx{s: s, tx: tx, bs: make([]*bolt.Bucket, len(s.names))}, nil
+	return s.wrap(tx)
 }
 
 // Write begins bbolt's write transaction.
@@ -76,37 +73,43 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writeTx{readTx{s: s, tx: tx, bs: make([]*bolt.Bucket, len(s.names))}}, nil
+	r, err := s.wrap(tx)
+	if err != nil {
+		return nil, err
+	}
+	r.bk.FillPercent = FillPercent
+	return &writeTx{*r}, nil
+}
+
+func (s *Store) wrap(tx *bolt.Tx) (*readTx, error) {
+	bk := tx.Bucket([]byte(Bucket))
+	if bk == nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("boltkv: the file has no bucket %s", Bucket)
+	}
+	return &readTx{s: s, tx: tx, bk: bk}, nil
 }
 
 // Close does nothing: the file is the caller's to close.
 func (s *Store) Close() error { return nil }
 
 type readTx struct {
-	s  *Store
-	tx *bolt.Tx
-	bs []*bolt.Bucket
+	s   *Store
+	tx  *bolt.Tx
+	bk  *bolt.Bucket
+	buf []byte
 }
 
-func (t *readTx) bucket(b kv.Bucket) (*bolt.Bucket, error) {
+// key is b's prefix and key, in a buffer reused by the next call.
+func (t *readTx) key(b kv.Bucket, key []byte) ([]byte, error) {
 	if t.tx == nil {
 		return nil, kv.ErrClosed
 	}
-	if int(b) >= len(t.bs) {
+	if int(b) >= t.s.n {
 		return nil, fmt.Errorf("boltkv: no bucket %d", b)
 	}
-	if bk := t.bs[b]; bk != nil {
-		return bk, nil
-	}
-	bk := t.tx.Bucket(t.s.names[b])
-	if bk == nil {
-		return nil, fmt.Errorf("boltkv: the file has no bucket %s", t.s.names[b])
-	}
-	if t.tx.Writable() {
-		bk.FillPercent = t.s.fill[b]
-	}
-	t.bs[b] = bk
-	return bk, nil
+	t.buf = append(append(t.buf[:0], byte(b)), key...)
+	return t.buf, nil
 }
 
 func (t *readTx) End() {
@@ -117,34 +120,37 @@ func (t *readTx) End() {
 }
 
 func (t *readTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
-	bk, err := t.bucket(b)
+	k, err := t.key(b, key)
 	if err != nil {
 		return nil, err
 	}
-	return bk.Get(key), nil
+	return t.bk.Get(k), nil
 }
 
 func (t *readTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) error {
-	bk, err := t.bucket(b)
+	p, err := t.key(b, prefix)
 	if err != nil {
 		return err
 	}
-	c := bk.Cursor()
+	prefix = bytes.Clone(p)
+	var from []byte
+	if opts.From != nil {
+		from = append([]byte{byte(b)}, opts.From...)
+	}
+	c := t.bk.Cursor()
 	var k, v []byte
 	if !opts.Reverse {
-		from := opts.From
 		if from == nil || bytes.Compare(from, prefix) < 0 {
 			from = prefix
 		}
 		for k, v = c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if more, err := fn(k, v); !more || err != nil {
+			if more, err := fn(k[1:], v); !more || err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	end := opts.From
-	inclusive := true
+	end, inclusive := from, true
 	if end == nil {
 		end, inclusive = kv.PrefixEnd(prefix), false
 	}
@@ -156,7 +162,7 @@ func (t *readTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k
 		k, v = c.Prev()
 	}
 	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
-		if more, err := fn(k, v); !more || err != nil {
+		if more, err := fn(k[1:], v); !more || err != nil {
 			return err
 		}
 	}
@@ -166,19 +172,19 @@ func (t *readTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k
 type writeTx struct{ readTx }
 
 func (t *writeTx) Put(b kv.Bucket, key, value []byte) error {
-	bk, err := t.bucket(b)
+	k, err := t.key(b, key)
 	if err != nil {
 		return err
 	}
-	return bk.Put(key, value)
+	return t.bk.Put(k, value) // bbolt copies the key
 }
 
 func (t *writeTx) Delete(b kv.Bucket, key []byte) error {
-	bk, err := t.bucket(b)
+	k, err := t.key(b, key)
 	if err != nil {
 		return err
 	}
-	return bk.Delete(key)
+	return t.bk.Delete(k)
 }
 
 func (t *writeTx) Commit(ctx context.Context) error {
