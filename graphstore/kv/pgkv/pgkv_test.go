@@ -1,0 +1,209 @@
+package pgkv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/memkv"
+	"github.com/mql-dev/mql/internal/pgtest"
+)
+
+var testSchema = kv.Schema{Buckets: []kv.BucketDef{{Name: "a"}, {Name: "b", Append: true}}}
+
+type pair struct{ k, v string }
+
+func scanAll(t *testing.T, r kv.Reader, b kv.Bucket, prefix []byte, opts kv.ScanOptions, limit int) []pair {
+	t.Helper()
+	var out []pair
+	err := r.Scan(b, prefix, opts, func(k, v []byte) (bool, error) {
+		out = append(out, pair{string(k), string(v)})
+		return len(out) < limit, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The store reads and writes as memkv does: random puts and deletes, committed or rolled
+// back, with Gets and Scans (prefixes, starting points, both directions, stopped early)
+// compared inside the write transaction (its own writes merged with the tables) and in
+// snapshots.
+func TestAgainstMemory(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := memkv.New(testSchema)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	key := func() []byte {
+		n := 1 + rnd.IntN(3)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab\x00\xff"[rnd.IntN(4)]
+		}
+		return b
+	}
+	compare := func(what string, p, q kv.Reader) {
+		t.Helper()
+		for range 20 {
+			b := kv.Bucket(rnd.IntN(2))
+			k := key()
+			v1, err1 := p.Get(b, k)
+			v2, err2 := q.Get(b, k)
+			if err1 != nil || err2 != nil || !bytes.Equal(v1, v2) || (v1 == nil) != (v2 == nil) {
+				t.Fatalf("%s: Get(%d, %q) = %q %v, memkv %q %v", what, b, k, v1, err1, v2, err2)
+			}
+			var prefix []byte
+			if rnd.IntN(2) == 0 {
+				prefix = key()[:rnd.IntN(2)]
+			}
+			opts := kv.ScanOptions{Reverse: rnd.IntN(2) == 0}
+			if rnd.IntN(2) == 0 {
+				opts.From = append(append([]byte(nil), prefix...), key()...)
+			}
+			limit := 1 + rnd.IntN(40)
+			got, want := scanAll(t, p, b, prefix, opts, limit), scanAll(t, q, b, prefix, opts, limit)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s: Scan(%d, %q, %+v, %d) = %q, memkv %q", what, b, prefix, opts, limit, got, want)
+			}
+		}
+	}
+	for round := range 30 {
+		pw, err := s.Write(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mw, err := m.Write(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 1 + rnd.IntN(30) {
+			b, k := kv.Bucket(rnd.IntN(2)), key()
+			if rnd.IntN(3) == 0 {
+				pw.Delete(b, k)
+				mw.Delete(b, k)
+			} else {
+				v := []byte(fmt.Sprintf("v%d", rnd.IntN(1000)))
+				if rnd.IntN(10) == 0 {
+					v = []byte{}
+				}
+				pw.Put(b, k, v)
+				mw.Put(b, bytes.Clone(k), v)
+			}
+		}
+		compare(fmt.Sprintf("round %d, writing", round), pw, mw)
+		if rnd.IntN(4) == 0 {
+			pw.Rollback()
+			mw.Rollback()
+		} else {
+			if err := pw.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := mw.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pr, err := s.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mr, _ := m.Read(ctx)
+		compare(fmt.Sprintf("round %d, snapshot", round), pr, mr)
+		pr.End()
+		mr.End()
+	}
+}
+
+// A snapshot does not see a write committed after it began; a new one does.
+func TestSnapshotIsolation(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, _ := s.WriteWith(ctx, WriteOptions{})
+	w.Put(0, []byte("x"), []byte("1"))
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.End()
+	w, _ = s.WriteWith(ctx, WriteOptions{})
+	w.Put(0, []byte("x"), []byte("2"))
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.Get(0, []byte("x")); string(v) != "1" {
+		t.Fatalf("old snapshot reads %q", v)
+	}
+	r2, _ := s.Read(ctx)
+	defer r2.End()
+	if v, _ := r2.Get(0, []byte("x")); string(v) != "2" {
+		t.Fatalf("new snapshot reads %q", v)
+	}
+}
+
+// A write transaction larger than flushBytes is sent in parts within one SQL transaction:
+// nothing is visible until it commits, and a rollback leaves nothing.
+func TestLargeTransaction(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	val := bytes.Repeat([]byte("x"), 1000)
+	for _, commit := range []bool{false, true} {
+		w, err := s.WriteWith(ctx, WriteOptions{Synchronous: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 3 * flushBytes / 1000
+		for i := range n {
+			if err := w.Put(1, fmt.Appendf(nil, "k%08d", i), val); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, _ := w.Get(1, []byte("k00000001")); !bytes.Equal(v, val) {
+			t.Fatal("the transaction does not read its own flushed write")
+		}
+		if got := len(scanAll(t, w, 1, []byte("k"), kv.ScanOptions{}, n+1)); got != n {
+			t.Fatalf("scan in the transaction: %d, want %d", got, n)
+		}
+		r, _ := s.Read(ctx)
+		if got := len(scanAll(t, r, 1, nil, kv.ScanOptions{}, n+1)); got != 0 {
+			t.Fatalf("another snapshot sees %d entries before the commit", got)
+		}
+		r.End()
+		if commit {
+			if err := w.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			w.Rollback()
+		}
+		r, _ = s.Read(ctx)
+		want := 0
+		if commit {
+			want = n
+		}
+		if got := len(scanAll(t, r, 1, nil, kv.ScanOptions{}, n+1)); got != want {
+			t.Fatalf("after commit=%v: %d entries, want %d", commit, got, want)
+		}
+		r.End()
+	}
+}
