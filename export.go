@@ -18,27 +18,53 @@ import (
 func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.Reader().Export(ctx, w) }
 
 // Export writes what the reader may see as N-Quads.
+//
+// It streams: the head is fixed first, then the transactions are read and written a chunk at a
+// time, each chunk on a snapshot of its own read as of that head (every entry of the store is
+// transaction-stamped, so any later snapshot answers exactly as of it), so that an export of a
+// large store holds one chunk in memory and no snapshot stays open while a slow consumer reads.
 func (r Reader) Export(ctx context.Context, w io.Writer) error {
-	var txs []*record.Tx
+	var head record.TxID
+	var cited map[string]bool
 	err := r.view(ctx, func(v *index.View) error {
-		cited := citedSources(v)
-		for id := record.TxID(1); id <= v.AsOf(); id++ {
-			tx := v.Tx(id)
-			if !v.IsOwnerView() {
-				// A transaction that recorded nothing the reader may see is left out whole:
-				// even its time and author would say that something happened.
-				if tx = visibleTx(v, tx, cited); tx == nil {
-					continue
-				}
-			}
-			txs = append(txs, tx)
+		head = v.AsOf()
+		if !v.IsOwnerView() {
+			cited = citedSources(v)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return userError(codec.WriteNQuads(w, txs))
+	at := r
+	if r.tx == nil && r.asOfTx == 0 && !r.asOfSet {
+		at = r.AsOfTx(int64(head))
+	}
+	const chunk = 256
+	for from := record.TxID(1); from <= head; from += chunk {
+		var txs []*record.Tx
+		err := at.view(ctx, func(v *index.View) error {
+			for id := from; id <= min(from+chunk-1, head); id++ {
+				tx := v.Tx(id)
+				if !v.IsOwnerView() {
+					// A transaction that recorded nothing the reader may see is left out
+					// whole: even its time and author would say that something happened.
+					if tx = visibleTx(v, tx, cited); tx == nil {
+						continue
+					}
+				}
+				txs = append(txs, tx)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := codec.WriteNQuads(w, txs); err != nil {
+			return userError(err)
+		}
+	}
+	return nil
 }
 
 // visibleTx copies tx without what v's reader may not see: claims and artifacts outside its

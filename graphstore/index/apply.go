@@ -212,6 +212,12 @@ func (ix *Index) put(b kv.Bucket, key, value []byte) {
 // drop when they change. Every other record is written once.
 var mutable = [nBuckets]bool{bKey: true, bClaim: true, bPred: true, bArt: true, bArtVersion: true, bToken: true, bRun: true}
 
+// changed says that what is cached under key in b (a list read by prefix) changed.
+func (ix *Index) changed(b kv.Bucket, key []byte) {
+	ix.forget(b, key)
+	ix.touched[string(append([]byte{byte(b)}, key...))] = true
+}
+
 func (ix *Index) del(b kv.Bucket, key []byte) {
 	if err := ix.w.Delete(b, key); err != nil {
 		fault(err)
@@ -456,6 +462,7 @@ func (ix *Index) addArtifact(a *record.Artifact, h *txHeader) error {
 	val.ref(ref{ne.seq, a.ID.Version})
 	for _, d := range deps {
 		ix.put(bDep, u(d, s.seq), slices.Clone(val.B))
+		ix.changed(bDep, d)
 	}
 	h.artifacts = append(h.artifacts, ref{ne.seq, a.ID.Version})
 	return nil

@@ -20,12 +20,12 @@ import (
 type Cache struct {
 	mu    sync.RWMutex
 	head  record.TxID
-	m     map[string]cached
+	m     map[string]cacheEntry
 	bytes int
 	max   int
 }
 
-type cached struct {
+type cacheEntry struct {
 	x    any
 	size int
 }
@@ -35,7 +35,7 @@ func NewCache(head record.TxID, maxBytes int) *Cache {
 	if maxBytes <= 0 {
 		maxBytes = 32 << 20
 	}
-	return &Cache{head: head, m: map[string]cached{}, max: maxBytes}
+	return &Cache{head: head, m: map[string]cacheEntry{}, max: maxBytes}
 }
 
 // Head is the transaction the cache's entries are valid for.
@@ -78,7 +78,7 @@ func (c *Cache) put(head record.TxID, k string, x any, size int) bool {
 			}
 		}
 	}
-	c.m[k] = cached{x, size}
+	c.m[k] = cacheEntry{x, size}
 	c.bytes += size
 	return true
 }

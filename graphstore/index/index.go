@@ -206,7 +206,24 @@ func corrupt(what string, err error) {
 // keeps what it decodes there; one that may not (a write handle's changed entries, a snapshot
 // older or newer than the cache) keeps it in its memo, so that it decodes each record once.
 func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode func([]byte) (T, error)) T {
-	var zero T
+	return cached(ix, b, key, func() (T, int, bool) {
+		var zero T
+		raw := ix.get(b, key)
+		if raw == nil {
+			return zero, 0, false
+		}
+		x, err := decode(raw)
+		if err != nil {
+			corrupt(what(), err)
+		}
+		return x, len(raw), true
+	})
+}
+
+// cached returns what fetch reads for key in b (an entry, or, for a bucket scanned by prefix,
+// a list), from the memo or the cache if they hold it. fetch returns its size stored, and false
+// when there is nothing (which is not kept).
+func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, bool)) T {
 	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
 	if x, ok := ix.recall(ix.kbuf); ok {
 		return x.(T)
@@ -221,20 +238,36 @@ func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode 
 			return x.(T)
 		}
 	}
-	raw := ix.get(b, key)
-	if raw == nil {
-		return zero
-	}
-	x, err := decode(raw)
-	if err != nil {
-		corrupt(what(), err)
+	x, size, ok := fetch()
+	if !ok {
+		return x
 	}
 	ck := string(append([]byte{byte(b)}, key...))
-	if cacheable && ix.insert && ix.cache.put(ix.st.head, ck, x, len(raw)) {
+	if cacheable && ix.insert && ix.cache.put(ix.st.head, ck, x, size) {
 		return x
 	}
 	ix.remember(ck, x)
 	return x
+}
+
+// depsOf is the artifact versions derived directly from the node stored as key, in the order
+// recorded.
+func (ix *Index) depsOf(node []byte) []ref {
+	return cached(ix, bDep, node, func() ([]ref, int, bool) {
+		var out []ref
+		size := 0
+		ix.scan(bDep, node, kv.ScanOptions{}, func(k, b []byte) bool {
+			d := dec{encoding.NewDec(b)}
+			r := d.ref()
+			if d.Err != nil {
+				corrupt("dependents", d.Err)
+			}
+			out = append(out, r)
+			size += len(k) + len(b)
+			return true
+		})
+		return out, size, true
+	})
 }
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
@@ -367,9 +400,15 @@ func (ix *Index) nameOf(seq uint64) string {
 
 // claimAt is version of the key numbered keySeq.
 func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
-	return load(ix, bClaim, claimKey(keySeq, version), func() string { return fmt.Sprintf("claim %s@%d", k, version) },
+	return ix.claimOf(func() record.Key { return k }, keySeq, version)
+}
+
+// claimOf is version of the key numbered keySeq, which key names when the claim is decoded
+// (a claim found in the cache needs no name).
+func (ix *Index) claimOf(key func() record.Key, keySeq uint64, version int) *ClaimEntry {
+	return load(ix, bClaim, claimKey(keySeq, version), func() string { return fmt.Sprintf("claim %s@%d", key(), version) },
 		func(b []byte) (*ClaimEntry, error) {
-			s, err := decodeClaim(record.ClaimID{Key: k, Version: version}, b)
+			s, err := decodeClaim(record.ClaimID{Key: key(), Version: version}, b)
 			if err != nil {
 				return nil, err
 			}
@@ -378,7 +417,9 @@ func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
 }
 
 // claimByRef is the claim (keySeq, version).
-func (ix *Index) claimByRef(r ref) *ClaimEntry { return ix.claimAt(ix.keyOf(r.seq), r.seq, r.version) }
+func (ix *Index) claimByRef(r ref) *ClaimEntry {
+	return ix.claimOf(func() record.Key { return ix.keyOf(r.seq) }, r.seq, r.version)
+}
 
 // claim is the claim id, or nil.
 func (ix *Index) claim(id record.ClaimID) *ClaimEntry {
@@ -399,9 +440,13 @@ func (ix *Index) artEntry(name string) *artEntry {
 }
 
 func (ix *Index) artifactAt(name string, nameSeq uint64, version int) *ArtifactNode {
-	return load(ix, bArtVersion, artVersionKey(nameSeq, version), func() string { return fmt.Sprintf("artifact %s@%d", name, version) },
+	return ix.artifactOf(func() string { return name }, nameSeq, version)
+}
+
+func (ix *Index) artifactOf(name func() string, nameSeq uint64, version int) *ArtifactNode {
+	return load(ix, bArtVersion, artVersionKey(nameSeq, version), func() string { return fmt.Sprintf("artifact %s@%d", name(), version) },
 		func(b []byte) (*ArtifactNode, error) {
-			s, err := decodeArtifact(record.ArtifactID{Name: name, Version: version}, b)
+			s, err := decodeArtifact(record.ArtifactID{Name: name(), Version: version}, b)
 			if err != nil {
 				return nil, err
 			}
@@ -410,7 +455,7 @@ func (ix *Index) artifactAt(name string, nameSeq uint64, version int) *ArtifactN
 }
 
 func (ix *Index) artifactByRef(r ref) *ArtifactNode {
-	return ix.artifactAt(ix.nameOf(r.seq), r.seq, r.version)
+	return ix.artifactOf(func() string { return ix.nameOf(r.seq) }, r.seq, r.version)
 }
 
 func (ix *Index) artifact(id record.ArtifactID) *ArtifactNode {

@@ -747,22 +747,16 @@ func (v *View) nodeKeyOf(node record.NodeRef) []byte {
 // dependents calls fn with the artifact versions derived directly from the node stored as key,
 // in transaction order, within the view.
 func (v *View) dependents(key []byte, fn func(*ArtifactNode)) {
-	v.ix.scan(bDep, key, kv.ScanOptions{}, func(k, b []byte) bool {
-		d := dec{encoding.NewDec(b)}
-		r := d.ref()
-		if d.Err != nil {
-			corrupt("dependents", d.Err)
-		}
+	for _, r := range v.ix.depsOf(key) {
 		n := v.ix.artifactByRef(r)
 		if n == nil {
 			corrupt("dependents", encoding.ErrCorrupt)
 		}
 		if !v.in(n.Tx) {
-			return false
+			return
 		}
 		fn(n)
-		return true
-	})
+	}
 }
 
 // Dependents returns the visible artifact versions derived directly from node.
@@ -847,14 +841,11 @@ func (v *View) Tokens() []*record.Token {
 
 // loadRaw is load for an entry whose stored bytes a scan already read.
 func loadRaw[T any](ix *Index, b kv.Bucket, key, raw []byte, what func() string, decode func([]byte) (T, error)) T {
-	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
-	if x, ok := ix.recall(ix.kbuf); ok {
-		return x.(T)
-	}
-	x, err := decode(raw)
-	if err != nil {
-		corrupt(what(), err)
-	}
-	ix.remember(string(ix.kbuf), x)
-	return x
+	return cached(ix, b, key, func() (T, int, bool) {
+		x, err := decode(raw)
+		if err != nil {
+			corrupt(what(), err)
+		}
+		return x, len(raw), true
+	})
 }
