@@ -12,6 +12,7 @@ import (
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -542,16 +543,13 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 	}
 	live := p.liveOf(key, aud)
 	p.lastLive = live.kind
-	switch {
-	case !live.ok:
-	case authority.Rank(kind) >= authority.Rank(live.kind):
-		id := live.id
+	id := live.id
+	switch lifecycle.Relate(live.ok, live.kind, live.value, kind, c.Value) {
+	case lifecycle.Supersedes:
 		c.Supersedes = &id
-	case live.value.Equal(c.Value):
-		id := live.id
+	case lifecycle.Corroborates:
 		c.Corroborates = &id
-	default:
-		id := live.id
+	case lifecycle.Contests:
 		c.Contests = &id
 	}
 	tx.Claims = append(tx.Claims, c)

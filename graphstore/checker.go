@@ -24,6 +24,7 @@ import (
 	"github.com/cayleygraph/quad"
 
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -480,33 +481,26 @@ func (c *checker) apply(tx *record.Tx) {
 		}
 		cs.by, cs.aud = st.name(cl.By), st.audience(cl.SeenBy)
 		cs.setUntil(cl.ValidUntil)
-		switch {
-		case cl.Contests != nil:
-			cs.state = foldContested
-		case cl.Corroborates != nil:
-			cs.state = foldSuperseded
-		default:
-			cs.state = foldLive
+		cs.known, cs.phase = true, lifecycle.Birth(lifecycle.RelationOf(cl))
+	}
+	// The events of one transaction in the order lifecycle.Fold applies them.
+	event := func(id record.ClaimID, ev lifecycle.EventKind) {
+		if e := st.claim(id); e != nil && e.known {
+			e.phase = lifecycle.Next(e.phase, ev)
 		}
 	}
 	for _, cl := range tx.Claims {
 		if cl.Supersedes != nil {
-			if old := st.claim(*cl.Supersedes); old != nil && old.state == foldLive {
-				old.state = foldSuperseded
-			}
+			event(*cl.Supersedes, lifecycle.Revised)
 		}
 	}
 	for _, r := range tx.Revocations {
 		if r.ReplacedBy != nil {
-			if e := st.claim(*r.ReplacedBy); e != nil && e.state != foldRevoked {
-				e.state = foldLive
-			}
+			event(*r.ReplacedBy, lifecycle.Promoted)
 		}
 	}
 	for _, r := range tx.Revocations {
-		if e := st.claim(r.Claim); e != nil {
-			e.state = foldRevoked
-		}
+		event(r.Claim, lifecycle.Revocation)
 	}
 	for _, a := range tx.Artifacts {
 		if av := st.artifact(a.ID); av != nil && av.tx == tx.ID {
@@ -567,7 +561,7 @@ func (c *checker) checkLive() {
 		var auds []int32
 		var live map[int32][]string
 		for v, cs := range ks.vs {
-			if cs.state != foldLive || cs.expired(now) {
+			if !cs.known || cs.phase != lifecycle.PhaseLive || cs.expired(now) {
 				continue
 			}
 			if live == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -65,7 +66,8 @@ type claimState struct {
 	untilNsec int32
 	by        int32 // index into names
 	aud       int32 // index into auds
-	state     claimFold
+	known     bool            // its transaction decoded, and its phase is folded
+	phase     lifecycle.Phase // folded over the events recorded so far (lifecycle.Next)
 }
 
 func (c *claimState) setUntil(t time.Time) {
@@ -81,17 +83,6 @@ func (c *claimState) expired(now time.Time) bool {
 	return c.untilNsec >= 0 && !now.Before(time.Unix(c.untilSec, int64(c.untilNsec)))
 }
 
-// claimFold is a claim's state folded over the events recorded so far (as View.fold does),
-// before valid time.
-type claimFold uint8
-
-const (
-	foldUnknown claimFold = iota // recorded by a transaction that did not decode
-	foldLive
-	foldSuperseded
-	foldContested
-	foldRevoked
-)
 
 type artState struct {
 	name string
@@ -146,7 +137,7 @@ type ClaimFacts struct {
 // checked.
 func (s *CheckState) Claim(id record.ClaimID) (ClaimFacts, bool) {
 	if ks := s.keys[id.Key]; ks != nil && id.Version >= 1 && id.Version <= len(ks.vs) {
-		if c := ks.vs[id.Version-1]; c.tx != 0 && c.state != foldUnknown {
+		if c := ks.vs[id.Version-1]; c.tx != 0 && c.known {
 			return ClaimFacts{By: s.names[c.by], SeenBy: s.auds[c.aud]}, true
 		}
 	}

@@ -89,17 +89,64 @@ type Event struct {
 	Tx   record.TxID
 }
 
-// Fold is the state of a claim, before valid time, from its relation at birth (tx born) and
-// the events recorded about it up to asOf, with the transaction that put it there. Each of
-// revised, promoted and revoked is in transaction order; only the first revocation counts.
-func Fold(rel Relation, born record.TxID, revised, promoted, revoked []record.TxID, asOf record.TxID) (State, record.TxID) {
-	st := Live
+// Phase is a claim's state before valid time, in a byte: what the events recorded about it
+// make it. (Expiry is not an event: a View applies valid time to the phase it folds.)
+type Phase uint8
+
+const (
+	PhaseLive Phase = iota
+	PhaseSuperseded
+	PhaseContested
+	PhaseRevoked
+)
+
+// State is the phase's state.
+func (p Phase) State() State {
+	switch p {
+	case PhaseSuperseded:
+		return Superseded
+	case PhaseContested:
+		return Contested
+	case PhaseRevoked:
+		return Revoked
+	}
+	return Live
+}
+
+// Birth is the phase a claim recorded with relation rel is in from its own transaction.
+func Birth(rel Relation) Phase {
 	switch rel {
 	case Contests:
-		st = Contested
+		return PhaseContested
 	case Corroborates:
-		st = Superseded
+		return PhaseSuperseded
 	}
+	return PhaseLive
+}
+
+// Next is the phase after an event: a newer claim supersedes a live one (and leaves any
+// other as it was), a promotion makes it live again, a revocation ends it for good.
+func Next(p Phase, ev EventKind) Phase {
+	switch {
+	case p == PhaseRevoked:
+		return p
+	case ev == Revised && p == PhaseLive:
+		return PhaseSuperseded
+	case ev == Promoted:
+		return PhaseLive
+	case ev == Revocation:
+		return PhaseRevoked
+	}
+	return p
+}
+
+// Fold is the state of a claim, before valid time, from its relation at birth (tx born) and
+// the events recorded about it up to asOf, with the transaction that put it there. Each of
+// revised, promoted and revoked is in transaction order; only the first revocation counts;
+// events of one transaction apply in that order (a revision, then a promotion, then a
+// revocation).
+func Fold(rel Relation, born record.TxID, revised, promoted, revoked []record.TxID, asOf record.TxID) (State, record.TxID) {
+	p := Birth(rel)
 	since := born
 	rev := record.TxID(math.MaxInt64)
 	if len(revoked) > 0 && revoked[0] <= asOf {
@@ -117,19 +164,20 @@ func Fold(rel Relation, born record.TxID, revised, promoted, revoked []record.Tx
 		if rev < next {
 			next, kind = rev, Revocation
 		}
+		if kind == 0 {
+			return p.State(), since
+		}
 		switch kind {
-		case 0:
-			return st, since
 		case Revised:
 			ri++
-			if st == Live {
-				st, since = Superseded, next
-			}
 		case Promoted:
 			pi++
-			st, since = Live, next
-		case Revocation:
-			return Revoked, next
+		}
+		if q := Next(p, kind); q != p || kind == Promoted {
+			p, since = q, next
+		}
+		if p == PhaseRevoked {
+			return p.State(), since
 		}
 	}
 }
