@@ -4,14 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/mql-dev/mql/graphstore/codec"
-	"github.com/mql-dev/mql/graphstore/index"
-	"github.com/mql-dev/mql/graphstore/record"
-	"github.com/mql-dev/mql/graphstore/record/recordtest"
-	"github.com/mql-dev/mql/internal/pgtest"
 	"io"
 	"os"
 	"os/exec"
@@ -20,12 +14,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/cayleygraph/quad"
 	_ "github.com/lib/pq"
+
+	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/graphstore/record/recordtest"
+	"github.com/mql-dev/mql/internal/pgtest"
 )
 
 // ---- backends under test -------------------------------------------------------------------
@@ -65,18 +64,43 @@ func mustOpen(t testing.TB, dsn string, opts Options) *Store {
 	return s
 }
 
-func txsOf(s *Store) []*record.Tx {
-	ix := s.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	return append([]*record.Tx(nil), ix.Txs()...)
+// readTxs reads every transaction of the store, 1 to its head, in one snapshot. A
+// transaction the snapshot does not hold (its header is missing) is an error.
+func readTxs(s *Store) ([]*record.Tx, error) {
+	var txs []*record.Tx
+	err := s.Read(context.Background(), func(ix *index.Index) error {
+		txs = nil
+		for id := record.TxID(1); id <= ix.Head(); id++ {
+			tx := ix.Tx(id)
+			if tx == nil {
+				return fmt.Errorf("tx %d is missing from a store whose head is %d", id, ix.Head())
+			}
+			txs = append(txs, tx)
+		}
+		return nil
+	})
+	return txs, err
 }
 
+// txsOf is readTxs for a store that must read: it panics if the read fails.
+func txsOf(s *Store) []*record.Tx {
+	txs, err := readTxs(s)
+	if err != nil {
+		panic(fmt.Sprintf("reading the transactions: %v", err))
+	}
+	return txs
+}
+
+// head is the head of the store as a read sees it; it must equal the head the Store knows.
 func head(s *Store) record.TxID {
-	ix := s.Index()
-	ix.RLock()
-	defer ix.RUnlock()
-	return ix.Head()
+	var h record.TxID
+	if err := s.Read(context.Background(), func(ix *index.Index) error { h = ix.Head(); return nil }); err != nil {
+		panic(fmt.Sprintf("reading the head: %v", err))
+	}
+	if h != s.Head() {
+		panic(fmt.Sprintf("a read sees head %d, the Store says %d", h, s.Head()))
+	}
+	return h
 }
 
 func quadCount(t testing.TB, s *Store) int64 {
@@ -188,8 +212,16 @@ func TestGenesis(t *testing.T) {
 		if got := quadCount(t, s); got != n {
 			t.Fatalf("reopen: %d quads, had %d", got, n)
 		}
-		if m := s.Index().Meta(); m.Owner != "boss" || !m.Strict {
+		if m := s.Meta(); m.Owner != "boss" || !m.Strict {
 			t.Fatalf("meta after reopen %+v", m)
+		}
+		if err := s.Read(context.Background(), func(ix *index.Index) error {
+			if m := ix.Meta(); m.Owner != "boss" || !m.Strict {
+				t.Errorf("meta read after reopen %+v", m)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -282,55 +314,208 @@ func TestWriteAtomicity(t *testing.T) {
 	})
 }
 
-// failingBackend makes apply fail on demand, to test what Store does when Cayley fails.
+// failingBackend wraps a Store's backend so that its kv commits fail on demand, to test what
+// the Store does when the storage fails under a group commit.
 type failingBackend struct {
 	backend
-	fail    bool
-	reopens int
+	fkv *failingKV
 }
 
-func (f *failingBackend) apply(ctx context.Context, q []quad.Quad) error {
-	if f.fail {
-		f.fail = false
-		return errors.New("injected failure")
+func newFailingBackend(be backend) *failingBackend {
+	return &failingBackend{backend: be, fkv: &failingKV{Store: be.kv()}}
+}
+
+func (f *failingBackend) kv() kv.Store { return f.fkv }
+
+// failingKV lets skip commits through, then fails the next fail ones (after rolling them
+// back: a failed commit leaves nothing); a write transaction that begins while gate is set
+// waits until it is closed.
+type failingKV struct {
+	kv.Store
+	mu         sync.Mutex
+	skip, fail int
+	commits    int           // commits attempted
+	failed     int           // commits failed
+	gate       chan struct{} // Write waits until it is closed
+	entered    chan struct{} // closed when a Write reached the gate
+}
+
+// failAfter makes the commit after the next skip ones fail.
+func (f *failingKV) failAfter(skip int) {
+	f.mu.Lock()
+	f.skip, f.fail = skip, 1
+	f.mu.Unlock()
+}
+
+func (f *failingKV) counts() (commits, failed int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.commits, f.failed
+}
+
+func (f *failingKV) Write(ctx context.Context) (kv.WriteTx, error) {
+	f.mu.Lock()
+	gate, entered := f.gate, f.entered
+	f.gate, f.entered = nil, nil
+	f.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		<-gate
 	}
-	return f.backend.apply(ctx, q)
+	wt, err := f.Store.Write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &failingWriteTx{WriteTx: wt, f: f}, nil
 }
 
-func (f *failingBackend) reopen(ctx context.Context) error {
-	f.reopens++
-	return f.backend.reopen(ctx)
+// hold makes the next Write wait until release is called; wait returns once it waits.
+func (f *failingKV) hold() (wait, release func()) {
+	gate, entered := make(chan struct{}), make(chan struct{})
+	f.mu.Lock()
+	f.gate, f.entered = gate, entered
+	f.mu.Unlock()
+	return func() { <-entered }, func() { close(gate) }
 }
 
+type failingWriteTx struct {
+	kv.WriteTx
+	f *failingKV
+}
+
+func (w *failingWriteTx) Commit(ctx context.Context) error {
+	f := w.f
+	f.mu.Lock()
+	f.commits++
+	fail := false
+	switch {
+	case f.skip > 0:
+		f.skip--
+	case f.fail > 0:
+		f.fail--
+		f.failed++
+		fail = true
+	}
+	f.mu.Unlock()
+	if fail {
+		w.WriteTx.Rollback()
+		return errors.New("injected commit failure")
+	}
+	return w.WriteTx.Commit(ctx)
+}
+
+// TestApplyFailure: when the kv commit of a group fails, every writer of the group gets an
+// error wrapping ErrStorage that says nothing was recorded, nothing of the group is recorded
+// (neither in the store nor in what reads see through the cache), and the next write succeeds
+// with the next id.
 func TestApplyFailure(t *testing.T) {
 	eachBackend(t, func(t *testing.T, bc backendCase) {
 		ctx := context.Background()
 		s := mustOpen(t, bc.newDSN(t), Options{})
 		defer s.Close()
-		fb := &failingBackend{backend: s.be}
+		fb := newFailingBackend(s.be)
 		s.be = fb
 		writeSample(t, s)
+		before := txsOf(s)
 		n, h := quadCount(t, s), head(s)
-		fb.fail = true
-		_, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
-			tx.Principals = []*record.Principal{{Name: "bob", Type: record.User}}
-			return nil
-		})
-		if !errors.Is(err, ErrStorage) {
-			t.Fatalf("failed apply: %v", err)
+		principal := func(name string) func(*index.Index, *record.Tx) error {
+			return func(_ *index.Index, tx *record.Tx) error {
+				tx.Principals = []*record.Principal{{Name: name, Type: record.User}}
+				return nil
+			}
 		}
-		if quadCount(t, s) != n || head(s) != h || fb.reopens != 0 {
-			t.Fatal("failed apply changed the store or reopened too early")
+		sees := func(name string) bool {
+			var p *record.Principal
+			if err := s.Read(ctx, func(ix *index.Index) error { p = ix.View(ix.Head(), time.Now(), "").Principal(name); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return p != nil
 		}
-		tx, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
-			tx.Principals = []*record.Principal{{Name: "bob", Type: record.User}}
-			return nil
-		})
-		if err != nil || tx.ID != h+1 || fb.reopens != 1 {
-			t.Fatalf("write after failure: %v %v, %d reopens", tx, err, fb.reopens)
+		unchanged := func(what string) {
+			t.Helper()
+			if quadCount(t, s) != n || head(s) != h {
+				t.Fatalf("%s changed the store: %d quads, head %d; had %d, %d", what, quadCount(t, s), head(s), n, h)
+			}
+			sameTxs(t, txsOf(s), before)
 		}
-		if got := txsOf(s); got[len(got)-1] != tx {
-			t.Fatal("index does not end with the new tx")
+
+		// One writer.
+		fb.fkv.failAfter(0)
+		_, err := s.Write(ctx, "owner", principal("bob"))
+		if !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "nothing was recorded") {
+			t.Fatalf("failed commit: %v", err)
+		}
+		if _, failed := fb.fkv.counts(); failed != 1 {
+			t.Fatalf("%d commits failed", failed)
+		}
+		unchanged("a failed commit")
+		if sees("bob") {
+			t.Fatal("a read sees the principal of the failed commit")
+		}
+
+		// A group of three writers, queued behind a commit that succeeds: the group's one
+		// commit fails, and fails all three.
+		wait, release := fb.fkv.hold()
+		first := make(chan error, 1)
+		go func() { _, err := s.Write(ctx, "owner", principal("first")); first <- err }()
+		wait() // the first writer leads its own group, and waits to begin its kv write
+		group := make(chan error, 3)
+		for i := range 3 {
+			go func() { _, err := s.Write(ctx, "owner", principal(fmt.Sprintf("g%d", i))); group <- err }()
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.qmu.Lock()
+			queued := len(s.queue)
+			s.qmu.Unlock()
+			if queued == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writers queued, want 3", queued)
+			}
+		}
+		commits, _ := fb.fkv.counts()
+		fb.fkv.failAfter(1) // the first writer's commit succeeds, the group's fails
+		release()
+		if err := <-first; err != nil {
+			t.Fatalf("the first writer: %v", err)
+		}
+		for range 3 {
+			if err := <-group; !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "nothing was recorded") {
+				t.Fatalf("a writer of the failed group: %v", err)
+			}
+		}
+		if got, failed := fb.fkv.counts(); got != commits+2 || failed != 2 {
+			t.Fatalf("%d commits for the first writer and the group of three (%d failed in all), want 2", got-commits, failed)
+		}
+		h++ // the first writer's
+		if head(s) != h {
+			t.Fatalf("head %d after the failed group, want %d", head(s), h)
+		}
+		for i := range 3 {
+			if sees(fmt.Sprintf("g%d", i)) {
+				t.Fatalf("a read sees g%d, of the failed group", i)
+			}
+		}
+		if !sees("first") {
+			t.Fatal("the first writer's principal is not recorded")
+		}
+
+		// The next write succeeds, with the next id, and reads end with it.
+		tx, err := s.Write(ctx, "owner", principal("bob"))
+		if err != nil || tx.ID != h+1 {
+			t.Fatalf("write after failure: %v %v", tx, err)
+		}
+		got := txsOf(s)
+		if len(got) != int(h+1) || showTx(got[len(got)-1]) != showTx(tx) {
+			t.Fatalf("the store does not end with the new tx: %d transactions, last %s", len(got), showTx(got[len(got)-1]))
+		}
+		sameTxs(t, got[:len(before)], before)
+		if !sees("bob") {
+			t.Fatal("a read does not see the principal written after the failure")
+		}
+		if r, err := s.Check(ctx, CheckOptions{}); err != nil || !r.OK() {
+			t.Fatalf("check after the failures: %v %v", err, r)
 		}
 	})
 }
@@ -367,10 +552,7 @@ func TestConcurrentWriters(t *testing.T) {
 // index held when build ran: with serialised writers, exactly the claims of all earlier txs.
 func countingClaim(subject string, version int) func(ix *index.Index, tx *record.Tx) error {
 	return func(ix *index.Index, tx *record.Tx) error {
-		n := 0
-		for _, t := range ix.Txs() {
-			n += len(t.Claims)
-		}
+		n := ix.ClaimCount()
 		tx.Claims = []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: subject, Predicate: "n"}, Version: version},
 			Value: record.Value{Type: record.Number, Num: float64(n)}, By: "owner", Kind: record.Inferred, Confidence: 1}}
 		return nil
