@@ -8,16 +8,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
+// bareStore creates a bbolt file at path prepared for mql's buckets and holding nothing else:
+// what Open leaves when it is interrupted between preparing the file and committing the
+// genesis (the backend's open, without the Store's load).
+func bareStore(t *testing.T, path string) {
+	t.Helper()
+	be, err := openBBoltFile(path, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := be.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestOpenMustExist: with MustExist, Open refuses with ErrNoStore whatever is not an mql store
 // yet, and leaves it exactly as it was: a missing path is not created, an empty file is not
 // initialised (bolt.Open would write its meta pages into it), another program's bbolt file
-// gets no Cayley buckets, a Cayley file without a genesis gets none. (Issue 11, item 14: `mql
+// gets no mql buckets, a file prepared for mql's buckets but without a genesis gets none. (Issue 11, item 14: `mql
 // -c 'live *' teem.db` created teem.db.)
 func TestOpenMustExist(t *testing.T) {
 	ctx := context.Background()
@@ -31,12 +46,8 @@ func TestOpenMustExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	fdb.Close()
-	bare := filepath.Join(dir, "bare.db") // Cayley's buckets, no transaction
-	be, err := openBBolt(bare, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	be.close()
+	bare := filepath.Join(dir, "bare.db") // mql's buckets, no transaction
+	bareStore(t, bare)
 	empty := filepath.Join(dir, "empty.db")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -50,7 +61,7 @@ func TestOpenMustExist(t *testing.T) {
 		{"empty file", empty, false},
 		{"directory", dir, false},
 		{"another program's bbolt file", foreign, false},
-		{"Cayley file without genesis", bare, false},
+		{"mql file without genesis", bare, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, _ := FilePath(tc.path)
@@ -85,6 +96,46 @@ func TestOpenMustExist(t *testing.T) {
 	// memory: always exists.
 	s = mustOpen(t, "memory:", Options{MustExist: true})
 	s.Close()
+}
+
+// TestOpenOldFormat: a store of the format before mql-kv/1 (Cayley's buckets) is refused by
+// Open, with and without MustExist, with ErrOldFormat and a message naming `mql migrate`, and
+// left as it was; CheckDSN refuses it the same way.
+func TestOpenOldFormat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{"log", "sp", "ops", "meta"} {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.ReadFile(path)
+	for _, opts := range []Options{{}, {MustExist: true}} {
+		s, err := Open(ctx, path, opts)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(MustExist %v) opened a store of the old format", opts.MustExist)
+		}
+		if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "mql migrate") {
+			t.Fatalf("Open(MustExist %v): %v, want ErrOldFormat naming mql migrate", opts.MustExist, err)
+		}
+	}
+	if _, err := CheckDSN(ctx, path, Options{}, CheckOptions{}); !errors.Is(err, ErrOldFormat) {
+		t.Fatalf("CheckDSN: %v, want ErrOldFormat", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("the old store changed")
+	}
 }
 
 // TestCheckDSNCreatesNothing: mql check on an empty file reports that there is no store and
