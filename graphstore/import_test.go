@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cayleygraph/quad"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/record"
@@ -179,14 +180,19 @@ func TestImportTarget(t *testing.T) {
 	if got := dirEntries(t, dir); len(got) != 1 || got[0] != "new.db" {
 		t.Fatalf("the directory holds %v", got)
 	}
-	// The new store is exact, and its snapshot was written: the first open does not scan.
-	fromSnapshot, txs := loadedBy(t, path)
-	if !fromSnapshot {
-		t.Error("the imported store has no snapshot")
-	}
+	// The new store is exact, and sound: its records and every index entry are the ones the
+	// check's replay gives.
+	s := mustOpen(t, path, Options{MustExist: true})
 	var again bytes.Buffer
-	if err := codec.WriteNQuads(&again, txs); err != nil || again.String() != good {
+	if err := codec.WriteNQuads(&again, txsOf(s)); err != nil || again.String() != good {
 		t.Fatalf("export of the import differs from the file (%v)", err)
+	}
+	if s.Created() {
+		t.Error("opening the imported store created it")
+	}
+	s.Close()
+	if r, err := CheckDSN(ctx, path, Options{}, CheckOptions{}); err != nil || !r.OK() {
+		t.Fatalf("check of the imported store: %v %+v", err, r)
 	}
 	// An existing store, or an existing empty file, is refused and left as it was.
 	empty := filepath.Join(dir, "empty.db")
@@ -217,11 +223,11 @@ func TestImportRemovesStaleTemporaryFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := filepath.Join(dir, ".x.db.import-2")
-	held, err := openBBolt(live, time.Second)
+	held, err := bolt.Open(live, 0o600, nil) // holds the file's lock, as a running import does
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.close()
+	defer held.Close()
 	if _, err := ImportStore(context.Background(), filepath.Join(dir, "x.db"), strings.NewReader(sampleExportText(t)), Options{}, CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +283,8 @@ func TestImportInterrupted(t *testing.T) {
 	}
 }
 
+// pgHasSchema reports whether the database holds any of mql's tables (mql_<bucket>, see
+// docs/FORMAT.md).
 func pgHasSchema(t *testing.T, dsn string) (bool, error) {
 	t.Helper()
 	db, err := sql.Open("postgres", dsn)
@@ -284,7 +292,9 @@ func pgHasSchema(t *testing.T, dsn string) (bool, error) {
 		return false, err
 	}
 	defer db.Close()
-	return pgSchemaExists(context.Background(), db)
+	var n int
+	err = db.QueryRowContext(context.Background(), `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'mql\_%'`).Scan(&n)
+	return n > 0, err
 }
 
 // PostgreSQL: an import creates the store in an empty database, exactly; a database that
@@ -445,39 +455,79 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestImportSplitsLargeTransactions: a transaction with more quads than one import batch is
-// written in several batches, and the store holds every quad of it exactly once: the quads
-// read back (not the snapshot) decode to the file, and the check finds nothing wrong.
+// TestImportSplitsLargeTransactions: an import writes in batches, and a transaction larger
+// than a batch (here 6,000 claims with their sources, beside small ones) is imported exactly,
+// whatever the batching: the store reopened from the file exports to the same bytes, holds as
+// many quads as the file, and the check (records and every index entry) finds nothing wrong.
 func TestImportSplitsLargeTransactions(t *testing.T) {
 	var file bytes.Buffer
-	if err := genExport(&file, 900, 900); err != nil {
+	if err := genExport(&file, 6000, 6000); err != nil {
 		t.Fatal(err)
 	}
+	// Small transactions after the large one: the batches after it go on from where it ended.
+	small := exportOf(t, []*record.Tx{
+		{ID: 4, Time: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), By: "owner", Principals: []*record.Principal{{Name: "a2", Type: record.Agent, Tx: 4}}},
+		{ID: 5, Time: time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC), By: "a1", Claims: []*record.Claim{{ID: record.ClaimID{Key: record.Key{Subject: "S0", Predicate: "p"}, Version: 3},
+			Value: record.Value{Type: record.Number, Num: -1}, By: "a1", Kind: record.Observed, Confidence: 1, Supersedes: &record.ClaimID{Key: record.Key{Subject: "S0", Predicate: "p"}, Version: 2}, Tx: 5}}},
+	})
+	file.WriteString(small)
 	quads := 0
 	for _, line := range strings.Split(file.String(), "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {
 			quads++
 		}
 	}
-	if n := quads; n < 2*importBatchQuads {
-		t.Fatalf("the file has %d quads: too few to need several batches", n)
-	}
 	path := filepath.Join(t.TempDir(), "big.db")
 	ctx := context.Background()
-	if _, err := ImportStore(ctx, path, bytes.NewReader(file.Bytes()), Options{}, CheckOptions{}); err != nil {
+	sum, err := ImportStore(ctx, path, bytes.NewReader(file.Bytes()), Options{}, CheckOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	var again bytes.Buffer
-	if err := codec.WriteNQuads(&again, scanned(t, path)); err != nil || again.String() != file.String() {
-		t.Fatalf("the quads of the imported store differ from the file (%v)", err)
+	if sum.Transactions != 5 || sum.Claims != 6001 || sum.Quads != quads {
+		t.Fatalf("summary %+v, want 5 transactions, 6001 claims, %d quads", sum, quads)
 	}
-	s := mustOpen(t, path, Options{})
+	s := mustOpen(t, path, Options{MustExist: true})
 	defer s.Close()
+	var again bytes.Buffer
+	if err := codec.WriteNQuads(&again, txsOf(s)); err != nil || again.String() != file.String() {
+		t.Fatalf("the records of the imported store differ from the file (%v)", err)
+	}
 	if n, err := s.QuadCount(ctx); err != nil || n != int64(quads) {
 		t.Fatalf("the store holds %d quads (%v), the file %d", n, err, quads)
 	}
 	r, err := s.Check(ctx, CheckOptions{})
 	if err != nil || !r.OK() {
 		t.Fatalf("check: %v %v", err, r)
+	}
+	if r.Claims != 6001 || r.Keys != 3000 {
+		t.Fatalf("the check counts %d claims of %d keys, want 6001 of 3000", r.Claims, r.Keys)
+	}
+}
+
+// A refused import returns as soon as it found the problem, and leaves nothing behind.
+//
+// Known bug (skipped unless MQL_TEST_KNOWN_BUGS is set): importBBolt's deferred be.close()
+// runs while the kvImporter's bbolt write transaction is still open (importTxs returned before
+// flush, and nothing rolls it back), so bbolt's Close waits for it until the backend's 5 s
+// close timeout gives up: every refused or interrupted bbolt import takes 5 s more, and leaves
+// a goroutine blocked in bbolt's Close.
+func TestImportRefusedPromptly(t *testing.T) {
+	if os.Getenv("MQL_TEST_KNOWN_BUGS") == "" {
+		t.Skip("known bug: a refused bbolt import waits 5 s for its own write transaction (set MQL_TEST_KNOWN_BUGS=1 to run)")
+	}
+	good := sampleExportText(t)
+	bad := strings.Replace(good, `<urn:mql:kind> "inferred"`, `<urn:mql:kind> "guessed"`, 1)
+	dir := t.TempDir()
+	start := time.Now()
+	_, err := ImportStore(context.Background(), filepath.Join(dir, "x.db"), strings.NewReader(bad), Options{}, CheckOptions{})
+	took := time.Since(start)
+	if !errors.Is(err, ErrBadImport) {
+		t.Fatalf("bad file: %v", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the refused import took %s", took.Round(time.Millisecond))
+	}
+	if got := dirEntries(t, dir); len(got) != 0 {
+		t.Fatalf("a refused import left %v", got)
 	}
 }
