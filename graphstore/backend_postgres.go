@@ -1,27 +1,613 @@
 package graphstore
 
-// TEMPORARY (storage rewrite in progress): the PostgreSQL backend is being rebuilt on package
-// kv; until it lands, opening a postgres:// store fails.
-
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/cayleygraph/quad"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mql-dev/mql/graphstore/encoding"
+	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/pgkv"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
-var errPostgresPending = errors.New("the PostgreSQL backend is being rebuilt")
+// mql on PostgreSQL: the kv buckets as tables (package pgkv), shared by any number of
+// processes. Readers never lock; writers take turns on one advisory lock held by the SQL
+// transaction that writes (pgkv), so that a writer that loses its session loses its write with
+// it. Each commit also records which cache entries its transactions changed (mql_changes), so
+// that the other processes drop them from their caches, and announces itself (NOTIFY
+// mql_commit), so that they learn of it without polling. docs/RELIABILITY.md tells the rest.
 
+// pgLockKey is the advisory lock that serialises mql writers on one PostgreSQL database
+// (advisory locks are scoped to the database, so stores in other databases do not contend).
+const pgLockKey = 0x6d716c5f77726974 // "mql_writ"
+
+// Defaults of Options.WriteLockTimeout and Options.WriteIdleTimeout. The idle bound is the
+// shorter, so that a writer stalled while it holds the lock loses it before the writers
+// queued behind it give up: a stall delays them, it does not fail them.
+const (
+	defaultWriteLockTimeout = 10 * time.Second
+	defaultWriteIdleTimeout = 5 * time.Second
+)
+
+// pgCommitChannel is the NOTIFY channel on which each write announces its last transaction.
+const pgCommitChannel = "mql_commit"
+
+// mql_changes holds, for each group commit, its transactions (first..tx) and the cache
+// entries they changed (index.Index.Touched), with a random id that tells its writer, should
+// its connection fail at the commit, that it committed. Rows older than pgChangesKept
+// transactions are pruned: a process further behind empties its cache instead.
+const pgChangesSchema = `CREATE TABLE IF NOT EXISTS mql_changes (tx bigint PRIMARY KEY, first bigint NOT NULL, id bytea NOT NULL, touched bytea NOT NULL)`
+
+const (
+	pgChangesKept  = 100_000
+	pgChangesAsked = 4096 // more rows than this behind: empty the cache rather than read them
+	pgChangesHeld  = 4096 // rows a process keeps in memory
+)
+
+// The earlier format's tables (Cayley's quads and nodes, mql's log).
+var pgOldTables = []string{"quads", "nodes", "mql_snapshot"}
+
+var (
+	pgMetaBucket = bucketNamed("meta")
+	pgTxBucket   = bucketNamed("tx")
+)
+
+func bucketNamed(name string) kv.Bucket {
+	for i, b := range index.Schema.Buckets {
+		if b.Name == name {
+			return kv.Bucket(i)
+		}
+	}
+	panic("graphstore: no bucket " + name)
+}
+
+// pgBackend is an mql store in a PostgreSQL database.
+type pgBackend struct {
+	shown       string // the DSN as given, password hidden, for messages
+	kvs         *pgkv.Store
+	lockTimeout time.Duration
+	idleTimeout time.Duration
+	ch          pgChanges
+}
+
+// openPostgres connects to dsn. A database without mql's tables gets them with the store's
+// genesis, in the genesis's write transaction, unless opts.MustExist: then it is ErrNoStore,
+// and nothing is created. A database of the earlier format is refused (ErrOldFormat).
 func openPostgres(ctx context.Context, dsn string, opts Options) (backend, error) {
-	return nil, errPostgresPending
+	b, err := openPG(ctx, dsn, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
-func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
-	return ImportSummary{}, errPostgresPending
+func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBackend, error) {
+	b := &pgBackend{shown: RedactDSN(dsn), lockTimeout: opts.WriteLockTimeout, idleTimeout: opts.WriteIdleTimeout}
+	if b.lockTimeout <= 0 {
+		b.lockTimeout = defaultWriteLockTimeout
+	}
+	if b.idleTimeout <= 0 {
+		b.idleTimeout = defaultWriteIdleTimeout
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w: %v", b.shown, ErrBadDSN, err)
+	}
+	if readOnly {
+		q := u.Query()
+		q.Set("default_transaction_read_only", "on")
+		u.RawQuery = q.Encode()
+	}
+	kvs, err := pgkv.Open(ctx, u.String(), index.Schema, pgkv.Options{
+		LockKey:      pgLockKey,
+		LockTimeout:  b.lockTimeout,
+		IdleTimeout:  b.idleTimeout,
+		Prefetch:     []pgkv.Entry{{Bucket: pgMetaBucket, Key: []byte("format")}, {Bucket: pgMetaBucket, Key: []byte("store")}},
+		PrefetchLast: []kv.Bucket{pgTxBucket},
+		Begin:        b.begin,
+		Create:       []string{pgChangesSchema},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if strings.Contains(err.Error(), "cannot parse") {
+			return nil, fmt.Errorf("cannot open %s: %w: %v", b.shown, ErrBadDSN, err)
+		}
+		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", b.shown, ErrStorage, err)
+	}
+	b.kvs = kvs
+	if !kvs.Exists() {
+		found, err := kvs.Found(ctx, pgOldTables)
+		if err != nil {
+			kvs.Close()
+			return nil, fmt.Errorf("graphstore: cannot read the tables of %s: %w: %w", b.shown, ErrStorage, err)
+		}
+		if found["quads"] && found["nodes"] || found["mql_snapshot"] {
+			kvs.Close()
+			return nil, fmt.Errorf("graphstore: %s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: the new store is checked, and the old one left as it is)", b.shown, ErrOldFormat, b.shown)
+		}
+		if opts.MustExist {
+			kvs.Close()
+			return nil, errNoStore(nil, "the database %s holds no mql store (no mql tables)", b.shown)
+		}
+	}
+	return b, nil
 }
+
+func (b *pgBackend) kind() string                { return "postgres" }
+func (b *pgBackend) name() string                { return b.shown }
+func (b *pgBackend) shared() bool                { return true }
+func (b *pgBackend) kv() kv.Store                { return pgKV{b} }
+func (b *pgBackend) writable() error             { return nil }
+func (b *pgBackend) guard(fn func() error) error { return fn() }
+func (b *pgBackend) close() error                { return b.kvs.Close() }
+
+// pgKV is the backend's kv store, whose Write says who holds the writer lock when it waited
+// too long.
+type pgKV struct{ b *pgBackend }
+
+func (k pgKV) Read(ctx context.Context) (kv.ReadTx, error) { return k.b.kvs.Read(ctx) }
+func (k pgKV) Close() error                                { return k.b.kvs.Close() }
+
+func (k pgKV) Write(ctx context.Context) (kv.WriteTx, error) {
+	wt, err := k.b.kvs.WriteWith(ctx, pgkv.WriteOptions{})
+	if err != nil {
+		return nil, k.b.writeErr(err)
+	}
+	return wt, nil
+}
+
+// writeErr is the error of a write that could not begin.
+func (b *pgBackend) writeErr(err error) error {
+	if errors.Is(err, pgkv.ErrLockTimeout) {
+		return b.inUse()
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("graphstore: cannot take the writer lock on %s: %w: %w", b.shown, ErrStorage, err)
+}
+
+// inUse is the error of a writer that waited lockTimeout for the lock: it names the session
+// holding it, as pg_stat_activity shows it, when it can.
+func (b *pgBackend) inUse() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	holder := "another writer"
+	if h, ok, err := b.kvs.LockHolder(ctx); err == nil && ok {
+		app := h.Application
+		if app == "" {
+			app = "a session without application_name"
+		}
+		holder = fmt.Sprintf("%s (PostgreSQL backend %d), which has held the writer lock for %s", app, h.PID, h.Held.Round(100*time.Millisecond))
+		if h.State != "" {
+			holder += fmt.Sprintf(" and has been %s for %s", h.State, h.Idle.Round(100*time.Millisecond))
+		}
+	}
+	return fmt.Errorf("%s is being written by %s; this write waited %s for it and gave up. Try again: a writer that stays idle while it holds the lock loses it after its idle timeout (%s by default) and its write is rolled back: %w",
+		b.shown, holder, b.lockTimeout, defaultWriteIdleTimeout, ErrInUse)
+}
+
+// commitShared commits wt with the row of mql_changes saying what it changed, and the
+// announcement of its head, in one round trip (pgkv.WriteTx.CommitWith).
+func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string) error {
+	pw, ok := wt.(*pgkv.WriteTx)
+	if !ok {
+		return fmt.Errorf("graphstore: a PostgreSQL commit of a %T", wt)
+	}
+	first := lastTx(pw.Prefetched()) + 1
+	var id [8]byte
+	rand.Read(id[:])
+	err := pw.CommitWith(ctx, pgkv.CommitOptions{
+		Extra: func(bt *pgx.Batch) {
+			bt.Queue(`INSERT INTO mql_changes (tx, first, id, touched) VALUES ($1, $2, $3, $4)
+ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched = EXCLUDED.touched`,
+				int64(head), int64(first), id[:], encodeTouched(touched))
+			if head%1024 == 0 && head > pgChangesKept {
+				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
+			}
+			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, strconv.FormatInt(int64(head), 10))
+		},
+		Witness: func(ctx context.Context, c *pgx.Conn) (bool, error) {
+			var ok bool
+			err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mql_changes WHERE tx = $1 AND id = $2)`, int64(head), id[:]).Scan(&ok)
+			if pgkv.Code(err) == "42P01" { // no such table: the genesis did not commit
+				return false, nil
+			}
+			return ok, err
+		},
+	})
+	if err != nil {
+		return b.commitErr(err)
+	}
+	b.ch.add([]pgChange{{first: first, last: head, touched: touched}})
+	return nil
+}
+
+// commitErr is the error of a commit that failed.
+func (b *pgBackend) commitErr(err error) error {
+	switch {
+	case errors.Is(err, pgkv.ErrCommitUnknown):
+		return fmt.Errorf("%w: the connection failed during the commit and PostgreSQL could not be asked whether it committed, so it may or may not have recorded the write; the next read or write loads it if it did: %w", errCommitUnknown, err)
+	}
+	return err
+}
+
+// lastTx is the last transaction a prefetched reader names (0: none).
+func lastTx(pre kv.Reader) record.TxID {
+	var id uint64
+	pre.Scan(pgTxBucket, nil, kv.ScanOptions{Reverse: true}, func(k, _ []byte) (bool, error) {
+		id, _, _ = encoding.Uint(k)
+		return false, nil
+	})
+	return record.TxID(id)
+}
+
+// ---- what other processes changed ----------------------------------------------------------
+
+// pgChange is one row of mql_changes.
+type pgChange struct {
+	first, last record.TxID
+	touched     []string
+}
+
+// pgChanges is what this process knows of mql_changes: rows covering every transaction in
+// (from, to], and the newest head any of its snapshots or write transactions saw.
+type pgChanges struct {
+	mu       sync.Mutex
+	rows     []pgChange
+	from, to record.TxID
+	seen     record.TxID
+}
+
+// add takes rows (in order) into what is known: a row that follows on extends it, a row after
+// a gap replaces it.
+func (c *pgChanges) add(rows []pgChange) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range rows {
+		switch {
+		case c.to > 0 && r.last <= c.to:
+			continue
+		case c.to > 0 && r.first == c.to+1:
+			c.rows = append(c.rows, r)
+		default:
+			c.rows, c.from = append(c.rows[:0], r), r.first-1
+		}
+		c.to = r.last
+		c.seen = max(c.seen, r.last)
+	}
+	if n := len(c.rows) - pgChangesHeld; n > 0 {
+		c.from = c.rows[n-1].last
+		c.rows = append(c.rows[:0], c.rows[n:]...)
+	}
+}
+
+func (c *pgChanges) saw(head record.TxID) {
+	c.mu.Lock()
+	c.seen = max(c.seen, head)
+	c.mu.Unlock()
+}
+
+// known returns what changed after `after` when the rows held tell it.
+func (c *pgChanges) known(after record.TxID) (head record.TxID, touched []string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.to == 0 || c.to < c.seen || after < c.from {
+		return 0, nil, false
+	}
+	for i := len(c.rows) - 1; i >= 0 && c.rows[i].last > after; i-- {
+		touched = append(touched, c.rows[i].touched...)
+	}
+	return c.to, touched, true
+}
+
+const pgChangesQuery = `SELECT tx, first, touched FROM mql_changes WHERE tx > $1 ORDER BY tx LIMIT $2`
+
+func queueChanges(bt *pgx.Batch, after record.TxID, limit int, out *[]pgChange) {
+	bt.Queue(pgChangesQuery, int64(after), limit).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var last, first int64
+			var enc []byte
+			if err := rows.Scan(&last, &first, &enc); err != nil {
+				return err
+			}
+			t, err := decodeTouched(enc)
+			if err != nil {
+				return fmt.Errorf("mql_changes, tx %d: %w", last, err)
+			}
+			*out = append(*out, pgChange{first: record.TxID(first), last: record.TxID(last), touched: t})
+		}
+		return rows.Err()
+	})
+}
+
+// begin adds to the first round trip of every snapshot and write transaction the rows of
+// mql_changes after the last one known, so that learning what another process changed costs
+// no round trip of its own.
+func (b *pgBackend) begin(bt *pgx.Batch, write bool) func(pre kv.Reader) {
+	b.ch.mu.Lock()
+	to := b.ch.to
+	b.ch.mu.Unlock()
+	var rows []pgChange
+	if to > 0 {
+		queueChanges(bt, to, 256, &rows)
+	}
+	return func(pre kv.Reader) {
+		b.ch.add(rows)
+		b.ch.saw(lastTx(pre))
+	}
+}
+
+// changes returns the newest transaction known and the cache entries changed after `after`:
+// from the rows known when they tell it, else from a snapshot of its own.
+func (b *pgBackend) changes(ctx context.Context, after record.TxID) (record.TxID, []string, bool, error) {
+	if head, touched, ok := b.ch.known(after); ok {
+		return head, touched, true, nil
+	}
+	rt, err := b.kvs.Read(ctx)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer rt.End()
+	t := rt.(*pgkv.ReadTx)
+	head := lastTx(t.Prefetched())
+	var rows []pgChange
+	bt := &pgx.Batch{}
+	queueChanges(bt, after, pgChangesAsked+1, &rows)
+	if err := t.Conn().SendBatch(t.Context(), bt).Close(); err != nil {
+		return 0, nil, false, err
+	}
+	if len(rows) == 0 || len(rows) > pgChangesAsked || rows[0].first > after+1 || rows[len(rows)-1].last != head {
+		return head, nil, false, nil
+	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].first != rows[i-1].last+1 {
+			return head, nil, false, nil
+		}
+	}
+	b.ch.add(rows)
+	var touched []string
+	for _, r := range rows {
+		touched = append(touched, r.touched...)
+	}
+	return head, touched, true, nil
+}
+
+// encodeTouched writes cache keys as a count and each key's length and bytes.
+func encodeTouched(keys []string) []byte {
+	n := binary.MaxVarintLen64
+	for _, k := range keys {
+		n += len(k) + binary.MaxVarintLen64
+	}
+	out := binary.AppendUvarint(make([]byte, 0, n), uint64(len(keys)))
+	for _, k := range keys {
+		out = binary.AppendUvarint(out, uint64(len(k)))
+		out = append(out, k...)
+	}
+	return out
+}
+
+func decodeTouched(b []byte) ([]string, error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)) {
+		return nil, errors.New("a malformed list of changed entries")
+	}
+	b = b[w:]
+	out := make([]string, 0, n)
+	for range n {
+		l, w := binary.Uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return nil, errors.New("a malformed list of changed entries")
+		}
+		out = append(out, string(b[w:w+int(l)]))
+		b = b[w+int(l):]
+	}
+	return out, nil
+}
+
+// ---- announcements -------------------------------------------------------------------------
+
+// watchCommits calls fn with the head another process announced on each of its commits, and
+// with 0 whenever announcements may have been missed (the listening connection was made
+// again), until ctx ends. fn reads what it learns through a snapshot, which waits until the
+// announced transaction is durable.
+func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID)) {
+	delay := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		c, err := b.kvs.Connect(ctx)
+		if err == nil {
+			if _, err = c.Exec(ctx, "LISTEN "+pgCommitChannel); err != nil {
+				c.Close(context.Background())
+			}
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 5*time.Second)
+			continue
+		}
+		delay = 100 * time.Millisecond
+		fn(0) // commits made while the listener connected
+		for {
+			n, err := c.WaitForNotification(ctx)
+			if err != nil {
+				break
+			}
+			id, err := strconv.ParseInt(n.Payload, 10, 64)
+			if err != nil || id < 0 {
+				id = 0
+			}
+			fn(record.TxID(id))
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c.Close(cctx)
+		cancel()
+	}
+}
+
+// ---- inspect and import --------------------------------------------------------------------
 
 func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
-	return Inspection{}, errPostgresPending
+	b, err := openPG(ctx, dsn, Options{MustExist: true}, true)
+	switch {
+	case errors.Is(err, ErrOldFormat):
+		return other("an mql store in the format of an earlier mql (Cayley quads): convert it with `mql migrate`")
+	case errors.Is(err, ErrNoStore):
+		return inspectOtherTables(ctx, dsn)
+	case err != nil:
+		return Inspection{}, err
+	}
+	defer b.close()
+	rt, err := b.kvs.Read(ctx)
+	if err != nil {
+		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+	}
+	defer rt.End()
+	in, err := inspectKV(rt)
+	if err != nil {
+		return Inspection{}, fmt.Errorf("reading %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+	}
+	return in, nil
+}
+
+// inspectOtherTables says what a database without mql's tables holds: nothing, or tables,
+// views and sequences of any schema but the system's.
+func inspectOtherTables(ctx context.Context, dsn string) (Inspection, error) {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return Inspection{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+	}
+	defer c.Close(context.Background())
+	rows, err := c.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+		AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%' ORDER BY 1`)
+	if err != nil {
+		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+	}
+	if len(names) == 0 {
+		return Inspection{}, nil
+	}
+	n := len(names)
+	if n > 3 {
+		names = append(names[:3], "…")
+	}
+	return other("a database with %d tables, views or sequences and no mql store (%s)", n, strings.Join(names, ", "))
+}
+
+// pgImportIdle bounds the silences of an import's transaction (reading and checking the file
+// between its writes): no writer waits behind an import into a new database.
+const pgImportIdle = 10 * time.Minute
+
+// importPostgres writes the store into an empty database in one SQL transaction that holds
+// the writer lock, its writes sent every few MiB: everything or nothing.
+func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
+	b, err := openPG(ctx, dsn, opts, false)
+	if err != nil {
+		return ImportSummary{}, err
+	}
+	defer b.close()
+	notEmpty := func(r kv.Reader) error {
+		ix, err := index.Open(r, nil)
+		if errors.Is(err, index.ErrNotStore) && !strings.Contains(err.Error(), "format") {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("import into %s: %w: it holds something that is not an empty store (%v)", b.shown, ErrNotEmpty, err)
+		}
+		if ix.Head() > 0 {
+			return fmt.Errorf("import into %s: %w: it holds a store (%d transactions); an import creates a new store: name an empty database", b.shown, ErrNotEmpty, ix.Head())
+		}
+		return nil
+	}
+	if b.kvs.Exists() { // before reading a large file for nothing
+		rt, err := b.kvs.Read(ctx)
+		if err != nil {
+			return ImportSummary{}, storageErr("reading the database", err)
+		}
+		err = notEmpty(rt)
+		rt.End()
+		if err != nil {
+			return ImportSummary{}, err
+		}
+	}
+	wt, err := b.kvs.WriteWith(ctx, pgkv.WriteOptions{Synchronous: true, IdleTimeout: max(b.idleTimeout, pgImportIdle)})
+	if err != nil {
+		return ImportSummary{}, b.writeErr(err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			wt.Rollback()
+		}
+	}()
+	if !wt.Missing() { // someone may have written since
+		if err := notEmpty(wt); err != nil {
+			return ImportSummary{}, err
+		}
+	}
+	w := &pgImporter{wt: wt}
+	sum, err := importTxs(ctx, r, copts, w.add, nil)
+	if err != nil {
+		return sum, err
+	}
+	committed = true
+	if err := wt.Commit(ctx); err != nil {
+		return sum, fmt.Errorf("import into %s failed and nothing was written: %w: %w", b.shown, ErrStorage, b.commitErr(err))
+	}
+	b.kvs.Conn(ctx, func(c *pgx.Conn) error { _, err := c.Exec(ctx, "ANALYZE"); return err })
+	return sum, nil
+}
+
+// pgImporter applies imported transactions into one write transaction, with a new write
+// handle every importBatchClaims claims so that the handle's memo stays small.
+type pgImporter struct {
+	wt     *pgkv.WriteTx
+	h      *index.Index
+	claims int
+}
+
+func (w *pgImporter) add(tx *record.Tx, _ []quad.Quad) error {
+	if w.h == nil {
+		h, err := index.Writer(w.wt, nil)
+		if errors.Is(err, index.ErrNotStore) {
+			if err = index.Init(w.wt); err == nil {
+				h, err = index.Writer(w.wt, nil)
+			}
+		}
+		if err != nil {
+			return storageErr("writing the imported store", err)
+		}
+		w.h = h
+	}
+	if err := w.h.Apply(tx, index.Mark{}); err != nil {
+		return storageErr("writing the imported store", err)
+	}
+	if w.claims += len(tx.Claims) + 1; w.claims >= importBatchClaims {
+		w.h, w.claims = nil, 0
+	}
+	return nil
 }
 
 // RedactDSN returns dsn with its password, if any, replaced by ***.

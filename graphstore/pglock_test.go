@@ -2,13 +2,17 @@ package graphstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/kv/pgkv"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -35,8 +39,8 @@ func pgHoldLock(t *testing.T, dsn, app string) func() {
 }
 
 // While another session holds the writer lock, a store that exists opens, refreshes and
-// answers without waiting for it; a write waits WriteLockTimeout, then fails with ErrInUse
-// naming the holder and writes nothing, and so does a check (which waits for writers).
+// answers and checks without waiting for it; a write waits WriteLockTimeout, then fails with
+// ErrInUse naming the holder and writes nothing.
 func TestPostgresReadersDoNotLock(t *testing.T) {
 	dsn := newPGDatabase(t)
 	w := mustOpen(t, dsn, Options{})
@@ -72,8 +76,11 @@ func TestPostgresReadersDoNotLock(t *testing.T) {
 		t.Fatalf("write gave up after %s, want about 300ms", took)
 	}
 	t.Logf("write: %v (after %s)", err, took)
-	if _, err := s.Check(context.Background(), CheckOptions{}); !errors.Is(err, ErrInUse) {
+	// A check reads a snapshot: it waits for nobody either.
+	if r, err := s.Check(context.Background(), CheckOptions{}); err != nil {
 		t.Fatalf("check while locked: %v", err)
+	} else {
+		ckOK(t, r)
 	}
 	if quadCount(t, s) != n || head(s) != 7 {
 		t.Fatal("a refused write changed the store")
@@ -108,8 +115,7 @@ func TestPostgresNewStoreWhileLocked(t *testing.T) {
 	if _, err := CheckDSN(context.Background(), dsn, Options{}, CheckOptions{}); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("check of an empty database: %v", err)
 	}
-	db := pgOpenDB(t, dsn)
-	if ok, err := pgSchemaExists(context.Background(), db); ok || err != nil {
+	if ok, err := pgHasSchema(t, dsn); ok || err != nil {
 		t.Fatalf("schema created by a failed open or a check: %v %v", ok, err)
 	}
 	s := mustOpen(t, dsn, Options{})
@@ -203,24 +209,24 @@ func TestPostgresSessionLostAtCommit(t *testing.T) {
 	defer s.Close()
 	admin := pgOpenDB(t, dsn)
 	be := s.be.(*pgBackend)
-	be.beforeCommit = func(w *pgWrite) {
-		if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, w.pid); err != nil {
+	be.kvs.SetBeforeCommit(func(w *pgkv.WriteTx) {
+		if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, w.PID()); err != nil {
 			t.Error(err)
 		}
 		for gone := false; !gone; {
-			if err := admin.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, w.pid).Scan(&gone); err != nil {
+			if err := admin.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, w.PID()).Scan(&gone); err != nil {
 				t.Error(err)
 				return
 			}
 		}
-	}
+	})
 	n := quadCount(t, s)
 	_, err := s.Write(context.Background(), "owner", countingClaim("LOST", 1))
 	if !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "nothing was recorded") ||
 		!strings.Contains(err.Error(), "the session holding the writer lock ended") {
 		t.Fatalf("write whose session ended before its COMMIT: %v", err)
 	}
-	be.beforeCommit = nil
+	be.kvs.SetBeforeCommit(nil)
 	if quadCount(t, s) != n || head(s) != 1 {
 		t.Fatal("the failed write left something")
 	}
@@ -230,17 +236,22 @@ func TestPostgresSessionLostAtCommit(t *testing.T) {
 	checkCounting(t, txsOf(s), 2)
 }
 
-// committed tells a committed write transaction from a rolled-back one by its id.
+// Committed tells a committed write transaction from a rolled-back one by its id, and a
+// witness that says no (the id given again after a crash of the server) overrules it.
 func TestPostgresCommittedAsksPostgreSQL(t *testing.T) {
 	dsn := newPGDatabase(t)
 	db := pgOpenDB(t, dsn)
+	s := mustOpen(t, dsn, Options{WriteIdleTimeout: time.Second})
+	defer s.Close()
+	kvs := s.be.(*pgBackend).kvs
+	no := func(context.Context, *pgx.Conn) (bool, error) { return false, nil }
 	for _, commit := range []bool{true, false} {
 		tx, err := db.Begin()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &pgWrite{db: db, idleTimeout: time.Second}
-		if err := tx.QueryRow(`SELECT txid_current()`).Scan(&w.xid); err != nil {
+		var xid int64
+		if err := tx.QueryRow(`SELECT txid_current()`).Scan(&xid); err != nil {
 			t.Fatal(err)
 		}
 		if commit {
@@ -251,8 +262,30 @@ func TestPostgresCommittedAsksPostgreSQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := w.committed(); got != commit || err != nil {
-			t.Fatalf("committed() = %v, %v; want %v", got, err, commit)
+		if got, err := kvs.Committed(context.Background(), xid, nil); got != commit || err != nil {
+			t.Fatalf("Committed() = %v, %v; want %v", got, err, commit)
+		}
+		if got, err := kvs.Committed(context.Background(), xid, no); got || err != nil {
+			t.Fatalf("Committed(witness no) = %v, %v; want false", got, err)
 		}
 	}
+	// An id PostgreSQL has not given yet (a crash lost it): not committed.
+	var next int64
+	if err := db.QueryRow(`SELECT txid_current() + 1000`).Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := kvs.Committed(context.Background(), next, nil); got || err != nil {
+		t.Fatalf("Committed(future id) = %v, %v", got, err)
+	}
+}
+
+// pgOpenDB is a database/sql handle on dsn, closed when the test ends.
+func pgOpenDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

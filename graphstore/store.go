@@ -585,6 +585,13 @@ func (g *group_) begin() error {
 				g.h, err = index.Writer(g.wt.tx, g.s.cache)
 			}
 		}
+		if err == nil && g.s.be.shared() && g.h.Head() > g.s.Head() {
+			// Another process committed since this one last looked: learn what it changed
+			// first, so that the cache drops it (the commit below advances the cache over this
+			// group's transactions only) and the handle, made again, may use the cache.
+			g.s.learn(context.Background(), g.h.Head())
+			g.h, err = index.Writer(g.wt.tx, g.s.cache)
+		}
 		return err
 	})
 	if err != nil {

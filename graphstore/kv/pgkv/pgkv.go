@@ -62,18 +62,19 @@ type Options struct {
 	// Prefetch names entries that every snapshot and write transaction reads in its first
 	// round trip: their Gets cost nothing.
 	Prefetch []Entry
+	// PrefetchLast names buckets whose last entry every snapshot and write transaction reads
+	// in its first round trip: a reverse Scan of the whole bucket starts with it.
+	PrefetchLast []kv.Bucket
 	// Begin, if set, queues the caller's statements into the first round trip of every
 	// snapshot (write false) and write transaction (write true, after the lock is taken), when
 	// the tables exist. What it returns, if not nil, runs once their results are in and (for a
-	// snapshot) the WAL is flushed past what they read.
-	Begin func(b *pgx.Batch, write bool) func()
+	// snapshot) the WAL is flushed past what they read, with the prefetched entries.
+	Begin func(b *pgx.Batch, write bool) func(pre kv.Reader)
 	// Create lists the caller's statements (CREATE TABLE …) that run where a write
 	// transaction creates the tables.
 	Create []string
 	// MaxConns bounds the connections snapshots use at once; default 8.
 	MaxConns int
-	// BeforeCommit, for tests, runs between a write transaction's statements and its COMMIT.
-	BeforeCommit func(t *WriteTx)
 }
 
 // Entry names one entry of a bucket.
@@ -96,6 +97,8 @@ type Store struct {
 
 	wmu   chan struct{} // one write transaction at a time in this process
 	wconn *pgx.Conn     // the write transactions' connection, kept between them; guarded by wmu
+
+	beforeCommit atomic.Pointer[func(*WriteTx)] // tests: SetBeforeCommit
 
 	fmu    sync.Mutex // serialises the flushes readers ask for (forceFlush)
 	fconn  *pgx.Conn
@@ -153,6 +156,19 @@ func Open(ctx context.Context, dsn string, schema kv.Schema, opts Options) (*Sto
 
 func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, s.cfg.Copy())
+}
+
+// Connect opens a new session of the store's configuration, for the caller (LISTEN).
+func (s *Store) Connect(ctx context.Context) (*pgx.Conn, error) { return s.connect(ctx) }
+
+// SetBeforeCommit makes fn (nil: nothing) run between each write transaction's statements
+// and its COMMIT, in their own round trips: for tests that end the session there.
+func (s *Store) SetBeforeCommit(fn func(t *WriteTx)) {
+	if fn == nil {
+		s.beforeCommit.Store(nil)
+		return
+	}
+	s.beforeCommit.Store(&fn)
 }
 
 // Tables returns the names of the tables the buckets are stored in.
@@ -257,8 +273,9 @@ type ReadTx struct {
 	s     *Store
 	c     *pgx.Conn
 	ctx   context.Context
-	pre   map[string][]byte // prefetched entries (a nil value: none)
-	empty bool              // the tables do not exist: nothing to read
+	pre   map[string][]byte  // prefetched entries (a nil value: none)
+	last  map[kv.Bucket]*kvp // prefetched last entries (a nil k: the bucket is empty)
+	empty bool               // the tables do not exist: nothing to read
 	done  bool
 }
 
@@ -295,9 +312,9 @@ func (t *ReadTx) begin(ctx context.Context) error {
 	if !exists {
 		b.Queue(probeSQL, s.tables).QueryRow(func(r pgx.Row) error { return r.Scan(&n) })
 	}
-	var after func()
+	var after func(kv.Reader)
 	if exists {
-		t.pre = s.queuePrefetch(b)
+		t.pre, t.last = s.queuePrefetch(b)
 		if s.opts.Begin != nil {
 			after = s.opts.Begin(b, false)
 		}
@@ -312,7 +329,7 @@ func (t *ReadTx) begin(ctx context.Context) error {
 			// Created since we looked: read the rest in a second round trip, same snapshot.
 			s.exists.Store(true)
 			b := &pgx.Batch{}
-			t.pre = s.queuePrefetch(b)
+			t.pre, t.last = s.queuePrefetch(b)
 			if s.opts.Begin != nil {
 				after = s.opts.Begin(b, false)
 			}
@@ -327,19 +344,31 @@ func (t *ReadTx) begin(ctx context.Context) error {
 		}
 	}
 	if after != nil {
-		after()
+		after(prefetched{t.pre, t.last})
 	}
 	return nil
 }
 
+// Conn is the snapshot's connection, for the caller's own queries in it.
+func (t *ReadTx) Conn() *pgx.Conn { return t.c }
+
+// Context is the context the snapshot's statements run with.
+func (t *ReadTx) Context() context.Context { return t.ctx }
+
+// Prefetched reads the entries of Options.Prefetch and PrefetchLast; every other entry reads
+// as missing.
+func (t *ReadTx) Prefetched() kv.Reader { return prefetched{t.pre, t.last} }
+
 const gateSQL = `SELECT pg_current_wal_flush_lsn() >= pg_current_wal_insert_lsn(), pg_current_wal_insert_lsn()::text`
 
-// queuePrefetch queues the reads of Options.Prefetch and returns the map their values land in.
-func (s *Store) queuePrefetch(b *pgx.Batch) map[string][]byte {
-	if len(s.opts.Prefetch) == 0 {
-		return nil
+// queuePrefetch queues the reads of Options.Prefetch and PrefetchLast and returns the maps
+// their values land in.
+func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, map[kv.Bucket]*kvp) {
+	var pre map[string][]byte
+	var last map[kv.Bucket]*kvp
+	if len(s.opts.Prefetch) > 0 {
+		pre = make(map[string][]byte, len(s.opts.Prefetch))
 	}
-	pre := make(map[string][]byte, len(s.opts.Prefetch))
 	for _, e := range s.opts.Prefetch {
 		k := entryKey(e.Bucket, e.Key)
 		pre[k] = nil
@@ -357,7 +386,40 @@ func (s *Store) queuePrefetch(b *pgx.Batch) map[string][]byte {
 			return rows.Err()
 		})
 	}
-	return pre
+	if len(s.opts.PrefetchLast) > 0 {
+		last = make(map[kv.Bucket]*kvp, len(s.opts.PrefetchLast))
+	}
+	for _, bk := range s.opts.PrefetchLast {
+		e := &kvp{}
+		last[bk] = e
+		b.Queue("SELECT k, v FROM " + s.tables[bk] + " ORDER BY k DESC LIMIT 1").Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				raw := rows.RawValues()
+				e.k, e.v = append([]byte{}, raw[0]...), append([]byte{}, raw[1]...)
+			}
+			return rows.Err()
+		})
+	}
+	return pre, last
+}
+
+// fromLast serves a reverse Scan of a whole bucket from its prefetched last entry: it calls fn
+// with it, and returns the scanner for the rest (nil when done).
+func (s *Store) fromLast(ctx context.Context, c *pgx.Conn, last map[kv.Bucket]*kvp, b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) (sc *scanner, done bool, err error) {
+	e, ok := last[b]
+	if !ok || len(prefix) > 0 || !opts.Reverse || opts.From != nil {
+		return nil, false, nil
+	}
+	if e.k == nil {
+		return nil, true, nil
+	}
+	more, err := fn(e.k, e.v)
+	if err != nil || !more {
+		return nil, true, err
+	}
+	sc = s.newScanner(ctx, c, b, nil, kv.ScanOptions{Reverse: true})
+	sc.hi, sc.hiOp = e.k, '<'
+	return sc, false, nil
 }
 
 func entryKey(b kv.Bucket, key []byte) string {
@@ -485,7 +547,13 @@ func (t *ReadTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k
 	if t.empty {
 		return nil
 	}
-	sc := t.s.newScanner(t.ctx, t.c, b, prefix, opts)
+	sc, done, err := t.s.fromLast(t.ctx, t.c, t.last, b, prefix, opts, fn)
+	if err != nil || done {
+		return err
+	}
+	if sc == nil {
+		sc = t.s.newScanner(t.ctx, t.c, b, prefix, opts)
+	}
 	for {
 		k, v, ok, err := sc.next()
 		if err != nil || !ok {
@@ -659,9 +727,10 @@ func (sc *scanner) fetch() error {
 // ErrLockTimeout is wrapped by a Write that waited Options.LockTimeout for the writer lock.
 var ErrLockTimeout = errors.New("pgkv: the writer lock was not released in time")
 
-// ErrSessionLost is wrapped by a failed Commit whose session ended before it committed
-// (PostgreSQL said so when asked afterwards): nothing of it was stored.
-var ErrSessionLost = errors.New("pgkv: the session ended before the transaction committed, and PostgreSQL rolled it back")
+// ErrSessionLost is wrapped by a write transaction whose session ended before it committed
+// (a read or write of it failed so, or PostgreSQL said so when asked after a failed Commit):
+// nothing of it was stored.
+var ErrSessionLost = errors.New("the session holding the writer lock ended before the write was committed, and PostgreSQL rolled the write back with it (PostgreSQL ends a session that holds the lock without a word from its process for longer than its idle timeout — was this process paused? — or the connection failed)")
 
 // ErrCommitUnknown is wrapped by a Commit whose connection failed during the commit when
 // PostgreSQL could not then be asked whether it committed.

@@ -24,6 +24,7 @@ type WriteTx struct {
 	ov      []*btree.BTreeG[ent] // per bucket: the writes not yet sent
 	nbytes  int                  // about what ov holds
 	pre     map[string][]byte    // prefetched entries, as of the transaction's start
+	last    map[kv.Bucket]*kvp   // prefetched last entries, as of the transaction's start
 	read    map[string][]byte    // entries read from the tables (nil: none there)
 	missing bool                 // the tables did not exist when the lock was taken
 	created bool                 // this transaction created them
@@ -138,9 +139,9 @@ func (t *WriteTx) begin(ctx context.Context) error {
 		return r.Scan(&t.xid, &t.pid, &t.lsn)
 	})
 	n := -1
-	var after func()
+	var after func(kv.Reader)
 	if exists {
-		t.pre = s.queuePrefetch(b)
+		t.pre, t.last = s.queuePrefetch(b)
 		if s.opts.Begin != nil {
 			after = s.opts.Begin(b, true)
 		}
@@ -156,7 +157,7 @@ func (t *WriteTx) begin(ctx context.Context) error {
 		} else {
 			s.exists.Store(true)
 			b := &pgx.Batch{}
-			t.pre = s.queuePrefetch(b)
+			t.pre, t.last = s.queuePrefetch(b)
 			if s.opts.Begin != nil {
 				after = s.opts.Begin(b, true)
 			}
@@ -166,7 +167,7 @@ func (t *WriteTx) begin(ctx context.Context) error {
 		}
 	}
 	if after != nil {
-		after()
+		after(prefetched{t.pre, t.last})
 	}
 	return nil
 }
@@ -183,13 +184,38 @@ func (t *WriteTx) XID() int64 { return t.xid }
 
 // Prefetched reads the entries of Options.Prefetch as they were when the transaction began;
 // every other entry reads as missing.
-func (t *WriteTx) Prefetched() kv.Reader { return prefetched(t.pre) }
+func (t *WriteTx) Prefetched() kv.Reader { return prefetched{t.pre, t.last} }
 
-type prefetched map[string][]byte
+type prefetched struct {
+	pre  map[string][]byte
+	last map[kv.Bucket]*kvp
+}
 
-func (p prefetched) Get(b kv.Bucket, key []byte) ([]byte, error) { return p[entryKey(b, key)], nil }
-func (p prefetched) Scan(kv.Bucket, []byte, kv.ScanOptions, func(k, v []byte) (bool, error)) error {
-	return errors.New("pgkv: a prefetched reader does not scan")
+func (p prefetched) Get(b kv.Bucket, key []byte) ([]byte, error) { return p.pre[entryKey(b, key)], nil }
+
+// Scan serves only the start of a reverse scan of a whole bucket of PrefetchLast.
+func (p prefetched) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) error {
+	e, ok := p.last[b]
+	if !ok || len(prefix) > 0 || !opts.Reverse || opts.From != nil {
+		return errors.New("pgkv: a prefetched reader scans only the end of a bucket")
+	}
+	if e.k == nil {
+		return nil
+	}
+	_, err := fn(e.k, e.v)
+	return err
+}
+
+// broke records that a statement of the transaction failed with err, which it can only end
+// now, and returns it (wrapping ErrSessionLost if the session ended).
+func (t *WriteTx) broke(err error) error {
+	if SessionEnded(err) {
+		err = fmt.Errorf("%w: %w", ErrSessionLost, err)
+	}
+	if t.err == nil {
+		t.err = err
+	}
+	return err
 }
 
 func (t *WriteTx) usable() error {
@@ -225,7 +251,7 @@ func (t *WriteTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	}
 	v, err := getOn(context.Background(), t.c, t.s.get[b], key)
 	if err != nil {
-		return nil, err
+		return nil, t.broke(err)
 	}
 	if len(t.read) < 1<<14 {
 		t.read[k] = v
@@ -259,6 +285,7 @@ func (t *WriteTx) set(b kv.Bucket, e ent) error {
 		k := entryKey(b, e.k)
 		delete(t.pre, k)
 		delete(t.read, k)
+		delete(t.last, b)
 	}
 	t.nbytes += len(e.k) + len(e.v) + 48
 	if t.nbytes > flushBytes {
@@ -286,8 +313,7 @@ func (t *WriteTx) ensureTables() error {
 		b.Queue(q)
 	}
 	if err := t.c.SendBatch(context.Background(), b).Close(); err != nil {
-		t.err = fmt.Errorf("pgkv: creating the tables: %w", err)
-		return t.err
+		return t.broke(fmt.Errorf("creating the tables: %w", err))
 	}
 	t.created = true
 	return nil
@@ -301,8 +327,7 @@ func (t *WriteTx) flush() error {
 	b := &pgx.Batch{}
 	t.queueWrites(b)
 	if err := t.c.SendBatch(context.Background(), b).Close(); err != nil {
-		t.err = fmt.Errorf("pgkv: writing: %w", err)
-		return t.err
+		return t.broke(err)
 	}
 	for i := range t.ov {
 		t.ov[i].Clear()
@@ -316,6 +341,29 @@ func (t *WriteTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(
 	if err := t.usable(); err != nil {
 		return err
 	}
+	if t.ov[b].Len() == 0 && t.onTables() {
+		// Nothing of the bucket written yet: the tables' scan alone, from a prefetched end.
+		sc, done, err := t.s.fromLast(context.Background(), t.c, t.last, b, prefix, opts, fn)
+		if err != nil || done {
+			return err
+		}
+		if sc == nil {
+			sc = t.s.newScanner(context.Background(), t.c, b, prefix, opts)
+		}
+		for {
+			k, v, ok, err := sc.next()
+			if err != nil {
+				return t.broke(err)
+			}
+			if !ok {
+				return nil
+			}
+			more, err := fn(k, v)
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
 	var db *scanner
 	if t.onTables() {
 		db = t.s.newScanner(context.Background(), t.c, b, prefix, opts)
@@ -328,7 +376,7 @@ func (t *WriteTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(
 	if db != nil {
 		var err error
 		if dk, dv, dok, err = db.next(); err != nil {
-			return err
+			return t.broke(err)
 		}
 	}
 	for {
@@ -345,7 +393,7 @@ func (t *WriteTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(
 			ov.next()
 			var err error
 			if dk, dv, dok, err = db.next(); err != nil {
-				return err
+				return t.broke(err)
 			}
 		case eok && (!dok || (bytes.Compare(e.k, dk) < 0) != opts.Reverse):
 			k, v = e.k, e.v
@@ -357,7 +405,7 @@ func (t *WriteTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(
 			k, v = dk, dv
 			var err error
 			if dk, dv, dok, err = db.next(); err != nil {
-				return err
+				return t.broke(err)
 			}
 		}
 		if k == nil {
@@ -535,11 +583,11 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) error {
 	if o.Extra != nil {
 		o.Extra(b)
 	}
-	if s.opts.BeforeCommit != nil {
+	if hook := s.beforeCommit.Load(); hook != nil {
 		if err := t.c.SendBatch(context.Background(), b).Close(); err != nil {
 			return t.failed(ctx, err, false, o)
 		}
-		s.opts.BeforeCommit(t)
+		(*hook)(t)
 		b = &pgx.Batch{}
 	}
 	committed := false
