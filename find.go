@@ -151,7 +151,7 @@ func checkFind(q FindQuery) error {
 
 type binding struct {
 	vals   []Value             // by variable slot
-	claims []*index.ClaimEntry // by pattern, in f.listed order
+	claims []index.LiveRef // by pattern, in f.listed order
 }
 
 // finder solves a conjunctive query by backtracking. Variables live in numbered slots so that
@@ -165,7 +165,7 @@ type finder struct {
 	bound  []bool
 	plan   []int               // conditions in the order they run
 	listed []int               // the patterns in the order a row lists their claims
-	claims []*index.ClaimEntry // by condition
+	claims []index.LiveRef // by condition
 	rows   []binding
 	found  int   // rows found, including those cut
 	order  []int // the variable slot of each OrderBy
@@ -173,7 +173,7 @@ type finder struct {
 }
 
 func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
-	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]*index.ClaimEntry, len(q.Where))}
+	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]index.LiveRef, len(q.Where))}
 	for _, c := range q.Where {
 		for _, t := range []Term{c.Subject, c.Object} {
 			if _, ok := f.slot[t.Var]; t.Var != "" && !ok {
@@ -280,7 +280,7 @@ func (f *finder) solve(n int) error {
 		objSlot = f.slot[c.Object.Var]
 	}
 	var err error
-	f.candidates(c, func(e *index.ClaimEntry) bool {
+	f.candidates(c, func(e index.LiveRef) bool {
 		switch {
 		case c.Object.Var == "":
 			if !compare(e.Value, c.Op, c.Object.Value) {
@@ -327,7 +327,7 @@ func (f *finder) addRow() {
 	b := &f.rows[n]
 	if b.vals == nil {
 		b.vals = make([]Value, len(f.vals))
-		b.claims = make([]*index.ClaimEntry, len(f.listed))
+		b.claims = make([]index.LiveRef, len(f.listed))
 	}
 	copy(b.vals, f.vals)
 	for j, i := range f.listed {
@@ -358,7 +358,7 @@ func (f *finder) compareRows(a, b binding) int {
 		}
 	}
 	for i := range a.claims {
-		if c := index.CompareListing(a.claims[i], b.claims[i]); c != 0 {
+		if c := index.CompareLive(a.claims[i], b.claims[i]); c != 0 {
 			return c
 		}
 	}
@@ -375,7 +375,7 @@ func (f *finder) term(t Term) Value {
 // candidates calls each with the live claims a pattern may match — one key's if the subject
 // is known, those with the value if an = compares with a known one, else every key's of the
 // predicate — until each returns false.
-func (f *finder) candidates(c Cond, each func(*index.ClaimEntry) bool) {
+func (f *finder) candidates(c Cond, each func(index.LiveRef) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
 		subj = c.Subject.Value.Str
@@ -388,10 +388,10 @@ func (f *finder) candidates(c Cond, each func(*index.ClaimEntry) bool) {
 	}
 	switch {
 	case subj != "":
-		f.v.EachLive(record.Key{Subject: subj, Predicate: c.Predicate}, each)
+		f.v.EachLiveRef(record.Key{Subject: subj, Predicate: c.Predicate}, each)
 	case c.Op == "=" && (c.Object.Var == "" || f.has(c.Object.Var)):
-		f.v.EachLiveWithValue(c.Predicate, f.term(c.Object), each)
+		f.v.EachLiveRefWithValue(c.Predicate, f.term(c.Object), each)
 	default:
-		f.v.EachLiveOf(c.Predicate, each)
+		f.v.EachLiveRefOf(c.Predicate, each)
 	}
 }

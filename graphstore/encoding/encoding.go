@@ -10,8 +10,8 @@ package encoding
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"time"
 
@@ -350,4 +350,31 @@ func Unseal(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: its checksum does not match", ErrCorrupt)
 	}
 	return b[:n], nil
+}
+
+// ValueFromKey reads a value ValueKey wrote at the start of b, and returns the rest of b. A
+// number is read as ValueKey wrote it, so a −0 comes back as 0.
+func ValueFromKey(b []byte) (record.Value, []byte, error) {
+	d := NewDec(b)
+	if len(b) > 0 && b[0] == 2 {
+		d.Byte()
+		raw := d.Raw(8)
+		if d.Err != nil {
+			return record.Value{}, nil, d.Err
+		}
+		return record.Value{Type: record.Number, Num: math.Float64frombits(binary.BigEndian.Uint64(raw))}, d.B, nil
+	}
+	if len(b) > 0 && b[0] == 4 {
+		d.Byte()
+		sec, ns := d.Varint(), d.Uvarint()
+		if d.Err == nil && ns >= 1e9 {
+			d.fail("bad nanoseconds")
+		}
+		if d.Err != nil {
+			return record.Value{}, nil, d.Err
+		}
+		return record.Value{Type: record.Time, Time: time.Unix(sec, int64(ns)).UTC()}, d.B, nil
+	}
+	v := d.Value()
+	return v, d.B, d.Err
 }

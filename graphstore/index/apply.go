@@ -3,7 +3,9 @@ package index
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/kv"
@@ -305,7 +307,7 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 	}
 	ix.putClaim(ke.seq, s)
 	if lifecycle.RelationOf(c).BecomesLive() {
-		ix.setLive(ke, i, c.ID.Version, c.Value)
+		ix.setLive(ke, i, c)
 	}
 	ix.putKey(ke)
 	if p := ix.pred(c.ID.Predicate); p == nil || !slices.ContainsFunc(p.types, func(t valueTypeOf) bool { return Audience(t.seenBy) == aud }) {
@@ -317,10 +319,14 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 	return nil
 }
 
-// setLive makes version (0: none) the live claim of slot i of ke and files it under its value
-// in the live index. The caller writes ke.
-func (ix *Index) setLive(ke *keyEntry, i, version int, val record.Value) {
+// setLive makes c (nil: none) the live claim of slot i of ke and files it under its value in
+// the live index. The caller writes ke.
+func (ix *Index) setLive(ke *keyEntry, i int, c *record.Claim) {
 	s := &ke.slots[i]
+	version := 0
+	if c != nil {
+		version = c.ID.Version
+	}
 	if s.live == version {
 		return
 	}
@@ -332,10 +338,18 @@ func (ix *Index) setLive(ke *keyEntry, i, version int, val record.Value) {
 		ix.del(bLive, liveKey(ke.key.Predicate, old.Value, ke.key.Subject, i))
 		ix.count(ke.key.Predicate, old.Value, -1)
 	}
-	s.live = version
-	if version != 0 {
-		ix.put(bLive, liveKey(ke.key.Predicate, val, ke.key.Subject, i), nil)
-		ix.count(ke.key.Predicate, val, 1)
+	s.live, s.until, s.inline, s.value = version, time.Time{}, false, record.Value{}
+	if c != nil {
+		s.until = c.ValidUntil
+		e := enc{}
+		e.Value(c.Value)
+		if len(e.B) <= maxInline {
+			s.inline, s.value = true, c.Value
+		}
+		negZero := c.Value.Type == record.Number && c.Value.Num == 0 && math.Signbit(c.Value.Num)
+		ix.put(bLive, liveKey(ke.key.Predicate, c.Value, ke.key.Subject, i),
+			liveEntry{version: version, until: c.ValidUntil, audience: s.audience, listing: s.firstSeq, negZero: negZero}.encode())
+		ix.count(ke.key.Predicate, c.Value, 1)
 	}
 }
 
@@ -378,7 +392,7 @@ func (ix *Index) addRevocation(tx *record.Tx, r *record.Revocation) error {
 	ix.putClaim(ke.seq, s)
 	ke.slots[e.slot].tx = tx.ID
 	if ke.slots[e.slot].live == e.ID.Version {
-		ix.setLive(ke, e.slot, 0, record.Value{})
+		ix.setLive(ke, e.slot, nil)
 	}
 	if r.ReplacedBy != nil {
 		if r.ReplacedBy.Key != r.Claim.Key || r.ReplacedBy.Version > ke.n {
@@ -392,7 +406,7 @@ func (ix *Index) addRevocation(tx *record.Tx, r *record.Revocation) error {
 		rs.promotions = append(rs.promotions, event{r.ID, r.Tx})
 		ix.putClaim(ke.seq, rs)
 		ke.slots[re.slot].tx = tx.ID
-		ix.setLive(ke, re.slot, re.ID.Version, re.Value)
+		ix.setLive(ke, re.slot, re.Claim)
 	}
 	ix.putKey(ke)
 	ix.put(bRevocation, []byte(r.ID), encodeRevocation(r, ke.seq))

@@ -758,19 +758,6 @@ func (n *ArtifactNode) InputRef(i int) string { return n.inRefs[i] }
 // Audience is who may perceive the artifact version: Audience(SeenBy).
 func (n *ArtifactNode) Audience() string { return n.audience }
 
-// CompareListing orders live claims as a find lists them: by the first claim of their key and
-// audience, in the order recorded. It looks at nothing but the claims' own audiences, so a
-// reader who may see both gets them in the same order whatever else the store holds.
-func CompareListing(a, b *ClaimEntry) int {
-	switch {
-	case a.listing < b.listing:
-		return -1
-	case a.listing > b.listing:
-		return 1
-	}
-	return 0
-}
-
 // Release forgets the entries the snapshot decoded so far, so that a read of the whole store
 // (an export, a check) holds what it is reading and not everything it read. Entries handed out
 // before stay valid; a later lookup decodes a record again.

@@ -99,6 +99,34 @@ func nodeKey(artifact bool, seq uint64, version int) []byte {
 	return u(u(append(make([]byte, 0, 10), tag), seq), uint64(version))
 }
 
+// liveEntry is the value of a live index entry: the version that is live, its valid-until, its
+// audience, its slot's listing order (the first claim's seq), and whether its value is a
+// number −0 (the key holds the value as = compares it, where −0 is 0): all a find needs to
+// match and order a candidate without reading the key's entry or the claim.
+type liveEntry struct {
+	version  int
+	until    time.Time
+	audience string
+	listing  uint64
+	negZero  bool
+}
+
+func (l liveEntry) encode() []byte {
+	e := enc{}
+	e.Uvarint(uint64(l.version))
+	e.Time(l.until)
+	e.String(l.audience)
+	e.Uvarint(l.listing)
+	e.Bool(l.negZero)
+	return e.B
+}
+
+func decodeLiveEntry(b []byte) (liveEntry, error) {
+	d := dec{encoding.NewDec(b)}
+	l := liveEntry{version: d.version(), until: d.Time(), audience: d.String(), listing: d.Uvarint(), negZero: d.Bool()}
+	return l, d.Done()
+}
+
 func liveKey(predicate string, v record.Value, subject string, slot int) []byte {
 	b := encoding.ValueKey(encoding.AppendName(make([]byte, 0, 32), predicate), v)
 	return u(encoding.AppendName(b, subject), uint64(slot))
@@ -412,7 +440,15 @@ type slotEntry struct {
 	firstTx  record.TxID
 	live     int // the live version after tx; 0: none
 	tx       record.TxID
+	// What the live claim is, for reads that need no more (a find's matching): its valid-until
+	// and, when its value is small (inline), its value.
+	until  time.Time
+	inline bool
+	value  record.Value
 }
+
+// maxInline bounds the encoded values a key entry repeats for its live claims.
+const maxInline = 64
 
 func (k *keyEntry) encode() []byte {
 	e := enc{}
@@ -427,6 +463,13 @@ func (k *keyEntry) encode() []byte {
 		e.Tx(s.firstTx)
 		e.Uvarint(uint64(s.live))
 		e.Tx(s.tx)
+		if s.live != 0 {
+			e.Time(s.until)
+			e.Bool(s.inline)
+			if s.inline {
+				e.Value(s.value)
+			}
+		}
 	}
 	return e.B
 }
@@ -445,6 +488,12 @@ func decodeKeyEntry(k record.Key, b []byte) (*keyEntry, error) {
 		s.firstTx = d.Tx()
 		s.live = int(d.Uvarint())
 		s.tx = d.Tx()
+		if s.live != 0 {
+			s.until = d.Time()
+			if s.inline = d.Bool(); s.inline {
+				s.value = d.Value()
+			}
+		}
 	}
 	return ke, d.Done()
 }

@@ -265,64 +265,114 @@ func Audience(seenBy []string) string {
 // in the order each audience first claimed it) until fn returns false.
 func (v *View) EachLive(k record.Key, fn func(*ClaimEntry) bool) {
 	if ke := v.ix.keyEntry(k); ke != nil {
-		v.eachLiveOfKey(ke, fn)
+		for i := range ke.slots {
+			if e := v.liveInSlot(ke, i); v.visibleClaim(e) && !fn(e) {
+				return
+			}
+		}
 	}
 }
 
-func (v *View) eachLiveOfKey(ke *keyEntry, fn func(*ClaimEntry) bool) bool {
+// LiveRef is a live claim as its key's entry knows it, without its record: enough to match it,
+// order it as a find lists it (CompareLive) and name it. Reading it needs no claim record
+// when the value is small; a find reads thousands.
+type LiveRef struct {
+	ID      record.ClaimID
+	Value   record.Value
+	listing uint64
+}
+
+// CompareLive orders live claims as a find lists them: by the first claim of their key and
+// audience, in the order recorded. It looks at nothing but the claims' own audiences, so a
+// reader who may see both gets them in the same order whatever else the store holds (ordering
+// keys by their very first claim would let a claim the reader may not see move a key ahead).
+func CompareLive(a, b LiveRef) int { return cmp.Compare(a.listing, b.listing) }
+
+func liveOf(e *ClaimEntry) LiveRef { return LiveRef{ID: e.ID, Value: e.Value, listing: e.listing} }
+
+// EachLiveRef calls fn with each live claim of key the viewer may see, as EachLive does.
+func (v *View) EachLiveRef(k record.Key, fn func(LiveRef) bool) {
+	if ke := v.ix.keyEntry(k); ke != nil {
+		v.eachLiveRefOfKey(ke, fn)
+	}
+}
+
+func (v *View) eachLiveRefOfKey(ke *keyEntry, fn func(LiveRef) bool) bool {
 	for i := range ke.slots {
-		if e := v.liveInSlot(ke, i); v.visibleClaim(e) && !fn(e) {
+		s := &ke.slots[i]
+		if !v.in(s.firstTx) || !v.CanSee(s.seenBy) {
+			continue
+		}
+		if v.in(s.tx) && (s.live == 0 || s.inline) {
+			// The slot's live claim is live by the fold as of any transaction from s.tx on;
+			// only valid time is left to judge.
+			if s.live == 0 || !s.until.IsZero() && !v.now.Before(s.until) {
+				continue
+			}
+			if !fn(LiveRef{ID: record.ClaimID{Key: ke.key, Version: s.live}, Value: s.value, listing: s.firstSeq}) {
+				return false
+			}
+			continue
+		}
+		if e := v.liveInSlot(ke, i); v.visibleClaim(e) && !fn(liveOf(e)) {
 			return false
 		}
 	}
 	return true
 }
 
-// EachLiveOf calls fn with each live claim of predicate the viewer may see, key by key, until
-// fn returns false. Sort with CompareListing for an order that nothing hidden can change.
-func (v *View) EachLiveOf(predicate string, fn func(*ClaimEntry) bool) {
+// EachLiveRefOf calls fn with each live claim of predicate the viewer may see, key by key,
+// until fn returns false. Sort with CompareLive for an order that nothing hidden can change.
+func (v *View) EachLiveRefOf(predicate string, fn func(LiveRef) bool) {
 	prefix := encoding.AppendName(nil, predicate)
 	v.ix.scan(bPredKey, prefix, kv.ScanOptions{}, func(k, _ []byte) bool {
 		ke := v.ix.keyEntry(record.Key{Subject: string(k[len(prefix):]), Predicate: predicate})
-		return ke == nil || v.eachLiveOfKey(ke, fn)
+		return ke == nil || v.eachLiveRefOfKey(ke, fn)
 	})
 }
 
-// EachLiveWithValue calls fn with each live claim of predicate whose value equals val (as
+// EachLiveRefWithValue calls fn with each live claim of predicate whose value equals val (as
 // Value.Equal, with a Time equal by instant) that the viewer may see, in no particular order,
-// until fn returns false. At the snapshot's head it reads the index of live claims by value;
-// a view of an earlier transaction judges every key of the predicate instead.
-func (v *View) EachLiveWithValue(predicate string, val record.Value, fn func(*ClaimEntry) bool) {
+// until fn returns false. At the snapshot's head it reads the index of live claims by value
+// alone; a view of an earlier transaction judges every key of the predicate instead.
+func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(LiveRef) bool) {
 	if !v.atHead() {
 		want := encoding.ValueKey(nil, val)
-		v.EachLiveOf(predicate, func(e *ClaimEntry) bool {
-			return string(encoding.ValueKey(nil, e.Value)) != string(want) || fn(e)
+		v.EachLiveRefOf(predicate, func(l LiveRef) bool {
+			return string(encoding.ValueKey(nil, l.Value)) != string(want) || fn(l)
 		})
 		return
 	}
-	prefix := liveCountKey(predicate, val)
-	v.ix.scan(bLive, prefix, kv.ScanOptions{}, func(k, _ []byte) bool {
-		rest := k[len(prefix):]
+	prefix := encoding.AppendName(nil, predicate)
+	vk := encoding.ValueKey(prefix, val)
+	bad := func() { corrupt("live claims of "+predicate, encoding.ErrCorrupt) }
+	v.ix.scan(bLive, vk, kv.ScanOptions{}, func(k, b []byte) bool {
+		value, rest, err := encoding.ValueFromKey(k[len(prefix):])
+		if err != nil {
+			bad()
+		}
 		i := slices.Index(rest, 0)
 		if i < 0 {
-			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
+			bad()
 		}
-		slot, _, ok := encoding.Uint(rest[i+1:])
-		if !ok {
-			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
+		_, _, ok := encoding.Uint(rest[i+1:])
+		l, err := decodeLiveEntry(b)
+		if !ok || err != nil {
+			bad()
 		}
-		ke := v.ix.keyEntry(record.Key{Subject: string(rest[:i]), Predicate: predicate})
-		if ke == nil || int(slot) >= len(ke.slots) {
-			corrupt("live claims of "+predicate, encoding.ErrCorrupt)
+		if !v.CanSee(splitAudience(l.audience)) || !l.until.IsZero() && !v.now.Before(l.until) {
+			return true
 		}
-		e := v.liveInSlot(ke, int(slot))
-		return !v.visibleClaim(e) || !e.Value.Equal(val) || fn(e)
+		if l.negZero {
+			value.Num = math.Copysign(0, -1)
+		}
+		return fn(LiveRef{ID: record.ClaimID{Key: record.Key{Subject: string(rest[:i]), Predicate: predicate}, Version: l.version}, Value: value, listing: l.listing})
 	})
 }
 
 // CountLiveWithValue is how many claims of predicate are live with value val at the snapshot's
 // newest transaction, whoever may see them and before valid time: an estimate of what
-// EachLiveWithValue yields, for choosing where a find starts.
+// EachLiveRefWithValue yields, for choosing where a find starts.
 func (v *View) CountLiveWithValue(predicate string, val record.Value) int {
 	b := v.ix.get(bLiveCount, liveCountKey(predicate, val))
 	if b == nil {
