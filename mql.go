@@ -36,6 +36,9 @@ type Options struct {
 	// mql store, or a PostgreSQL database without mql's tables. Nothing is created. A memory:
 	// store always exists.
 	MustExist bool
+	// CacheBytes bounds the cache of decoded records and index entries a process keeps across
+	// reads (32 MiB if zero). Nothing else a DB holds in memory grows with the store.
+	CacheBytes int
 	// WriteLockTimeout bounds, on PostgreSQL, how long a write waits for another process's
 	// write to end (10s if zero); the write then fails with an error wrapping ErrInUse that
 	// names the process holding the writer lock. Reads never wait.
@@ -76,6 +79,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Clock:            clock,
 		OpenTimeout:      opts.OpenTimeout,
 		MustExist:        opts.MustExist,
+		CacheBytes:       opts.CacheBytes,
 		WriteLockTimeout: opts.WriteLockTimeout,
 		WriteIdleTimeout: opts.WriteIdleTimeout,
 	})

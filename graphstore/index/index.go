@@ -83,6 +83,7 @@ type Index struct {
 	few              [memoFew]memoEntry // the first entries a snapshot decodes, before memo
 	nfew             int
 	kbuf             []byte
+	admitted         int             // entries this snapshot added to the cache
 	cur              *applying       // a write handle's transaction being applied
 	touched          map[string]bool // cache keys of the entries a write handle overwrote
 }
@@ -243,7 +244,8 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 		return x
 	}
 	ck := string(append([]byte{byte(b)}, key...))
-	if cacheable && ix.insert && ix.cache.put(ix.st.head, ck, x, size) {
+	if cacheable && ix.insert && ix.admitted < admitPerRead && ix.cache.put(ix.st.head, ck, x, size) {
+		ix.admitted++
 		return x
 	}
 	ix.remember(ck, x)
@@ -269,6 +271,12 @@ func (ix *Index) depsOf(node []byte) []ref {
 		return out, size, true
 	})
 }
+
+// admitPerRead bounds the entries one snapshot adds to the shared cache: a read that meets
+// hundreds of thousands of entries once (a find over a large predicate, an export) would
+// otherwise push out everything the other reads keep coming back to. The rest of what it
+// decodes it keeps in its own memo.
+const admitPerRead = 4096
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
 // handful of entries, and a map per read cost more than the lookups.
