@@ -642,12 +642,12 @@ func TestCheckDamagedEntries(t *testing.T) {
 					return err
 				}
 				fields, sealed := unseal(v)
-				ke := parseKeyEntry(t, fields)
-				if len(ke.slots) != 1 || ke.slots[0].live != 3 {
-					return fmt.Errorf("K.price's entry %+v: want one slot, @3 live", ke)
+				at, live := liveOfFirstSlot(t, fields)
+				if live != 3 {
+					return fmt.Errorf("K.price's first slot has @%d live, want @3", live)
 				}
-				ke.slots[0].live = 1
-				return w.Put(b, k, reseal(ke.encode(), sealed))
+				fields[at] = 1 // @1, a one-byte uvarint like @3
+				return w.Put(b, k, reseal(fields, sealed))
 			})
 		}, kind: ProblemIndex, want: `key: "K\x00price" is not what its records give`, after: func(t *testing.T, s *Store) {
 			// What the check protects from: the reads that use the slot are wrong (here no
@@ -671,20 +671,7 @@ func TestCheckDamagedEntries(t *testing.T) {
 				}
 				return errors.New("no live claim of price")
 			})
-		}, kind: ProblemIndex, want: `live: the store lacks "price\x00`, after: func(t *testing.T, s *Store) {
-			if err := s.Read(context.Background(), func(ix *index.Index) error {
-				v := ix.View(ix.Head(), time.Now(), "")
-				// K.price@3 = 50 is live, but a find by value no longer finds it.
-				n := 0
-				v.EachLiveWithValue("price", record.Value{Type: record.Number, Num: 50}, func(*index.ClaimEntry) bool { n++; return true })
-				if n != 0 {
-					t.Errorf("the missing live entry does not show: a find of price = 50 gives %d claims", n)
-				}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		}, kind: ProblemIndex, want: `live: the store lacks "price\x00`},
 		{name: "an extra dep entry", edit: func(t *testing.T, path string) {
 			// plan@1 (artifact version 0) as derived from K.soc2@1 too.
 			seq := keySeqOf(t, path, "K", "soc2")
@@ -764,51 +751,29 @@ func TestCheckDamagedEntries(t *testing.T) {
 	}
 }
 
-// testKeyEntry is a `key` value as docs/FORMAT.md lays it out: keySeq, versions, tx of the
-// last, and per audience a slot (the audience, its first claim's version, global seq and tx,
-// the live version after the slot's last change and that tx).
-type testKeyEntry struct {
-	seq, n, lastTx uint64
-	slots          []testSlot
-}
-
-type testSlot struct {
-	audience                       string
-	first, firstSeq, firstTx, live uint64
-	tx                             uint64
-}
-
-func parseKeyEntry(t *testing.T, v []byte) *testKeyEntry {
+// liveOfFirstSlot finds, in a `key` value as docs/FORMAT.md lays it out, the live version of
+// its first slot: it reads the fields before it (keySeq, versions, tx of the last, the number
+// of slots, then the slot's audience, first version, global seq and tx) and returns the
+// offset of the live version and its value; what follows it is left to the layout.
+func liveOfFirstSlot(t *testing.T, v []byte) (at int, live uint64) {
 	t.Helper()
 	d := encoding.NewDec(v)
-	ke := &testKeyEntry{seq: d.Uvarint(), n: d.Uvarint(), lastTx: d.Uvarint()}
-	for range d.Len() {
-		ke.slots = append(ke.slots, testSlot{audience: d.String(), first: d.Uvarint(), firstSeq: d.Uvarint(), firstTx: d.Uvarint(), live: d.Uvarint(), tx: d.Uvarint()})
+	d.Uvarint() // keySeq
+	d.Uvarint() // versions
+	d.Uvarint() // tx of the last
+	if n := d.Uvarint(); n < 1 {
+		t.Fatalf("a key entry without slots: % x", v)
 	}
-	if err := d.Done(); err != nil {
-		t.Fatalf("a key entry: %v", err)
+	_ = d.String() // audience
+	d.Uvarint()    // first version
+	d.Uvarint()    // its global seq
+	d.Uvarint()    // its tx
+	at = len(v) - len(d.B)
+	live = d.Uvarint()
+	if d.Err != nil {
+		t.Fatalf("the key entry % x: %v", v, d.Err)
 	}
-	if !bytes.Equal(ke.encode(), v) {
-		t.Fatalf("the key entry % x is not laid out as docs/FORMAT.md says (%+v)", v, ke)
-	}
-	return ke
-}
-
-func (ke *testKeyEntry) encode() []byte {
-	e := encoding.Enc{}
-	e.Uvarint(ke.seq)
-	e.Uvarint(ke.n)
-	e.Uvarint(ke.lastTx)
-	e.Uvarint(uint64(len(ke.slots)))
-	for _, s := range ke.slots {
-		e.String(s.audience)
-		e.Uvarint(s.first)
-		e.Uvarint(s.firstSeq)
-		e.Uvarint(s.firstTx)
-		e.Uvarint(s.live)
-		e.Uvarint(s.tx)
-	}
-	return e.B
+	return at, live
 }
 
 func TestCheckDSNErrors(t *testing.T) {
