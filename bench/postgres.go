@@ -19,9 +19,9 @@ import (
 	"time"
 )
 
-// The PostgreSQL comparison: mql opened on a PostgreSQL database (Cayley's SQL quad store)
-// against the same model as plain SQL tables in another database of the same server. Both
-// databases are created for the run and dropped after it.
+// The PostgreSQL comparison: mql opened on a PostgreSQL database (its buckets as tables,
+// package graphstore/kv/pgkv) against the same model as plain SQL tables in another database
+// of the same server. Both databases are created for the run and dropped after it.
 
 // pgRow is one operation: mql on PostgreSQL, plain SQL on PostgreSQL.
 type pgRow struct {
@@ -130,8 +130,8 @@ func runPostgres(ctx context.Context, cfg *config) (*pgResult, error) {
 	if err := loadRest(w, engines, names); err != nil {
 		return nil, err
 	}
-	// Fresh statistics for both planners (Cayley's SQL store plans from them too), as
-	// autovacuum would give them some time after a bulk load.
+	// Fresh statistics for both planners, as autovacuum would give them some time after a
+	// bulk load.
 	for i, dsn := range []string{mqlDSN, sqlDSN} {
 		if err := analyze(ctx, dsn); err != nil {
 			return nil, fmt.Errorf("%s: ANALYZE: %w", names[i], err)

@@ -295,6 +295,27 @@ func TestPostgresCacheSeesOtherProcesses(t *testing.T) {
 	if got := live(a); got != "" {
 		t.Fatalf("after b revoked it, a reads %q", got)
 	}
+	// Several transactions of b, learned by a in its own write: a drops what each changed.
+	keys := []record.Key{{Subject: "X1", Predicate: "p"}, {Subject: "X2", Predicate: "p"}, {Subject: "X3", Predicate: "p"}}
+	for _, k := range keys {
+		key = k
+		assert(a, 1, 1)
+		live(a)
+	}
+	for _, k := range keys {
+		key = k
+		assert(b, 2, 2)
+	}
+	if _, err := a.Write(ctx, "owner", countingClaim("A", 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		key = k
+		if got := live(a); got != "@2=2" {
+			t.Fatalf("%s: a reads %q after learning b's writes in its own", k, got)
+		}
+	}
+	key = record.Key{Subject: "K", Predicate: "p"}
 	// And a third store, listening, learns of each write from the announcement alone.
 	c := mustOpen(t, dsn, Options{})
 	defer c.Close()

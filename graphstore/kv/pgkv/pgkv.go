@@ -29,6 +29,7 @@
 package pgkv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -517,6 +518,9 @@ func (t *ReadTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 		if v, ok := t.pre[entryKey(b, key)]; ok {
 			return v, nil
 		}
+	}
+	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
+		return e.v, nil
 	}
 	if t.empty {
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ type WriteTx struct {
 	nbytes  int                  // about what ov holds
 	pre     map[string][]byte    // prefetched entries, as of the transaction's start
 	last    map[kv.Bucket]*kvp   // prefetched last entries, as of the transaction's start
+	start   prefetched           // both, never changed (Prefetched)
 	read    map[string][]byte    // entries read from the tables (nil: none there)
 	missing bool                 // the tables did not exist when the lock was taken
 	created bool                 // this transaction created them
@@ -166,8 +168,9 @@ func (t *WriteTx) begin(ctx context.Context) error {
 			}
 		}
 	}
+	t.start = prefetched{pre: maps.Clone(t.pre), last: maps.Clone(t.last)}
 	if after != nil {
-		after(prefetched{t.pre, t.last})
+		after(t.start)
 	}
 	return nil
 }
@@ -184,7 +187,7 @@ func (t *WriteTx) XID() int64 { return t.xid }
 
 // Prefetched reads the entries of Options.Prefetch as they were when the transaction began;
 // every other entry reads as missing.
-func (t *WriteTx) Prefetched() kv.Reader { return prefetched{t.pre, t.last} }
+func (t *WriteTx) Prefetched() kv.Reader { return t.start }
 
 type prefetched struct {
 	pre  map[string][]byte
@@ -245,6 +248,9 @@ func (t *WriteTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	}
 	if v, ok := t.read[k]; ok {
 		return v, nil
+	}
+	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
+		return e.v, nil
 	}
 	if !t.onTables() {
 		return nil, nil
