@@ -674,6 +674,9 @@ func TestRandomDamage(t *testing.T) {
 			}
 		}
 	})
+	if r, err := CheckDSN(context.Background(), path, Options{}, CheckOptions{}); err != nil || !r.OK() {
+		t.Fatalf("the sound store does not check: %v %s", err, firstProblem(r))
+	}
 	sound, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

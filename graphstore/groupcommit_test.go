@@ -55,6 +55,7 @@ func TestGroupCommitIsolation(t *testing.T) {
 			t.Fatal("no build failed")
 		}
 		checkCounting(t, txsOf(s), 1+okCount)
+		checkSound(t, s)
 		if !bc.persistent {
 			s.Close()
 			return
