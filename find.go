@@ -170,10 +170,15 @@ type finder struct {
 	found  int   // rows found, including those cut
 	order  []int // the variable slot of each OrderBy
 	steps  int
+	// Conditions of a constant value met for bound subjects: how often each was looked up key
+	// by key, and, once that was often, every live claim of it by subject (see joined).
+	lookups []int
+	joined  []map[string][]index.LiveRef
 }
 
 func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
-	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]index.LiveRef, len(q.Where))}
+	f := &finder{ctx: ctx, v: v, q: q, slot: map[string]int{}, claims: make([]index.LiveRef, len(q.Where)),
+		lookups: make([]int, len(q.Where)), joined: make([]map[string][]index.LiveRef, len(q.Where))}
 	for _, c := range q.Where {
 		for _, t := range []Term{c.Subject, c.Object} {
 			if _, ok := f.slot[t.Var]; t.Var != "" && !ok {
@@ -280,7 +285,7 @@ func (f *finder) solve(n int) error {
 		objSlot = f.slot[c.Object.Var]
 	}
 	var err error
-	f.candidates(c, func(e index.LiveRef) bool {
+	f.candidates(i, c, func(e index.LiveRef) bool {
 		switch {
 		case c.Object.Var == "":
 			if !compare(e.Value, c.Op, c.Object.Value) {
@@ -372,10 +377,18 @@ func (f *finder) term(t Term) Value {
 	return t.Value
 }
 
-// candidates calls each with the live claims a pattern may match — one key's if the subject
-// is known, those with the value if an = compares with a known one, else every key's of the
-// predicate — until each returns false.
-func (f *finder) candidates(c Cond, each func(index.LiveRef) bool) {
+// Joining: a condition ?v.p = constant that runs for each binding of ?v reads one key per
+// binding. Once it has done that joinAfter times, and p has at most joinMax claims live with
+// the constant, it reads them all once instead, by subject: thousands of lookups of keys become
+// a scan of the value's live claims (a hash join).
+var joinAfter = 1024 // a variable so that a test can make every such condition join
+
+const joinMax = 250_000
+
+// candidates calls each with the live claims condition i (c) may match — one key's if the
+// subject is known, those with the value if an = compares with a known one, else every key's
+// of the predicate — until each returns false.
+func (f *finder) candidates(i int, c Cond, each func(index.LiveRef) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
 		subj = c.Subject.Value.Str
@@ -387,6 +400,26 @@ func (f *finder) candidates(c Cond, each func(index.LiveRef) bool) {
 		subj = b.Str
 	}
 	switch {
+	case subj != "" && c.Subject.Var != "" && c.Object.Var == "" && c.Op == "=":
+		if f.joined[i] == nil {
+			if f.lookups[i]++; f.lookups[i] > joinAfter && f.v.CountLiveWithValue(c.Predicate, c.Object.Value) <= joinMax {
+				m := map[string][]index.LiveRef{}
+				f.v.EachLiveRefWithValue(c.Predicate, c.Object.Value, func(e index.LiveRef) bool {
+					m[e.ID.Subject] = append(m[e.ID.Subject], e)
+					return true
+				})
+				f.joined[i] = m
+			} else {
+				f.v.EachLiveRef(record.Key{Subject: subj, Predicate: c.Predicate}, each)
+				return
+			}
+		}
+		// A key's live claims come one per audience, in the order of its slots, either way.
+		for _, e := range f.joined[i][subj] {
+			if !each(e) {
+				return
+			}
+		}
 	case subj != "":
 		f.v.EachLiveRef(record.Key{Subject: subj, Predicate: c.Predicate}, each)
 	case c.Op == "=" && (c.Object.Var == "" || f.has(c.Object.Var)):

@@ -17,6 +17,14 @@ import (
 // limit — for every reader, as of every few transactions, after supersessions, contests,
 // corroborations, revocations with and without replacement, confirmations and expiry.
 func TestFindByValueAgreesWithScan(t *testing.T) {
+	t.Run("lookups", testFindByValueAgreesWithScan)
+	t.Run("joined", func(t *testing.T) {
+		defer mql.JoinAfterForTest(0)()
+		testFindByValueAgreesWithScan(t)
+	})
+}
+
+func testFindByValueAgreesWithScan(t *testing.T) {
 	f := open(t, mql.Options{})
 	ctx := f.ctx
 	db := f.db
