@@ -150,7 +150,7 @@ func checkFind(q FindQuery) error {
 }
 
 type binding struct {
-	vals   []Value             // by variable slot
+	vals   []Value         // by variable slot
 	claims []index.LiveRef // by pattern, in f.listed order
 }
 
@@ -163,8 +163,8 @@ type finder struct {
 	slot   map[string]int
 	vals   []Value
 	bound  []bool
-	plan   []int               // conditions in the order they run
-	listed []int               // the patterns in the order a row lists their claims
+	plan   []int           // conditions in the order they run
+	listed []int           // the patterns in the order a row lists their claims
 	claims []index.LiveRef // by condition
 	rows   []binding
 	found  int   // rows found, including those cut
