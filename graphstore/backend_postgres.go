@@ -49,12 +49,16 @@ const pgCommitChannel = "mql_commit"
 // entries they changed (index.Index.Touched), with a random id that tells its writer, should
 // its connection fail at the commit, that it committed. Rows older than pgChangesKept
 // transactions are pruned: a process further behind empties its cache instead.
-const pgChangesSchema = `CREATE TABLE IF NOT EXISTS mql_changes (tx bigint PRIMARY KEY, first bigint NOT NULL, id bytea NOT NULL, touched bytea NOT NULL)`
+//
+// keys lists every entry the transactions wrote (NULL: too many to list), for the entries
+// other processes' write transactions keep across them (pgkv.Cache).
+const pgChangesSchema = `CREATE TABLE IF NOT EXISTS mql_changes (tx bigint PRIMARY KEY, first bigint NOT NULL, id bytea NOT NULL, touched bytea NOT NULL, keys bytea)`
 
 const (
 	pgChangesKept  = 100_000
 	pgChangesAsked = 4096 // more rows than this behind: empty the cache rather than read them
 	pgChangesHeld  = 4096 // rows a process keeps in memory
+	pgWriteCache   = 16 << 20
 )
 
 // The earlier format's tables (Cayley's quads and nodes, mql's log).
@@ -81,6 +85,10 @@ type pgBackend struct {
 	lockTimeout time.Duration
 	idleTimeout time.Duration
 	ch          pgChanges
+	// wc keeps entries across this process's write transactions; it is right for the state
+	// after transaction wcHead (0: unknown). Both are used under the writer lock only.
+	wc     *pgkv.Cache
+	wcHead record.TxID
 }
 
 // openPostgres connects to dsn. A database without mql's tables gets them with the store's
@@ -95,7 +103,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (backend, error
 }
 
 func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBackend, error) {
-	b := &pgBackend{shown: RedactDSN(dsn), lockTimeout: opts.WriteLockTimeout, idleTimeout: opts.WriteIdleTimeout}
+	b := &pgBackend{shown: RedactDSN(dsn), lockTimeout: opts.WriteLockTimeout, idleTimeout: opts.WriteIdleTimeout, wc: pgkv.NewCache(pgWriteCache)}
 	if b.lockTimeout <= 0 {
 		b.lockTimeout = defaultWriteLockTimeout
 	}
@@ -118,6 +126,7 @@ func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBa
 		Prefetch:     []pgkv.Entry{{Bucket: pgMetaBucket, Key: []byte("format")}, {Bucket: pgMetaBucket, Key: []byte("store")}},
 		PrefetchLast: []kv.Bucket{pgTxBucket},
 		Begin:        b.begin,
+		Cache:        b.wc,
 		Create:       []string{pgChangesSchema},
 	})
 	if err != nil {
@@ -212,11 +221,16 @@ func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record
 	first := lastTx(pw.Prefetched()) + 1
 	var id [8]byte
 	rand.Read(id[:])
+	keys, listed := pw.Written()
+	var keysEnc []byte // NULL when not listed
+	if listed {
+		keysEnc = encodeTouched(keys)
+	}
 	err := pw.CommitWith(ctx, pgkv.CommitOptions{
 		Extra: func(bt *pgx.Batch) {
-			bt.Queue(`INSERT INTO mql_changes (tx, first, id, touched) VALUES ($1, $2, $3, $4)
-ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched = EXCLUDED.touched`,
-				int64(head), int64(first), id[:], encodeTouched(touched))
+			bt.Queue(`INSERT INTO mql_changes (tx, first, id, touched, keys) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched = EXCLUDED.touched, keys = EXCLUDED.keys`,
+				int64(head), int64(first), id[:], encodeTouched(touched), keysEnc)
 			if head%1024 == 0 && head > pgChangesKept {
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
 			}
@@ -232,9 +246,11 @@ ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched
 		},
 	})
 	if err != nil {
+		b.wcHead = 0 // pgkv emptied the cache
 		return b.commitErr(err)
 	}
-	b.ch.add([]pgChange{{first: first, last: head, touched: touched}})
+	b.wcHead = head
+	b.ch.add([]pgChange{{first: first, last: head, touched: touched, keys: keys, listed: listed}})
 	return nil
 }
 
@@ -263,6 +279,8 @@ func lastTx(pre kv.Reader) record.TxID {
 type pgChange struct {
 	first, last record.TxID
 	touched     []string
+	keys        []string // every entry written, if listed
+	listed      bool
 }
 
 // pgChanges is what this process knows of mql_changes: rows covering every transaction in
@@ -303,6 +321,24 @@ func (c *pgChanges) saw(head record.TxID) {
 	c.mu.Unlock()
 }
 
+// written returns every entry written by the transactions after `after` up to upTo, when the
+// rows held tell it.
+func (c *pgChanges) written(after, upTo record.TxID) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.to == 0 || c.to < upTo || after < c.from {
+		return nil, false
+	}
+	var keys []string
+	for i := len(c.rows) - 1; i >= 0 && c.rows[i].last > after; i-- {
+		if !c.rows[i].listed {
+			return nil, false
+		}
+		keys = append(keys, c.rows[i].keys...)
+	}
+	return keys, true
+}
+
 // known returns what changed after `after` when the rows held tell it.
 func (c *pgChanges) known(after record.TxID) (head record.TxID, touched []string, ok bool) {
 	c.mu.Lock()
@@ -316,21 +352,27 @@ func (c *pgChanges) known(after record.TxID) (head record.TxID, touched []string
 	return c.to, touched, true
 }
 
-const pgChangesQuery = `SELECT tx, first, touched FROM mql_changes WHERE tx > $1 ORDER BY tx LIMIT $2`
+const pgChangesQuery = `SELECT tx, first, touched, keys FROM mql_changes WHERE tx > $1 ORDER BY tx LIMIT $2`
 
 func queueChanges(bt *pgx.Batch, after record.TxID, limit int, out *[]pgChange) {
 	bt.Queue(pgChangesQuery, int64(after), limit).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var last, first int64
-			var enc []byte
-			if err := rows.Scan(&last, &first, &enc); err != nil {
+			var enc, keysEnc []byte
+			if err := rows.Scan(&last, &first, &enc, &keysEnc); err != nil {
 				return err
 			}
 			t, err := decodeTouched(enc)
 			if err != nil {
 				return fmt.Errorf("mql_changes, tx %d: %w", last, err)
 			}
-			*out = append(*out, pgChange{first: record.TxID(first), last: record.TxID(last), touched: t})
+			c := pgChange{first: record.TxID(first), last: record.TxID(last), touched: t, listed: keysEnc != nil}
+			if c.listed {
+				if c.keys, err = decodeTouched(keysEnc); err != nil {
+					return fmt.Errorf("mql_changes, tx %d: %w", last, err)
+				}
+			}
+			*out = append(*out, c)
 		}
 		return rows.Err()
 	})
@@ -349,8 +391,29 @@ func (b *pgBackend) begin(bt *pgx.Batch, write bool) func(pre kv.Reader) {
 	}
 	return func(pre kv.Reader) {
 		b.ch.add(rows)
-		b.ch.saw(lastTx(pre))
+		head := lastTx(pre)
+		b.ch.saw(head)
+		if write {
+			b.syncWriteCache(head)
+		}
 	}
+}
+
+// syncWriteCache makes the write cache right for head, the state the write transaction
+// begins on: it drops what other processes wrote since, or empties it when that is not known.
+func (b *pgBackend) syncWriteCache(head record.TxID) {
+	if b.wcHead == head {
+		return
+	}
+	if b.wcHead > 0 && b.wcHead < head {
+		if keys, ok := b.ch.written(b.wcHead, head); ok {
+			b.wc.Drop(keys)
+			b.wcHead = head
+			return
+		}
+	}
+	b.wc.Reset()
+	b.wcHead = head
 }
 
 // changes returns the newest transaction known and the cache entries changed after `after`:

@@ -71,6 +71,8 @@ type Options struct {
 	// the tables exist. What it returns, if not nil, runs once their results are in and (for a
 	// snapshot) the WAL is flushed past what they read, with the prefetched entries.
 	Begin func(b *pgx.Batch, write bool) func(pre kv.Reader)
+	// Cache, if set, keeps entries across write transactions (see Cache).
+	Cache *Cache
 	// Create lists the caller's statements (CREATE TABLE …) that run where a write
 	// transaction creates the tables.
 	Create []string

@@ -35,6 +35,7 @@ type WriteTx struct {
 	xid     int64  // txid_current()
 	pid     uint32 // the session's backend
 	lsn     string // the WAL insert position once the lock was taken
+	flushed bool   // writes were sent before the commit
 	done    bool
 	err     error // a write that failed to reach the tables: the transaction can only end
 }
@@ -249,6 +250,15 @@ func (t *WriteTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	if v, ok := t.read[k]; ok {
 		return v, nil
 	}
+	c := t.s.opts.Cache
+	if t.sync || t.flushed {
+		c = nil // what the tables hold may be this transaction's
+	}
+	if c != nil {
+		if v, ok := c.get(k); ok {
+			return v, nil
+		}
+	}
 	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
 		return e.v, nil
 	}
@@ -259,7 +269,9 @@ func (t *WriteTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, t.broke(err)
 	}
-	if len(t.read) < 1<<14 {
+	if c != nil {
+		c.put(k, v)
+	} else if len(t.read) < 1<<14 {
 		t.read[k] = v
 	}
 	return v, nil
@@ -339,6 +351,7 @@ func (t *WriteTx) flush() error {
 		t.ov[i].Clear()
 	}
 	t.nbytes = 0
+	t.flushed = true
 	return nil
 }
 
@@ -570,9 +583,16 @@ func (t *WriteTx) Commit(ctx context.Context) error { return t.CommitWith(ctx, C
 // error nothing was stored, unless the error wraps ErrCommitUnknown: the connection failed
 // during the commit and PostgreSQL could not be asked (see Store.Committed). An error that
 // wraps ErrSessionLost says the session ended first and PostgreSQL rolled it back.
-func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) error {
+func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 	if t.done {
 		return kv.ErrClosed
+	}
+	if c := t.s.opts.Cache; c != nil {
+		defer func() {
+			if err != nil {
+				c.Reset()
+			}
+		}()
 	}
 	if t.err != nil {
 		err := t.err
@@ -604,14 +624,46 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) error {
 	if !t.sync {
 		b.Queue(flushSQL)
 	}
-	err := t.c.SendBatch(context.Background(), b).Close()
-	if err == nil {
-		if !committed {
-			return errors.New("pgkv: PostgreSQL rolled the transaction back at its COMMIT")
-		}
-		return nil
+	err = t.c.SendBatch(context.Background(), b).Close()
+	if err == nil && !committed {
+		err = errors.New("pgkv: PostgreSQL rolled the transaction back at its COMMIT")
 	}
-	return t.failed(ctx, err, committed, o)
+	if err != nil {
+		err = t.failed(ctx, err, committed, o)
+	}
+	if c := s.opts.Cache; c != nil && !t.sync {
+		switch {
+		case err != nil || t.flushed:
+			c.Reset()
+		default:
+			for b, tr := range t.ov {
+				tr.Scan(func(e ent) bool {
+					var v []byte
+					if !e.del {
+						v = e.v
+					}
+					c.put(entryKey(kv.Bucket(b), e.k), v)
+					return true
+				})
+			}
+		}
+	}
+	return err
+}
+
+// Written lists the entries the transaction wrote (in the form Cache.Drop takes), ok false
+// when it sent some before its commit and no longer knows them all.
+func (t *WriteTx) Written() (keys []string, ok bool) {
+	if t.flushed {
+		return nil, false
+	}
+	for b, tr := range t.ov {
+		tr.Scan(func(e ent) bool {
+			keys = append(keys, entryKey(kv.Bucket(b), e.k))
+			return true
+		})
+	}
+	return keys, true
 }
 
 // failed sorts out a commit whose round trip failed with err; committed says the COMMIT's
