@@ -68,6 +68,22 @@ func decayIRI(tx record.TxID, i int) quad.IRI {
 	return quad.IRI(PrefDecay + strconv.FormatInt(int64(tx), 10) + "." + strconv.Itoa(i))
 }
 
+// ParseDecayIRI returns the transaction and the place among its decays that a decay's node
+// names (<urn:mql:decay:TX.I>).
+func ParseDecayIRI(v quad.Value) (record.TxID, int, bool) {
+	iri, ok := v.(quad.IRI)
+	if !ok || !strings.HasPrefix(string(iri), PrefDecay) {
+		return 0, 0, false
+	}
+	txs, is, ok := strings.Cut(string(iri[len(PrefDecay):]), ".")
+	tx, err1 := strconv.ParseInt(txs, 10, 64)
+	i, err2 := strconv.Atoi(is)
+	if !ok || err1 != nil || err2 != nil || tx < 1 || i < 0 || decayIRI(record.TxID(tx), i) != iri {
+		return 0, 0, false
+	}
+	return record.TxID(tx), i, true
+}
+
 func ClaimIRI(c record.ClaimID) quad.IRI {
 	return quad.IRI(PrefClaim + escSubject(c.Subject) + "." + esc(c.Predicate) + "@" + strconv.Itoa(c.Version))
 }
@@ -248,6 +264,7 @@ type encoder struct {
 	subjSet map[quad.IRI]struct{}
 	err     error // first invalid string met
 	check   bool  // ValidateTx: judge the values, keep no quads
+	node    bool  // EncodeTxNode: keep only the quads of the transaction's node
 }
 
 func (e *encoder) add(s, p quad.IRI, o quad.Value) {
@@ -268,16 +285,23 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 	if e.check {
 		return
 	}
+	if e.subjSet != nil {
+		if _, ok := e.subjSet[s]; !ok && s != e.label {
+			e.subjSet[s] = struct{}{}
+			e.subjs = append(e.subjs, s)
+		}
+	}
+	if e.node && s != e.label {
+		return
+	}
 	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
-	if _, dup := e.seen[q]; dup {
-		return // trap 2: never the same quad twice in one transaction
+	if e.seen != nil { // nil for one record, whose quads are distinct
+		if _, dup := e.seen[q]; dup {
+			return // trap 2: never the same quad twice in one transaction
+		}
+		e.seen[q] = struct{}{}
 	}
-	e.seen[q] = struct{}{}
 	e.quads = append(e.quads, q)
-	if _, ok := e.subjSet[s]; !ok && s != e.label {
-		e.subjSet[s] = struct{}{}
-		e.subjs = append(e.subjs, s)
-	}
 }
 
 func (e *encoder) addStr(s, p quad.IRI, v string) {
@@ -287,6 +311,9 @@ func (e *encoder) addStr(s, p quad.IRI, v string) {
 }
 
 func (e *encoder) record(node quad.IRI, what string) error {
+	if e.records == nil { // one record
+		return nil
+	}
 	if prev, ok := e.records[node]; ok {
 		return fmt.Errorf("tx %d records %s and %s on the same node %s", e.tx.ID, prev, what, node)
 	}
@@ -383,446 +410,653 @@ func encodeTx(tx *record.Tx, check bool) ([]quad.Quad, error) {
 	// Sized for the bulk of a large transaction (a claim is ~16 quads on one node), so that
 	// encoding it does not keep growing them.
 	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
+	e := newEncoder(tx, check, recs)
+	if err := e.transaction(); err != nil {
+		return nil, fmt.Errorf("tx %d: %w", tx.ID, err)
+	}
+	return e.quads, nil
+}
+
+// EncodeTxNode returns the quads of EncodeTx(tx) whose subject is the transaction's node
+// (TxIRI(tx.ID)): its types, time and principal, and a urn:mql:wrote edge to every other
+// subject of its quads, in EncodeTx's order. It refuses what EncodeTx refuses.
+func EncodeTxNode(tx *record.Tx) ([]quad.Quad, error) {
+	if tx == nil || tx.ID < 1 {
+		return encodeTx(tx, false) // the same refusal
+	}
+	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
+	e := newEncoder(tx, false, 1)
+	e.subjSet = make(map[quad.IRI]struct{}, recs)
+	e.node = true
+	if err := e.transaction(); err != nil {
+		return nil, fmt.Errorf("tx %d: %w", tx.ID, err)
+	}
+	return e.quads, nil
+}
+
+// EncodeRecord returns the quads EncodeTx writes for one record of transaction tx, in
+// EncodeTx's order: rec is the ord-th record of its kind in tx (what urn:mql:ord says), one of
+// *record.StoreMeta, *record.Principal, *record.Grant, *record.Source, *record.Claim,
+// *record.Revocation, *record.Confirmation, *record.Artifact, *record.Review, *record.Decay,
+// *record.Token, *record.TokenRevocation, *record.Retrieval and *record.Outcome. Of tx only ID
+// and Time are read (the label of every quad, a decay's node, and the time of a revocation's
+// quads on the claim it revokes), so tx need not hold its records. The quads of a record are
+// those whose subject is its node, except a revocation's, which also writes two quads on the
+// revoked claim's node; EncodeTx writes a quad that two records of one transaction give (two
+// revocations of one claim) once.
+func EncodeRecord(tx *record.Tx, ord int, rec any) ([]quad.Quad, error) {
+	if tx == nil || tx.ID < 1 {
+		return encodeTx(tx, false) // the same refusal
+	}
+	// One record's quads are distinct (its list elements are checked to be) and on its own
+	// node: no maps to dedup them or to refuse two records on one node.
+	e := &encoder{tx: tx, label: TxIRI(tx.ID), quads: make([]quad.Quad, 0, 16)}
+	var err error
+	switch r := rec.(type) {
+	case *record.StoreMeta:
+		err = e.meta(r)
+	case *record.Principal:
+		err = e.principal(ord, r)
+	case *record.Grant:
+		err = e.grant(ord, r)
+	case *record.Source:
+		err = e.source(ord, r)
+	case *record.Claim:
+		err = e.claim(ord, r)
+	case *record.Revocation:
+		err = e.revocation(ord, r)
+	case *record.Confirmation:
+		err = e.confirmation(ord, r)
+	case *record.Artifact:
+		err = e.artifact(ord, r)
+	case *record.Review:
+		err = e.review(ord, r)
+	case *record.Decay:
+		err = e.decay(ord, r)
+	case *record.Token:
+		err = e.token(ord, r)
+	case *record.TokenRevocation:
+		err = e.tokenRevocation(ord, r)
+	case *record.Retrieval:
+		err = e.retrieval(ord, r)
+	case *record.Outcome:
+		err = e.outcome(ord, r)
+	default:
+		err = fmt.Errorf("%T is not a record", rec)
+	}
+	if err == nil {
+		err = e.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tx %d: %w", tx.ID, err)
+	}
+	return e.quads, nil
+}
+
+// WroteQuad is the quad by which transaction tx's node links node, a subject of its quads
+// (every record the transaction records, and a claim it revokes): what EncodeTx writes last.
+func WroteQuad(tx record.TxID, node quad.IRI) quad.Quad {
+	t := TxIRI(tx)
+	return quad.Quad{Subject: t, Predicate: MQLWrote, Object: node, Label: t}
+}
+
+func newEncoder(tx *record.Tx, check bool, recs int) *encoder {
 	e := &encoder{tx: tx, label: TxIRI(tx.ID), records: make(map[quad.IRI]string, recs), check: check}
 	if !check {
 		e.seen = make(map[quad.Quad]struct{}, 16*recs)
 		e.subjSet = make(map[quad.IRI]struct{}, recs)
 		e.quads = make([]quad.Quad, 0, 16*recs)
 	}
-	wrap := func(err error) ([]quad.Quad, error) { return nil, fmt.Errorf("tx %d: %w", tx.ID, err) }
+	return e
+}
+
+// transaction encodes the whole of e.tx: its node, then its records kind by kind, each in its
+// order, then the node's urn:mql:wrote edges.
+func (e *encoder) transaction() error {
+	tx := e.tx
 	if tx.By == "" {
-		return wrap(errors.New("no principal (By)"))
+		return errors.New("no principal (By)")
 	}
 	if tx.Time.IsZero() {
-		return wrap(errors.New("no time"))
+		return errors.New("no time")
 	}
 	t := e.label
 	e.add(t, RDFType, ProvActivity)
 	e.add(t, RDFType, MQLTransaction)
 	e.add(t, ProvEndedAtTime, TimeLit(tx.Time))
 	e.add(t, ProvWasAssociatedWith, PrincipalIRI(tx.By))
-
 	if m := tx.Meta; m != nil {
-		if m.Owner == "" {
-			return wrap(errors.New("store meta has no owner"))
+		if err := e.meta(m); err != nil {
+			return err
 		}
-		e.add(IRIStore, RDFType, ProvEntity)
-		e.add(IRIStore, RDFType, MQLStore)
-		e.add(IRIStore, MQLOwner, PrincipalIRI(m.Owner))
-		e.add(IRIStore, MQLStrict, quad.Bool(m.Strict))
 	}
-	for i, p := range tx.Principals {
-		if p == nil || p.Name == "" {
-			return wrap(fmt.Errorf("principal %d has no name", i))
+	for i, x := range tx.Principals {
+		if err := e.principal(i, x); err != nil {
+			return err
 		}
-		n := PrincipalIRI(p.Name)
-		what := fmt.Sprintf("principal %q", p.Name)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, p.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		var class quad.IRI
-		switch p.Type {
-		case record.User:
-			class = ProvPerson
-		case record.Agent, record.Tool:
-			class = ProvSoftwareAgent
-		default:
-			return wrap(fmt.Errorf("%s has unknown type %q", what, p.Type))
-		}
-		e.add(n, RDFType, ProvAgent)
-		e.add(n, RDFType, class)
-		e.add(n, RDFType, MQLPrincipal)
-		e.add(n, MQLName, quad.String(p.Name))
-		e.add(n, MQLPrincipalType, quad.String(string(p.Type)))
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, g := range tx.Grants {
-		if g == nil || g.ID == "" {
-			return wrap(fmt.Errorf("grant %d has no id", i))
+	for i, x := range tx.Grants {
+		if err := e.grant(i, x); err != nil {
+			return err
 		}
-		n := GrantIRI(g.ID)
-		what := fmt.Sprintf("grant %q", g.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, g.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		switch g.Right {
-		case record.RightAssert, record.RightRevoke, record.RightConfirm, record.RightGrant:
-		default:
-			return wrap(fmt.Errorf("%s has unknown right %q", what, g.Right))
-		}
-		if g.Grantee == "" || g.Scope == "" || g.By == "" {
-			return wrap(fmt.Errorf("%s needs grantee, scope and by", what))
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLGrant)
-		e.add(n, MQLGrantee, PrincipalIRI(g.Grantee))
-		e.add(n, MQLRight, quad.String(string(g.Right)))
-		e.add(n, MQLScope, quad.String(g.Scope))
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(g.By))
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, s := range tx.Sources {
-		if s == nil || s.ID == "" {
-			return wrap(fmt.Errorf("source %d has no id", i))
+	for i, x := range tx.Sources {
+		if err := e.source(i, x); err != nil {
+			return err
 		}
-		n := sourceIRI(s.ID)
-		what := fmt.Sprintf("source %q", s.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, s.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLSource)
-		e.addStr(n, MQLExcerpt, s.Excerpt)
-		e.addStr(n, MQLURI, s.URI)
-		e.addStr(n, MQLRevision, s.Revision)
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, c := range tx.Claims {
-		if c == nil {
-			return wrap(fmt.Errorf("claim %d is nil", i))
+	for i, x := range tx.Claims {
+		if err := e.claim(i, x); err != nil {
+			return err
 		}
-		what := "claim " + c.ID.String()
-		if c.ID.Subject == "" || c.ID.Predicate == "" || c.ID.Version < 1 {
-			return wrap(fmt.Errorf("%s is not Subject.predicate@N", what))
-		}
-		n := ClaimIRI(c.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, c.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		val, err := encodeValue(c.Value)
-		if err != nil {
-			return wrap(fmt.Errorf("%s: %w", what, err))
-		}
-		switch c.Kind {
-		case record.Confirmed, record.Observed, record.Inferred:
-		default:
-			return wrap(fmt.Errorf("%s has unknown kind %q", what, c.Kind))
-		}
-		if c.By == "" {
-			return wrap(fmt.Errorf("%s has no asserter (By)", what))
-		}
-		if !ValidConfidence(c.Confidence) {
-			return wrap(fmt.Errorf("%s: confidence %v is not in [0,1]", what, c.Confidence))
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLClaim)
-		e.add(n, MQLSubject, quad.String(c.ID.Subject))
-		e.add(n, MQLPredicate, quad.String(c.ID.Predicate))
-		e.add(n, MQLVersion, quad.Int(c.ID.Version))
-		e.add(n, MQLValue, val)
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(c.By))
-		e.add(n, MQLKind, quad.String(string(c.Kind)))
-		e.add(n, MQLConfidence, quad.Float(c.Confidence))
-		srcs := make([]quad.IRI, len(c.Sources))
-		for j, s := range c.Sources {
-			if s == "" {
-				return wrap(fmt.Errorf("%s names an empty source id", what))
-			}
-			srcs[j] = sourceIRI(s)
-		}
-		if err := e.list(n, ProvHadPrimarySource, MQLSourceOrder, srcs, what+" sources"); err != nil {
-			return wrap(err)
-		}
-		if !c.ValidFrom.IsZero() {
-			e.add(n, MQLValidFrom, TimeLit(c.ValidFrom))
-		}
-		if !c.ValidUntil.IsZero() {
-			e.add(n, MQLValidUntil, TimeLit(c.ValidUntil))
-		}
-		if err := e.principals(n, c.SeenBy, what); err != nil {
-			return wrap(err)
-		}
-		if c.Supersedes != nil {
-			e.add(n, ProvWasRevisionOf, ClaimIRI(*c.Supersedes))
-		}
-		if c.Contests != nil {
-			e.add(n, MQLContests, ClaimIRI(*c.Contests))
-		}
-		if c.Corroborates != nil {
-			e.add(n, MQLCorroborates, ClaimIRI(*c.Corroborates))
-		}
-		if c.Grant != "" {
-			e.add(n, MQLGrantPred, GrantIRI(c.Grant))
-		}
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, r := range tx.Revocations {
-		if r == nil || r.ID == "" {
-			return wrap(fmt.Errorf("revocation %d has no id", i))
+	for i, x := range tx.Revocations {
+		if err := e.revocation(i, x); err != nil {
+			return err
 		}
-		n := revocationIRI(r.ID)
-		what := fmt.Sprintf("revocation %q", r.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, r.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if r.By == "" || r.Claim.Version < 1 || r.Claim.Subject == "" || r.Claim.Predicate == "" {
-			return wrap(fmt.Errorf("%s needs a claim and by", what))
-		}
-		c := ClaimIRI(r.Claim)
-		e.add(n, RDFType, ProvActivity)
-		e.add(n, RDFType, MQLRevocation)
-		e.add(n, ProvInvalidated, c)
-		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
-		e.addStr(n, MQLBecause, r.Because)
-		e.addStr(n, MQLStanding, r.Standing)
-		if r.ReplacedBy != nil {
-			e.add(n, MQLReplacedBy, ClaimIRI(*r.ReplacedBy))
-		}
-		e.add(n, MQLOrd, quad.Int(i))
-		e.add(c, ProvWasInvalidatedBy, n)
-		e.add(c, ProvInvalidatedAtTime, TimeLit(tx.Time))
 	}
-	for i, c := range tx.Confirmations {
-		if c == nil || c.ID == "" {
-			return wrap(fmt.Errorf("confirmation %d has no id", i))
+	for i, x := range tx.Confirmations {
+		if err := e.confirmation(i, x); err != nil {
+			return err
 		}
-		n := confirmationIRI(c.ID)
-		what := fmt.Sprintf("confirmation %q", c.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, c.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if c.By == "" || c.Claim.Version < 1 || c.Claim.Subject == "" || c.Claim.Predicate == "" {
-			return wrap(fmt.Errorf("%s needs a claim and by", what))
-		}
-		e.add(n, RDFType, ProvActivity)
-		e.add(n, RDFType, MQLConfirmation)
-		e.add(n, MQLConfirms, ClaimIRI(c.Claim))
-		e.add(n, ProvWasAssociatedWith, PrincipalIRI(c.By))
-		e.addStr(n, MQLStanding, c.Standing)
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, a := range tx.Artifacts {
-		if a == nil || a.ID.Name == "" || a.ID.Version < 1 {
-			return wrap(fmt.Errorf("artifact %d is not name@N", i))
+	for i, x := range tx.Artifacts {
+		if err := e.artifact(i, x); err != nil {
+			return err
 		}
-		n := ArtifactIRI(a.ID)
-		what := "artifact " + a.ID.String()
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, a.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if a.By == "" {
-			return wrap(fmt.Errorf("%s has no principal (By)", what))
-		}
-		if !ValidConfidence(a.Confidence) {
-			return wrap(fmt.Errorf("%s: confidence %v is not in [0,1]", what, a.Confidence))
-		}
-		from := make([]quad.IRI, len(a.DerivedFrom))
-		for j, d := range a.DerivedFrom {
-			switch {
-			case d.Claim != nil && d.Artifact == nil:
-				from[j] = ClaimIRI(*d.Claim)
-			case d.Artifact != nil && d.Claim == nil:
-				from[j] = ArtifactIRI(*d.Artifact)
-			default:
-				return wrap(fmt.Errorf("%s: derived-from %d must name exactly one claim or artifact", what, j))
-			}
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLArtifact)
-		e.add(n, MQLName, quad.String(a.ID.Name))
-		e.add(n, MQLVersion, quad.Int(a.ID.Version))
-		if err := e.list(n, ProvWasDerivedFrom, MQLDerivedFromOrder, from, what+" derived-from"); err != nil {
-			return wrap(err)
-		}
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(a.By))
-		e.add(n, MQLConfidence, quad.Float(a.Confidence))
-		if err := e.principals(n, a.SeenBy, what); err != nil {
-			return wrap(err)
-		}
-		if a.Supersedes != nil {
-			if a.Supersedes.Name != a.ID.Name || a.Supersedes.Version < 1 || a.Supersedes.Version >= a.ID.Version {
-				return wrap(fmt.Errorf("%s supersedes %s, which is not an earlier version of it", what, a.Supersedes))
-			}
-			e.add(n, ProvWasRevisionOf, ArtifactIRI(*a.Supersedes))
-		}
-		e.addStr(n, MQLRun, a.Run)
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, r := range tx.Reviews {
-		if r == nil || r.ID == "" {
-			return wrap(fmt.Errorf("review %d has no id", i))
+	for i, x := range tx.Reviews {
+		if err := e.review(i, x); err != nil {
+			return err
 		}
-		n := reviewIRI(r.ID)
-		what := fmt.Sprintf("review %q", r.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, r.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if r.By == "" || r.Artifact.Name == "" || r.Artifact.Version < 1 {
-			return wrap(fmt.Errorf("%s needs an artifact and by", what))
-		}
-		e.add(n, RDFType, ProvActivity)
-		e.add(n, RDFType, MQLReview)
-		e.add(n, ProvUsed, ArtifactIRI(r.Artifact))
-		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
-		e.addStr(n, MQLBecause, r.Because)
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, d := range tx.Decays {
-		if d == nil || d.Predicate == "" || d.By == "" {
-			return wrap(fmt.Errorf("decay %d needs a predicate and by", i))
+	for i, x := range tx.Decays {
+		if err := e.decay(i, x); err != nil {
+			return err
 		}
-		what := "decay of " + d.Predicate
-		if err := checkTx(what, d.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if d.HalfLife <= 0 {
-			return wrap(fmt.Errorf("%s: half-life %s is not positive", what, d.HalfLife))
-		}
-		n := decayIRI(tx.ID, i)
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLDecay)
-		e.add(n, MQLPredicate, quad.String(d.Predicate))
-		e.add(n, MQLHalfLife, DurationLit(d.HalfLife))
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(d.By))
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, k := range tx.Tokens {
-		if k == nil || k.ID == "" {
-			return wrap(fmt.Errorf("token %d has no id", i))
+	for i, x := range tx.Tokens {
+		if err := e.token(i, x); err != nil {
+			return err
 		}
-		n := TokenIRI(k.ID)
-		what := fmt.Sprintf("token %q", k.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, k.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if k.Principal == "" || k.By == "" || !ValidHash(k.Hash) {
-			return wrap(fmt.Errorf("%s needs a holder, a by and a SHA-256 hash in hex", what))
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLToken)
-		e.add(n, MQLHolder, PrincipalIRI(k.Principal))
-		e.add(n, MQLSecretHash, quad.String(k.Hash))
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(k.By))
-		if !k.Expires.IsZero() {
-			e.add(n, MQLExpires, TimeLit(k.Expires))
-		}
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, r := range tx.TokenRevocations {
-		if r == nil || r.ID == "" {
-			return wrap(fmt.Errorf("token revocation %d has no id", i))
+	for i, x := range tx.TokenRevocations {
+		if err := e.tokenRevocation(i, x); err != nil {
+			return err
 		}
-		n := tokenRevocationIRI(r.ID)
-		what := fmt.Sprintf("token revocation %q", r.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, r.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if r.Token == "" || r.By == "" {
-			return wrap(fmt.Errorf("%s needs a token and by", what))
-		}
-		e.add(n, RDFType, ProvActivity)
-		e.add(n, RDFType, MQLTokenRevoke)
-		e.add(n, ProvInvalidated, TokenIRI(r.Token))
-		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, r := range tx.Retrievals {
-		if r == nil || r.ID == "" {
-			return wrap(fmt.Errorf("retrieval %d has no id", i))
+	for i, x := range tx.Retrievals {
+		if err := e.retrieval(i, x); err != nil {
+			return err
 		}
-		n := retrievalIRI(r.ID)
-		what := fmt.Sprintf("retrieval %q", r.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, r.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if r.Run == "" || r.By == "" {
-			return wrap(fmt.Errorf("%s needs a run and by", what))
-		}
-		if r.ReadAt < 1 || r.ReadAt >= tx.ID {
-			return wrap(fmt.Errorf("%s read at tx %d, which is not before it", what, r.ReadAt))
-		}
-		used := make([]quad.IRI, 0, len(r.Claims)+len(r.Artifacts))
-		for _, c := range r.Claims {
-			if c.Subject == "" || c.Predicate == "" || c.Version < 1 {
-				return wrap(fmt.Errorf("%s serves %s, which is not Subject.predicate@N", what, c))
-			}
-			used = append(used, ClaimIRI(c))
-		}
-		for _, a := range r.Artifacts {
-			if a.Name == "" || a.Version < 1 {
-				return wrap(fmt.Errorf("%s serves %s, which is not name@N", what, a))
-			}
-			used = append(used, ArtifactIRI(a))
-		}
-		e.add(n, RDFType, ProvActivity)
-		e.add(n, RDFType, MQLRetrieval)
-		e.add(n, MQLRun, quad.String(r.Run))
-		e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
-		e.add(n, MQLReadAtTx, quad.Int(r.ReadAt))
-		e.addStr(n, MQLStatement, r.Statement)
-		if err := e.list(n, ProvUsed, MQLUsedOrder, used, what+" served"); err != nil {
-			return wrap(err)
-		}
-		e.add(n, MQLOrd, quad.Int(i))
 	}
-	for i, o := range tx.Outcomes {
-		if o == nil || o.ID == "" {
-			return wrap(fmt.Errorf("outcome %d has no id", i))
+	for i, x := range tx.Outcomes {
+		if err := e.outcome(i, x); err != nil {
+			return err
 		}
-		n := outcomeIRI(o.ID)
-		what := fmt.Sprintf("outcome %q", o.ID)
-		if err := e.record(n, what); err != nil {
-			return wrap(err)
-		}
-		if err := checkTx(what, o.Tx, tx.ID); err != nil {
-			return wrap(err)
-		}
-		if o.Run == "" || o.By == "" {
-			return wrap(fmt.Errorf("%s needs a run and by", what))
-		}
-		switch o.Result {
-		case record.Succeeded, record.Failed, record.Declined:
-		default:
-			return wrap(fmt.Errorf("%s has unknown result %q", what, o.Result))
-		}
-		e.add(n, RDFType, ProvEntity)
-		e.add(n, RDFType, MQLOutcome)
-		e.add(n, MQLRun, quad.String(o.Run))
-		e.add(n, MQLResult, quad.String(string(o.Result)))
-		e.addStr(n, MQLBecause, o.Because)
-		e.add(n, ProvWasAttributedTo, PrincipalIRI(o.By))
-		e.add(n, MQLOrd, quad.Int(i))
 	}
 	for _, s := range slices.Clone(e.subjs) {
-		e.add(t, MQLWrote, s)
+		e.add(t, MQLWrote, s) // WroteQuad(tx.ID, s)
 	}
-	if e.err != nil {
-		return wrap(e.err)
+	return e.err
+}
+
+// One method per kind of record: the quads EncodeTx writes for the i-th record of that kind in
+// e.tx, which EncodeRecord writes alone.
+
+func (e *encoder) meta(m *record.StoreMeta) error {
+	if m.Owner == "" {
+		return errors.New("store meta has no owner")
 	}
-	return e.quads, nil
+	e.add(IRIStore, RDFType, ProvEntity)
+	e.add(IRIStore, RDFType, MQLStore)
+	e.add(IRIStore, MQLOwner, PrincipalIRI(m.Owner))
+	e.add(IRIStore, MQLStrict, quad.Bool(m.Strict))
+	return nil
+}
+
+func (e *encoder) principal(i int, p *record.Principal) error {
+	tx := e.tx
+	if p == nil || p.Name == "" {
+		return fmt.Errorf("principal %d has no name", i)
+	}
+	n := PrincipalIRI(p.Name)
+	what := fmt.Sprintf("principal %q", p.Name)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, p.Tx, tx.ID); err != nil {
+		return err
+	}
+	var class quad.IRI
+	switch p.Type {
+	case record.User:
+		class = ProvPerson
+	case record.Agent, record.Tool:
+		class = ProvSoftwareAgent
+	default:
+		return fmt.Errorf("%s has unknown type %q", what, p.Type)
+	}
+	e.add(n, RDFType, ProvAgent)
+	e.add(n, RDFType, class)
+	e.add(n, RDFType, MQLPrincipal)
+	e.add(n, MQLName, quad.String(p.Name))
+	e.add(n, MQLPrincipalType, quad.String(string(p.Type)))
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) grant(i int, g *record.Grant) error {
+	tx := e.tx
+	if g == nil || g.ID == "" {
+		return fmt.Errorf("grant %d has no id", i)
+	}
+	n := GrantIRI(g.ID)
+	what := fmt.Sprintf("grant %q", g.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, g.Tx, tx.ID); err != nil {
+		return err
+	}
+	switch g.Right {
+	case record.RightAssert, record.RightRevoke, record.RightConfirm, record.RightGrant:
+	default:
+		return fmt.Errorf("%s has unknown right %q", what, g.Right)
+	}
+	if g.Grantee == "" || g.Scope == "" || g.By == "" {
+		return fmt.Errorf("%s needs grantee, scope and by", what)
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLGrant)
+	e.add(n, MQLGrantee, PrincipalIRI(g.Grantee))
+	e.add(n, MQLRight, quad.String(string(g.Right)))
+	e.add(n, MQLScope, quad.String(g.Scope))
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(g.By))
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) source(i int, s *record.Source) error {
+	tx := e.tx
+	if s == nil || s.ID == "" {
+		return fmt.Errorf("source %d has no id", i)
+	}
+	n := sourceIRI(s.ID)
+	what := fmt.Sprintf("source %q", s.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, s.Tx, tx.ID); err != nil {
+		return err
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLSource)
+	e.addStr(n, MQLExcerpt, s.Excerpt)
+	e.addStr(n, MQLURI, s.URI)
+	e.addStr(n, MQLRevision, s.Revision)
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) claim(i int, c *record.Claim) error {
+	tx := e.tx
+	if c == nil {
+		return fmt.Errorf("claim %d is nil", i)
+	}
+	what := "claim " + c.ID.String()
+	if c.ID.Subject == "" || c.ID.Predicate == "" || c.ID.Version < 1 {
+		return fmt.Errorf("%s is not Subject.predicate@N", what)
+	}
+	n := ClaimIRI(c.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, c.Tx, tx.ID); err != nil {
+		return err
+	}
+	val, err := encodeValue(c.Value)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch c.Kind {
+	case record.Confirmed, record.Observed, record.Inferred:
+	default:
+		return fmt.Errorf("%s has unknown kind %q", what, c.Kind)
+	}
+	if c.By == "" {
+		return fmt.Errorf("%s has no asserter (By)", what)
+	}
+	if !ValidConfidence(c.Confidence) {
+		return fmt.Errorf("%s: confidence %v is not in [0,1]", what, c.Confidence)
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLClaim)
+	e.add(n, MQLSubject, quad.String(c.ID.Subject))
+	e.add(n, MQLPredicate, quad.String(c.ID.Predicate))
+	e.add(n, MQLVersion, quad.Int(c.ID.Version))
+	e.add(n, MQLValue, val)
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(c.By))
+	e.add(n, MQLKind, quad.String(string(c.Kind)))
+	e.add(n, MQLConfidence, quad.Float(c.Confidence))
+	srcs := make([]quad.IRI, len(c.Sources))
+	for j, s := range c.Sources {
+		if s == "" {
+			return fmt.Errorf("%s names an empty source id", what)
+		}
+		srcs[j] = sourceIRI(s)
+	}
+	if err := e.list(n, ProvHadPrimarySource, MQLSourceOrder, srcs, what+" sources"); err != nil {
+		return err
+	}
+	if !c.ValidFrom.IsZero() {
+		e.add(n, MQLValidFrom, TimeLit(c.ValidFrom))
+	}
+	if !c.ValidUntil.IsZero() {
+		e.add(n, MQLValidUntil, TimeLit(c.ValidUntil))
+	}
+	if err := e.principals(n, c.SeenBy, what); err != nil {
+		return err
+	}
+	if c.Supersedes != nil {
+		e.add(n, ProvWasRevisionOf, ClaimIRI(*c.Supersedes))
+	}
+	if c.Contests != nil {
+		e.add(n, MQLContests, ClaimIRI(*c.Contests))
+	}
+	if c.Corroborates != nil {
+		e.add(n, MQLCorroborates, ClaimIRI(*c.Corroborates))
+	}
+	if c.Grant != "" {
+		e.add(n, MQLGrantPred, GrantIRI(c.Grant))
+	}
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) revocation(i int, r *record.Revocation) error {
+	tx := e.tx
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("revocation %d has no id", i)
+	}
+	n := revocationIRI(r.ID)
+	what := fmt.Sprintf("revocation %q", r.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, r.Tx, tx.ID); err != nil {
+		return err
+	}
+	if r.By == "" || r.Claim.Version < 1 || r.Claim.Subject == "" || r.Claim.Predicate == "" {
+		return fmt.Errorf("%s needs a claim and by", what)
+	}
+	c := ClaimIRI(r.Claim)
+	e.add(n, RDFType, ProvActivity)
+	e.add(n, RDFType, MQLRevocation)
+	e.add(n, ProvInvalidated, c)
+	e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+	e.addStr(n, MQLBecause, r.Because)
+	e.addStr(n, MQLStanding, r.Standing)
+	if r.ReplacedBy != nil {
+		e.add(n, MQLReplacedBy, ClaimIRI(*r.ReplacedBy))
+	}
+	e.add(n, MQLOrd, quad.Int(i))
+	e.add(c, ProvWasInvalidatedBy, n)
+	e.add(c, ProvInvalidatedAtTime, TimeLit(tx.Time))
+	return nil
+}
+
+func (e *encoder) confirmation(i int, c *record.Confirmation) error {
+	tx := e.tx
+	if c == nil || c.ID == "" {
+		return fmt.Errorf("confirmation %d has no id", i)
+	}
+	n := confirmationIRI(c.ID)
+	what := fmt.Sprintf("confirmation %q", c.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, c.Tx, tx.ID); err != nil {
+		return err
+	}
+	if c.By == "" || c.Claim.Version < 1 || c.Claim.Subject == "" || c.Claim.Predicate == "" {
+		return fmt.Errorf("%s needs a claim and by", what)
+	}
+	e.add(n, RDFType, ProvActivity)
+	e.add(n, RDFType, MQLConfirmation)
+	e.add(n, MQLConfirms, ClaimIRI(c.Claim))
+	e.add(n, ProvWasAssociatedWith, PrincipalIRI(c.By))
+	e.addStr(n, MQLStanding, c.Standing)
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) artifact(i int, a *record.Artifact) error {
+	tx := e.tx
+	if a == nil || a.ID.Name == "" || a.ID.Version < 1 {
+		return fmt.Errorf("artifact %d is not name@N", i)
+	}
+	n := ArtifactIRI(a.ID)
+	what := "artifact " + a.ID.String()
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, a.Tx, tx.ID); err != nil {
+		return err
+	}
+	if a.By == "" {
+		return fmt.Errorf("%s has no principal (By)", what)
+	}
+	if !ValidConfidence(a.Confidence) {
+		return fmt.Errorf("%s: confidence %v is not in [0,1]", what, a.Confidence)
+	}
+	from := make([]quad.IRI, len(a.DerivedFrom))
+	for j, d := range a.DerivedFrom {
+		switch {
+		case d.Claim != nil && d.Artifact == nil:
+			from[j] = ClaimIRI(*d.Claim)
+		case d.Artifact != nil && d.Claim == nil:
+			from[j] = ArtifactIRI(*d.Artifact)
+		default:
+			return fmt.Errorf("%s: derived-from %d must name exactly one claim or artifact", what, j)
+		}
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLArtifact)
+	e.add(n, MQLName, quad.String(a.ID.Name))
+	e.add(n, MQLVersion, quad.Int(a.ID.Version))
+	if err := e.list(n, ProvWasDerivedFrom, MQLDerivedFromOrder, from, what+" derived-from"); err != nil {
+		return err
+	}
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(a.By))
+	e.add(n, MQLConfidence, quad.Float(a.Confidence))
+	if err := e.principals(n, a.SeenBy, what); err != nil {
+		return err
+	}
+	if a.Supersedes != nil {
+		if a.Supersedes.Name != a.ID.Name || a.Supersedes.Version < 1 || a.Supersedes.Version >= a.ID.Version {
+			return fmt.Errorf("%s supersedes %s, which is not an earlier version of it", what, a.Supersedes)
+		}
+		e.add(n, ProvWasRevisionOf, ArtifactIRI(*a.Supersedes))
+	}
+	e.addStr(n, MQLRun, a.Run)
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) review(i int, r *record.Review) error {
+	tx := e.tx
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("review %d has no id", i)
+	}
+	n := reviewIRI(r.ID)
+	what := fmt.Sprintf("review %q", r.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, r.Tx, tx.ID); err != nil {
+		return err
+	}
+	if r.By == "" || r.Artifact.Name == "" || r.Artifact.Version < 1 {
+		return fmt.Errorf("%s needs an artifact and by", what)
+	}
+	e.add(n, RDFType, ProvActivity)
+	e.add(n, RDFType, MQLReview)
+	e.add(n, ProvUsed, ArtifactIRI(r.Artifact))
+	e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+	e.addStr(n, MQLBecause, r.Because)
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) decay(i int, d *record.Decay) error {
+	tx := e.tx
+	if d == nil || d.Predicate == "" || d.By == "" {
+		return fmt.Errorf("decay %d needs a predicate and by", i)
+	}
+	what := "decay of " + d.Predicate
+	if err := checkTx(what, d.Tx, tx.ID); err != nil {
+		return err
+	}
+	if d.HalfLife <= 0 {
+		return fmt.Errorf("%s: half-life %s is not positive", what, d.HalfLife)
+	}
+	n := decayIRI(tx.ID, i)
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLDecay)
+	e.add(n, MQLPredicate, quad.String(d.Predicate))
+	e.add(n, MQLHalfLife, DurationLit(d.HalfLife))
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(d.By))
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) token(i int, k *record.Token) error {
+	tx := e.tx
+	if k == nil || k.ID == "" {
+		return fmt.Errorf("token %d has no id", i)
+	}
+	n := TokenIRI(k.ID)
+	what := fmt.Sprintf("token %q", k.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, k.Tx, tx.ID); err != nil {
+		return err
+	}
+	if k.Principal == "" || k.By == "" || !ValidHash(k.Hash) {
+		return fmt.Errorf("%s needs a holder, a by and a SHA-256 hash in hex", what)
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLToken)
+	e.add(n, MQLHolder, PrincipalIRI(k.Principal))
+	e.add(n, MQLSecretHash, quad.String(k.Hash))
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(k.By))
+	if !k.Expires.IsZero() {
+		e.add(n, MQLExpires, TimeLit(k.Expires))
+	}
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) tokenRevocation(i int, r *record.TokenRevocation) error {
+	tx := e.tx
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("token revocation %d has no id", i)
+	}
+	n := tokenRevocationIRI(r.ID)
+	what := fmt.Sprintf("token revocation %q", r.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, r.Tx, tx.ID); err != nil {
+		return err
+	}
+	if r.Token == "" || r.By == "" {
+		return fmt.Errorf("%s needs a token and by", what)
+	}
+	e.add(n, RDFType, ProvActivity)
+	e.add(n, RDFType, MQLTokenRevoke)
+	e.add(n, ProvInvalidated, TokenIRI(r.Token))
+	e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) retrieval(i int, r *record.Retrieval) error {
+	tx := e.tx
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("retrieval %d has no id", i)
+	}
+	n := retrievalIRI(r.ID)
+	what := fmt.Sprintf("retrieval %q", r.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, r.Tx, tx.ID); err != nil {
+		return err
+	}
+	if r.Run == "" || r.By == "" {
+		return fmt.Errorf("%s needs a run and by", what)
+	}
+	if r.ReadAt < 1 || r.ReadAt >= tx.ID {
+		return fmt.Errorf("%s read at tx %d, which is not before it", what, r.ReadAt)
+	}
+	used := make([]quad.IRI, 0, len(r.Claims)+len(r.Artifacts))
+	for _, c := range r.Claims {
+		if c.Subject == "" || c.Predicate == "" || c.Version < 1 {
+			return fmt.Errorf("%s serves %s, which is not Subject.predicate@N", what, c)
+		}
+		used = append(used, ClaimIRI(c))
+	}
+	for _, a := range r.Artifacts {
+		if a.Name == "" || a.Version < 1 {
+			return fmt.Errorf("%s serves %s, which is not name@N", what, a)
+		}
+		used = append(used, ArtifactIRI(a))
+	}
+	e.add(n, RDFType, ProvActivity)
+	e.add(n, RDFType, MQLRetrieval)
+	e.add(n, MQLRun, quad.String(r.Run))
+	e.add(n, ProvWasAssociatedWith, PrincipalIRI(r.By))
+	e.add(n, MQLReadAtTx, quad.Int(r.ReadAt))
+	e.addStr(n, MQLStatement, r.Statement)
+	if err := e.list(n, ProvUsed, MQLUsedOrder, used, what+" served"); err != nil {
+		return err
+	}
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
+}
+
+func (e *encoder) outcome(i int, o *record.Outcome) error {
+	tx := e.tx
+	if o == nil || o.ID == "" {
+		return fmt.Errorf("outcome %d has no id", i)
+	}
+	n := outcomeIRI(o.ID)
+	what := fmt.Sprintf("outcome %q", o.ID)
+	if err := e.record(n, what); err != nil {
+		return err
+	}
+	if err := checkTx(what, o.Tx, tx.ID); err != nil {
+		return err
+	}
+	if o.Run == "" || o.By == "" {
+		return fmt.Errorf("%s needs a run and by", what)
+	}
+	switch o.Result {
+	case record.Succeeded, record.Failed, record.Declined:
+	default:
+		return fmt.Errorf("%s has unknown result %q", what, o.Result)
+	}
+	e.add(n, RDFType, ProvEntity)
+	e.add(n, RDFType, MQLOutcome)
+	e.add(n, MQLRun, quad.String(o.Run))
+	e.add(n, MQLResult, quad.String(string(o.Result)))
+	e.addStr(n, MQLBecause, o.Because)
+	e.add(n, ProvWasAttributedTo, PrincipalIRI(o.By))
+	e.add(n, MQLOrd, quad.Int(i))
+	return nil
 }
 
 func (e *encoder) principals(n quad.IRI, names []string, what string) error {

@@ -1,0 +1,185 @@
+package mql_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/cayleygraph/cayley"
+	"github.com/cayleygraph/cayley/query/path"
+	"github.com/cayleygraph/quad"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore/codec"
+)
+
+// hubDerive adds to db h artifacts resting on claim hub, shaped like hubTree's: a tree of
+// fan-out 4 where every third artifact also rests on a second artifact of the level above.
+func hubDerive(b *testing.B, db *mql.DB, hub string, h int) {
+	b.Helper()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 0x6d716c))
+	name := func(i int) string { return "h:a" + strconv.Itoa(i) }
+	made := 0
+	var prev []int
+	for made < h {
+		size := min(max(4, 4*len(prev)), h-made)
+		var lvl []int
+		_, err := db.Tx(ctx, "loader", func(tx *mql.Tx) error {
+			for j := range size {
+				from := []string{hub}
+				if len(prev) > 0 {
+					from = []string{name(prev[j/4])}
+					if o := prev[r.IntN(len(prev))]; j%3 == 0 && o != prev[j/4] {
+						from = append(from, name(o))
+					}
+				}
+				if _, err := tx.Derive(mql.DeriveSpec{Artifact: name(made + j), From: from, By: "loader"}); err != nil {
+					return err
+				}
+				lvl = append(lvl, made+j)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		made += size
+		prev = lvl
+	}
+}
+
+// BenchmarkGraph compares walks through Cayley's path API on Graph() with mql's own reads, on
+// the 100k-claim bbolt store of BenchmarkImpact (MQL_BENCH_CLAIMS changes its size) with a
+// claim that 1,000 artifacts rest on (Hub.score@1) and a key with six versions
+// (V0.price_per_seat).
+func BenchmarkGraph(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv("MQL_BENCH_CLAIMS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	db := benchStore(b, filepath.Join(b.TempDir(), "graph.db"), n)
+	ctx := context.Background()
+	if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "Hub", Predicate: "score", Value: mql.Number(1), By: "loader"}); err != nil {
+		b.Fatal(err)
+	}
+	hubDerive(b, db, "Hub.score@1", 1000)
+	hub := codec.ClaimIRI(*claimID(b, "Hub.score@1"))
+	derivedFrom := path.StartMorphism().In(codec.ProvWasDerivedFrom)
+
+	b.Run("create", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			qs, err := db.Graph(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			qs.Close()
+		}
+	})
+	b.Run("impact/mql", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if r, err := db.Impact(ctx, "Hub.score@1", 0); err != nil || len(r.Dependents) != 1000 {
+				b.Fatal(len(r.Dependents), err)
+			}
+		}
+	})
+	b.Run("impact/cayley", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			qs, err := db.Graph(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			vs, err := cayley.StartPath(qs, hub).FollowRecursive(derivedFrom, 0, nil).Iterate(ctx).AllValues(qs)
+			if err != nil || len(vs) != 1000 {
+				b.Fatal(len(vs), err)
+			}
+			qs.Close()
+		}
+	})
+	b.Run("why/mql", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := db.Why(ctx, "V0.price_per_seat"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	live, err := db.Live(ctx, "V0.price_per_seat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := codec.ClaimIRI(*claimID(b, live[0].Ref))
+	b.Run("why/cayley", func(b *testing.B) {
+		// The versions back along prov:wasRevisionOf, each with its value, asserter and
+		// sources: what the why tree holds of them.
+		b.ReportAllocs()
+		for b.Loop() {
+			qs, err := db.Graph(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			versions := cayley.StartPath(qs, v).FollowRecursive(codec.ProvWasRevisionOf, 0, nil).Or(cayley.StartPath(qs, v)).
+				Tag("version").Save(codec.MQLValue, "value").Save(codec.ProvWasAttributedTo, "by").Out(codec.ProvHadPrimarySource)
+			rows := 0
+			err = versions.Iterate(ctx).TagValues(qs, func(map[string]quad.Value) error { rows++; return nil })
+			if err != nil || rows != 6 {
+				b.Fatal(rows, err)
+			}
+			qs.Close()
+		}
+	})
+	b.Run("literal/cayley", func(b *testing.B) {
+		// The claims of one subject, from the literal: a scan of every transaction.
+		b.ReportAllocs()
+		for b.Loop() {
+			qs, err := db.Graph(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			vs, err := cayley.StartPath(qs, quad.String("V" + strconv.Itoa(n/8))).In(codec.MQLSubject).Iterate(ctx).AllValues(qs)
+			if err != nil || len(vs) != 4 {
+				b.Fatal(len(vs), err)
+			}
+			qs.Close()
+		}
+	})
+	b.Run("all/cayley", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			qs, err := db.Graph(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			it := qs.QuadsAllIterator().Iterate()
+			k := 0
+			for it.Next(ctx) {
+				k++
+			}
+			if it.Err() != nil || k < 13*n {
+				b.Fatal(k, it.Err())
+			}
+			it.Close()
+			qs.Close()
+			b.ReportMetric(float64(k), "quads")
+		}
+	})
+	b.Run("all/export", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := db.Export(ctx, discard{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
