@@ -38,6 +38,8 @@ const usageText = `Usage:
   mql import FILE.nq [DB]       create the store DB from an N-Quads export (FILE - is stdin),
                                 exactly; all or nothing, and DB must not exist yet
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
+  mql migrate OLD [NEW]         convert a store of an earlier mql into the new store NEW, checked
+                                before and after; OLD is left as it is
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
   mql serve [--listen ADDR] [--open] [DB]
@@ -135,6 +137,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		switch args[0] {
 		case "import":
 			return runImport(ctx, args[1:], stdin, stdout, stderr)
+		case "migrate":
+			return runMigrate(ctx, args[1:], stdout, stderr)
 		case "export":
 			return runExport(ctx, args[1:], stdout, stderr)
 		case "check":
