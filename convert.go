@@ -26,7 +26,7 @@ func claimOf(v *index.View, e *index.ClaimEntry) Claim {
 		Effective:  v.EffectiveConfidence(e),
 		By:         e.By,
 		Tx:         int64(e.Tx),
-		RecordedAt: v.TxTime(e.Tx),
+		RecordedAt: v.ClaimTime(e),
 		ValidFrom:  e.ValidFrom,
 		ValidUntil: e.ValidUntil,
 		SeenBy:     slices.Clone(e.SeenBy),
@@ -72,7 +72,7 @@ func artifactOf(v *index.View, pc *provenance.Cache, a *index.ArtifactNode) Arti
 		Confidence:  a.Confidence,
 		Effective:   pc.Confidence(a),
 		Tx:          int64(a.Tx),
-		RecordedAt:  v.TxTime(a.Tx),
+		RecordedAt:  v.ArtifactTime(a),
 		SeenBy:      slices.Clone(a.SeenBy),
 		DerivedFrom: make([]string, 0, len(a.DerivedFrom)),
 	}

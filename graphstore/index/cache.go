@@ -2,6 +2,7 @@ package index
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/mql-dev/mql/graphstore/record"
 )
@@ -28,6 +29,36 @@ type Cache struct {
 type cacheEntry struct {
 	x    any
 	size int
+}
+
+// Links. An entry the cache holds may point straight at other entries the cache holds (an
+// artifact version at its inputs and its dependents), so that a read following them — an
+// impact over ten thousand artifacts — does not look each one up again. Such a pointer is good
+// while its target is in the cache: the cache marks every entry it drops (a write changed it,
+// or room was needed) as gone, before it moves its head, and whoever follows a link checks the
+// mark and looks the target up again if it is set. Only entries the cache holds are linked,
+// and only to entries it holds, so a link never leads to an entry older than the cache's head.
+
+// shared is the bookkeeping an entry that can be linked carries.
+type shared struct {
+	inCache atomic.Bool // the cache holds it (or held it: see gone)
+	gone    atomic.Bool // the cache dropped it: links to it are stale
+}
+
+func (s *shared) share() *shared { return s }
+
+type linkable interface{ share() *shared }
+
+// linkable reports whether x may be linked to, or hold links: the cache holds it, still.
+func isShared(x linkable) bool {
+	sh := x.share()
+	return sh.inCache.Load() && !sh.gone.Load()
+}
+
+func drop(x any) {
+	if l, ok := x.(linkable); ok {
+		l.share().gone.Store(true)
+	}
 }
 
 // NewCache returns a cache of about maxBytes (0: a default of 32 MiB) whose head is head.
@@ -72,6 +103,7 @@ func (c *Cache) put(head record.TxID, k string, x any, size int) bool {
 		goal := c.max * 3 / 4
 		for key, e := range c.m {
 			delete(c.m, key)
+			drop(e.x)
 			c.bytes -= e.size
 			if c.bytes <= goal {
 				break
@@ -80,6 +112,9 @@ func (c *Cache) put(head record.TxID, k string, x any, size int) bool {
 	}
 	c.m[k] = cacheEntry{x, size}
 	c.bytes += size
+	if l, ok := x.(linkable); ok {
+		l.share().inCache.Store(true)
+	}
 	return true
 }
 
@@ -91,6 +126,7 @@ func (c *Cache) Advance(head record.TxID, touched []string) {
 	for _, k := range touched {
 		if e, ok := c.m[k]; ok {
 			delete(c.m, k)
+			drop(e.x)
 			c.bytes -= e.size
 		}
 	}
@@ -102,6 +138,9 @@ func (c *Cache) Advance(head record.TxID, touched []string) {
 func (c *Cache) Reset(head record.TxID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, e := range c.m {
+		drop(e.x)
+	}
 	clear(c.m)
 	c.bytes = 0
 	c.head = head

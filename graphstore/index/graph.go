@@ -235,3 +235,33 @@ func (v *View) TokenRevocations(id string) []Placed {
 
 // errNotInTx: a record is not listed by the transaction it names.
 var errNotInTx = fmt.Errorf("%w: not listed by its transaction", encoding.ErrCorrupt)
+
+// DecaysOf lists the decays declared for predicate within the view, in the order declared,
+// each with its place among the decays of its transaction.
+func (v *View) DecaysOf(predicate string) []Placed {
+	p := v.ix.pred(predicate)
+	if p == nil {
+		return nil
+	}
+	var out []Placed
+	var last record.TxID
+	for _, d := range p.decays {
+		if !v.in(d.tx) {
+			break
+		}
+		if d.tx == last {
+			continue // a transaction that declared several: all found the first time
+		}
+		last = d.tx
+		h := v.ix.txHeader(d.tx)
+		if h == nil {
+			continue
+		}
+		for i := range h.decays.n {
+			if x := v.ix.decay(h.decays.id(prefDecay, d.tx, i)); x != nil && x.Predicate == predicate {
+				out = append(out, Placed{x, i})
+			}
+		}
+	}
+	return out
+}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mql-dev/mql/graphstore/encoding"
@@ -254,9 +255,9 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 
 // depsOf is the artifact versions derived directly from the node stored as key, in the order
 // recorded.
-func (ix *Index) depsOf(node []byte) []ref {
-	return cached(ix, bDep, node, func() ([]ref, int, bool) {
-		var out []ref
+func (ix *Index) depsOf(node []byte) *depList {
+	return cached(ix, bDep, node, func() (*depList, int, bool) {
+		l := &depList{}
 		size := 0
 		ix.scan(bDep, node, kv.ScanOptions{}, func(k, b []byte) bool {
 			d := dec{encoding.NewDec(b)}
@@ -264,19 +265,50 @@ func (ix *Index) depsOf(node []byte) []ref {
 			if d.Err != nil {
 				corrupt("dependents", d.Err)
 			}
-			out = append(out, r)
+			l.refs = append(l.refs, r)
 			size += len(k) + len(b)
 			return true
 		})
-		return out, size, true
+		return l, size, true
 	})
+}
+
+// depNodes is the artifact versions of l, through its links when it has them.
+func (ix *Index) depNodes(l *depList) []*ArtifactNode {
+	if p := l.nodes.Load(); p != nil {
+		ns := *p
+		for i, n := range ns {
+			if n.gone.Load() {
+				// A version the cache dropped: look it up again, and the rest after it.
+				out := slices.Clone(ns[:i])
+				for _, r := range l.refs[i:] {
+					out = append(out, ix.artifactByRef(r))
+				}
+				return out
+			}
+		}
+		return ns
+	}
+	ns := make([]*ArtifactNode, len(l.refs))
+	linkable := isShared(l)
+	for i, r := range l.refs {
+		ns[i] = ix.artifactByRef(r)
+		if ns[i] == nil {
+			corrupt("dependents", encoding.ErrCorrupt)
+		}
+		linkable = linkable && isShared(ns[i])
+	}
+	if linkable {
+		l.nodes.Store(&ns)
+	}
+	return ns
 }
 
 // admitPerRead bounds the entries one snapshot adds to the shared cache: a read that meets
 // hundreds of thousands of entries once (a find over a large predicate, an export) would
 // otherwise push out everything the other reads keep coming back to. The rest of what it
 // decodes it keeps in its own memo.
-const admitPerRead = 4096
+const admitPerRead = 16 << 10
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
 // handful of entries, and a map per read cost more than the lookups.
@@ -349,12 +381,29 @@ func (ix *Index) txHeader(id record.TxID) *txHeader {
 		func(b []byte) (*txHeader, error) { return decodeTxHeader(id, b) })
 }
 
-// txTime is a transaction's time, read from its header.
+// txTime is a transaction's time, read from the start of its header: a record's time is read
+// for every record a read shows, and a bulk transaction's header lists thousands of records.
 func (ix *Index) txTime(id record.TxID) time.Time {
-	if h := ix.txHeader(id); h != nil {
-		return h.time
+	if id < 1 || id > ix.st.head {
+		return time.Time{}
 	}
-	return time.Time{}
+	k := append(txKey(id), 't') // a key of its own in the cache: no stored key ends so
+	t := cached(ix, bTx, k, func() (*time.Time, int, bool) {
+		b := ix.get(bTx, k[:len(k)-1])
+		if b == nil {
+			return nil, 0, false
+		}
+		d := encoding.NewDec(b)
+		t := d.Time()
+		if d.Err != nil {
+			corrupt(fmt.Sprintf("tx %d", id), d.Err)
+		}
+		return &t, 16, true
+	})
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 func (ix *Index) principal(name string) *principalEntry {
@@ -687,7 +736,9 @@ func (ix *Index) ArtifactVersion(name string) int {
 // ClaimEntry is one claim version with the events later transactions recorded about it, as
 // far as the snapshot that read it holds them (a View reads them as of its transaction).
 type ClaimEntry struct {
+	shared
 	*record.Claim
+	time     atomic.Pointer[time.Time] // its transaction's, once read
 	seq      uint64
 	keySeq   uint64
 	slot     int
@@ -727,6 +778,7 @@ func txsOf(evs []event) []record.TxID {
 // ArtifactNode is one artifact version with the versions and reviews later transactions
 // recorded about it.
 type ArtifactNode struct {
+	shared
 	*record.Artifact
 	seq      uint64
 	nameSeq  uint64
@@ -734,10 +786,24 @@ type ArtifactNode struct {
 	ref      string
 	inRefs   []string
 	s        *storedArtifact
+	time     atomic.Pointer[time.Time] // its transaction's, once read
+	// Links (see cache.go): its inputs, and the list of the versions derived from it.
+	inArt   []atomic.Pointer[ArtifactNode]
+	inClaim []atomic.Pointer[ClaimEntry]
+	deps    atomic.Pointer[depList]
+}
+
+// depList is the artifact versions derived directly from one node, in the order recorded, and,
+// once a read resolved them while the cache held the list, links to them.
+type depList struct {
+	shared
+	refs  []ref
+	nodes atomic.Pointer[[]*ArtifactNode]
 }
 
 func (ix *Index) newArtifactNode(s *storedArtifact, nameSeq uint64) *ArtifactNode {
-	n := &ArtifactNode{Artifact: s.a, seq: s.seq, nameSeq: nameSeq, audience: Audience(s.a.SeenBy), ref: s.a.ID.String(), s: s}
+	n := &ArtifactNode{Artifact: s.a, seq: s.seq, nameSeq: nameSeq, audience: Audience(s.a.SeenBy), ref: s.a.ID.String(), s: s,
+		inArt: make([]atomic.Pointer[ArtifactNode], len(s.inputs)), inClaim: make([]atomic.Pointer[ClaimEntry], len(s.inputs))}
 	n.DerivedFrom = make([]record.NodeRef, len(s.inputs))
 	n.inRefs = make([]string, len(s.inputs))
 	for i, in := range s.inputs {

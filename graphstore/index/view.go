@@ -797,11 +797,11 @@ func (v *View) nodeKeyOf(node record.NodeRef) []byte {
 // dependents calls fn with the artifact versions derived directly from the node stored as key,
 // in transaction order, within the view.
 func (v *View) dependents(key []byte, fn func(*ArtifactNode)) {
-	for _, r := range v.ix.depsOf(key) {
-		n := v.ix.artifactByRef(r)
-		if n == nil {
-			corrupt("dependents", encoding.ErrCorrupt)
-		}
+	v.eachDep(v.ix.depsOf(key), fn)
+}
+
+func (v *View) eachDep(l *depList, fn func(*ArtifactNode)) {
+	for _, n := range v.ix.depNodes(l) {
 		if !v.in(n.Tx) {
 			return
 		}
@@ -829,22 +829,63 @@ func (v *View) Dependents(node record.NodeRef) []*ArtifactNode {
 func (v *View) Input(n *ArtifactNode, i int) (*ArtifactNode, *ClaimEntry) {
 	in := n.s.inputs[i]
 	if in.artifact {
-		if a := v.ix.artifactAt(n.DerivedFrom[i].Artifact.Name, in.ref.seq, in.ref.version); v.visibleArt(a) {
+		a := n.inArt[i].Load()
+		if a == nil || a.gone.Load() {
+			a = v.ix.artifactAt(n.DerivedFrom[i].Artifact.Name, in.ref.seq, in.ref.version)
+			if a != nil && isShared(n) && isShared(a) {
+				n.inArt[i].Store(a)
+			}
+		}
+		if v.visibleArt(a) {
 			return a, nil
 		}
 		return nil, nil
 	}
-	if e := v.ix.claimAt(n.DerivedFrom[i].Claim.Key, in.ref.seq, in.ref.version); v.visibleClaim(e) {
+	e := n.inClaim[i].Load()
+	if e == nil || e.gone.Load() {
+		e = v.ix.claimAt(n.DerivedFrom[i].Claim.Key, in.ref.seq, in.ref.version)
+		if e != nil && isShared(n) && isShared(e) {
+			n.inClaim[i].Store(e)
+		}
+	}
+	if v.visibleClaim(e) {
 		return nil, e
 	}
 	return nil, nil
 }
 
+// ArtifactTime is the time artifact version n was recorded.
+func (v *View) ArtifactTime(n *ArtifactNode) time.Time {
+	if t := n.time.Load(); t != nil {
+		return *t
+	}
+	t := v.ix.txTime(n.Tx)
+	n.time.Store(&t) // a fact that never changes: kept whatever the cache does
+	return t
+}
+
+// ClaimTime is the time claim version e was recorded.
+func (v *View) ClaimTime(e *ClaimEntry) time.Time {
+	if t := e.time.Load(); t != nil {
+		return *t
+	}
+	t := v.ix.txTime(e.Tx)
+	e.time.Store(&t)
+	return t
+}
+
 // ArtifactDependents returns the visible artifact versions derived directly from artifact
 // version n.
 func (v *View) ArtifactDependents(n *ArtifactNode) []*ArtifactNode {
+	l := n.deps.Load()
+	if l == nil || l.gone.Load() {
+		l = v.ix.depsOf(nodeKey(true, n.nameSeq, n.ID.Version))
+		if isShared(n) && isShared(l) {
+			n.deps.Store(l)
+		}
+	}
 	var out []*ArtifactNode
-	v.dependents(nodeKey(true, n.nameSeq, n.ID.Version), func(d *ArtifactNode) {
+	v.eachDep(l, func(d *ArtifactNode) {
 		if v.CanSee(d.SeenBy) {
 			out = append(out, d)
 		}
