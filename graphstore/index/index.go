@@ -273,9 +273,19 @@ func (ix *Index) depsOf(node []byte) *depList {
 	})
 }
 
+// follow is the target of a link, or nil when it has none, the cache dropped the target, or
+// ix is a write handle: links lead to committed entries, and a write handle reads its own.
+func follow[T linkable](ix *Index, x T) T {
+	var zero T
+	if ix.w != nil || any(x) == any(zero) || x.share().gone.Load() {
+		return zero
+	}
+	return x
+}
+
 // depNodes is the artifact versions of l, through its links when it has them.
 func (ix *Index) depNodes(l *depList) []*ArtifactNode {
-	if p := l.nodes.Load(); p != nil {
+	if p := l.nodes.Load(); p != nil && ix.w == nil {
 		ns := *p
 		for i, n := range ns {
 			if n.gone.Load() {

@@ -829,8 +829,8 @@ func (v *View) Dependents(node record.NodeRef) []*ArtifactNode {
 func (v *View) Input(n *ArtifactNode, i int) (*ArtifactNode, *ClaimEntry) {
 	in := n.s.inputs[i]
 	if in.artifact {
-		a := n.inArt[i].Load()
-		if a == nil || a.gone.Load() {
+		a := follow(v.ix, n.inArt[i].Load())
+		if a == nil {
 			a = v.ix.artifactAt(n.DerivedFrom[i].Artifact.Name, in.ref.seq, in.ref.version)
 			if a != nil && isShared(n) && isShared(a) {
 				n.inArt[i].Store(a)
@@ -841,8 +841,8 @@ func (v *View) Input(n *ArtifactNode, i int) (*ArtifactNode, *ClaimEntry) {
 		}
 		return nil, nil
 	}
-	e := n.inClaim[i].Load()
-	if e == nil || e.gone.Load() {
+	e := follow(v.ix, n.inClaim[i].Load())
+	if e == nil {
 		e = v.ix.claimAt(n.DerivedFrom[i].Claim.Key, in.ref.seq, in.ref.version)
 		if e != nil && isShared(n) && isShared(e) {
 			n.inClaim[i].Store(e)
@@ -877,8 +877,8 @@ func (v *View) ClaimTime(e *ClaimEntry) time.Time {
 // ArtifactDependents returns the visible artifact versions derived directly from artifact
 // version n.
 func (v *View) ArtifactDependents(n *ArtifactNode) []*ArtifactNode {
-	l := n.deps.Load()
-	if l == nil || l.gone.Load() {
+	l := follow(v.ix, n.deps.Load())
+	if l == nil {
 		l = v.ix.depsOf(nodeKey(true, n.nameSeq, n.ID.Version))
 		if isShared(n) && isShared(l) {
 			n.deps.Store(l)
