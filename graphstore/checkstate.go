@@ -64,8 +64,8 @@ type claimState struct {
 	tx        record.TxID
 	untilSec  int64 // valid-until, as time.Time.Unix and Nanosecond; untilNsec -1: none
 	untilNsec int32
-	by        int32 // index into names
-	aud       int32 // index into auds
+	by        int32           // index into names
+	aud       int32           // index into auds
 	known     bool            // its transaction decoded, and its phase is folded
 	phase     lifecycle.Phase // folded over the events recorded so far (lifecycle.Next)
 }
@@ -82,7 +82,6 @@ func (c *claimState) setUntil(t time.Time) {
 func (c *claimState) expired(now time.Time) bool {
 	return c.untilNsec >= 0 && !now.Before(time.Unix(c.untilSec, int64(c.untilNsec)))
 }
-
 
 type artState struct {
 	name string
