@@ -187,6 +187,34 @@ func TestGraphIsTheExport(t *testing.T) {
 				}
 			}
 
+			// The quads of mql:subject, mql:predicate and mql:name from a name, which the
+			// graph finds through the index, are the export's.
+			for v := range nodes {
+				if _, ok := v.(quad.String); !ok {
+					continue
+				}
+				for _, p := range []quad.IRI{codec.MQLSubject, codec.MQLPredicate, codec.MQLName} {
+					var want []string
+					for _, l := range byDir[quad.Object][v] {
+						if q := parseLine(t, l); q.Predicate == p {
+							want = append(want, string(q.Subject.(quad.IRI)))
+						}
+					}
+					slices.Sort(want)
+					want = slices.Compact(want)
+					in := cayley.StartPath(qs, v).In(p)
+					if got := walkValues(t, ctx, qs, in); !slices.Equal(got, want) {
+						t.Fatalf("In(%s) from %s: %s, want %s", p, v, got, want)
+					}
+					if got := walkValues(t, ctx, qs, cayley.StartPath(qs).Has(p, v)); !slices.Equal(got, want) {
+						t.Fatalf("Has(%s, %s): %s, want %s", p, v, got, want)
+					}
+					if it := in.BuildIterator(ctx); !strings.Contains(describeShape(it), "MQLQuads(predicate") {
+						t.Fatalf("In(%s) from %s is not found through the index: %s", p, v, describeShape(it))
+					}
+				}
+			}
+
 			// Every quad is in the iterators of its own nodes, and not in another node's.
 			all := qs.QuadsAllIterator().Iterate()
 			other, _ := qs.ValueOf(quad.String("no such literal"))
@@ -254,7 +282,7 @@ func TestGraphIsTheExport(t *testing.T) {
 	}
 }
 
-func mustRef(t *testing.T, qs graph.QuadStore, v quad.Value) graph.Ref {
+func mustRef(t testing.TB, qs graph.QuadStore, v quad.Value) graph.Ref {
 	t.Helper()
 	r, err := qs.ValueOf(v)
 	if err != nil || r == nil {
@@ -608,4 +636,17 @@ func TestGraphBatches(t *testing.T) {
 	if err != nil || st.Quads.Exact || st.Quads.Value < int64(len(want))/2 || st.Quads.Value > 2*int64(len(want)) {
 		t.Fatalf("estimated %+v for %d quads", st, len(want))
 	}
+}
+
+func describeShape(sh iterator.Shape) string {
+	var b strings.Builder
+	var walk func(iterator.Shape, string)
+	walk = func(sh iterator.Shape, indent string) {
+		b.WriteString(indent + sh.String() + "\n")
+		for _, s := range sh.SubIterators() {
+			walk(s, indent+"  ")
+		}
+	}
+	walk(sh, "")
+	return b.String()
 }

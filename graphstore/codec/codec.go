@@ -265,6 +265,9 @@ type encoder struct {
 	err     error // first invalid string met
 	check   bool  // ValidateTx: judge the values, keep no quads
 	node    bool  // EncodeTxNode: keep only the quads of the transaction's node
+	// EncodeRecordMatching: keep only the quads with match in direction matchDir.
+	matchDir quad.Direction
+	match    quad.Value
 }
 
 func (e *encoder) add(s, p quad.IRI, o quad.Value) {
@@ -293,6 +296,16 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 	}
 	if e.node && s != e.label {
 		return
+	}
+	switch e.matchDir {
+	case quad.Subject:
+		if s != e.match {
+			return
+		}
+	case quad.Object:
+		if o != e.match {
+			return
+		}
 	}
 	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
 	if e.seen != nil { // nil for one record, whose quads are distinct
@@ -445,12 +458,25 @@ func EncodeTxNode(tx *record.Tx) ([]quad.Quad, error) {
 // revoked claim's node; EncodeTx writes a quad that two records of one transaction give (two
 // revocations of one claim) once.
 func EncodeRecord(tx *record.Tx, ord int, rec any) ([]quad.Quad, error) {
+	return EncodeRecordMatching(tx, ord, rec, quad.Any, nil)
+}
+
+// EncodeRecordMatching is EncodeRecord keeping only the quads that have v in direction d
+// (quad.Subject or quad.Object; quad.Any keeps every quad), without making the others. It
+// refuses what EncodeRecord refuses.
+func EncodeRecordMatching(tx *record.Tx, ord int, rec any, d quad.Direction, v quad.Value) ([]quad.Quad, error) {
 	if tx == nil || tx.ID < 1 {
 		return encodeTx(tx, false) // the same refusal
 	}
+	if d != quad.Any && d != quad.Subject && d != quad.Object {
+		return nil, fmt.Errorf("codec: quads matching direction %v: only subject and object", d)
+	}
 	// One record's quads are distinct (its list elements are checked to be) and on its own
 	// node: no maps to dedup them or to refuse two records on one node.
-	e := &encoder{tx: tx, label: TxIRI(tx.ID), quads: make([]quad.Quad, 0, 16)}
+	e := &encoder{tx: tx, label: TxIRI(tx.ID), matchDir: d, match: v}
+	if d == quad.Any {
+		e.quads = make([]quad.Quad, 0, 16)
+	}
 	var err error
 	switch r := rec.(type) {
 	case *record.StoreMeta:

@@ -91,6 +91,37 @@ func TestEncodeRecord(t *testing.T) {
 		t.Errorf("EncodeRecord, record by record:\n%s\nwant\n%s", show(got), show(wantRecords))
 	}
 
+	// EncodeRecordMatching keeps what EncodeRecord gives with a node in a direction.
+	for _, d := range []quad.Direction{quad.Subject, quad.Object} {
+		for _, v := range []quad.Value{ClaimIRI(*recordtest.ID("Klarveld.price_per_seat@2")), quad.String("worker-3"), PrincipalIRI("owner"), quad.Int(0)} {
+			kept := 0
+			for _, rec := range []any{tx.Claims[1], tx.Revocations[0], tx.Principals[1], tx.Claims[2], tx.Decays[0], tx.Artifacts[0]} {
+				ord := slices.IndexFunc(records(tx, rec), func(x any) bool { return x == rec })
+				all, err := EncodeRecord(header, ord, rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []quad.Quad
+				for _, q := range all {
+					if q.Get(d) == v {
+						want = append(want, q)
+					}
+				}
+				got, err := EncodeRecordMatching(header, ord, rec, d, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("EncodeRecordMatching(%T %d, %v %s):\n%s\nwant\n%s", rec, ord, d, v, show(got), show(want))
+				}
+				kept += len(got)
+			}
+			if d == quad.Object && kept == 0 {
+				t.Errorf("no quad has %s as object", v)
+			}
+		}
+	}
+
 	// They refuse what EncodeTx refuses, with its message.
 	bad := *tx.Claims[0]
 	bad.Confidence = 2
@@ -116,6 +147,25 @@ func TestEncodeRecord(t *testing.T) {
 			t.Errorf("ParseDecayIRI(%s) is ok", s)
 		}
 	}
+}
+
+// records are the records of rec's kind in tx.
+func records(tx *record.Tx, rec any) []any {
+	var out []any
+	add := func(x any, _ int) { out = append(out, x) }
+	switch rec.(type) {
+	case *record.Claim:
+		each(tx.Claims, add)
+	case *record.Revocation:
+		each(tx.Revocations, add)
+	case *record.Principal:
+		each(tx.Principals, add)
+	case *record.Decay:
+		each(tx.Decays, add)
+	case *record.Artifact:
+		each(tx.Artifacts, add)
+	}
+	return out
 }
 
 func each[T any](xs []T, add func(any, int)) {

@@ -31,6 +31,7 @@ type quads struct {
 	qs   *QuadStore
 	dir  quad.Direction
 	val  quad.Value
+	pred quad.IRI // set for the quads of a predicate with a name as object (namedQuads)
 	n    node
 	scan bool // found by reading every transaction, not through the index
 
@@ -69,7 +70,7 @@ func (sh *quads) quads(ctx context.Context) ([]quad.Quad, error) {
 	if sh.done {
 		return sh.list, nil
 	}
-	key := found{sh.dir, sh.val}
+	key := found{sh.dir, sh.val, sh.pred}
 	if l, ok := sh.qs.cached(key); ok {
 		sh.list, sh.done = l, true
 		return l, nil
@@ -77,12 +78,14 @@ func (sh *quads) quads(ctx context.Context) ([]quad.Quad, error) {
 	var out []quad.Quad
 	err := sh.qs.view(ctx, func(v *index.View) error {
 		var err error
-		switch sh.dir {
-		case quad.Subject:
+		switch {
+		case sh.pred != "":
+			out, err = namedQuads(v, sh.pred, sh.val.(quad.String))
+		case sh.dir == quad.Subject:
 			out, err = subjectQuads(v, sh.n, sh.val)
-		case quad.Object:
+		case sh.dir == quad.Object:
 			out, _, err = objectQuads(v, sh.n, sh.val)
-		case quad.Label:
+		case sh.dir == quad.Label:
 			if sh.n.kind == kTx {
 				if tx := v.Tx(sh.n.tx); tx != nil {
 					out, err = codec.EncodeTx(tx)
@@ -100,7 +103,7 @@ func (sh *quads) quads(ctx context.Context) ([]quad.Quad, error) {
 }
 
 func (sh *quads) matches(q quad.Quad) bool {
-	return sh.dir == quad.Any || q.Get(sh.dir) == sh.val
+	return (sh.dir == quad.Any || q.Get(sh.dir) == sh.val) && (sh.pred == "" || q.Predicate == sh.pred)
 }
 
 func (sh *quads) size(ctx context.Context) (refs.Size, error) {
@@ -146,6 +149,9 @@ func (sh *quads) estimate() int64 {
 func (sh *quads) String() string {
 	if sh.dir == quad.Any {
 		return "MQLQuadsAll"
+	}
+	if sh.pred != "" {
+		return fmt.Sprintf("MQLQuads(predicate %v, %v %v)", sh.pred, sh.dir, sh.val)
 	}
 	return fmt.Sprintf("MQLQuads(%v %v)", sh.dir, sh.val)
 }

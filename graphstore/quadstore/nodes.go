@@ -205,13 +205,14 @@ type collector struct {
 	v    *index.View
 	dir  quad.Direction
 	val  quad.Value
+	pred quad.Value // when set, the quads' predicate too
 	out  []quad.Quad
 	seen map[quad.Quad]bool
 	err  error
 }
 
 func (c *collector) keep(q quad.Quad) {
-	if q.Get(c.dir) != c.val || c.seen[q] {
+	if q.Get(c.dir) != c.val || c.pred != nil && q.Predicate != c.pred || c.seen[q] {
 		return
 	}
 	if c.seen == nil {
@@ -226,7 +227,13 @@ func (c *collector) record(rec any, ord int) {
 	if c.err != nil {
 		return
 	}
-	qs, err := codec.EncodeRecord(header(c.v, txOf(rec)), ord, rec)
+	var qs []quad.Quad
+	var err error
+	if c.dir == quad.Subject || c.dir == quad.Object {
+		qs, err = codec.EncodeRecordMatching(header(c.v, txOf(rec)), ord, rec, c.dir, c.val)
+	} else {
+		qs, err = codec.EncodeRecord(header(c.v, txOf(rec)), ord, rec)
+	}
 	if err != nil {
 		c.err = err
 		return
@@ -385,4 +392,38 @@ func (c *collector) served(node record.NodeRef) {
 			c.record(rec, ord)
 		}
 	}
+}
+
+// namedQuads are the quads of predicate pred whose object is the name lit, which the index
+// finds: a claim's mql:subject and mql:predicate (the versions of the keys of that subject or
+// predicate), a decay's mql:predicate, a principal's or an artifact version's mql:name.
+func namedQuads(v *index.View, pred quad.IRI, lit quad.String) ([]quad.Quad, error) {
+	c := &collector{v: v, dir: quad.Object, val: lit, pred: pred}
+	name := string(lit)
+	var keys []record.Key
+	switch pred {
+	case codec.MQLSubject:
+		keys = v.KeysOfSubject(name)
+	case codec.MQLPredicate:
+		keys = v.KeysOfPredicate(name)
+		c.placed(v.DecaysOf(name))
+	case codec.MQLName:
+		if rec, ord := v.Record(index.KindPrincipal, name); rec != nil {
+			c.record(rec, ord)
+		}
+		for _, a := range v.ArtifactVersions(name) {
+			c.artifact(a)
+		}
+	}
+	for _, k := range keys {
+		for _, e := range v.Versions(k) {
+			c.claim(e)
+		}
+	}
+	return c.out, c.err
+}
+
+// named reports whether the index finds the quads of predicate p with a name as object.
+func named(p quad.Value) bool {
+	return p == codec.MQLSubject || p == codec.MQLPredicate || p == codec.MQLName
 }

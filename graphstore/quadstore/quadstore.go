@@ -69,8 +69,9 @@ type QuadStore struct {
 // up to foundMax of them (each of at most foundQuads quads), so that a walk that comes back to
 // a node (a why tree reads a version's quads for each of its fields) reads it once.
 type found struct {
-	dir quad.Direction
-	val quad.Value
+	dir  quad.Direction
+	val  quad.Value
+	pred quad.IRI
 }
 
 const (
