@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,7 @@ type pgBackend struct {
 	// after transaction wcHead (0: unknown). Both are used under the writer lock only.
 	wc     *pgkv.Cache
 	wcHead record.TxID
+	token  string // names this process's announcements
 }
 
 // openPostgres connects to dsn. A database without mql's tables gets them with the store's
@@ -139,6 +141,9 @@ func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBa
 		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", b.shown, ErrStorage, err)
 	}
 	b.kvs = kvs
+	var tok [6]byte
+	rand.Read(tok[:])
+	b.token = hex.EncodeToString(tok[:])
 	if !kvs.Exists() {
 		found, err := kvs.Found(ctx, pgOldTables)
 		if err != nil {
@@ -234,7 +239,7 @@ ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched
 			if head%1024 == 0 && head > pgChangesKept {
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
 			}
-			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, strconv.FormatInt(int64(head), 10))
+			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, b.announcement(head))
 		},
 		Witness: func(ctx context.Context, c *pgx.Conn) (bool, error) {
 			var ok bool
@@ -485,14 +490,15 @@ func decodeTouched(b []byte) ([]string, error) {
 
 // ---- announcements -------------------------------------------------------------------------
 
-// watchCommits calls fn with the head another process announced on each of its commits, and
-// with 0 whenever announcements may have been missed (the listening connection was made
-// again), until ctx ends. fn reads what it learns through a snapshot, which waits until the
-// announced transaction is durable.
+// watchCommits calls fn with the head another process announced on its commits, and with 0
+// whenever announcements may have been missed (the listening connection was made again), until
+// ctx ends. Announcements that arrive within pgAnnounceGather of one are taken together, and
+// this process's own are left out (it knows its commits). fn reads what it learns through a
+// snapshot, which waits until the announced transaction is durable.
 func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID)) {
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		c, err := b.kvs.Connect(ctx)
+		c, err := b.kvs.Listener(ctx)
 		if err == nil {
 			if _, err = c.Exec(ctx, "LISTEN "+pgCommitChannel); err != nil {
 				c.Close(context.Background())
@@ -508,22 +514,64 @@ func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID))
 			continue
 		}
 		delay = 100 * time.Millisecond
+		notes := make(chan record.TxID, 256)
+		go func() {
+			defer close(notes)
+			for {
+				n, err := c.WaitForNotification(ctx)
+				if err != nil {
+					return
+				}
+				if id, ok := b.announced(n.Payload); ok {
+					notes <- id
+				}
+			}
+		}()
 		fn(0) // commits made while the listener connected
-		for {
-			n, err := c.WaitForNotification(ctx)
-			if err != nil {
-				break
+		for head := range notes {
+			timer := time.NewTimer(pgAnnounceGather)
+		gather:
+			for {
+				select {
+				case h, ok := <-notes:
+					if !ok {
+						break gather
+					}
+					head = max(head, h)
+				case <-timer.C:
+					break gather
+				}
 			}
-			id, err := strconv.ParseInt(n.Payload, 10, 64)
-			if err != nil || id < 0 {
-				id = 0
-			}
-			fn(record.TxID(id))
+			timer.Stop()
+			fn(head)
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		c.Close(cctx)
 		cancel()
 	}
+}
+
+// pgAnnounceGather is how long the watcher waits for more announcements after one: a load
+// covers them all, and the commit announced is by then mostly durable, so the load's
+// snapshot does not wait for the WAL.
+const pgAnnounceGather = 2 * time.Millisecond
+
+// announcement is the payload of this process's commit of head.
+func (b *pgBackend) announcement(head record.TxID) string {
+	return strconv.FormatInt(int64(head), 10) + " " + b.token
+}
+
+// announced reads an announcement: the head, and false for one of this process's own.
+func (b *pgBackend) announced(payload string) (record.TxID, bool) {
+	id, token, _ := strings.Cut(payload, " ")
+	if token == b.token {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n < 0 {
+		n = 0
+	}
+	return record.TxID(n), true
 }
 
 // ---- inspect and import --------------------------------------------------------------------

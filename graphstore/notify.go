@@ -25,6 +25,13 @@ func (n *notifier) subscribe() (<-chan struct{}, func()) {
 	}
 }
 
+// watched reports whether anyone subscribes.
+func (n *notifier) watched() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.subs) > 0
+}
+
 func (n *notifier) notify() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

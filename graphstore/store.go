@@ -268,6 +268,9 @@ func (s *Store) watch(w watcher) {
 			if head > 0 && record.TxID(s.head.Load()) >= head {
 				return // our own commit, or one known already
 			}
+			if !s.commits.watched() {
+				return // nobody waits for it: the next read or write learns it
+			}
 			s.Refresh(ctx) // a failure is retried by the next read, write or announcement
 		})
 	}()

@@ -148,7 +148,7 @@ func Open(ctx context.Context, dsn string, schema kv.Schema, opts Options) (*Sto
 	if err != nil {
 		return nil, err
 	}
-	defer s.pool.put(c)
+	defer s.pool.put(c, false)
 	ok, err := s.probe(ctx, c)
 	if err != nil {
 		return nil, err
@@ -161,8 +161,16 @@ func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, s.cfg.Copy())
 }
 
-// Connect opens a new session of the store's configuration, for the caller (LISTEN).
-func (s *Store) Connect(ctx context.Context) (*pgx.Conn, error) { return s.connect(ctx) }
+// Listener opens a new session of the store's configuration for LISTEN: a context that ends
+// while it waits for a notification sets a deadline on the connection (the session stays
+// usable) instead of asking the server to cancel.
+func (s *Store) Listener(ctx context.Context) (*pgx.Conn, error) {
+	cfg := s.cfg.Copy()
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
 
 // SetBeforeCommit makes fn (nil: nothing) run between each write transaction's statements
 // and its COMMIT, in their own round trips: for tests that end the session there.
@@ -222,7 +230,7 @@ WHERE n.nspname = current_schema() AND c.relname = ANY($1)`, names)
 		s.pool.discard(c)
 		return nil, err
 	}
-	s.pool.put(c)
+	s.pool.put(c, false)
 	return found, nil
 }
 
@@ -240,7 +248,7 @@ func (s *Store) Conn(ctx context.Context, fn func(c *pgx.Conn) error) error {
 		s.pool.discard(c)
 		return err
 	}
-	s.pool.put(c)
+	s.pool.put(c, false)
 	return err
 }
 
@@ -279,6 +287,7 @@ type ReadTx struct {
 	pre   map[string][]byte  // prefetched entries (a nil value: none)
 	last  map[kv.Bucket]*kvp // prefetched last entries (a nil k: the bucket is empty)
 	empty bool               // the tables do not exist: nothing to read
+	dirty bool               // the connection is still in the previous snapshot's transaction
 	done  bool
 }
 
@@ -289,11 +298,11 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 	if s.closed.Load() {
 		return nil, kv.ErrClosed
 	}
-	c, err := s.pool.get(ctx)
+	c, dirty, err := s.pool.getDirty(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := &ReadTx{s: s, c: c, ctx: ctx}
+	t := &ReadTx{s: s, c: c, ctx: ctx, dirty: dirty}
 	if err := t.begin(ctx); err != nil {
 		t.fail()
 		return nil, err
@@ -305,6 +314,9 @@ func (t *ReadTx) begin(ctx context.Context) error {
 	s := t.s
 	exists := s.exists.Load()
 	b := &pgx.Batch{}
+	if t.dirty {
+		b.Queue("ROLLBACK")
+	}
 	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 	// The first statement takes the snapshot; the insert position it reads is past the commit
 	// record of every transaction the snapshot sees.
@@ -435,7 +447,7 @@ func entryKey(b kv.Bucket, key []byte) string {
 // that no commit follows is otherwise flushed only when its page is full).
 func (s *Store) waitFlushed(ctx context.Context, c *pgx.Conn, lsn string) error {
 	start := time.Now()
-	sleep := 200 * time.Microsecond
+	sleep := 500 * time.Microsecond
 	for {
 		select {
 		case <-ctx.Done():
@@ -452,7 +464,7 @@ func (s *Store) waitFlushed(ctx context.Context, c *pgx.Conn, lsn string) error 
 		if time.Since(start) > forceAfter {
 			return s.forceFlush(ctx, lsn)
 		}
-		sleep = min(2*sleep, 2*time.Millisecond)
+		sleep = time.Millisecond
 	}
 }
 
@@ -495,19 +507,14 @@ func (t *ReadTx) fail() {
 	}
 }
 
-// End ends the snapshot.
+// End ends the snapshot. Its connection goes back to the pool still in the transaction,
+// which the next snapshot on it (or the pool, soon) rolls back.
 func (t *ReadTx) End() {
 	if t.done {
 		return
 	}
 	t.done = true
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := t.c.Exec(ctx, "ROLLBACK"); err != nil {
-		t.s.pool.discard(t.c)
-	} else {
-		t.s.pool.put(t.c)
-	}
+	t.s.pool.put(t.c, true)
 	t.c = nil
 }
 
