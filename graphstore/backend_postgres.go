@@ -51,8 +51,9 @@ const pgCommitChannel = "mql_commit"
 // its connection fail at the commit, that it committed. Rows older than pgChangesKept
 // transactions are pruned: a process further behind empties its cache instead.
 //
-// keys lists every entry the transactions wrote (NULL: too many to list), for the entries
-// other processes' write transactions keep across them (pgkv.Cache).
+// keys lists every entry the transactions wrote, with its value when it is short (NULL: too
+// many to list), for the entries other processes' write transactions keep across them
+// (pgkv.Cache): a write brings its cache up to date from the rows it reads anyway.
 const pgChangesSchema = `CREATE TABLE IF NOT EXISTS mql_changes (tx bigint PRIMARY KEY, first bigint NOT NULL, id bytea NOT NULL, touched bytea NOT NULL, keys bytea)`
 
 const (
@@ -60,6 +61,7 @@ const (
 	pgChangesAsked = 4096 // more rows than this behind: empty the cache rather than read them
 	pgChangesHeld  = 4096 // rows a process keeps in memory
 	pgWriteCache   = 16 << 20
+	pgKeptValue    = 64 // the longest value a row of mql_changes holds
 )
 
 // The earlier format's tables (Cayley's quads and nodes, mql's log).
@@ -226,10 +228,10 @@ func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record
 	first := lastTx(pw.Prefetched()) + 1
 	var id [8]byte
 	rand.Read(id[:])
-	keys, listed := pw.Written()
+	writes, listed := pw.Written(pgKeptValue)
 	var keysEnc []byte // NULL when not listed
 	if listed {
-		keysEnc = encodeTouched(keys)
+		keysEnc = encodeWrites(writes)
 	}
 	err := pw.CommitWith(ctx, pgkv.CommitOptions{
 		Extra: func(bt *pgx.Batch) {
@@ -255,7 +257,7 @@ ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched
 		return b.commitErr(err)
 	}
 	b.wcHead = head
-	b.ch.add([]pgChange{{first: first, last: head, touched: touched, keys: keys, listed: listed}})
+	b.ch.add([]pgChange{{first: first, last: head, touched: touched, writes: writes, listed: listed}})
 	return nil
 }
 
@@ -284,7 +286,7 @@ func lastTx(pre kv.Reader) record.TxID {
 type pgChange struct {
 	first, last record.TxID
 	touched     []string
-	keys        []string // every entry written, if listed
+	writes      []pgkv.Write // every entry written, if listed
 	listed      bool
 }
 
@@ -326,22 +328,26 @@ func (c *pgChanges) saw(head record.TxID) {
 	c.mu.Unlock()
 }
 
-// written returns every entry written by the transactions after `after` up to upTo, when the
-// rows held tell it.
-func (c *pgChanges) written(after, upTo record.TxID) ([]string, bool) {
+// written returns every entry written by the transactions after `after` up to upTo, in
+// order, when the rows held tell it.
+func (c *pgChanges) written(after, upTo record.TxID) ([]pgkv.Write, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.to == 0 || c.to < upTo || after < c.from {
 		return nil, false
 	}
-	var keys []string
-	for i := len(c.rows) - 1; i >= 0 && c.rows[i].last > after; i-- {
+	i := len(c.rows)
+	for i > 0 && c.rows[i-1].last > after {
+		i--
 		if !c.rows[i].listed {
 			return nil, false
 		}
-		keys = append(keys, c.rows[i].keys...)
 	}
-	return keys, true
+	var ws []pgkv.Write
+	for _, r := range c.rows[i:] {
+		ws = append(ws, r.writes...)
+	}
+	return ws, true
 }
 
 // known returns what changed after `after` when the rows held tell it.
@@ -373,7 +379,7 @@ func queueChanges(bt *pgx.Batch, after record.TxID, limit int, out *[]pgChange) 
 			}
 			c := pgChange{first: record.TxID(first), last: record.TxID(last), touched: t, listed: keysEnc != nil}
 			if c.listed {
-				if c.keys, err = decodeTouched(keysEnc); err != nil {
+				if c.writes, err = decodeWrites(keysEnc); err != nil {
 					return fmt.Errorf("mql_changes, tx %d: %w", last, err)
 				}
 			}
@@ -405,14 +411,15 @@ func (b *pgBackend) begin(bt *pgx.Batch, write bool) func(pre kv.Reader) {
 }
 
 // syncWriteCache makes the write cache right for head, the state the write transaction
-// begins on: it drops what other processes wrote since, or empties it when that is not known.
+// begins on: it takes in what other processes wrote since (the value, or that the entry
+// changed), or empties it when that is not known.
 func (b *pgBackend) syncWriteCache(head record.TxID) {
 	if b.wcHead == head {
 		return
 	}
 	if b.wcHead > 0 && b.wcHead < head {
-		if keys, ok := b.ch.written(b.wcHead, head); ok {
-			b.wc.Drop(keys)
+		if ws, ok := b.ch.written(b.wcHead, head); ok {
+			b.wc.Apply(ws)
 			b.wcHead = head
 			return
 		}
@@ -468,6 +475,74 @@ func encodeTouched(keys []string) []byte {
 		out = append(out, k...)
 	}
 	return out
+}
+
+// encodeWrites writes a count, and for each entry its key, a byte (0: changed, 1: this value,
+// 2: deleted) and the value.
+func encodeWrites(ws []pgkv.Write) []byte {
+	n := binary.MaxVarintLen64
+	for _, w := range ws {
+		n += len(w.Key) + len(w.Value) + 2*binary.MaxVarintLen64 + 1
+	}
+	out := binary.AppendUvarint(make([]byte, 0, n), uint64(len(ws)))
+	for _, w := range ws {
+		out = binary.AppendUvarint(out, uint64(len(w.Key)))
+		out = append(out, w.Key...)
+		switch {
+		case !w.Known:
+			out = append(out, 0)
+		case w.Del:
+			out = append(out, 2)
+		default:
+			out = append(out, 1)
+			out = binary.AppendUvarint(out, uint64(len(w.Value)))
+			out = append(out, w.Value...)
+		}
+	}
+	return out
+}
+
+func decodeWrites(b []byte) ([]pgkv.Write, error) {
+	bad := errors.New("a malformed list of written entries")
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)) {
+		return nil, bad
+	}
+	b = b[w:]
+	out := make([]pgkv.Write, 0, n)
+	field := func() ([]byte, bool) {
+		l, w := binary.Uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return nil, false
+		}
+		f := b[w : w+int(l)]
+		b = b[w+int(l):]
+		return f, true
+	}
+	for range n {
+		k, ok := field()
+		if !ok || len(b) == 0 {
+			return nil, bad
+		}
+		wr := pgkv.Write{Key: string(k)}
+		flag := b[0]
+		b = b[1:]
+		switch flag {
+		case 0:
+		case 2:
+			wr.Known, wr.Del = true, true
+		case 1:
+			v, ok := field()
+			if !ok {
+				return nil, bad
+			}
+			wr.Known, wr.Value = true, append([]byte{}, v...)
+		default:
+			return nil, bad
+		}
+		out = append(out, wr)
+	}
+	return out, nil
 }
 
 func decodeTouched(b []byte) ([]string, error) {

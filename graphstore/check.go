@@ -130,6 +130,9 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 		return r, nil
 	}
 	r, err := checkKV(ctx, s.be, opts)
+	if errors.Is(err, ErrNoStore) {
+		return nil, err
+	}
 	if err != nil {
 		return unreadable(s.be, err)
 	}
@@ -193,6 +196,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 		return r, nil
 	}
 	r, err := checkKV(ctx, be, copts)
+	if errors.Is(err, ErrNoStore) {
+		return nil, err
+	}
 	if err != nil {
 		return unreadable(be, err)
 	}
@@ -215,6 +221,10 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 		}
 		defer rt.End()
 		ix, err := index.Open(rt, nil)
+		if errors.Is(err, index.ErrNotStore) && !strings.Contains(err.Error(), "format") || err == nil && ix.Head() == 0 {
+			// Its creation was interrupted before the genesis: Open finishes it.
+			return errNoStore(nil, "%s holds no mql memory yet (no genesis transaction): opening it with mql makes it a store", be.name())
+		}
 		if err != nil {
 			return err
 		}

@@ -63,6 +63,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 		b := openMemory()
 		defer b.close()
 		w := &kvImporter{kv: b.kv()}
+		defer w.abort()
 		return importTxs(ctx, r, copts, w.add, w.flush)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
 		return importPostgres(ctx, dsn, r, opts, copts)
@@ -174,6 +175,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	}
 	defer be.close()
 	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: func() { dropMapped(be.db) }}
+	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
 	sum, err := importTxs(ctx, r, copts, w.add, w.flush)
 	if err != nil {
 		return sum, err
@@ -257,6 +259,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	}
 	fresh := openMemory()
 	w := &kvImporter{kv: fresh.kv()}
+	defer w.abort()
 	sum, err := importTxs(ctx, r, opts, w.add, w.flush)
 	if err != nil {
 		fresh.close()
@@ -324,6 +327,14 @@ func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
 		return w.flush()
 	}
 	return nil
+}
+
+// abort takes back the batch not yet committed, if any: an import that failed.
+func (w *kvImporter) abort() {
+	if w.wt != nil {
+		w.run(func() error { w.wt.Rollback(); return nil })
+		w.wt, w.h = nil, nil
+	}
 }
 
 func (w *kvImporter) flush() error {

@@ -505,16 +505,7 @@ func TestImportSplitsLargeTransactions(t *testing.T) {
 }
 
 // A refused import returns as soon as it found the problem, and leaves nothing behind.
-//
-// Known bug (skipped unless MQL_TEST_KNOWN_BUGS is set): importBBolt's deferred be.close()
-// runs while the kvImporter's bbolt write transaction is still open (importTxs returned before
-// flush, and nothing rolls it back), so bbolt's Close waits for it until the backend's 5 s
-// close timeout gives up: every refused or interrupted bbolt import takes 5 s more, and leaves
-// a goroutine blocked in bbolt's Close.
 func TestImportRefusedPromptly(t *testing.T) {
-	if os.Getenv("MQL_TEST_KNOWN_BUGS") == "" {
-		t.Skip("known bug: a refused bbolt import waits 5 s for its own write transaction (set MQL_TEST_KNOWN_BUGS=1 to run)")
-	}
 	good := sampleExportText(t)
 	bad := strings.Replace(good, `<urn:mql:kind> "inferred"`, `<urn:mql:kind> "guessed"`, 1)
 	dir := t.TempDir()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/record"
@@ -248,9 +249,9 @@ func (s *Store) readErr(what string, err error) error {
 		return fmt.Errorf("graphstore: %s: %w: %w", s.be.name(), ErrStorage, err)
 	}
 	var f *index.Fault
-	if errors.As(err, &f) {
+	if errors.As(err, &f) || errors.Is(err, encoding.ErrCorrupt) {
 		if b, ok := s.be.(*bboltBackend); ok {
-			return b.markDamaged(fmt.Sprintf("%s: %v", what, f.Err))
+			return b.markDamaged(fmt.Sprintf("%s: %v", what, err))
 		}
 	}
 	return storageErr(what, err)
@@ -600,6 +601,7 @@ func (g *group_) begin() error {
 	if err != nil {
 		return g.s.readErr("beginning a write", err)
 	}
+	g.h.JudgeRelations()
 	g.chain = codec.ChainOver(indexRecords{g.h})
 	return nil
 }
@@ -625,6 +627,15 @@ func (g *group_) restart() error {
 		}
 	}
 	return nil
+}
+
+// applyRefusal is the error of a transaction Apply refused: one that does not follow from the
+// store (index.ErrInvalid) is the writer's to correct; anything else is the storage's.
+func applyRefusal(tx *record.Tx, err error) error {
+	if errors.Is(err, index.ErrInvalid) {
+		return fmt.Errorf("graphstore: refusing to write: %w", err)
+	}
+	return fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, err, ErrStorage)
 }
 
 func (g *group_) apply(tx *record.Tx, m index.Mark) error {
@@ -677,7 +688,7 @@ func (g *group_) run(w *writer) (err error) {
 		if rerr := g.restart(); rerr != nil {
 			return rerr
 		}
-		return fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, err, ErrStorage)
+		return applyRefusal(tx, err)
 	}
 	g.applied = append(g.applied, tx)
 	w.tx = tx
@@ -699,7 +710,7 @@ func (g *group_) runStaged(w *writer, tx *record.Tx) error {
 			return fmt.Errorf("graphstore: refusing to write: %w", err)
 		}
 		if err := g.apply(tx, done); err != nil {
-			broken = fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, err, ErrStorage)
+			broken = applyRefusal(tx, err)
 			return broken
 		}
 		applied = true

@@ -842,3 +842,46 @@ func showTx(tx *record.Tx) string {
 	}
 	return b.String()
 }
+
+// A write through the graphstore API whose claim records another relation than the rule gives
+// is refused, whatever the API allows: no write leaves two live claims of one key.
+func TestWriteJudgesRelations(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpenMemory(t)
+	num := func(n float64) record.Value { return record.Value{Type: record.Number, Num: n} }
+	write := func(c *record.Claim) error {
+		_, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
+			tx.Claims = []*record.Claim{c}
+			return nil
+		})
+		return err
+	}
+	k := record.Key{Subject: "K", Predicate: "p"}
+	id := func(v int) *record.ClaimID { return &record.ClaimID{Key: k, Version: v} }
+	if err := write(&record.Claim{ID: *id(1), Value: num(1), By: "owner", Kind: record.Observed, Confidence: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		claim *record.Claim
+		want  string
+	}{
+		{"live with a live claim before it", &record.Claim{ID: *id(2), Value: num(2), By: "owner", Kind: record.Observed, Confidence: 1},
+			"is recorded as a claim that is live with no live claim before it, where the rule says it supersedes the live claim"},
+		{"contesting at an equal rank", &record.Claim{ID: *id(2), Value: num(2), By: "owner", Kind: record.Observed, Confidence: 1, Contests: id(1)},
+			"where the rule says it supersedes the live claim"},
+		{"superseding at a lower rank", &record.Claim{ID: *id(2), Value: num(2), By: "owner", Kind: record.Inferred, Confidence: 1, Supersedes: id(1)},
+			"where the rule says it contests the live claim"},
+	} {
+		err := write(c.claim)
+		if err == nil || !errors.Is(err, index.ErrInvalid) || errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	if err := write(&record.Claim{ID: *id(2), Value: num(2), By: "owner", Kind: record.Observed, Confidence: 1, Supersedes: id(1)}); err != nil {
+		t.Fatalf("the claim as the rule records it: %v", err)
+	}
+	if r, err := s.Check(ctx, CheckOptions{}); err != nil || !r.OK() {
+		t.Fatalf("check: %v %+v", err, r)
+	}
+}

@@ -292,6 +292,11 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 		i = len(ke.slots)
 		ke.slots = append(ke.slots, slotEntry{audience: aud, seenBy: splitAudience(aud), first: c.ID.Version, firstSeq: ix.st.claims, firstTx: c.Tx})
 	}
+	if ix.judge {
+		if err := ix.judgeRelation(ke, i, c); err != nil {
+			return err
+		}
+	}
 	s := &storedClaim{c: c, seq: ix.st.claims, slot: i, listing: ke.slots[i].firstSeq}
 	ix.st.claims++
 	ke.n, ke.lastTx = c.ID.Version, c.Tx
@@ -317,6 +322,58 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 	}
 	h.claims = append(h.claims, ref{ke.seq, c.ID.Version})
 	return nil
+}
+
+// JudgeRelations makes the handle refuse a claim whose recorded relation is not the one
+// lifecycle.Relate gives against its slot's live claim: what the Store's writers get, so that
+// no write through the graphstore API can leave two live claims in one slot. (An import judges
+// the file with the checker instead, which names the line.)
+func (ix *Index) JudgeRelations() { ix.judge = true }
+
+func (ix *Index) judgeRelation(ke *keyEntry, i int, c *record.Claim) error {
+	tx := ix.cur.tx
+	var live *ClaimEntry
+	if v := ke.slots[i].live; v != 0 {
+		live = ix.claimAt(ke.key, ke.seq, v)
+		if live != nil && !live.ValidUntil.IsZero() && !tx.Time.Before(live.ValidUntil) {
+			live = nil // expired: the key has no live claim
+		}
+	}
+	var kind record.Kind
+	var value record.Value
+	if live != nil {
+		kind, value = live.Kind, live.Value
+		if cs := live.s.confirmations; len(cs) > 0 {
+			kind = record.Confirmed
+		}
+	}
+	want := lifecycle.Relate(live != nil, kind, value, c.Kind, c.Value)
+	got := lifecycle.RelationOf(c)
+	named := 0
+	for _, r := range []*record.ClaimID{c.Supersedes, c.Contests, c.Corroborates} {
+		if r != nil {
+			named = r.Version
+		}
+	}
+	switch {
+	case got != want:
+		return fmt.Errorf("%w: %s is recorded as a claim that %s, where the rule says it %s", ErrInvalid, c.ID, relationWord(got), relationWord(want))
+	case live != nil && named != live.ID.Version:
+		return fmt.Errorf("%w: %s names %s@%d, but %s is live", ErrInvalid, c.ID, ke.key, named, live.ID)
+	}
+	return nil
+}
+
+func relationWord(r lifecycle.Relation) string {
+	switch r {
+	case lifecycle.Supersedes:
+		return "supersedes the live claim"
+	case lifecycle.Contests:
+		return "contests the live claim"
+	case lifecycle.Corroborates:
+		return "corroborates the live claim"
+	}
+	return "is live with no live claim before it"
 }
 
 // setLive makes c (nil: none) the live claim of slot i of ke and files it under its value in

@@ -86,6 +86,7 @@ type Index struct {
 	kbuf             []byte
 	admitted         int             // entries this snapshot added to the cache
 	cur              *applying       // a write handle's transaction being applied
+	judge            bool            // Apply judges claims' relations (JudgeRelations)
 	touched          map[string]bool // cache keys of the entries a write handle overwrote
 }
 

@@ -67,6 +67,9 @@ func (qs *QuadStore) quadsWith(dir quad.Direction, val quad.Value) *quads {
 func (sh *quads) quads(ctx context.Context) ([]quad.Quad, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.qs.closed.Load() {
+		return nil, ErrClosed
+	}
 	if sh.done {
 		return sh.list, nil
 	}

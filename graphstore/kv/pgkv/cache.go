@@ -18,6 +18,30 @@ type Cache struct {
 // NewCache returns a cache of about maxBytes.
 func NewCache(maxBytes int) *Cache { return &Cache{m: map[string][]byte{}, max: maxBytes} }
 
+// Write is one entry a write transaction wrote (WriteTx.Written): its value (nil, with Del,
+// when it deleted the entry), or, when Known is false, only its key.
+type Write struct {
+	Key   string // as Drop takes it
+	Value []byte
+	Del   bool
+	Known bool
+}
+
+// Apply brings the cache up to date with another process's writes, in order: an entry whose
+// value is known is kept as written, one whose value is not is dropped.
+func (c *Cache) Apply(ws []Write) {
+	for _, w := range ws {
+		switch {
+		case !w.Known:
+			c.Drop([]string{w.Key})
+		case w.Del:
+			c.put(w.Key, nil)
+		default:
+			c.put(w.Key, w.Value)
+		}
+	}
+}
+
 // Drop removes the entries named by keys (as Written names them).
 func (c *Cache) Drop(keys []string) {
 	c.mu.Lock()

@@ -651,19 +651,23 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 	return err
 }
 
-// Written lists the entries the transaction wrote (in the form Cache.Drop takes), ok false
-// when it sent some before its commit and no longer knows them all.
-func (t *WriteTx) Written() (keys []string, ok bool) {
+// Written lists the entries the transaction wrote, with the values of those up to maxValue
+// bytes long; ok false when it sent some before its commit and no longer knows them all.
+func (t *WriteTx) Written(maxValue int) (ws []Write, ok bool) {
 	if t.flushed {
 		return nil, false
 	}
 	for b, tr := range t.ov {
 		tr.Scan(func(e ent) bool {
-			keys = append(keys, entryKey(kv.Bucket(b), e.k))
+			w := Write{Key: entryKey(kv.Bucket(b), e.k), Del: e.del, Known: e.del || len(e.v) <= maxValue}
+			if w.Known && !e.del {
+				w.Value = e.v
+			}
+			ws = append(ws, w)
 			return true
 		})
 	}
-	return keys, true
+	return ws, true
 }
 
 // failed sorts out a commit whose round trip failed with err; committed says the COMMIT's
