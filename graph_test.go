@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cayleygraph/cayley"
 	"github.com/cayleygraph/cayley/graph"
@@ -55,14 +54,14 @@ func graphStory(t *testing.T, dsn string) *fixture {
 	f := checkStory(t, dsn)
 	f.ok(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Brimsole", Predicate: "price", Value: mql.Number(66), By: "orchestrator",
 		Sources: []mql.Source{{ID: "src:b/page 1", Excerpt: "66 € a seat", URI: "https://brimsole.example/p?x=1", Revision: "r1"}, {ID: "src:k0"}},
-		ValidUntil: t0.Add(48 * time.Hour), Confidence: mql.Confidence(0.75)}))
+		ValidUntil: t0.AddDate(10, 0, 0), Confidence: mql.Confidence(0.75)}))
 	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "impression", From: []string{"Player7.mood", "plan@2"}, By: "orchestrator"}))
 	if _, err := f.db.As("orchestrator").ForRun("r-1").Context(f.ctx, []string{"Klarveld", "Brimsole"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "pick", From: []string{"Brimsole.price", "plan"}, By: "orchestrator", Run: "r-1"}))
 	f.ok(f.db.Outcome(f.ctx, mql.OutcomeSpec{Run: "r-1", Result: mql.Failed, Because: "late", By: "orchestrator"}))
-	_, tok, err := f.db.CreateToken(f.ctx, mql.TokenSpec{Principal: "worker-3", By: "owner", Expires: t0.Add(time.Hour)})
+	_, tok, err := f.db.CreateToken(f.ctx, mql.TokenSpec{Principal: "worker-3", By: "owner", Expires: t0.AddDate(10, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,10 +349,16 @@ func TestGraphAsOf(t *testing.T) {
 		t.Fatalf("after cancel: %v", it.Err())
 	}
 
+	c1 := mustRef(t, qs, codec.ClaimIRI(*claimID(t, "Klarveld.price@1")))
+	lines(t, ctx, qs, qs.QuadIterator(quad.Subject, c1)) // found through the index, and kept
 	qs.Close()
 	it = qs.QuadsAllIterator().Iterate()
 	if it.Next(ctx) || !errors.Is(it.Err(), quadstore.ErrClosed) {
 		t.Fatalf("after Close: %v", it.Err())
+	}
+	it = qs.QuadIterator(quad.Subject, c1).Iterate()
+	if it.Next(ctx) || !errors.Is(it.Err(), quadstore.ErrClosed) {
+		t.Fatalf("after Close, a node's quads: %v", it.Err())
 	}
 	if _, err := f.db.Live(ctx, "Klarveld.price"); err != nil {
 		t.Fatalf("closing the graph closed the store: %v", err)
@@ -362,20 +367,32 @@ func TestGraphAsOf(t *testing.T) {
 
 // Cayley's backend "mql" opens a store by its DSN.
 func TestGraphBackend(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "backend.db")
-	f := graphStory(t, p)
-	want := exportLines(t, f.ctx, f.db.Reader())
-	f.db.Close()
-	h, err := cayley.NewGraph(quadstore.Backend, p, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"bbolt", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dsn := graphBackends(t)[name](t)
+			f := graphStory(t, dsn)
+			want := exportLines(t, f.ctx, f.db.Reader())
+			f.db.Close()
+			h, err := cayley.NewGraph(quadstore.Backend, dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameLines(t, "the backend's quads", lines(t, f.ctx, h.QuadStore, h.QuadStore.QuadsAllIterator()), want)
+			if err := h.AddQuad(quad.Make(quad.IRI("urn:x"), quad.IRI("urn:y"), "z", nil)); err == nil {
+				t.Fatal("a write through Cayley succeeded")
+			}
+			h.Close()
+			old, err := graph.NewQuadStore(quadstore.Backend, dsn, graph.Options{"tx": 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := old.Stats(f.ctx, true); n.Quads.Value >= int64(len(want)) {
+				t.Fatalf("the graph as of tx 3 has %d quads", n.Quads.Value)
+			}
+			old.Close()
+		})
 	}
-	sameLines(t, "the backend's quads", lines(t, f.ctx, h.QuadStore, h.QuadStore.QuadsAllIterator()), want)
-	if err := h.AddQuad(quad.Make(quad.IRI("urn:x"), quad.IRI("urn:y"), "z", nil)); err == nil {
-		t.Fatal("a write through Cayley succeeded")
-	}
-	h.Close()
-	if _, err := graph.NewQuadStore(quadstore.Backend, filepath.Join(t.TempDir(), "none.db"), nil); !errors.Is(err, mql.ErrNoStore) && !errors.Is(err, graphstore.ErrNoStore) {
+	if _, err := graph.NewQuadStore(quadstore.Backend, filepath.Join(t.TempDir(), "none.db"), nil); !errors.Is(err, mql.ErrNoStore) {
 		t.Fatalf("a missing store: %v", err)
 	}
 	if _, err := graph.NewQuadStore(quadstore.Backend, "memory:", nil); err == nil {
