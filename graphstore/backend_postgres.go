@@ -790,7 +790,7 @@ func (w *pgImporter) add(tx *record.Tx, _ []quad.Quad) error {
 	if err := w.h.Apply(tx, index.Mark{}); err != nil {
 		return storageErr("writing the imported store", err)
 	}
-	if w.claims += len(tx.Claims) + 1; w.claims >= importBatchClaims {
+	if w.h.Puts() >= batchPuts {
 		w.h, w.claims = nil, 0
 	}
 	return nil

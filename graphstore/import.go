@@ -283,13 +283,8 @@ type kvImporter struct {
 	committed func()                   // after each batch (a bbolt file releases its mapped pages)
 	wt        kv.WriteTx
 	h         *index.Index
-	claims    int
 	head      record.TxID
 }
-
-// importBatchClaims is about how many claims an import writes per kv transaction: a batch's
-// pages stay in memory until it commits.
-const importBatchClaims = 4 << 10
 
 func (w *kvImporter) run(fn func() error) error {
 	if w.guard != nil {
@@ -323,7 +318,7 @@ func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
 		return storageErr("writing the imported store", err)
 	}
 	w.head = tx.ID
-	if w.claims += len(tx.Claims) + 1; w.claims >= importBatchClaims {
+	if w.h.Puts() >= batchPuts {
 		return w.flush()
 	}
 	return nil
@@ -342,7 +337,7 @@ func (w *kvImporter) flush() error {
 		return nil
 	}
 	err := w.run(func() error { return w.wt.Commit(context.Background()) })
-	w.wt, w.h, w.claims = nil, nil, 0
+	w.wt, w.h = nil, nil
 	if err != nil {
 		return storageErr("writing the imported store", err)
 	}

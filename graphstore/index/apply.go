@@ -204,6 +204,7 @@ func (ix *Index) put(b kv.Bucket, key, value []byte) {
 	if err := ix.w.Put(b, key, encoding.Seal(value)); err != nil {
 		fault(err)
 	}
+	ix.puts++
 	ix.forget(b, key)
 	if mutable[b] {
 		ix.touched[string(append([]byte{byte(b)}, key...))] = true
@@ -602,6 +603,9 @@ func (ix *Index) addRunRecords(tx, part *record.Tx, m Mark) error {
 	}
 	return nil
 }
+
+// Puts is the number of entries the handle wrote.
+func (ix *Index) Puts() int { return ix.puts }
 
 // Touched lists the cache keys of the entries the handle changed since it was made (or since
 // the last call), for Cache.Advance once its transaction committed.

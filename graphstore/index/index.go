@@ -87,6 +87,7 @@ type Index struct {
 	admitted         int             // entries this snapshot added to the cache
 	cur              *applying       // a write handle's transaction being applied
 	judge            bool            // Apply judges claims' relations (JudgeRelations)
+	puts             int             // entries a write handle wrote
 	touched          map[string]bool // cache keys of the entries a write handle overwrote
 }
 
