@@ -61,4 +61,3 @@ func ExampleDB_Graph() {
 	// @2 = 89
 	// quads in the graph: 94 - in the store since: 110
 }
-

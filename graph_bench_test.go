@@ -250,4 +250,3 @@ func BenchmarkGraph(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-

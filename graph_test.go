@@ -53,7 +53,7 @@ func graphBackends(t *testing.T) map[string]func(t *testing.T) string {
 func graphStory(t *testing.T, dsn string) *fixture {
 	f := checkStory(t, dsn)
 	f.ok(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Brimsole", Predicate: "price", Value: mql.Number(66), By: "orchestrator",
-		Sources: []mql.Source{{ID: "src:b/page 1", Excerpt: "66 € a seat", URI: "https://brimsole.example/p?x=1", Revision: "r1"}, {ID: "src:k0"}},
+		Sources:    []mql.Source{{ID: "src:b/page 1", Excerpt: "66 € a seat", URI: "https://brimsole.example/p?x=1", Revision: "r1"}, {ID: "src:k0"}},
 		ValidUntil: t0.AddDate(10, 0, 0), Confidence: mql.Confidence(0.75)}))
 	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "impression", From: []string{"Player7.mood", "plan@2"}, By: "orchestrator"}))
 	if _, err := f.db.As("orchestrator").ForRun("r-1").Context(f.ctx, []string{"Klarveld", "Brimsole"}, 0); err != nil {
@@ -313,7 +313,7 @@ func TestGraphAsOf(t *testing.T) {
 		t.Fatal("an impact walk on the earlier graph reaches a later artifact")
 	}
 
-	past, err := f.db.AsOfTx(head-3).Graph(ctx)
+	past, err := f.db.AsOfTx(head - 3).Graph(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +608,6 @@ func TestGraphWalks(t *testing.T) {
 		})
 	}
 }
-
 
 // A scan reads the transactions in batches, a snapshot each: across batches, and through a
 // transaction larger than a batch, it gives every quad once.

@@ -188,7 +188,6 @@ type quadScanner struct {
 	cur   quad.Quad
 	has   bool
 	err   error
-	read  int64 // quads a scan read
 	ended bool
 }
 
@@ -237,7 +236,6 @@ func (it *quadScanner) fill(ctx context.Context) bool {
 			v.Index().Release()
 			it.next++
 			read += len(qs)
-			it.read += int64(len(qs))
 			for _, q := range qs {
 				if sh.matches(q) {
 					it.buf = append(it.buf, q)
@@ -266,14 +264,6 @@ func (it *quadScanner) Close() error                      { it.ended, it.buf = t
 func (it *quadScanner) NextPath(ctx context.Context) bool { return false }
 func (it *quadScanner) TagResults(map[string]graph.Ref)   {}
 func (it *quadScanner) String() string                    { return it.sh.String() + "Next" }
-func (qs *QuadStore) holdsQuad(q quad.Quad) bool          { return txOfLabel(q) >= 1 && txOfLabel(q) <= qs.asOf }
-func txOfLabel(q quad.Quad) record.TxID                   { id, _ := codec.ParseTxIRI(q.Label); return id }
-func (it *quadLookup) Err() error                         { return nil }
-func (it *quadLookup) Close() error                       { return nil }
-func (it *quadLookup) NextPath(ctx context.Context) bool  { return false }
-func (it *quadLookup) TagResults(map[string]graph.Ref)    {}
-func (it *quadLookup) String() string                     { return it.sh.String() + "Contains" }
-func (it *quadLookup) Result() graph.Ref                  { return it.res }
 
 // quadLookup answers whether a quad of the graph is one of the shape's: by its node in the
 // shape's direction, without reading the store.
@@ -291,6 +281,13 @@ func (it *quadLookup) Contains(ctx context.Context, r graph.Ref) bool {
 	it.res = r
 	return true
 }
+
+func (it *quadLookup) Err() error                        { return nil }
+func (it *quadLookup) Close() error                      { return nil }
+func (it *quadLookup) NextPath(ctx context.Context) bool { return false }
+func (it *quadLookup) TagResults(map[string]graph.Ref)   {}
+func (it *quadLookup) String() string                    { return it.sh.String() + "Contains" }
+func (it *quadLookup) Result() graph.Ref                 { return it.res }
 
 // allNodes is the iterator.Shape of every node.
 type allNodes struct{ qs *QuadStore }

@@ -209,6 +209,13 @@ func asQuad(r graph.Ref) (quad.Quad, bool) {
 	return q.q, ok
 }
 
+// holdsQuad reports whether q, a quad of some graph of the store, is in this one: whether its
+// transaction is.
+func (qs *QuadStore) holdsQuad(q quad.Quad) bool {
+	id, ok := codec.ParseTxIRI(q.Label)
+	return ok && id <= qs.asOf
+}
+
 // Quad returns the quad a reference from one of the graph's quad iterators stands for.
 func (qs *QuadStore) Quad(r graph.Ref) (quad.Quad, error) {
 	q, ok := asQuad(r)
