@@ -241,6 +241,10 @@ ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched
 			if head%1024 == 0 && head > pgChangesKept {
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
 			}
+		},
+		// Announced out of the lock, once durable: a process that hears of it reads it without
+		// waiting for the WAL (unless newer commits are in flight).
+		After: func(bt *pgx.Batch) {
 			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, b.announcement(head))
 		},
 		Witness: func(ctx context.Context, c *pgx.Conn) (bool, error) {

@@ -135,11 +135,12 @@ func (t *WriteTx) begin(ctx context.Context) error {
 	// (set_config's true) ends with the transaction.
 	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true), set_config('synchronous_commit', $3, true)`,
 		ms(s.opts.LockTimeout), ms(t.idle), mode)
-	b.Queue("SELECT pg_advisory_xact_lock(" + s.lockID + ")")
-	// The transaction's id tells, should the connection fail during the COMMIT, whether it
-	// committed (Committed); the WAL position bounds what it reads (Rollback's gate).
-	b.Queue("SELECT txid_current(), pg_backend_pid(), pg_current_wal_insert_lsn()::text").QueryRow(func(r pgx.Row) error {
-		return r.Scan(&t.xid, &t.pid, &t.lsn)
+	// Once it holds the lock: the transaction's id tells, should the connection fail during
+	// the COMMIT, whether it committed (Committed); the WAL position bounds what it reads
+	// (Rollback's gate). The columns are evaluated in order.
+	b.Queue("SELECT pg_advisory_xact_lock(" + s.lockID + "), txid_current(), pg_backend_pid(), pg_current_wal_insert_lsn()::text").QueryRow(func(r pgx.Row) error {
+		var void any
+		return r.Scan(&void, &t.xid, &t.pid, &t.lsn)
 	})
 	n := -1
 	var after func(kv.Reader)
@@ -567,6 +568,10 @@ func (t *WriteTx) queueWrites(b *pgx.Batch) {
 type CommitOptions struct {
 	// Extra queues statements that commit with the transaction, after its writes.
 	Extra func(b *pgx.Batch)
+	// After queues statements that run after the COMMIT, out of the lock, in the small
+	// synchronous transaction that makes it durable (the transaction itself, when it is
+	// synchronous): a NOTIFY there is delivered once the write is durable.
+	After func(b *pgx.Batch)
 	// Witness, if set, tells whether the transaction committed from what it wrote (a row
 	// with its mark), on a connection of another session. Committed asks it when
 	// PostgreSQL reports the transaction committed, or no longer knows it: after a crash of
@@ -616,12 +621,18 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 		(*hook)(t)
 		b = &pgx.Batch{}
 	}
+	if t.sync && o.After != nil {
+		o.After(b)
+	}
 	committed := false
 	b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 		committed = ct.String() == "COMMIT"
 		return nil
 	})
 	if !t.sync {
+		if o.After != nil {
+			o.After(b)
+		}
 		b.Queue(flushSQL)
 	}
 	err = t.c.SendBatch(context.Background(), b).Close()
