@@ -468,7 +468,7 @@ func (s *Store) waitFlushed(ctx context.Context, c *pgx.Conn, lsn string) error 
 	}
 }
 
-const forceAfter = 20 * time.Millisecond
+const forceAfter = 5 * time.Millisecond
 
 // forceFlush makes the WAL durable up to lsn (at least) with a synchronous commit of a
 // transaction that writes a WAL record, on a connection kept for it.

@@ -834,7 +834,18 @@ func (t *WriteTx) Rollback() {
 		return
 	}
 	if !flushed {
-		s.waitFlushed(ctx, t.c, t.lsn)
+		// WAL that no commit follows (aborted transactions') may stay unflushed: after a
+		// moment, flush it rather than wait.
+		sleep(ctx, time.Millisecond)
+		var ok bool
+		err := t.c.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn`, t.lsn).Scan(&ok)
+		if err == nil && !ok {
+			err = flushOn(ctx, t.c)
+		}
+		if err != nil {
+			closeConn(t.c)
+			s.wconn = nil
+		}
 	}
 }
 
