@@ -387,3 +387,34 @@ func TestPostgresReadAfterAcknowledgedWrite(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A database of the earlier format (Cayley's quads and nodes, mql's log) is refused by Open,
+// with or without MustExist, naming `mql migrate`; Inspect says what it is; nothing is written.
+func TestPostgresOldFormat(t *testing.T) {
+	for _, tables := range [][]string{{"quads", "nodes"}, {"quads", "nodes", "mql_snapshot"}} {
+		dsn := newPGDatabase(t)
+		db := pgOpenDB(t, dsn)
+		for _, name := range tables {
+			if _, err := db.Exec("CREATE TABLE " + name + " (x int)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, mustExist := range []bool{false, true} {
+			s, err := Open(context.Background(), dsn, Options{MustExist: mustExist})
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "mql migrate") {
+				t.Fatalf("%v, MustExist %v: Open = %v", tables, mustExist, err)
+			}
+		}
+		in, err := Inspect(context.Background(), dsn, 0)
+		if err != nil || in.Found != FoundOther || !strings.Contains(in.Other, "earlier mql") {
+			t.Fatalf("Inspect = %+v, %v", in, err)
+		}
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&n); err != nil || n != len(tables) {
+			t.Fatalf("%d tables, want %d (%v)", n, len(tables), err)
+		}
+	}
+}
