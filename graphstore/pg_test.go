@@ -241,8 +241,8 @@ func TestPostgresCacheSeesOtherProcesses(t *testing.T) {
 		_, err := s.Write(ctx, "owner", func(ix *index.Index, tx *record.Tx) error {
 			c := &record.Claim{ID: record.ClaimID{Key: key, Version: version},
 				Value: record.Value{Type: record.Number, Num: val}, By: "owner", Kind: record.Inferred, Confidence: 1}
-			if version > 1 {
-				c.Supersedes = &record.ClaimID{Key: key, Version: version - 1}
+			if lc := ix.View(ix.Head(), tx.Time, "").LiveClaim(key); lc != nil {
+				c.Supersedes = &record.ClaimID{Key: key, Version: lc.ID.Version}
 			}
 			tx.Claims = []*record.Claim{c}
 			return nil
