@@ -264,8 +264,8 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 					replayed = false
 				}
 			}
-			if id%256 == 0 {
-				ix.Release()
+			ix.Release() // what the check decoded is in the scratch store now
+			if id%64 == 0 {
 				release()
 			}
 		}
