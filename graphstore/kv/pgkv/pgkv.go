@@ -102,6 +102,8 @@ type Store struct {
 	wconn *pgx.Conn     // the write transactions' connection, kept between them; guarded by wmu
 
 	beforeCommit atomic.Pointer[func(*WriteTx)] // tests: SetBeforeCommit
+	preOnce      sync.Once
+	preSQL       string
 
 	fmu    sync.Mutex // serialises the flushes readers ask for (forceFlush)
 	fconn  *pgx.Conn
@@ -379,43 +381,54 @@ const gateSQL = `SELECT pg_current_wal_flush_lsn() >= pg_current_wal_insert_lsn(
 // queuePrefetch queues the reads of Options.Prefetch and PrefetchLast and returns the maps
 // their values land in.
 func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, map[kv.Bucket]*kvp) {
-	var pre map[string][]byte
-	var last map[kv.Bucket]*kvp
-	if len(s.opts.Prefetch) > 0 {
-		pre = make(map[string][]byte, len(s.opts.Prefetch))
+	n := len(s.opts.Prefetch) + len(s.opts.PrefetchLast)
+	if n == 0 {
+		return nil, nil
 	}
+	pre := make(map[string][]byte, len(s.opts.Prefetch))
+	last := make(map[kv.Bucket]*kvp, len(s.opts.PrefetchLast))
+	keys := make([]string, 0, len(s.opts.Prefetch))
+	args := make([]any, 0, len(s.opts.Prefetch))
 	for _, e := range s.opts.Prefetch {
 		k := entryKey(e.Bucket, e.Key)
 		pre[k] = nil
-		b.Queue(s.get[e.Bucket], e.Key).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var v []byte
-				if err := rows.Scan(&v); err != nil {
-					return err
-				}
-				if v == nil {
-					v = []byte{}
-				}
-				pre[k] = v
-			}
-			return rows.Err()
-		})
-	}
-	if len(s.opts.PrefetchLast) > 0 {
-		last = make(map[kv.Bucket]*kvp, len(s.opts.PrefetchLast))
+		keys = append(keys, k)
+		args = append(args, e.Key)
 	}
 	for _, bk := range s.opts.PrefetchLast {
-		e := &kvp{}
-		last[bk] = e
-		b.Queue("SELECT k, v FROM " + s.tables[bk] + " ORDER BY k DESC LIMIT 1").Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				raw := rows.RawValues()
-				e.k, e.v = append([]byte{}, raw[0]...), append([]byte{}, raw[1]...)
-			}
-			return rows.Err()
-		})
+		last[bk] = &kvp{}
 	}
+	b.Queue(s.prefetchSQL(), args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			raw := rows.RawValues()
+			i := int(raw[0][0])
+			v := append([]byte{}, raw[1]...)
+			if i < len(keys) {
+				pre[keys[i]] = v
+			} else {
+				e := last[s.opts.PrefetchLast[i-len(keys)]]
+				e.k, e.v = append([]byte{}, raw[2]...), v
+			}
+		}
+		return rows.Err()
+	})
 	return pre, last
+}
+
+// prefetchSQL reads every entry of Options.Prefetch and PrefetchLast in one statement: rows
+// of (which, value, key), which as one byte.
+func (s *Store) prefetchSQL() string {
+	s.preOnce.Do(func() {
+		var parts []string
+		for i, e := range s.opts.Prefetch {
+			parts = append(parts, fmt.Sprintf("SELECT '\\x%02x'::bytea, v, NULL::bytea FROM %s WHERE k = $%d", i, s.tables[e.Bucket], i+1))
+		}
+		for j, bk := range s.opts.PrefetchLast {
+			parts = append(parts, fmt.Sprintf("(SELECT '\\x%02x'::bytea, v, k FROM %s ORDER BY k DESC LIMIT 1)", len(s.opts.Prefetch)+j, s.tables[bk]))
+		}
+		s.preSQL = strings.Join(parts, " UNION ALL ")
+	})
+	return s.preSQL
 }
 
 // fromLast serves a reverse Scan of a whole bucket from its prefetched last entry: it calls fn

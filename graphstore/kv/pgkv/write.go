@@ -133,14 +133,14 @@ func (t *WriteTx) begin(ctx context.Context) error {
 	b.Queue("BEGIN")
 	// The bounds first: a writer is never without them while it holds the lock. SET LOCAL
 	// (set_config's true) ends with the transaction.
-	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true), set_config('synchronous_commit', $3, true)`,
-		ms(s.opts.LockTimeout), ms(t.idle), mode)
-	// Once it holds the lock: the transaction's id tells, should the connection fail during
-	// the COMMIT, whether it committed (Committed); the WAL position bounds what it reads
-	// (Rollback's gate). The columns are evaluated in order.
-	b.Queue("SELECT pg_advisory_xact_lock(" + s.lockID + "), txid_current(), pg_backend_pid(), pg_current_wal_insert_lsn()::text").QueryRow(func(r pgx.Row) error {
-		var void any
-		return r.Scan(&void, &t.xid, &t.pid, &t.lsn)
+	// Then the lock; once it holds it, the transaction's id tells, should the connection fail
+	// during the COMMIT, whether it committed (Committed), and the WAL position bounds what
+	// it reads (Rollback's gate). The columns are evaluated in order.
+	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true), set_config('synchronous_commit', $3, true),
+	pg_advisory_xact_lock(`+s.lockID+`), txid_current(), pg_backend_pid(), pg_current_wal_insert_lsn()::text`,
+		ms(s.opts.LockTimeout), ms(t.idle), mode).QueryRow(func(r pgx.Row) error {
+		var v1, v2, v3, v4 any
+		return r.Scan(&v1, &v2, &v3, &v4, &t.xid, &t.pid, &t.lsn)
 	})
 	n := -1
 	var after func(kv.Reader)
