@@ -154,12 +154,12 @@ func omittedLine(subjects []string) string {
 func contextLine(v *index.View, subject string) (string, []string) {
 	var b strings.Builder
 	var refs []string
-	for _, k := range v.KeysOfSubject(subject) {
-		for _, e := range v.LiveClaims(k) {
+	v.EachLiveOfSubject(subject, func(k record.Key, live []*index.ClaimEntry) {
+		for _, e := range live {
 			writeContextClaim(&b, v, subject, k, e, len(refs) == 0)
 			refs = append(refs, e.ID.String())
 		}
-	}
+	})
 	return b.String(), refs
 }
 

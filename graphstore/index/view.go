@@ -461,15 +461,45 @@ func (v *View) KeysOfSubject(subject string) []record.Key {
 }
 
 func (v *View) keysUnder(prefix []byte) []record.Key {
-	var out []record.Key
+	kes := v.keyEntriesUnder(prefix)
+	out := make([]record.Key, len(kes))
+	for i, ke := range kes {
+		out[i] = ke.key
+	}
+	return out
+}
+
+// keyEntriesUnder is the entries of the keys under prefix with a visible version, in the order
+// of their first visible versions.
+func (v *View) keyEntriesUnder(prefix []byte) []*keyEntry {
+	var out []*keyEntry
 	var first []uint64
 	v.eachKeyEntry(prefix, func(ke *keyEntry) {
 		if seq, ok := v.firstSeen(ke); ok {
-			out = append(out, ke.key)
+			out = append(out, ke)
 			first = append(first, seq)
 		}
 	})
 	return sortBy(out, first)
+}
+
+// EachLiveOfSubject calls fn with each key of subject that has a visible version, in the order
+// of KeysOfSubject, and its live claims the viewer may see, as LiveClaims gives them: a context
+// line reads a subject's keys once.
+func (v *View) EachLiveOfSubject(subject string, fn func(k record.Key, live []*ClaimEntry)) {
+	var live []*ClaimEntry
+	for _, ke := range v.keyEntriesUnder(encoding.AppendName(nil, subject)) {
+		live = live[:0]
+		for i := range ke.slots {
+			if e := v.liveInSlot(ke, i); v.visibleClaim(e) {
+				live = append(live, e)
+			}
+		}
+		if len(live) > 1 {
+			slices.SortFunc(live, func(a, b *ClaimEntry) int { return a.ID.Version - b.ID.Version })
+		}
+		fn(ke.key, live)
+	}
 }
 
 // eachKeyEntry calls fn with every key entry under prefix, in key order.
