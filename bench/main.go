@@ -148,8 +148,8 @@ func parseFlags(args []string) (*config, error) {
 	sizesSet := false
 	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
 	if cfg.postgres != "" && !sizesSet {
-		// Cayley's PostgreSQL store loads ~4,500 quads/s, ~20 quads a claim: 10k claims take
-		// minutes, 100k most of an hour.
+		// A PostgreSQL run loads every size into two databases and times writer processes:
+		// 10k claims by default (100k take a few minutes).
 		*sizes = "10000"
 	}
 	var err error
