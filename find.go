@@ -3,6 +3,7 @@ package mql
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -198,7 +199,7 @@ func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
 			f.listed = append(f.listed, i)
 		}
 	}
-	f.plan = planFind(q, func(c Cond) int { return v.CountLiveWithValue(c.Predicate, c.Object.Value) })
+	f.plan = planFind(q, func(c Cond) int { return v.CountLiveWithValue(c.Predicate, c.Object.Value, planCount) })
 	return f
 }
 
@@ -383,6 +384,11 @@ func (f *finder) term(t Term) Value {
 // a scan of the value's live claims (a hash join).
 var joinAfter = 1024 // a variable so that a test can make every such condition join
 
+// planCount is how far a find counts the claims live with a constant before it starts: enough
+// to tell a small condition from a large one, which is all the plan needs (a large condition
+// met for many subjects is joined anyway).
+const planCount = 4096
+
 const joinMax = 250_000
 
 // candidates calls each with the live claims condition i (c) may match — one key's if the
@@ -402,14 +408,20 @@ func (f *finder) candidates(i int, c Cond, each func(index.LiveRef) bool) {
 	switch {
 	case subj != "" && c.Subject.Var != "" && c.Object.Var == "" && c.Op == "=":
 		if f.joined[i] == nil {
-			if f.lookups[i]++; f.lookups[i] > joinAfter && f.v.CountLiveWithValue(c.Predicate, c.Object.Value) <= joinMax {
-				m := map[string][]index.LiveRef{}
+			if f.lookups[i]++; f.lookups[i] > joinAfter {
+				m, n := map[string][]index.LiveRef{}, 0
 				f.v.EachLiveRefWithValue(c.Predicate, c.Object.Value, func(e index.LiveRef) bool {
 					m[e.ID.Subject] = append(m[e.ID.Subject], e)
-					return true
+					n++
+					return n <= joinMax
 				})
-				f.joined[i] = m
-			} else {
+				if n <= joinMax {
+					f.joined[i] = m
+				} else {
+					f.lookups[i] = math.MinInt // too many to hold: look keys up
+				}
+			}
+			if f.joined[i] == nil {
 				f.v.EachLiveRef(record.Key{Subject: subj, Predicate: c.Predicate}, each)
 				return
 			}

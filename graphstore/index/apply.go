@@ -394,7 +394,6 @@ func (ix *Index) setLive(ke *keyEntry, i int, c *record.Claim) {
 			fault(fmt.Errorf("%w: the live claim %s@%d is missing", encoding.ErrCorrupt, ke.key, s.live))
 		}
 		ix.del(bLive, liveKey(ke.key.Predicate, old.Value, ke.key.Subject, i))
-		ix.count(ke.key.Predicate, old.Value, -1)
 	}
 	s.live, s.until, s.inline, s.value = version, time.Time{}, false, record.Value{}
 	if c != nil {
@@ -407,33 +406,7 @@ func (ix *Index) setLive(ke *keyEntry, i int, c *record.Claim) {
 		negZero := c.Value.Type == record.Number && c.Value.Num == 0 && math.Signbit(c.Value.Num)
 		ix.put(bLive, liveKey(ke.key.Predicate, c.Value, ke.key.Subject, i),
 			liveEntry{version: version, until: c.ValidUntil, audience: s.audience, listing: s.firstSeq, negZero: negZero}.encode())
-		ix.count(ke.key.Predicate, c.Value, 1)
 	}
-}
-
-func (ix *Index) count(p string, v record.Value, delta int) {
-	k := liveCountKey(p, v)
-	n := uint64(0)
-	if b := ix.get(bLiveCount, k); b != nil {
-		d := encoding.NewDec(b)
-		n = d.Uvarint()
-		if d.Err != nil {
-			corrupt("live count of "+p, d.Err)
-		}
-	}
-	switch {
-	case delta < 0 && n > 0:
-		n--
-	case delta > 0:
-		n++
-	}
-	if n == 0 {
-		ix.del(bLiveCount, k)
-		return
-	}
-	e := encoding.Enc{}
-	e.Uvarint(n)
-	ix.put(bLiveCount, k, e.B)
 }
 
 func (ix *Index) addRevocation(tx *record.Tx, r *record.Revocation) error {

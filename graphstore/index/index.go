@@ -201,6 +201,14 @@ func (ix *Index) scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k
 	}
 }
 
+// scanKeys is scan for the keys alone (values are not read nor checked).
+func (ix *Index) scanKeys(b kv.Bucket, prefix []byte, fn func(k []byte) bool) {
+	err := ix.r.Scan(b, prefix, kv.ScanOptions{}, func(k, _ []byte) (bool, error) { return fn(k), nil })
+	if err != nil {
+		fault(err)
+	}
+}
+
 func corrupt(what string, err error) {
 	fault(fmt.Errorf("%s: %w", what, err))
 }

@@ -34,8 +34,7 @@ const (
 	bClaim                         // u(keySeq) u(version) → storedClaim
 	bPredKey                       // predicate NUL subject → ""
 	bPred                          // predicate → predEntry (value types, decays)
-	bLive                          // predicate NUL valueKey subject NUL u(slot) → "": live at the head
-	bLiveCount                     // predicate NUL valueKey → uvarint: how many
+	bLive                          // predicate NUL valueKey subject NUL u(slot) → liveEntry: live at the head
 	bRevocation                    // id → revocation
 	bConfirmation                  // id → confirmation
 	bArt                           // name → artEntry
@@ -58,7 +57,7 @@ var Schema = kv.Schema{Buckets: []kv.BucketDef{
 	bMeta: {Name: "meta"}, bTx: {Name: "tx", Append: true}, bPrincipal: {Name: "principal"},
 	bGrant: {Name: "grant"}, bGrantee: {Name: "grantee"}, bSource: {Name: "source"},
 	bKey: {Name: "key"}, bKeyName: {Name: "keyname", Append: true}, bClaim: {Name: "claim", Append: true},
-	bPredKey: {Name: "predkey"}, bPred: {Name: "pred"}, bLive: {Name: "live"}, bLiveCount: {Name: "livecount"},
+	bPredKey: {Name: "predkey"}, bPred: {Name: "pred"}, bLive: {Name: "live"},
 	bRevocation: {Name: "revocation"}, bConfirmation: {Name: "confirmation"}, bArt: {Name: "art"},
 	bArtName: {Name: "artname", Append: true}, bArtVersion: {Name: "artversion", Append: true},
 	bDep: {Name: "dep"}, bReview: {Name: "review"}, bDecay: {Name: "decay"}, bToken: {Name: "token"},
@@ -132,7 +131,8 @@ func liveKey(predicate string, v record.Value, subject string, slot int) []byte 
 	return u(encoding.AppendName(b, subject), uint64(slot))
 }
 
-func liveCountKey(predicate string, v record.Value) []byte {
+// livePrefix is the start of the live entries of predicate with value v.
+func livePrefix(predicate string, v record.Value) []byte {
 	return encoding.ValueKey(encoding.AppendName(nil, predicate), v)
 }
 

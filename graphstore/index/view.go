@@ -371,19 +371,17 @@ func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(
 }
 
 // CountLiveWithValue is how many claims of predicate are live with value val at the snapshot's
-// newest transaction, whoever may see them and before valid time: an estimate of what
-// EachLiveRefWithValue yields, for choosing where a find starts.
-func (v *View) CountLiveWithValue(predicate string, val record.Value) int {
-	b := v.ix.get(bLiveCount, liveCountKey(predicate, val))
-	if b == nil {
-		return 0
-	}
-	d := encoding.NewDec(b)
-	n := d.Uvarint()
-	if d.Err != nil {
-		corrupt("live count of "+predicate, d.Err)
-	}
-	return int(min(n, math.MaxInt32))
+// newest transaction, whoever may see them and before valid time, counted up to limit (it
+// returns limit when there are more): an estimate of what EachLiveRefWithValue yields, for
+// choosing where a find starts. No count is kept: a commit writes no entry for it, and a
+// find only needs to know which conditions are small.
+func (v *View) CountLiveWithValue(predicate string, val record.Value, limit int) int {
+	n := 0
+	v.ix.scanKeys(bLive, livePrefix(predicate, val), func([]byte) bool {
+		n++
+		return n < limit
+	})
+	return n
 }
 
 // LiveClaims returns the live claims of key the viewer may see, at most one per audience,
