@@ -319,12 +319,8 @@ func migrateImport(ctx context.Context, oldDSN, target string, clock func() time
 	<-done
 	switch {
 	case readErr != nil && !errors.Is(readErr, errImportDone):
-		// OLD's own problem is the cause, even if the import failed on the pipe's end first.
-		if importErr == nil {
-			// Cannot happen (the pipe ended with the error before its end), but never keep
-			// what came from a store that did not read whole.
-			importErr = readErr
-		}
+		// OLD's own problem is the cause, even if the import failed on the pipe's end first:
+		// never keep what came from a store that did not read whole.
 		return oldSum, imp, digest{}, readErr
 	case importErr != nil:
 		return oldSum, imp, digest{}, &importEnded{importErr}

@@ -358,12 +358,6 @@ func decodeCounts(b []byte, st *storeState) error {
 
 // Principals.
 
-type storedPrincipal struct {
-	typ record.PrincipalType
-	tx  record.TxID
-	n   int // its place among the principals of its transaction
-}
-
 func encodePrincipal(p *record.Principal, n int) []byte {
 	e := enc{}
 	e.String(string(p.Type))
