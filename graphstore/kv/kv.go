@@ -71,7 +71,9 @@ type WriteTx interface {
 }
 
 // Store is an open key-value store. Any number of read snapshots may be open at once, with at
-// most one write transaction; a snapshot never sees a write committed after it began.
+// most one write transaction; a snapshot never sees a write committed after it began. A commit
+// may wait for the snapshots open when it began to end (bbolt's, when the file outgrows its
+// memory map): a goroutine ends its own snapshots before it commits.
 type Store interface {
 	// Read begins a read-only snapshot of the newest committed state.
 	Read(ctx context.Context) (ReadTx, error)
