@@ -27,9 +27,10 @@ type backend interface {
 	close() error
 }
 
-// watcher is a backend that announces other processes' commits (PostgreSQL's NOTIFY).
+// watcher is a backend that announces other processes' commits (PostgreSQL's NOTIFY), to a
+// process whose subscribers (subs) want to hear of them.
 type watcher interface {
-	watchCommits(ctx context.Context, fn func(head record.TxID))
+	watchCommits(ctx context.Context, subs *notifier, fn func(head record.TxID))
 }
 
 // sharer is a backend that other processes write too (PostgreSQL). Each process keeps a cache

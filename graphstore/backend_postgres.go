@@ -571,12 +571,17 @@ func decodeTouched(b []byte) ([]string, error) {
 
 // watchCommits calls fn with the head another process announced on its commits, and with 0
 // whenever announcements may have been missed (the listening connection was made again), until
-// ctx ends. Announcements that arrive within pgAnnounceGather of one are taken together, and
+// ctx ends. It listens only while subs has subscribers: a listening session is woken, and
+// wakes its process, at every commit of every process, which on a busy server costs the
+// writers more than anything else outside their lock; a process nobody watches learns of
+// other processes' commits at its next read or write. Once a subscriber arrives it listens,
+// then calls fn(0) for what was committed before; pgListenLinger after the last one leaves,
+// it stops. Announcements that arrive within pgAnnounceGather of one are taken together, and
 // this process's own are left out (it knows its commits). fn reads what it learns through a
 // snapshot, which waits until the announced transaction is durable.
-func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID)) {
+func (b *pgBackend) watchCommits(ctx context.Context, subs *notifier, fn func(head record.TxID)) {
 	delay := 100 * time.Millisecond
-	for ctx.Err() == nil {
+	for subs.waitWatched(ctx) {
 		c, err := b.kvs.Listener(ctx)
 		if err == nil {
 			if _, err = c.Exec(ctx, "LISTEN "+pgCommitChannel); err != nil {
@@ -593,11 +598,12 @@ func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID))
 			continue
 		}
 		delay = 100 * time.Millisecond
+		lctx, stop := context.WithCancel(ctx)
 		notes := make(chan record.TxID, 256)
 		go func() {
 			defer close(notes)
 			for {
-				n, err := c.WaitForNotification(ctx)
+				n, err := c.WaitForNotification(lctx)
 				if err != nil {
 					return
 				}
@@ -606,29 +612,55 @@ func (b *pgBackend) watchCommits(ctx context.Context, fn func(head record.TxID))
 				}
 			}
 		}()
-		fn(0) // commits made while the listener connected
-		for head := range notes {
-			timer := time.NewTimer(pgAnnounceGather)
-		gather:
-			for {
-				select {
-				case h, ok := <-notes:
-					if !ok {
+		fn(0) // commits made before the listener was listening
+		check := time.NewTicker(pgListenLinger)
+		unwatched := false
+	listen:
+		for {
+			select {
+			case head, ok := <-notes:
+				if !ok {
+					break listen
+				}
+				timer := time.NewTimer(pgAnnounceGather)
+			gather:
+				for {
+					select {
+					case h, ok := <-notes:
+						if !ok {
+							break gather
+						}
+						head = max(head, h)
+					case <-timer.C:
 						break gather
 					}
-					head = max(head, h)
-				case <-timer.C:
-					break gather
+				}
+				timer.Stop()
+				fn(head)
+			case <-check.C:
+				if !subs.watched() {
+					if unwatched {
+						break listen
+					}
+					unwatched = true
+				} else {
+					unwatched = false
 				}
 			}
-			timer.Stop()
-			fn(head)
+		}
+		check.Stop()
+		stop()
+		for range notes {
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		c.Close(cctx)
 		cancel()
 	}
 }
+
+// pgListenLinger is how often the watcher looks whether anyone still subscribes: it stops
+// listening when nobody has for about twice as long.
+const pgListenLinger = 500 * time.Millisecond
 
 // pgAnnounceGather is how long the watcher waits for more announcements after one: a load
 // covers them all, and the commit announced is by then mostly durable, so the load's
@@ -758,7 +790,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 		}
 	}
 	w := &pgImporter{wt: wt}
-	sum, err := importTxs(ctx, r, copts, w.add, nil)
+	sum, err := importTxs(ctx, r, copts, w, nil)
 	if err != nil {
 		return sum, err
 	}
@@ -778,7 +810,9 @@ type pgImporter struct {
 	claims int
 }
 
-func (w *pgImporter) add(tx *record.Tx, _ []quad.Quad) error {
+// handle is the write handle over every transaction added so far: the importing checker's
+// state reads it.
+func (w *pgImporter) handle() (*index.Index, error) {
 	if w.h == nil {
 		h, err := index.Writer(w.wt, nil)
 		if errors.Is(err, index.ErrNotStore) {
@@ -787,9 +821,16 @@ func (w *pgImporter) add(tx *record.Tx, _ []quad.Quad) error {
 			}
 		}
 		if err != nil {
-			return storageErr("writing the imported store", err)
+			return nil, storageErr("writing the imported store", err)
 		}
 		w.h = h
+	}
+	return w.h, nil
+}
+
+func (w *pgImporter) add(tx *record.Tx, _ []quad.Quad) error {
+	if _, err := w.handle(); err != nil {
+		return err
 	}
 	if err := w.h.Apply(tx, index.Mark{}); err != nil {
 		return storageErr("writing the imported store", err)

@@ -1,6 +1,9 @@
 package graphstore
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // notifier tells subscribers that the committed head moved. A subscriber's channel holds at
 // most one pending signal: a slow subscriber misses nothing, it only reads several
@@ -8,6 +11,7 @@ import "sync"
 type notifier struct {
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
+	wake chan struct{} // signalled when the first subscriber arrives (waitWatched)
 }
 
 func (n *notifier) subscribe() (<-chan struct{}, func()) {
@@ -17,6 +21,12 @@ func (n *notifier) subscribe() (<-chan struct{}, func()) {
 		n.subs = map[chan struct{}]struct{}{}
 	}
 	n.subs[ch] = struct{}{}
+	if n.wake != nil {
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
+	}
 	n.mu.Unlock()
 	return ch, func() {
 		n.mu.Lock()
@@ -30,6 +40,28 @@ func (n *notifier) watched() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return len(n.subs) > 0
+}
+
+// waitWatched returns true once someone subscribes (at once if someone does), false if ctx
+// ends first.
+func (n *notifier) waitWatched(ctx context.Context) bool {
+	for {
+		n.mu.Lock()
+		if len(n.subs) > 0 {
+			n.mu.Unlock()
+			return true
+		}
+		if n.wake == nil {
+			n.wake = make(chan struct{}, 1)
+		}
+		wake := n.wake
+		n.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (n *notifier) notify() {

@@ -258,14 +258,14 @@ func (s *Store) readErr(what string, err error) error {
 }
 
 // watch learns of other processes' commits as soon as PostgreSQL announces them, so that
-// subscribers hear of them without polling. Reads do not depend on it: each one reads the
-// newest committed state.
+// subscribers hear of them without polling (the backend listens only while someone
+// subscribes). Reads do not depend on it: each one reads the newest committed state.
 func (s *Store) watch(w watcher) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatch, s.watchDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.watchDone)
-		w.watchCommits(ctx, func(head record.TxID) {
+		w.watchCommits(ctx, &s.commits, func(head record.TxID) {
 			if head > 0 && record.TxID(s.head.Load()) >= head {
 				return // our own commit, or one known already
 			}
