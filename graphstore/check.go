@@ -40,6 +40,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/memkv"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/nquads"
 )
@@ -133,6 +134,9 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	if errors.Is(err, ErrNoStore) {
 		return nil, err
 	}
+	if se := (*scratchError)(nil); errors.As(err, &se) {
+		return nil, storageErr("checking the store", se)
+	}
 	if err != nil {
 		return unreadable(s.be, err)
 	}
@@ -199,6 +203,9 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 	if errors.Is(err, ErrNoStore) {
 		return nil, err
 	}
+	if se := (*scratchError)(nil); errors.As(err, &se) {
+		return nil, storageErr("checking the store", se)
+	}
 	if err != nil {
 		return unreadable(be, err)
 	}
@@ -211,8 +218,6 @@ const maxIndexProblems = 20
 
 // checkKV checks the records and the index of be's kv store (see the file comment).
 func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error) {
-	c := newChecker(opts)
-	c.deferDangling = true
 	var r *Report
 	err := be.guard(func() error {
 		rt, err := be.kv().Read(ctx)
@@ -230,13 +235,20 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 		}
 		sc, err := newScratch()
 		if err != nil {
-			return err
+			return &scratchError{err}
 		}
 		defer sc.close()
+		c := newChecker(opts, sc)
+		c.deferDangling = true
 		release := func() {}
+		var stop func()
 		if b, ok := be.(*bboltBackend); ok {
 			release = func() { dropMapped(b.db) }
+			stop = releasing(b.db, sc.db)
+		} else {
+			stop = releasing(sc.db)
 		}
+		defer stop()
 		replayed := true
 		for id := record.TxID(1); id <= ix.Head(); id++ {
 			if err := ctx.Err(); err != nil {
@@ -257,12 +269,13 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 				c.sound, replayed = false, false
 				continue
 			}
-			c.addTx(id, quads)
-			if replayed && c.sound {
-				if err := sc.apply(tx); err != nil {
-					c.add(ProblemIndex, id, "", "the transaction cannot be indexed again: %v", err)
-					replayed = false
-				}
+			c.addTx(id, quads) // which applies it to the scratch store, if it decodes and chains
+			if c.err != nil {
+				return &scratchError{c.err}
+			}
+			if err := c.applyErr; err != nil && replayed {
+				c.add(ProblemIndex, id, "", "the transaction cannot be indexed again: %v", err)
+				replayed = false
 			}
 			ix.Release() // what the check decoded is in the scratch store now
 			if id%64 == 0 {
@@ -270,9 +283,12 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 			}
 		}
 		r = c.finish()
+		if c.err != nil {
+			return &scratchError{c.err}
+		}
 		if replayed && c.sound {
 			if err := sc.flush(); err != nil {
-				return err
+				return &scratchError{err}
 			}
 			compareIndex(rt, sc, r)
 		}
@@ -384,7 +400,10 @@ func CheckQuads(quads []quad.Quad, opts CheckOptions) *Report {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	c := newChecker(opts)
+	// The checker's state is an index in memory, as a check's is in a scratch file.
+	sink := &kvImporter{kv: memkv.New(index.Schema)}
+	defer sink.abort()
+	c := newChecker(opts, sink)
 	c.deferDangling = true
 	groups := map[record.TxID][]quad.Quad{}
 	var other []quad.Quad
@@ -412,8 +431,18 @@ func CheckQuads(quads []quad.Quad, opts CheckOptions) *Report {
 		c.addTx(id, groups[id])
 	}
 	c.r.Quads += len(other)
-	return c.finish()
+	r := c.finish()
+	if c.err != nil {
+		panic(c.err) // the index in memory cannot fail
+	}
+	return r
 }
+
+// scratchError is a failure of a check's scratch store, not of the store checked.
+type scratchError struct{ err error }
+
+func (e *scratchError) Error() string { return "the check's scratch store: " + e.err.Error() }
+func (e *scratchError) Unwrap() error { return e.err }
 
 // bboltPath returns the file a bbolt DSN names.
 func bboltPath(dsn string) (string, bool) {

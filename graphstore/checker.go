@@ -10,8 +10,9 @@ package graphstore
 // a decoding error; then it decodes the transaction (which must be exactly the canonical
 // encoding of what it records), runs the chain check Open runs, and hands the transaction to
 // the caller's rules (package mql checks authors and standings there). While every
-// transaction so far has decoded and chained, it folds each claim's state, so that at the end
-// it can check that each key has at most one live claim per audience.
+// transaction so far has decoded and chained, it applies each one to an index (index.Apply,
+// into the caller's sink), which is its state of everything before the next one (CheckState)
+// and from which, at the end, it checks that each key has at most one live claim per audience.
 
 import (
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"github.com/cayleygraph/quad"
 
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 )
@@ -84,10 +86,17 @@ type checker struct {
 	// hashes are the canonical quads of each transaction, hashed, to compare a snapshot with.
 	hashes     []uint64
 	keepHashes bool
+	// applyErr is why the sink refused the transaction the checker applied last, if it did:
+	// the checker applies nothing after it.
+	applyErr error
+	// err is a failure to read the index (its kv store failed): the state is incomplete, and
+	// the check or import can only end with it.
+	err error
 }
 
-func newChecker(opts CheckOptions) *checker {
-	st := newCheckState()
+// newChecker returns a checker that applies the transactions it accepts to sink.
+func newChecker(opts CheckOptions, sink indexSink) *checker {
+	st := newCheckState(sink)
 	recs := &stateRecords{s: st}
 	return &checker{
 		r:     &Report{Problems: []Problem{}},
@@ -127,7 +136,32 @@ func (c *checker) missing(from, to, head record.TxID) {
 
 // addTx checks the quads of transaction id (all labelled with it) and adds it to the state.
 // When the transaction decodes, it returns it and its canonical quads (what a store holds).
-func (c *checker) addTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad) {
+// After it, c.applyErr says whether the sink refused it, and c.err whether the index failed
+// (then the checker does nothing more).
+func (c *checker) addTx(id record.TxID, quads []quad.Quad) (tx *record.Tx, encoded []quad.Quad) {
+	c.applyErr = nil
+	if c.err != nil {
+		return nil, nil
+	}
+	c.guard(func() { tx, encoded = c.checkTx(id, quads) })
+	return tx, encoded
+}
+
+// guard runs fn, turning a failure of the index it read (an *index.Fault) into c.err.
+func (c *checker) guard(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(*index.Fault)
+			if !ok {
+				panic(r)
+			}
+			c.err = f
+		}
+	}()
+	fn()
+}
+
+func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad) {
 	c.id = id
 	c.r.Transactions++
 	c.r.Head = max(c.r.Head, id)
@@ -258,13 +292,25 @@ func (c *checker) addTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Q
 		c.hashes = append(c.hashes[:id-1], h)
 	}
 
-	// What this transaction records now exists for the ones after it.
-	c.register(claims, arts)
-	for _, rv := range revOrder {
-		c.registerRevocation(rv, revs[rv])
+	// What this transaction records now exists for the ones after it: in the index when it
+	// decoded and chained (and the index took it), else in the state's overlay.
+	applied := false
+	if tx != nil && c.sound && c.st.indexing {
+		if err := c.st.sink.add(tx, encoded); err != nil {
+			c.applyErr = err
+			c.st.indexing = false
+		} else {
+			applied = true
+			c.st.horizon = id
+		}
 	}
+	c.register(claims, arts, applied)
+	for _, rv := range revOrder {
+		c.registerRevocation(rv, revs[rv], applied)
+	}
+	clear(c.st.curRevoked)
 	if tx != nil && c.sound {
-		c.apply(tx)
+		c.apply(tx, applied)
 	}
 	c.recs.head = id
 	c.cur, c.order = nil, c.order[:0]
@@ -315,6 +361,10 @@ func (c *checker) classes() {
 			continue
 		}
 		if prev, ok := c.st.lookup(iri); ok {
+			if _, kept := c.st.first[iri]; !kept {
+				// Applied, this transaction's record would replace it in the index.
+				c.st.first[quad.IRI(strings.Clone(string(iri)))] = prev
+			}
 			if prev.class == n.class {
 				c.add(ProblemRecord, c.id, iri, "recorded twice, by tx %d and tx %d", prev.tx, c.id)
 			} else {
@@ -371,11 +421,15 @@ func (c *checker) txNode() {
 }
 
 // register adds what the transaction's raw records recorded to the state, checking that
-// versions follow on and that no claim is revoked twice.
-func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
+// versions follow on. A transaction the index took (applied) is there already, but for its
+// principals and grants: it decoded and chained, so its versions follow on.
+func (c *checker) register(claims []rawClaim, arts []rawArtifact, applied bool) {
 	st := c.st
 	for _, iri := range c.order {
 		n := c.cur[iri]
+		if applied && n.class != codec.MQLStore && n.class != codec.MQLPrincipal && n.class != codec.MQLGrant {
+			continue
+		}
 		switch n.class {
 		case codec.MQLStore:
 			if iri == codec.IRIStore && c.id == 1 && !st.hasMeta {
@@ -395,15 +449,18 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact) {
 			}
 		case codec.MQLSource:
 			if s, err := codec.ParseNamed(codec.PrefSource, "source", iri); err == nil {
-				if _, ok := st.sources[s]; !ok {
+				if _, ok := st.sourceTx(s); !ok {
 					st.sources[strings.Clone(s)] = c.id
 				}
 			}
 		case codec.MQLRevocation, codec.MQLConfirmation, codec.MQLReview, codec.MQLToken, codec.MQLTokenRevoke, codec.MQLRetrieval, codec.MQLOutcome:
-			if _, ok := st.events[iri]; !ok {
+			if _, ok := st.event(iri); !ok {
 				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.class, c.id}
 			}
 		}
+	}
+	if applied {
+		return
 	}
 	for _, rc := range claims {
 		ks := st.key(rc.id.Key)
@@ -443,24 +500,31 @@ func (c *checker) version(what string, iri quad.IRI, v, n int, txOf func(v int) 
 	return v, true
 }
 
-// registerRevocation records that a claim is revoked, reporting a second revocation.
-func (c *checker) registerRevocation(rev, target quad.IRI) {
+// registerRevocation records that a claim is revoked, reporting a second revocation. The
+// revocations of a transaction the index took are there already (applied): those before it
+// are the index's as of the transaction before.
+func (c *checker) registerRevocation(rev, target quad.IRI, applied bool) {
 	id, err := codec.ParseClaimIRI(target)
 	if err != nil {
 		return
 	}
-	if r := c.st.revoked[id]; r != nil {
+	m, asOf := c.st.revoked, c.st.horizon
+	if applied {
+		m, asOf = c.st.curRevoked, c.id-1
+	}
+	if r := c.st.revocations(id, m, asOf); r != nil {
 		r.n++
 		c.add(ProblemRevocation, c.id, target, "revoked %d times: first by %s (tx %d), again by %s (tx %d)", r.n, r.first, r.tx, rev, c.id)
 		return
 	}
-	c.st.revoked[id] = &revokedBy{first: quad.IRI(strings.Clone(string(rev))), tx: c.id, n: 1}
+	m[id] = &revokedBy{first: quad.IRI(strings.Clone(string(rev))), tx: c.id, n: 1}
 }
 
-// apply adds the facts of a decoded transaction to the state and folds the states of the
-// claims it touches, in View.fold's order: a new claim's own state, then supersessions, then
-// promotions by replacement, then revocations, which are final.
-func (c *checker) apply(tx *record.Tx) {
+// apply adds the facts of a decoded transaction to the state: its principals and grants, and,
+// unless the index took it (applied), the facts of its claims and artifacts, folding the
+// states of the claims it touches in View.fold's order: a new claim's own state, then
+// supersessions, then promotions by replacement, then revocations, which are final.
+func (c *checker) apply(tx *record.Tx, applied bool) {
 	st := c.st
 	if tx.Meta != nil {
 		st.meta = *tx.Meta
@@ -473,6 +537,9 @@ func (c *checker) apply(tx *record.Tx) {
 	for _, g := range tx.Grants {
 		gc := *g
 		st.grants[gc.Grantee] = append(st.grants[gc.Grantee], &gc)
+	}
+	if applied {
+		return
 	}
 	for _, cl := range tx.Claims {
 		cs := st.claim(cl.ID)
@@ -511,7 +578,15 @@ func (c *checker) apply(tx *record.Tx) {
 
 // finish reports what can only be judged at the end: references to records that were never
 // recorded (or only later), version gaps, and, if every transaction replayed, live claims.
+// After it, c.err says whether the index failed.
 func (c *checker) finish() *Report {
+	if c.err == nil {
+		c.guard(c.judgeEnd)
+	}
+	return c.r
+}
+
+func (c *checker) judgeEnd() {
 	r := c.r
 	for _, d := range c.deferred {
 		switch rec, ok := c.st.lookup(d.iri); {
@@ -524,7 +599,8 @@ func (c *checker) finish() *Report {
 		}
 	}
 	c.deferred = nil
-	for _, ks := range c.st.keyOrder {
+	// The index holds no gaps: only the overlay may.
+	for _, ks := range c.st.overlayKeys() {
 		c.gaps("key "+ks.key.String(), len(ks.vs), func(v int) record.TxID { return ks.vs[v-1].tx })
 	}
 	names := make([]string, 0, len(c.st.arts))
@@ -536,14 +612,13 @@ func (c *checker) finish() *Report {
 		as := c.st.arts[name]
 		c.gaps("artifact "+name, len(as.vs), func(v int) record.TxID { return as.vs[v-1].tx })
 	}
-	r.Keys = len(c.st.keys)
+	r.Keys = c.st.keyCount()
 	if r.Transactions == 0 {
 		c.add(ProblemTxIDs, 0, "", "the store holds no transactions: it is not an mql memory (no genesis)")
 	}
 	if c.sound && r.Transactions > 0 {
 		c.checkLive()
 	}
-	return r
 }
 
 func (c *checker) gaps(what string, n int, txOf func(v int) record.TxID) {
@@ -554,32 +629,77 @@ func (c *checker) gaps(what string, n int, txOf func(v int) record.TxID) {
 	}
 }
 
-// checkLive checks that each key has at most one live claim per audience, judged at Now.
+// liveVersion is a version of a key live at the end, and its audience (index.Audience).
+type liveVersion struct {
+	v   int
+	aud string
+}
+
+// checkLive checks that each key has at most one live claim per audience, judged at Now, key
+// by key in the order their first claims were recorded: the keys of the index as it streams
+// them, but for those the overlay holds, and then the overlay's others.
 func (c *checker) checkLive() {
 	now := c.opts.Now
-	for _, ks := range c.st.keyOrder {
-		var auds []int32
-		var live map[int32][]string
+	st := c.st
+	var lives []liveVersion
+	overlay := st.overlayKeys()
+	next := 0
+	fromOverlay := func(ks *keyState) {
+		lives = lives[:0]
 		for v, cs := range ks.vs {
-			if !cs.known || cs.phase != lifecycle.PhaseLive || cs.expired(now) {
-				continue
+			if cs.known && cs.phase == lifecycle.PhaseLive && !cs.expired(now) {
+				lives = append(lives, liveVersion{v + 1, st.audName[cs.aud]})
 			}
-			if live == nil {
-				live = map[int32][]string{}
-			}
-			if _, ok := live[cs.aud]; !ok {
-				auds = append(auds, cs.aud)
-			}
-			live[cs.aud] = append(live[cs.aud], "@"+strconv.Itoa(v+1))
 		}
-		for _, a := range auds {
-			if l := live[a]; len(l) > 1 {
-				who := "everyone"
-				if a != 0 {
-					who = "seen by " + strings.Join(c.st.auds[a], ",")
+		c.reportLive(func() record.Key { return ks.key }, lives)
+	}
+	if ix := st.ix(); ix != nil {
+		ix.EachKeyVersionsAsOf(st.horizon, func(seq uint64, vs []index.CheckedClaim) bool {
+			for ; next < len(overlay) && overlay[next].inIndex && overlay[next].seq <= seq; next++ {
+				if overlay[next].seq == seq {
+					fromOverlay(overlay[next])
+					next++
+					return true
 				}
-				c.add(ProblemLive, 0, "", "%s has %d live claims for %s: %s (at most one may be live)", ks.key, len(l), who, strings.Join(l, ", "))
+				fromOverlay(overlay[next])
 			}
+			lives = lives[:0]
+			for v, cl := range vs {
+				if cl.Phase == lifecycle.PhaseLive && (cl.ValidUntil.IsZero() || now.Before(cl.ValidUntil)) {
+					lives = append(lives, liveVersion{v + 1, index.Audience(cl.SeenBy)})
+				}
+			}
+			c.reportLive(func() record.Key { return ix.KeyName(seq) }, lives)
+			return true
+		})
+	}
+	for ; next < len(overlay); next++ {
+		fromOverlay(overlay[next])
+	}
+}
+
+// reportLive reports each audience of a key with more than one of the live versions, in the
+// order of their first live versions.
+func (c *checker) reportLive(key func() record.Key, lives []liveVersion) {
+	if len(lives) < 2 {
+		return
+	}
+	for i, l := range lives {
+		if slices.ContainsFunc(lives[:i], func(e liveVersion) bool { return e.aud == l.aud }) {
+			continue // reported with its audience's first
+		}
+		var vs []string
+		for _, e := range lives[i:] {
+			if e.aud == l.aud {
+				vs = append(vs, "@"+strconv.Itoa(e.v))
+			}
+		}
+		if len(vs) > 1 {
+			who := "everyone"
+			if l.aud != "" {
+				who = "seen by " + l.aud
+			}
+			c.add(ProblemLive, 0, "", "%s has %d live claims for %s: %s (at most one may be live)", key(), len(vs), who, strings.Join(vs, ", "))
 		}
 	}
 }

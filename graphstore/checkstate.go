@@ -1,6 +1,9 @@
 package graphstore
 
 import (
+	"cmp"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,37 +17,75 @@ import (
 
 // CheckState is what a check (or an import) knows of the transactions before the one it is
 // checking: enough to resolve every reference, number versions, fold each claim's state and
-// judge standings, and no more. It keeps a few words per record — never the quads or the
-// decoded transactions — so that checking or importing a store streams: its memory grows with
-// the number of claims, keys and principals, not with the quads.
+// judge standings. Its memory does not grow with the store: what the transactions recorded is
+// in the index the check applies each transaction it accepts to (index.Apply, into a scratch
+// store for a check, into the store being created for an import), and the state reads it back
+// from there (index/check.go). It keeps in memory only the principals and grants (few), and
+// what the index does not hold:
+//
+//   - the overlay: the records of the transactions after the last one applied (the horizon).
+//     The checker stops applying at the first transaction that does not decode or chain (or
+//     that the index refuses), and registers what those record from their raw quads, as it
+//     always did, so that a damaged store or a bad file is reported exactly as before. An
+//     index entry that a transaction after the horizon changes (a new version of a key, an
+//     event about a claim) is copied into the overlay first, which is then authoritative for
+//     it. A sound store has no overlay.
+//   - first: the records recorded twice (reported as such) by transactions the index holds,
+//     whose entries the later one overwrote: the state still names the first.
+//
+// The index is read through the sink's write handle, which sees every transaction applied so
+// far, the ones of the batch not yet committed included (a snapshot of the committed batches
+// would lack them, and committing each transaction would cost a commit per transaction), as
+// of the horizon: entries of a transaction that Apply refused part-way are not seen.
 type CheckState struct {
 	meta    record.StoreMeta
 	hasMeta bool
 
-	// Existence and the transaction that recorded each record, filled from the raw quads of
-	// every transaction (decodable or not), so that references resolve.
+	// Principals and grants, from the raw quads of every transaction (decodable or not) and
+	// from the decoded ones.
 	principalTx map[string]record.TxID
 	grantTx     map[string]record.TxID
-	sources     map[string]record.TxID
-	events      map[quad.IRI]recordInfo // revocations, confirmations, reviews, tokens and their revocations
-	keys        map[record.Key]*keyState
-	keyOrder    []*keyState
-	arts        map[string]*artState
+	principals  map[string]*record.Principal
+	grants      map[string][]*record.Grant // by grantee
 
-	// Facts from the decoded transactions (filled only while every transaction decodes).
-	principals map[string]*record.Principal
-	grants     map[string][]*record.Grant // by grantee
-	revoked    map[record.ClaimID]*revokedBy
+	sink     indexSink   // where the accepted transactions are applied
+	horizon  record.TxID // the last transaction applied (0: none)
+	indexing bool        // every transaction so far was applied: the overlay is empty
+	first    map[quad.IRI]recordInfo
 
-	names  []string         // principal names, by index (claimState.by)
-	nameIx map[string]int32 // and back
-	auds   [][]string       // seen-by lists, by index (claimState.aud); 0 is everyone
-	audIx  map[string]int32
-	strs   map[string]string // interned subjects, predicates, artifact names
+	// The overlay.
+	sources  map[string]record.TxID
+	events   map[quad.IRI]recordInfo // revocations, confirmations, reviews, tokens and their revocations, retrievals, outcomes
+	keys     map[record.Key]*keyState
+	keyOrder []*keyState
+	arts     map[string]*artState
+	revoked  map[record.ClaimID]*revokedBy
+
+	// The revocations recorded so far by the transaction being registered, when it was
+	// applied (the index holds them, but the checker reports them in the order of its quads).
+	curRevoked map[record.ClaimID]*revokedBy
+
+	names   []string         // principal names, by index (claimState.by)
+	nameIx  map[string]int32 // and back
+	auds    [][]string       // seen-by lists, by index (claimState.aud); 0 is everyone
+	audName []string         // and as index.Audience gives them
+	audIx   map[string]int32
+	strs    map[string]string // interned subjects, predicates, artifact names
 
 	cur       *record.Tx // the transaction being checked, for lookups of what it records itself
 	curClaims map[record.ClaimID]*record.Claim
 	curArts   map[record.ArtifactID]*record.Artifact
+}
+
+// indexSink is where a checker applies the transactions it accepts, in order: index.Apply into
+// a kv store, a batch of transactions per kv transaction. Its write handle is the checker's
+// state.
+type indexSink interface {
+	// add applies tx (quads are its canonical quads) after the ones added before.
+	add(tx *record.Tx, quads []quad.Quad) error
+	// handle is the write handle over every transaction added so far. It is replaced when a
+	// batch commits: ask again rather than keep it.
+	handle() (*index.Index, error)
 }
 
 type recordInfo struct {
@@ -52,11 +93,13 @@ type recordInfo struct {
 	tx    record.TxID
 }
 
-// keyState holds the versions of one key, indexed by version-1. A version not (yet) recorded
-// is a gap (tx 0).
+// keyState holds the versions of one key in the overlay, indexed by version-1. A version not
+// (yet) recorded is a gap (tx 0).
 type keyState struct {
-	key record.Key
-	vs  []claimState
+	key     record.Key
+	inIndex bool   // the index holds versions of it (copied into vs)
+	seq     uint64 // then its number there
+	vs      []claimState
 }
 
 // claimState is one claim version: 32 bytes.
@@ -99,22 +142,40 @@ type revokedBy struct {
 	n     int
 }
 
-func newCheckState() *CheckState {
+func newCheckState(sink indexSink) *CheckState {
 	return &CheckState{
 		principalTx: map[string]record.TxID{},
 		grantTx:     map[string]record.TxID{},
+		principals:  map[string]*record.Principal{},
+		grants:      map[string][]*record.Grant{},
+		sink:        sink,
+		indexing:    true,
+		first:       map[quad.IRI]recordInfo{},
 		sources:     map[string]record.TxID{},
 		events:      map[quad.IRI]recordInfo{},
 		keys:        map[record.Key]*keyState{},
 		arts:        map[string]*artState{},
-		principals:  map[string]*record.Principal{},
-		grants:      map[string][]*record.Grant{},
 		revoked:     map[record.ClaimID]*revokedBy{},
+		curRevoked:  map[record.ClaimID]*revokedBy{},
 		nameIx:      map[string]int32{},
 		auds:        [][]string{nil},
+		audName:     []string{""},
 		audIx:       map[string]int32{"": 0},
 		strs:        map[string]string{},
 	}
+}
+
+// ix is the index of the transactions up to the horizon, nil while there are none. A failure
+// to reach it panics with an *index.Fault, which the checker turns into its error.
+func (s *CheckState) ix() *index.Index {
+	if s.horizon == 0 {
+		return nil
+	}
+	h, err := s.sink.handle()
+	if err != nil {
+		panic(&index.Fault{Err: err})
+	}
+	return h
 }
 
 // Meta is what the genesis recorded.
@@ -135,9 +196,15 @@ type ClaimFacts struct {
 // Claim returns the facts of a claim recorded up to and including the transaction being
 // checked.
 func (s *CheckState) Claim(id record.ClaimID) (ClaimFacts, bool) {
-	if ks := s.keys[id.Key]; ks != nil && id.Version >= 1 && id.Version <= len(ks.vs) {
-		if c := ks.vs[id.Version-1]; c.tx != 0 && c.known {
-			return ClaimFacts{By: s.names[c.by], SeenBy: s.auds[c.aud]}, true
+	if ks := s.keys[id.Key]; ks != nil {
+		if id.Version >= 1 && id.Version <= len(ks.vs) {
+			if c := ks.vs[id.Version-1]; c.tx != 0 && c.known {
+				return ClaimFacts{By: s.names[c.by], SeenBy: s.auds[c.aud]}, true
+			}
+		}
+	} else if ix := s.ix(); ix != nil {
+		if c, ok := ix.ClaimAsOf(id, s.horizon); ok {
+			return ClaimFacts{By: c.By, SeenBy: s.auds[s.audience(c.SeenBy)]}, true
 		}
 	}
 	if c := s.curClaim(id); c != nil {
@@ -168,9 +235,15 @@ func (s *CheckState) setCur(tx *record.Tx) { s.cur, s.curClaims, s.curArts = tx,
 // Artifact returns who may see an artifact version recorded up to and including the
 // transaction being checked.
 func (s *CheckState) Artifact(id record.ArtifactID) (seenBy []string, ok bool) {
-	if as := s.arts[id.Name]; as != nil && id.Version >= 1 && id.Version <= len(as.vs) {
-		if a := as.vs[id.Version-1]; a.tx != 0 {
-			return s.auds[a.aud], true
+	if as := s.arts[id.Name]; as != nil {
+		if id.Version >= 1 && id.Version <= len(as.vs) {
+			if a := as.vs[id.Version-1]; a.tx != 0 {
+				return s.auds[a.aud], true
+			}
+		}
+	} else if ix := s.ix(); ix != nil {
+		if _, seen, ok := ix.ArtifactAsOf(id, s.horizon); ok {
+			return s.auds[s.audience(seen)], true
 		}
 	}
 	if s.cur != nil {
@@ -208,37 +281,107 @@ func (s *CheckState) name(n string) int32 {
 }
 
 func (s *CheckState) audience(seenBy []string) int32 {
+	if len(seenBy) == 0 {
+		return 0
+	}
 	a := index.Audience(seenBy)
 	if i, ok := s.audIx[a]; ok {
 		return i
 	}
 	i := int32(len(s.auds))
-	var list []string
-	if a != "" {
-		list = strings.Split(strings.Clone(a), ",")
-	}
-	s.auds = append(s.auds, list)
+	a = strings.Clone(a)
+	s.auds = append(s.auds, strings.Split(a, ","))
+	s.audName = append(s.audName, a)
 	s.audIx[a] = i
 	return i
 }
 
-// key returns the state of k, creating it.
+// key returns the overlay's state of k, creating it (with the versions the index holds).
 func (s *CheckState) key(k record.Key) *keyState {
 	ks := s.keys[k]
 	if ks == nil {
 		k = record.Key{Subject: s.intern(k.Subject), Predicate: s.intern(k.Predicate)}
 		ks = &keyState{key: k}
+		if ix := s.ix(); ix != nil {
+			if seq, n := ix.KeyAsOf(k, s.horizon); n > 0 {
+				ks.inIndex, ks.seq = true, seq
+				ks.vs = make([]claimState, n)
+				for v := 1; v <= n; v++ {
+					c, ok := ix.ClaimAsOf(record.ClaimID{Key: k, Version: v}, s.horizon)
+					if !ok {
+						continue // (the index holds every version up to n)
+					}
+					cs := claimState{tx: c.Tx, by: s.name(c.By), aud: s.audience(c.SeenBy), known: true, phase: c.Phase}
+					cs.setUntil(c.ValidUntil)
+					ks.vs[v-1] = cs
+				}
+			}
+		}
 		s.keys[k] = ks
 		s.keyOrder = append(s.keyOrder, ks)
 	}
 	return ks
 }
 
+// claimTx is the transaction that recorded claim id, if one did before the transaction being
+// checked (its raw quads, decoded or not).
+func (s *CheckState) claimTx(id record.ClaimID) (record.TxID, bool) {
+	if ks := s.keys[id.Key]; ks != nil {
+		if id.Version >= 1 && id.Version <= len(ks.vs) && ks.vs[id.Version-1].tx != 0 {
+			return ks.vs[id.Version-1].tx, true
+		}
+		return 0, false
+	}
+	if ix := s.ix(); ix != nil {
+		if c, ok := ix.ClaimAsOf(id, s.horizon); ok {
+			return c.Tx, true
+		}
+	}
+	return 0, false
+}
+
+// claim is claim id's state in the overlay, copying its key there from the index if needed;
+// nil if it was never recorded.
 func (s *CheckState) claim(id record.ClaimID) *claimState {
-	if ks := s.keys[id.Key]; ks != nil && id.Version >= 1 && id.Version <= len(ks.vs) && ks.vs[id.Version-1].tx != 0 {
+	ks := s.keys[id.Key]
+	if ks == nil {
+		if _, ok := s.claimTx(id); !ok {
+			return nil
+		}
+		ks = s.key(id.Key)
+	}
+	if id.Version >= 1 && id.Version <= len(ks.vs) && ks.vs[id.Version-1].tx != 0 {
 		return &ks.vs[id.Version-1]
 	}
 	return nil
+}
+
+// keyVersions is the number of versions of k known before the transaction being checked,
+// gaps included.
+func (s *CheckState) keyVersions(k record.Key) int {
+	if ks := s.keys[k]; ks != nil {
+		return len(ks.vs)
+	}
+	if ix := s.ix(); ix != nil {
+		_, n := ix.KeyAsOf(k, s.horizon)
+		return n
+	}
+	return 0
+}
+
+func (s *CheckState) artifactTx(id record.ArtifactID) (record.TxID, bool) {
+	if as := s.arts[id.Name]; as != nil {
+		if id.Version >= 1 && id.Version <= len(as.vs) && as.vs[id.Version-1].tx != 0 {
+			return as.vs[id.Version-1].tx, true
+		}
+		return 0, false
+	}
+	if ix := s.ix(); ix != nil {
+		if tx, _, ok := ix.ArtifactAsOf(id, s.horizon); ok {
+			return tx, true
+		}
+	}
+	return 0, false
 }
 
 func (s *CheckState) artifact(id record.ArtifactID) *artVersion {
@@ -248,18 +391,94 @@ func (s *CheckState) artifact(id record.ArtifactID) *artVersion {
 	return nil
 }
 
+func (s *CheckState) artVersions(name string) int {
+	if as := s.arts[name]; as != nil {
+		return len(as.vs)
+	}
+	if ix := s.ix(); ix != nil {
+		return ix.ArtifactVersionsAsOf(name, s.horizon)
+	}
+	return 0
+}
+
+// art returns the overlay's state of artifact name, creating it (with the versions the index
+// holds).
 func (s *CheckState) art(name string) *artState {
 	as := s.arts[name]
 	if as == nil {
 		as = &artState{name: s.intern(name)}
+		if ix := s.ix(); ix != nil {
+			if n := ix.ArtifactVersionsAsOf(name, s.horizon); n > 0 {
+				as.vs = make([]artVersion, n)
+				for v := 1; v <= n; v++ {
+					if tx, seen, ok := ix.ArtifactAsOf(record.ArtifactID{Name: name, Version: v}, s.horizon); ok {
+						as.vs[v-1] = artVersion{tx: tx, aud: s.audience(seen)}
+					}
+				}
+			}
+		}
 		s.arts[as.name] = as
 	}
 	return as
 }
 
+func (s *CheckState) sourceTx(id string) (record.TxID, bool) {
+	if tx, ok := s.sources[id]; ok {
+		return tx, true
+	}
+	if ix := s.ix(); ix != nil {
+		return ix.RecordTxAsOf(index.KindSource, id, s.horizon)
+	}
+	return 0, false
+}
+
+// eventKinds are the records the state knows by their IRI alone: the prefix of their IRIs,
+// their class, and where the index keeps them.
+var eventKinds = []struct {
+	prefix, what string
+	class        quad.IRI
+	kind         index.Kind
+}{
+	{codec.PrefRevocation, "revocation", codec.MQLRevocation, index.KindRevocation},
+	{codec.PrefConfirmation, "confirmation", codec.MQLConfirmation, index.KindConfirmation},
+	{codec.PrefReview, "review", codec.MQLReview, index.KindReview},
+	{codec.PrefTokenRevoke, "token revocation", codec.MQLTokenRevoke, index.KindTokenRevocation},
+	{codec.PrefToken, "token", codec.MQLToken, index.KindToken},
+	{codec.PrefRetrieval, "retrieval", codec.MQLRetrieval, index.KindRetrieval},
+	{codec.PrefOutcome, "outcome", codec.MQLOutcome, index.KindOutcome},
+}
+
+// event finds a revocation, confirmation, review, token, token revocation, retrieval or
+// outcome by its IRI.
+func (s *CheckState) event(iri quad.IRI) (recordInfo, bool) {
+	if r, ok := s.events[iri]; ok {
+		return r, true
+	}
+	ix := s.ix()
+	if ix == nil {
+		return recordInfo{}, false
+	}
+	for _, k := range eventKinds {
+		if !strings.HasPrefix(string(iri), k.prefix) {
+			continue
+		}
+		// Records the index holds were decoded: their IRIs are canonical.
+		if id, err := codec.ParseNamed(k.prefix, k.what, iri); err == nil {
+			if tx, ok := ix.RecordTxAsOf(k.kind, id, s.horizon); ok {
+				return recordInfo{k.class, tx}, true
+			}
+		}
+		break
+	}
+	return recordInfo{}, false
+}
+
 // lookup finds the record an IRI names among those recorded before the transaction being
 // checked: its mql class and transaction.
 func (s *CheckState) lookup(iri quad.IRI) (recordInfo, bool) {
+	if r, ok := s.first[iri]; ok {
+		return r, true
+	}
 	str := string(iri)
 	switch {
 	case strings.HasPrefix(str, codec.PrefPrincipal):
@@ -276,20 +495,20 @@ func (s *CheckState) lookup(iri quad.IRI) (recordInfo, bool) {
 		}
 	case strings.HasPrefix(str, codec.PrefSource):
 		if id, err := codec.ParseNamed(codec.PrefSource, "source", iri); err == nil {
-			if tx, ok := s.sources[id]; ok {
+			if tx, ok := s.sourceTx(id); ok {
 				return recordInfo{codec.MQLSource, tx}, true
 			}
 		}
 	case strings.HasPrefix(str, codec.PrefClaim):
 		if id, err := codec.ParseClaimIRI(iri); err == nil {
-			if c := s.claim(id); c != nil {
-				return recordInfo{codec.MQLClaim, c.tx}, true
+			if tx, ok := s.claimTx(id); ok {
+				return recordInfo{codec.MQLClaim, tx}, true
 			}
 		}
 	case strings.HasPrefix(str, codec.PrefArtifact):
 		if id, err := codec.ParseArtifactIRI(iri); err == nil {
-			if a := s.artifact(id); a != nil {
-				return recordInfo{codec.MQLArtifact, a.tx}, true
+			if tx, ok := s.artifactTx(id); ok {
+				return recordInfo{codec.MQLArtifact, tx}, true
 			}
 		}
 	case iri == codec.IRIStore:
@@ -297,11 +516,60 @@ func (s *CheckState) lookup(iri quad.IRI) (recordInfo, bool) {
 			return recordInfo{codec.MQLStore, 1}, true
 		}
 	default:
-		if r, ok := s.events[iri]; ok {
-			return r, true
-		}
+		return s.event(iri)
 	}
 	return recordInfo{}, false
+}
+
+// revocations is what is known of the revocations of claim id: in m (the overlay's, or those
+// of the transaction being registered), else in the index as of asOf (nil: none).
+func (s *CheckState) revocations(id record.ClaimID, m map[record.ClaimID]*revokedBy, asOf record.TxID) *revokedBy {
+	if r := m[id]; r != nil {
+		return r
+	}
+	if asOf == 0 || s.horizon == 0 {
+		return nil
+	}
+	first, tx, n := s.ix().RevocationsAsOf(id, asOf)
+	if n == 0 {
+		return nil
+	}
+	// The IRI of a revocation the index holds (codec's: the prefix and the escaped id).
+	r := &revokedBy{first: quad.IRI(codec.PrefRevocation + url.PathEscape(first)), tx: tx, n: n}
+	m[id] = r
+	return r
+}
+
+// keyCount is the number of keys recorded.
+func (s *CheckState) keyCount() int {
+	n := 0
+	if ix := s.ix(); ix != nil {
+		n = ix.KeyCountAsOf(s.horizon)
+	}
+	for _, ks := range s.keyOrder {
+		if !ks.inIndex {
+			n++
+		}
+	}
+	return n
+}
+
+// overlayKeys is the overlay's keys in the order their first claims were recorded: those the
+// index holds by their numbers there, then the others as they came.
+func (s *CheckState) overlayKeys() []*keyState {
+	ks := slices.Clone(s.keyOrder)
+	slices.SortStableFunc(ks, func(a, b *keyState) int {
+		switch {
+		case a.inIndex && b.inIndex:
+			return cmp.Compare(a.seq, b.seq)
+		case a.inIndex:
+			return -1
+		case b.inIndex:
+			return 1
+		}
+		return 0
+	})
+	return ks
 }
 
 // stateRecords adapts the state to the chain check Open runs on every transaction (contiguous
@@ -313,31 +581,20 @@ type stateRecords struct {
 	head record.TxID
 }
 
-func (r *stateRecords) Top() record.TxID                      { return r.head }
-func (r *stateRecords) Add(tx *record.Tx)                     { r.head = tx.ID }
-func (r *stateRecords) HasClaim(id record.ClaimID) bool       { return r.s.claim(id) != nil }
-func (r *stateRecords) HasArtifact(id record.ArtifactID) bool { return r.s.artifact(id) != nil }
-
-func (r *stateRecords) KeyVersion(k record.Key) int {
-	if ks := r.s.keys[k]; ks != nil {
-		return len(ks.vs)
-	}
-	return 0
-}
-
-func (r *stateRecords) ArtifactVersion(name string) int {
-	if as := r.s.arts[name]; as != nil {
-		return len(as.vs)
-	}
-	return 0
-}
-
-func (r *stateRecords) HasSource(id string) bool {
-	_, ok := r.s.sources[id]
+func (r *stateRecords) Top() record.TxID  { return r.head }
+func (r *stateRecords) Add(tx *record.Tx) { r.head = tx.ID }
+func (r *stateRecords) HasClaim(id record.ClaimID) bool {
+	_, ok := r.s.claimTx(id)
 	return ok
 }
-
+func (r *stateRecords) HasArtifact(id record.ArtifactID) bool {
+	_, ok := r.s.artifactTx(id)
+	return ok
+}
+func (r *stateRecords) KeyVersion(k record.Key) int         { return r.s.keyVersions(k) }
+func (r *stateRecords) ArtifactVersion(name string) int     { return r.s.artVersions(name) }
+func (r *stateRecords) HasSource(id string) bool            { _, ok := r.s.sourceTx(id); return ok }
 func (r *stateRecords) HasToken(id string) bool {
-	rec, ok := r.s.events[codec.TokenIRI(id)]
+	rec, ok := r.s.lookup(codec.TokenIRI(id))
 	return ok && rec.class == codec.MQLToken
 }

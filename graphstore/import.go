@@ -64,7 +64,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 		defer b.close()
 		w := &kvImporter{kv: b.kv()}
 		defer w.abort()
-		return importTxs(ctx, r, copts, w.add, w.flush)
+		return importTxs(ctx, r, copts, w, w.flush)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
 		return importPostgres(ctx, dsn, r, opts, copts)
 	}
@@ -78,11 +78,12 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 	return ImportSummary{}, err
 }
 
-// importTxs reads transactions from r, checks each one, and hands it (with its canonical
-// quads) to emit. flush, if set, is called when the file ended and everything checked out.
-func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx *record.Tx, quads []quad.Quad) error, flush func() error) (ImportSummary, error) {
+// importTxs reads transactions from r, checks each one, and applies it (with its canonical
+// quads) to sink, whose index is what the checker checks the next one against. flush, if set,
+// is called when the file ended and everything checked out.
+func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, sink indexSink, flush func() error) (ImportSummary, error) {
 	var sum ImportSummary
-	c := newChecker(opts)
+	c := newChecker(opts, sink)
 	tr := newTxReader(newQuadReader(r), 1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -96,12 +97,15 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx
 			return sum, err
 		}
 		before := len(c.r.Problems)
-		tx, quads := c.addTx(g.id, g.quads)
+		tx, quads := c.addTx(g.id, g.quads) // which applies it to sink if it decodes and chains
+		if c.err != nil {
+			return sum, storageErr("reading the imported store", c.err)
+		}
 		if len(c.r.Problems) > before {
 			return sum, problemAt(c.r.Problems[before], g)
 		}
-		if err := emit(tx, quads); err != nil {
-			return sum, err
+		if c.applyErr != nil {
+			return sum, c.applyErr
 		}
 		sum.Transactions++
 		sum.Claims += len(tx.Claims)
@@ -110,7 +114,11 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, emit func(tx
 	if sum.Transactions == 0 {
 		return sum, &ImportError{Msg: "the file holds no transactions; an export starts with the genesis, tx 1"}
 	}
-	if rep := c.finish(); !rep.OK() {
+	rep := c.finish()
+	if c.err != nil {
+		return sum, storageErr("reading the imported store", c.err)
+	}
+	if !rep.OK() {
 		p := rep.Problems[0]
 		more := ""
 		if n := len(rep.Problems) + rep.Omitted - 1; n > 0 {
@@ -176,7 +184,10 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	defer be.close()
 	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: func() { dropMapped(be.db) }}
 	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
-	sum, err := importTxs(ctx, r, copts, w.add, w.flush)
+	stop := releasing(be.db)
+	defer stop()
+	sum, err := importTxs(ctx, r, copts, w, w.flush)
+	stop()
 	if err != nil {
 		return sum, err
 	}
@@ -260,7 +271,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 	fresh := openMemory()
 	w := &kvImporter{kv: fresh.kv()}
 	defer w.abort()
-	sum, err := importTxs(ctx, r, opts, w.add, w.flush)
+	sum, err := importTxs(ctx, r, opts, w, w.flush)
 	if err != nil {
 		fresh.close()
 		return sum, err
@@ -276,7 +287,8 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 
 // kvImporter writes imported transactions into a kv store, a batch of them per kv
 // transaction: the store being created is invisible until the import ends, so batches need
-// not follow transactions.
+// not follow transactions. Its write handle, which sees the batch not yet committed, is the
+// importing checker's state.
 type kvImporter struct {
 	kv        kv.Store
 	guard     func(func() error) error // the backend's, or nil
@@ -293,32 +305,45 @@ func (w *kvImporter) run(fn func() error) error {
 	return fn()
 }
 
-func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
+// handle is the write handle over every transaction added so far.
+func (w *kvImporter) handle() (*index.Index, error) {
+	if w.h != nil {
+		return w.h, nil
+	}
 	err := w.run(func() error {
-		if w.wt == nil {
-			wt, err := w.kv.Write(context.Background())
-			if err != nil {
-				return err
-			}
-			w.wt = wt
-			h, err := index.Writer(wt, nil)
-			if errors.Is(err, index.ErrNotStore) {
-				if err = index.Init(wt); err == nil {
-					h, err = index.Writer(wt, nil)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			w.h = h
+		wt, err := w.kv.Write(context.Background())
+		if err != nil {
+			return err
 		}
-		return w.h.Apply(tx, index.Mark{})
+		h, err := index.Writer(wt, nil)
+		if errors.Is(err, index.ErrNotStore) {
+			if err = index.Init(wt); err == nil {
+				h, err = index.Writer(wt, nil)
+			}
+		}
+		if err != nil {
+			wt.Rollback()
+			return err
+		}
+		w.wt, w.h = wt, h
+		return nil
 	})
 	if err != nil {
+		return nil, storageErr("writing the imported store", err)
+	}
+	return w.h, nil
+}
+
+func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
+	h, err := w.handle()
+	if err != nil {
+		return err
+	}
+	if err := w.run(func() error { return h.Apply(tx, index.Mark{}) }); err != nil {
 		return storageErr("writing the imported store", err)
 	}
 	w.head = tx.ID
-	if w.h.Puts() >= batchPuts {
+	if h.Puts() >= batchPuts {
 		return w.flush()
 	}
 	return nil

@@ -3,7 +3,10 @@ package graphstore
 import (
 	"context"
 	"os"
+	"sync"
+	"time"
 
+	"github.com/cayleygraph/quad"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mql-dev/mql/graphstore/index"
@@ -13,13 +16,14 @@ import (
 )
 
 // scratch is a throwaway store in a temporary bbolt file, never synced: a check replays a
-// store's records into it to compare the entries they give with the ones the store holds.
+// store's records into it, as the state it checks each transaction against (CheckState) and
+// to compare the entries they give with the ones the store holds.
 type scratch struct {
-	path    string
-	db      *bolt.DB
-	kv      *boltkv.Store
-	wt      kv.WriteTx
-	h       *index.Index
+	path string
+	db   *bolt.DB
+	kv   *boltkv.Store
+	wt   kv.WriteTx
+	h    *index.Index
 }
 
 // batchPuts is about how many entries a kv transaction written in bulk (a scratch store, an
@@ -49,28 +53,40 @@ func newScratch() (*scratch, error) {
 	return s, nil
 }
 
-func (s *scratch) apply(tx *record.Tx) error {
-	if s.wt == nil {
-		wt, err := s.kv.Write(context.Background())
-		if err != nil {
-			return err
-		}
-		s.wt = wt
-		h, err := index.Writer(wt, nil)
-		if err == index.ErrNotStore {
-			if err = index.Init(wt); err == nil {
-				h, err = index.Writer(wt, nil)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		s.h = h
+// handle is the write handle over every transaction added so far, the ones of the batch not
+// yet committed included: a check's state (CheckState) reads it.
+func (s *scratch) handle() (*index.Index, error) {
+	if s.h != nil {
+		return s.h, nil
 	}
-	if err := s.h.Apply(tx, index.Mark{}); err != nil {
+	wt, err := s.kv.Write(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	h, err := index.Writer(wt, nil)
+	if err == index.ErrNotStore {
+		if err = index.Init(wt); err == nil {
+			h, err = index.Writer(wt, nil)
+		}
+	}
+	if err != nil {
+		wt.Rollback()
+		return nil, err
+	}
+	s.wt, s.h = wt, h
+	return h, nil
+}
+
+// add applies tx after the transactions added before, committing the batch when it is full.
+func (s *scratch) add(tx *record.Tx, _ []quad.Quad) error {
+	h, err := s.handle()
+	if err != nil {
 		return err
 	}
-	if s.h.Puts() >= batchPuts {
+	if err := h.Apply(tx, index.Mark{}); err != nil {
+		return err
+	}
+	if h.Puts() >= batchPuts {
 		return s.flush()
 	}
 	return nil
@@ -94,4 +110,38 @@ func (s *scratch) close() {
 	}
 	s.db.Close()
 	os.Remove(s.path)
+}
+
+// releaseInterval is how often a check or an import releases the pages of the bbolt files it
+// reads and writes (dropMapped). Every read of a page not mapped yet maps the 64 KiB around it
+// that the page cache holds (the kernel's fault-around, which madvise(MADV_RANDOM) does not
+// turn off): the lookups and index entries of one transaction of a thousand claims map a
+// hundred megabytes or more of a large file, far more than its batch or a count of
+// transactions can bound.
+const releaseInterval = 50 * time.Millisecond
+
+// releasing drops the mapped pages of dbs every releaseInterval, from a goroutine of its own
+// (dropMapped holds off a writer's remapping while it runs), until stop is called. Call stop
+// before closing them.
+func releasing(dbs ...*bolt.DB) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(releaseInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, db := range dbs {
+					dropMapped(db)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
