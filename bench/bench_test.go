@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
 	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc})
+	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc, "-drop-caches=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +40,34 @@ func TestEndToEnd(t *testing.T) {
 		if r.BBolt == nil {
 			t.Errorf("%s: no bbolt figure", r.Op)
 		}
+	}
+	// The first reads of fresh processes, and export, import and check in child processes:
+	// with an SQLite figure beside mql's where there is one.
+	for _, want := range []struct {
+		prefix string
+		sqlite bool
+	}{
+		{"first read after open, cold: live lookup", true},
+		{"first read after open, cold: impact (12 dependents)", true},
+		{"first read after open, cold: impact over a dense DAG", true},
+		{"open, in the processes of the cold first reads", true},
+		{"mql export of the store", false},
+		{"mql import of that export into a new store (claims/s)", true}, // SQLite's bulk ingest
+		{"peak RSS of mql import", false},
+		{"mql check of the store", true}, // PRAGMA integrity_check
+		{"peak RSS of mql check", true},
+	} {
+		i := slices.IndexFunc(rep.Sizes[0].Rows, func(r row) bool { return strings.HasPrefix(r.Op, want.prefix) })
+		if i < 0 {
+			t.Errorf("no row %q", want.prefix)
+			continue
+		}
+		if r := rep.Sizes[0].Rows[i]; r.BBolt == nil || r.BBolt.Median <= 0 || (r.SQLite != nil) != want.sqlite {
+			t.Errorf("%s: %+v", r.Op, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n500")); !os.IsNotExist(err) {
+		t.Errorf("the stores and the export were not removed without -keep: %v", err)
 	}
 	if b, err := os.ReadFile(doc); err != nil || !bytes.Contains(b, []byte("| live lookup")) {
 		t.Fatalf("doc: %v\n%s", err, b)
@@ -67,8 +96,8 @@ func TestEndToEnd(t *testing.T) {
 func TestBackends(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-runs", "1", "-json", "-dir", dir,
-		"-backends", "memory,bbolt", "-max-memory-claims", "200"})
+	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "60", "-runs", "1", "-json", "-dir", dir,
+		"-backends", "memory,bbolt", "-max-memory-claims", "200", "-drop-caches=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,16 +200,7 @@ func TestRedactDSN(t *testing.T) {
 // TestMain lets the test binary stand in for the program when it measures opening, writes, or
 // how soon another process sees a write, in child processes.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 3 && os.Args[1] == "-child-open" {
-		childOpen(os.Args[2], os.Args[3])
-		os.Exit(0)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
-		childWrite(os.Args[2:])
-		os.Exit(0)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "-child-watch" {
-		childWatch(os.Args[2:])
+	if runChild(os.Args[1:]) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -249,7 +269,8 @@ func TestFailedChecks(t *testing.T) {
 // -dag 0 leaves the dense DAG out, and its check and reads with it.
 func TestNoDAG(t *testing.T) {
 	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", t.TempDir(), "-backends", "bbolt,sqlite"})
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", dir, "-backends", "bbolt,sqlite", "-drop-caches=false", "-keep"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +280,11 @@ func TestNoDAG(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "dense DAG") {
 		t.Errorf("a DAG figure with -dag 0:\n%s", out.String())
+	}
+	// -keep keeps the stores and the export; the imported store goes.
+	for f, kept := range map[string]bool{"mql.db": true, "peer.sqlite": true, "export.nq": true, "imported.db": false} {
+		if _, err := os.Stat(filepath.Join(dir, "n300", f)); (err == nil) != kept {
+			t.Errorf("-keep: %s: %v", f, err)
+		}
 	}
 }

@@ -57,6 +57,7 @@ type config struct {
 	exportPerTx int
 
 	keep         bool   // keep the stores of the sizes under -dir instead of removing them
+	dropCaches   bool   // drop the OS page cache before each first read of a fresh process (root only)
 	writersStore string // -writers: write into this existing store instead of a new one
 }
 
@@ -69,22 +70,14 @@ const (
 
 var backendNames = [3]string{"memory", "bbolt", "sqlite"}
 
-// memoryBytesPerClaim is what the whole benchmark process grew by per claim with the Cayley
-// memstore loaded (5.5 GiB at 100k claims, all three stores): enough to say why the memory
-// column is skipped at large sizes.
-const memoryBytesPerClaim = 5.5 * (1 << 30) / 100_000
+// memoryBytesPerClaim is the peak resident set per claim of a benchmark process with only the
+// memory store (its kv B-trees hold every record in the heap): 194.5 MiB at 100k claims (71.0
+// MiB at 25k), without the DAG: enough to say why the memory column is skipped at large sizes.
+// (Cayley's memstore, before the storage rewrite, took 5.5 GiB at 100k.)
+const memoryBytesPerClaim = 194.5 * (1 << 20) / 100_000
 
 func main() {
-	if len(os.Args) > 3 && os.Args[1] == "-child-open" {
-		childOpen(os.Args[2], os.Args[3])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "-child-watch" {
-		childWatch(os.Args[2:])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "-child-write" {
-		childWrite(os.Args[2:])
+	if runChild(os.Args[1:]) {
 		return
 	}
 	cfg, err := parseFlags(os.Args[1:])
@@ -123,14 +116,15 @@ func parseFlags(args []string) (*config, error) {
 	rate := fs.Int("rate", 1200, "concurrent writers: total assertions per second")
 	dur := fs.Duration("duration", 30*time.Second, "concurrent writers: how long")
 	backends := fs.String("backends", "memory,bbolt,sqlite", "columns of the sizes table, comma-separated")
-	maxMem := fs.Int("max-memory-claims", 200_000, "skip the memory column above this many claims (the memstore would not fit); 0: never skip")
+	maxMem := fs.Int("max-memory-claims", 2_000_000, "skip the memory column above this many claims (the memory store, ~2 KiB a claim in the heap, would not fit beside the others); 0: never skip")
 	pg := fs.String("postgres", "", "PostgreSQL server DSN: compare mql on PostgreSQL with plain SQL on the same server instead of the sizes (default size 10000 claims)")
 	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
 	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
-	keep := fs.Bool("keep", false, "keep each size's stores under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite) instead of removing them")
+	keep := fs.Bool("keep", false, "keep each size's stores and the export under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite, DIR/nN/export.nq) instead of removing them")
+	drop := fs.Bool("drop-caches", true, "drop the OS page cache (echo 1 > /proc/sys/vm/drop_caches: root only) before each first read of a fresh process")
 	writersStore := fs.String("writers-store", "", "-writers: write into this existing bbolt `FILE` (e.g. a store kept by -keep) instead of a new, empty one")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -138,7 +132,7 @@ func parseFlags(args []string) (*config, error) {
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
 		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx,
-		keep: *keep, writersStore: *writersStore}
+		keep: *keep, writersStore: *writersStore, dropCaches: *drop}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}
@@ -371,7 +365,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	if on[colMemory] && cfg.maxMemoryClaims > 0 && n > cfg.maxMemoryClaims {
 		on[colMemory] = false
 		res.NotMeasured = map[string]string{"mql_memory": fmt.Sprintf(
-			"not measured: the Cayley memstore needs ~%.0f GiB at this size (the process reached 5.5 GiB at 100k claims); -max-memory-claims raises the limit",
+			"not measured: the memory store holds every record in the heap, ~%.1f GiB at this size (a process with it alone peaked at 194.5 MiB at 100k claims); -max-memory-claims raises the limit",
 			float64(n)*memoryBytesPerClaim/(1<<30))}
 	}
 	for i, name := range []string{"mql_memory", "mql_bbolt", "sqlite"} {
@@ -389,6 +383,12 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		return nil, err
 	}
 	boltPath, sqlPath := filepath.Join(sub, "mql.db"), filepath.Join(sub, "peer.sqlite")
+	// A folder kept by an earlier run (-keep) starts again: each store is built new.
+	for _, f := range []string{boltPath, sqlPath, sqlPath + "-wal", sqlPath + "-shm", filepath.Join(sub, "export.nq"), filepath.Join(sub, "imported.db")} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
 	// A disabled engine stays a nil interface: the loops below skip it and its figures stay
 	// empty, which the table shows as "—".
 	engines := make([]engine, 3)
@@ -420,22 +420,25 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		engines[colSQLite] = e
 	}
 	names := backendNames[:]
+	// Progress on stderr: the time since this size began, and this process's resident set
+	// now and at its peak.
+	began := time.Now()
 	logf := func(format string, args ...any) {
 		if !cfg.jsonOut {
-			fmt.Fprintf(os.Stderr, "[%d] "+format+"\n", append([]any{n}, args...)...)
+			fmt.Fprintf(os.Stderr, "[%d] %s +%s rss %d MiB (peak %d MiB): "+format+"\n", append([]any{n, time.Now().UTC().Format("15:04:05"),
+				time.Since(began).Round(time.Second), procStatus("VmRSS:") >> 20, procStatus("VmHWM:") >> 20}, args...)...)
 		}
 	}
 
 	// Bulk ingest, interleaved batch by batch. Each batch is one run.
-	logf("bulk ingest: %d batches", len(w.batches))
-	ingest, err := ingestBatches(w, engines, names)
+	logf("bulk ingest: %d batches", w.batches())
+	ingest, err := ingestBatches(w, engines, names, logf)
 	if err != nil {
 		return nil, err
 	}
 	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
 
-	logf("revocations, revisions, DAG")
-	if err := loadRest(w, engines, names); err != nil {
+	if err := loadRest(w, engines, names, logf); err != nil {
 		return nil, err
 	}
 	if err := checkDAG(w, engines, names); err != nil {
@@ -594,6 +597,27 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		size.Ratio = size.BBolt.Median / size.SQLite.Median
 	}
 	res.Rows = append(res.Rows, size)
+
+	// The reads again, each the first of a new process that opens the store.
+	cold, err := coldReads(cfg, reads, on, [3]string{"", "bbolt", "sqlite"}, [3]string{"", boltPath, sqlPath}, logf)
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = append(res.Rows, cold...)
+
+	// mql export, import and check, in child processes.
+	if on[colBBolt] {
+		var sqlIngest *stat
+		if on[colSQLite] {
+			sqlIngest = summarize(ingest[colSQLite], "claims/s")
+		}
+		ic, err := importCheck(cfg, n, sub, boltPath, sqlPath, on, sqlIngest, logf)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, ic...)
+	}
+	logf("done")
 	if !cfg.keep {
 		os.RemoveAll(sub)
 	}
@@ -601,10 +625,21 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 }
 
 // ingestBatches writes the workload's bulk batches into every engine, interleaved batch by
-// batch, and returns each engine's rate per batch (claims/s).
-func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, error) {
+// batch, and returns each engine's rate per batch (claims/s). It logs its progress every tenth
+// of the batches (of 100 or more).
+func ingestBatches(w *workload, engines []engine, names []string, logf func(string, ...any)) ([][]float64, error) {
 	rates := make([][]float64, len(engines))
-	for _, b := range w.batches {
+	for bi := range w.batches() {
+		if nb := w.batches(); nb >= 100 && bi > 0 && bi%(nb/10) == 0 {
+			var med []string
+			for i, r := range rates {
+				if len(r) > 0 {
+					med = append(med, fmt.Sprintf("%s %.0f/s", names[i], median(r[len(r)-nb/10:])))
+				}
+			}
+			logf("bulk ingest: %d of %d batches; the last tenth's median: %s", bi, nb, strings.Join(med, ", "))
+		}
+		b := w.batch(bi)
 		for i, e := range engines {
 			if e == nil {
 				continue
@@ -621,7 +656,8 @@ func ingestBatches(w *workload, engines []engine, names []string) ([][]float64, 
 
 // loadRest writes the rest of the workload into every engine: revocations, revisions, the
 // derivation DAG.
-func loadRest(w *workload, engines []engine, names []string) error {
+func loadRest(w *workload, engines []engine, names []string, logf func(string, ...any)) error {
+	logf("revocations (%d), revisions (%d), hub and DAG claims", len(w.revoke), len(w.singles))
 	for _, k := range w.revoke {
 		for i, e := range engines {
 			if e == nil {
@@ -643,6 +679,7 @@ func loadRest(w *workload, engines []engine, names []string) error {
 		}
 	}
 	for _, h := range w.hubs {
+		logf("impact hub of %d dependents", h)
 		for _, lvl := range w.levels[h] {
 			for i, e := range engines {
 				if e == nil {
@@ -655,6 +692,7 @@ func loadRest(w *workload, engines []engine, names []string) error {
 		}
 	}
 	// The dense DAG, one derivation at a time: each may rest on the one before.
+	logf("dense DAG: %d derivations", len(w.dag))
 	for _, d := range w.dag {
 		for i, e := range engines {
 			if e == nil {
@@ -693,33 +731,28 @@ func checkDAG(w *workload, engines []engine, names []string) error {
 type readOp struct {
 	name string
 	k    int // calls per run
-	want int // expected result size, -1: not checked
-	fn   func(e engine) (int, error)
+	spec readSpec
+	cold bool // also timed as the first read of a fresh process
 }
 
 // readOps is the read set every comparison times.
 func readOps(w *workload) []readOp {
 	reads := []readOp{
-		{"live lookup (one Subject.predicate)", 2000, 1, func(e engine) (int, error) { return e.live(w.liveKey) }},
-		{"find: soc2 and EU, cheapest 10", 5, -1, func(e engine) (int, error) { return e.find() }},
-		{"why (5 superseded versions)", 500, -1, func(e engine) (int, error) { return e.why(w.whyKey) }},
-		{"context for 12 subjects", 500, 12, func(e engine) (int, error) { return e.context(w.ctxSubjs) }},
-		{"history (20 versions)", 500, 20, func(e engine) (int, error) { return e.history(w.histKey) }},
+		{"live lookup (one Subject.predicate)", 2000, readSpec{Op: "live", Key: w.liveKey, Want: 1}, true},
+		{"find: soc2 and EU, cheapest 10", 5, readSpec{Op: "find", Want: -1}, true},
+		{"why (5 superseded versions)", 500, readSpec{Op: "why", Key: w.whyKey, Want: -1}, true},
+		{"context for 12 subjects", 500, readSpec{Op: "context", Subjects: w.ctxSubjs, Want: 12}, true},
+		{"history (20 versions)", 500, readSpec{Op: "history", Key: w.histKey, Want: 20}, true},
 	}
 	for _, h := range w.hubs {
 		k := max(2, 20000/h)
-		reads = append(reads, readOp{fmt.Sprintf("impact (%d dependents)", h), k, h, func(e engine) (int, error) { return e.impact(fmt.Sprintf("H%d.score@1", h)) }})
+		reads = append(reads, readOp{fmt.Sprintf("impact (%d dependents)", h), k, readSpec{Op: "impact", Key: fmt.Sprintf("H%d.score@1", h), Want: h}, true})
 	}
 	if len(w.dag) > 0 {
-		reads = append(reads, readOp{fmt.Sprintf("impact over a dense DAG (%d of %d artifacts, two random inputs each)", len(w.dagImpact), len(w.dag)), 10, len(w.dagImpact),
-			func(e engine) (int, error) { return e.impact(w.dagRoot) }})
-		reads = append(reads, readOp{"the same, SQLite's CTE keeping no depths (a set of ids; mql as above)", 10, len(w.dagImpact),
-			func(e engine) (int, error) {
-				if s, ok := e.(*sqlEngine); ok {
-					return s.impactSet(w.dagRoot)
-				}
-				return e.impact(w.dagRoot)
-			}})
+		reads = append(reads, readOp{fmt.Sprintf("impact over a dense DAG (%d of %d artifacts, two random inputs each)", len(w.dagImpact), len(w.dag)), 10,
+			readSpec{Op: "impact", Key: w.dagRoot, Want: len(w.dagImpact)}, true})
+		reads = append(reads, readOp{"the same, SQLite's CTE keeping no depths (a set of ids; mql as above)", 10,
+			readSpec{Op: "impact-set", Key: w.dagRoot, Want: len(w.dagImpact)}, false})
 	}
 	return reads
 }
@@ -740,14 +773,14 @@ func timeReads(runs int, reads []readOp, engines []engine, names []string) ([][]
 				var got int
 				t, err := timeOp(op.k, func() error {
 					var err error
-					got, err = op.fn(e)
+					got, err = op.spec.run(e)
 					return err
 				})
 				if err != nil {
 					return nil, fmt.Errorf("%s %s: %w", names[ei], op.name, err)
 				}
-				if op.want >= 0 && got != op.want {
-					return nil, fmt.Errorf("%s %s: %d results, want %d", names[ei], op.name, got, op.want)
+				if op.spec.Want >= 0 && got != op.spec.Want {
+					return nil, fmt.Errorf("%s %s: %d results, want %d", names[ei], op.name, got, op.spec.Want)
 				}
 				times[oi][ei] = append(times[oi][ei], t)
 			}
@@ -788,13 +821,16 @@ func fileSize(p string) float64 {
 }
 
 // peakRSS is this process's peak resident set (VmHWM), in bytes.
-func peakRSS() uint64 {
+func peakRSS() uint64 { return procStatus("VmHWM:") }
+
+// procStatus is a figure in kB of /proc/self/status (VmHWM:, VmRSS:), in bytes.
+func procStatus(field string) uint64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
+		if strings.HasPrefix(l, field) {
 			f := strings.Fields(l)
 			if len(f) >= 2 {
 				kb, _ := strconv.ParseUint(f[1], 10, 64)
@@ -807,6 +843,7 @@ func peakRSS() uint64 {
 
 type childResult struct {
 	OpenSeconds float64 `json:"open_s"`
+	ReadSeconds float64 `json:"read_s,omitempty"` // -child-read: the read after the open
 	PeakRSS     uint64  `json:"peak_rss"`
 }
 

@@ -120,14 +120,13 @@ func runPostgres(ctx context.Context, cfg *config) (*pgResult, error) {
 	}
 
 	w := genWorkload(n, cfg.hubs, cfg.seed)
-	logf("bulk ingest: %d batches", len(w.batches))
-	ingest, err := ingestBatches(w, engines, names)
+	logf("bulk ingest: %d batches", w.batches())
+	ingest, err := ingestBatches(w, engines, names, logf)
 	if err != nil {
 		return nil, err
 	}
 	res.Rows = append(res.Rows, pgRowOf("bulk ingest (claims/s, batches of 1,000)", "claims/s", ingest))
-	logf("revocations, revisions, DAG")
-	if err := loadRest(w, engines, names); err != nil {
+	if err := loadRest(w, engines, names, logf); err != nil {
 		return nil, err
 	}
 	// Fresh statistics for both planners, as autovacuum would give them some time after a

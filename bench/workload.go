@@ -42,7 +42,8 @@ type deriveOp struct {
 }
 
 type workload struct {
-	batches   [][]claimOp // bulk, 1,000 a batch
+	claims      int        // bulk claims
+	batchStarts []rand.PCG // the bulk generator's state at the start of each batch of 1,000 (see batch)
 	revoke    []string    // Subject.predicate of keys whose live claim is revoked
 	singles   []claimOp   // why and history keys
 	hubs      []int
@@ -84,42 +85,34 @@ func value(p string, r *rand.Rand, c *claimOp) {
 }
 
 func genWorkload(n int, hubs []int, seed uint64) *workload {
-	r := rand.New(rand.NewPCG(seed, 0x6d716c))
+	src := rand.NewPCG(seed, 0x6d716c)
+	r := rand.New(src)
 	w := &workload{hubs: hubs, levels: map[int][][]deriveOp{}, pastTime: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
 	first := n * 3 / 4
 	w.subjects = max(first/len(predicates), 12)
-	liveKey := fmt.Sprintf("V%d.region", w.subjects/2)
-	var all []claimOp
-	k := 0
+	w.claims = n
+	w.liveKey = fmt.Sprintf("V%d.region", w.subjects/2)
+	// The bulk claims are not kept: one pass draws them (without formatting a string) to leave
+	// the generator where the rest of the workload starts and to note its state at the start
+	// of each batch, from which batch regenerates that batch's claims when it is written. At
+	// 10M claims the claims would take ~1.6 GiB of the heap, a batch takes ~150 KiB.
+	// (Claims beyond n, when the vendors' first versions alone are more, are drawn and dropped.)
+	total := max(n, w.subjects*len(predicates))
+	for j := range total {
+		if j < n && j%bulkBatch == 0 {
+			w.batchStarts = append(w.batchStarts, *src)
+		}
+		w.claimAt(r, j, false)
+	}
+	k := total
 	mk := func(s, p string) claimOp {
 		k++
 		c := claimOp{Subject: s, Predicate: p, By: agents[k%len(agents)], Source: fmt.Sprintf("src:%d", k)}
 		value(p, r, &c)
-		// The keys the reads look up must stay live: at 1M claims the live-lookup key's first
-		// claim is a 97th.
-		if k%97 == 0 && s != "V0" && s != "V1" && s != "V2" && s+"."+p != liveKey {
+		if k%97 == 0 && s != "V0" && s != "V1" && s != "V2" && s+"."+p != w.liveKey {
 			c.ValidUntil = w.pastTime
 		}
 		return c
-	}
-	for i := 0; len(all) < first || i < w.subjects; i++ {
-		s := fmt.Sprintf("V%d", i%w.subjects)
-		if i >= w.subjects {
-			break
-		}
-		for _, p := range predicates {
-			all = append(all, mk(s, p))
-		}
-	}
-	for len(all) < n {
-		s := fmt.Sprintf("V%d", 10+r.IntN(w.subjects-10))
-		all = append(all, mk(s, predicates[r.IntN(len(predicates))]))
-	}
-	all = all[:n]
-	for len(all) > 0 {
-		m := min(1000, len(all))
-		w.batches = append(w.batches, all[:m])
-		all = all[m:]
 	}
 	for i := range 20 {
 		w.revoke = append(w.revoke, fmt.Sprintf("V%d.seats", 3+i))
@@ -130,7 +123,7 @@ func genWorkload(n int, hubs []int, seed uint64) *workload {
 	for range 19 {
 		w.singles = append(w.singles, mk("V1", "seats"))
 	}
-	w.whyKey, w.histKey, w.liveKey = "V0.price_per_seat", "V1.seats", liveKey
+	w.whyKey, w.histKey = "V0.price_per_seat", "V1.seats"
 	for i := range 12 {
 		w.ctxSubjs = append(w.ctxSubjs, fmt.Sprintf("V%d", (i*w.subjects)/12+2))
 	}
@@ -172,6 +165,52 @@ func genWorkload(n int, hubs []int, seed uint64) *workload {
 		w.levels[h] = levels
 	}
 	return w
+}
+
+// bulkBatch is the size of a bulk batch: one transaction, one run of the ingest row.
+const bulkBatch = 1000
+
+// batches is the number of bulk batches.
+func (w *workload) batches() int { return len(w.batchStarts) }
+
+// batch generates bulk batch i: claims i×1,000 to (i+1)×1,000 (or n), the same every time.
+func (w *workload) batch(i int) []claimOp {
+	src := w.batchStarts[i]
+	r := rand.New(&src)
+	lo, hi := i*bulkBatch, min((i+1)*bulkBatch, w.claims)
+	out := make([]claimOp, 0, hi-lo)
+	for j := lo; j < hi; j++ {
+		out = append(out, w.claimAt(r, j, true))
+	}
+	return out
+}
+
+// claimAt draws bulk claim j (from 0) from r, which must be where claim j-1 left it: the
+// first versions of the vendors' four predicates in order, then revisions of random keys of
+// vendors V10 on. Without strings it only draws (the subject, source and time stay empty).
+//
+// The keys the reads look up must stay live: at 1M claims the live-lookup key's first claim
+// is a 97th, so it never expires, nor do V0, V1 and V2.
+func (w *workload) claimAt(r *rand.Rand, j int, full bool) claimOp {
+	var subj int
+	var p string
+	if j < w.subjects*len(predicates) {
+		subj, p = j/len(predicates), predicates[j%len(predicates)]
+	} else {
+		subj = 10 + r.IntN(w.subjects-10)
+		p = predicates[r.IntN(len(predicates))]
+	}
+	k := j + 1
+	c := claimOp{Predicate: p, By: agents[k%len(agents)]}
+	value(p, r, &c)
+	if !full {
+		return c
+	}
+	c.Subject, c.Source = fmt.Sprintf("V%d", subj), fmt.Sprintf("src:%d", k)
+	if k%97 == 0 && subj > 2 && c.Subject+"."+p != w.liveKey {
+		c.ValidUntil = w.pastTime
+	}
+	return c
 }
 
 // addDAG adds the dense derivation DAG of arts artifacts (none if 0) and works out its root's
