@@ -9,7 +9,7 @@ import (
 )
 
 // Errors returned by mql. Each is wrapped with detail, so match them with errors.Is. A write
-// that fails with any of them changed nothing.
+// that fails with any of them changed nothing (but for the one case ErrStorage describes).
 var (
 	// ErrNotFound is returned when a claim, version, artifact or source that a statement names
 	// does not exist, or is not visible to the reader: the message is the same either way.
@@ -54,12 +54,20 @@ var (
 	// ErrBadImport is returned (wrapped in an *ImportError) when a file to import is not a
 	// sound export; nothing was imported.
 	ErrBadImport = graphstore.ErrBadImport
-	// ErrStorage is returned when the storage engine failed to apply a write; nothing of that
-	// write was applied.
+	// ErrStorage is returned when the store's storage (the bbolt file, the PostgreSQL
+	// database) fails to read or write, or holds data that is not an mql store of the current
+	// format (on PostgreSQL, also a stored value that fails its checksum or does not decode,
+	// which on bbolt is ErrDamaged). A write that fails with it recorded nothing, except on
+	// PostgreSQL when the connection failed during the commit and PostgreSQL could not be
+	// asked whether it committed: the message then says that the write may or may not have
+	// been recorded, and the next read shows it if it was.
 	ErrStorage = graphstore.ErrStorage
-	// ErrDamaged is returned when the store's file is damaged: by Open for a file it cannot read
-	// safely, and by every write once damage was found (reads the index answers go on). Run
-	// `mql check` to see what is wrong and restore the store from an export or a backup.
+	// ErrDamaged is returned when a bbolt store's file is damaged: by Open for a file it cannot
+	// read safely; by a read that meets damage (a page that is not what it should be, a stored
+	// value that fails its checksum or does not decode, a fault or panic of bbolt); and by every
+	// write once damage was found, or once a check recorded in the file that the store is
+	// unsound. Reads that do not need what is damaged go on. Run `mql check` to see what is
+	// wrong, and restore the store from an export or a backup.
 	ErrDamaged = graphstore.ErrDamaged
 )
 
