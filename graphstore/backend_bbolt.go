@@ -16,6 +16,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/kv/boltkv"
+	"github.com/mql-dev/mql/graphstore/kv/walkv"
 )
 
 // bboltBackend is mql's kv store (package boltkv) on one bbolt file.
@@ -29,7 +30,8 @@ type bboltBackend struct {
 	timeout   time.Duration
 	mustExist bool // never create the file nor initialise it (Options.MustExist)
 	db        *bolt.DB
-	store     *boltkv.Store
+	store     *boltkv.Store // the file's kv store, under the log
+	wal       *walkv.Store  // the write-ahead log in front of store (none for an import)
 	file      *os.File // bbolt's file, opened and locked by us: fstat before each write
 	layout    *boltLayout
 	recorded  string // the verdict of an earlier check recorded in the file (damageBucket)
@@ -184,6 +186,23 @@ func (b *bboltBackend) open() error {
 	if b.recorded = recorded; recorded != "" {
 		b.markDamaged(recorded)
 	}
+	if b.noSync {
+		return nil // an import writes the file directly and syncs it once
+	}
+	// The log: what it holds goes into the file now, unless the file is damaged (never
+	// written): then it is read into memory only.
+	b.wal, err = walkv.Open(context.Background(), b.store, index.Schema, walkv.Options{
+		Path:     b.path,
+		ReadOnly: b.damage() != nil,
+		Guard:    b.guard,
+	})
+	if err != nil {
+		b.close()
+		if errors.Is(err, walkv.ErrLog) && !errors.Is(err, ErrDamaged) {
+			return fmt.Errorf("graphstore: %s: %w; move the log aside to open the store as of its last checkpoint (the commits logged since are then lost): %w", b.path, err, ErrDamaged)
+		}
+		return err
+	}
 	return nil
 }
 
@@ -290,7 +309,12 @@ func (b *bboltBackend) writable() error {
 func (b *bboltBackend) kind() string { return "bbolt" }
 func (b *bboltBackend) name() string { return b.path }
 func (b *bboltBackend) shared() bool { return false }
-func (b *bboltBackend) kv() kv.Store { return b.store }
+func (b *bboltBackend) kv() kv.Store {
+	if b.wal != nil {
+		return b.wal
+	}
+	return b.store
+}
 
 // dropMapped releases the pages of the file's memory map read so far (see dropMapped). The
 // caller holds the writer lock.
@@ -302,11 +326,24 @@ func (b *bboltBackend) close() error {
 	if b.db == nil {
 		return nil
 	}
-	closeFn := b.db.Close
+	var walErr error
+	if b.wal != nil {
+		b.mu.Lock()
+		poisoned := b.poisoned
+		b.mu.Unlock()
+		if !poisoned {
+			// What the log holds goes into the file, and the log away; if that fails, the
+			// next open replays the log.
+			walErr = b.wal.Close()
+		}
+		b.wal = nil
+	}
 	b.mu.Lock()
 	poisoned := b.poisoned
 	b.mu.Unlock()
 	file := b.file
+	db := b.db
+	closeFn := func() error { return errors.Join(walErr, db.Close()) }
 	b.db, b.file, b.store = nil, nil, nil
 	if poisoned {
 		// bbolt's Close would wait for the locks a panic left held. The file's lock is

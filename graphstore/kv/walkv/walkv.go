@@ -1,0 +1,616 @@
+// Package walkv puts a write-ahead log in front of a kv store (the bbolt file): a commit is
+// one append to the log and one fdatasync, and what the log holds is applied to the store
+// below in batches (checkpoints), each one transaction of that store.
+//
+// Why: bbolt makes a commit durable with two fdatasyncs (its pages, then its meta page) and
+// rewrites every page on the path to each entry it changed, some seventeen pages for one claim;
+// SQLite's WAL appends the pages it changed and syncs once. A claim's entries in a log are
+// about a kilobyte, written in one sequential append: a commit costs one sync of one or two
+// pages, and bbolt's page writes and syncs are paid once per checkpoint for thousands of
+// commits.
+//
+// What a reader sees is the store below overlaid with the entries logged since its last
+// checkpoint, held in memory in copy-on-write B-trees (layers); the log is what makes them
+// durable. The log is never larger than about a checkpoint's worth of commits, and opening
+// replays it and checkpoints it at once, so opening stays a matter of milliseconds and the
+// memory of the overlay stays bounded.
+//
+// The log's files are PATH-log-N, N the generation: a checkpoint starts a new generation, so
+// that commits go on while the one before is applied, and removes the files of the
+// generations it applied. Replaying them again is harmless: a checkpoint writes the newest
+// value of each key it holds, which the store below may already have.
+package walkv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tidwall/btree"
+
+	"github.com/mql-dev/mql/graphstore/kv"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Path names the log: its files are Path+"-log-N".
+	Path string
+	// NoSync leaves out the fdatasync of each commit (an import, a test).
+	NoSync bool
+	// ReadOnly replays the log into memory and never writes: no commit, no checkpoint, no file.
+	ReadOnly bool
+	// CheckpointEntries is how many logged entries start a checkpoint (default 16384).
+	CheckpointEntries int
+	// CheckpointAfter is how long the first commit after a checkpoint waits for the next one
+	// at most (default 1 s): a store at rest holds everything in the store below.
+	CheckpointAfter time.Duration
+	// Guard, if set, runs every call into the store below (the bbolt backend's guard against a
+	// damaged file's panics).
+	Guard func(func() error) error
+	// Checkpointed, if set, is called after each checkpoint (the bbolt backend releases the
+	// pages the checkpoint read).
+	Checkpointed func()
+	// Failed, if set, is called with the error of a checkpoint that failed; the checkpoint is
+	// tried again at the next commit and at Close, and until one succeeds the log keeps
+	// everything.
+	Failed func(error)
+}
+
+// ErrLog is wrapped by the errors of a log that cannot be written or read.
+var ErrLog = errors.New("walkv: the write-ahead log")
+
+// item is an entry of a layer: a value, or the deletion of a key (del). Keys carry their
+// bucket's number as their first byte, as in boltkv.
+type item struct {
+	k, v []byte
+	del  bool
+}
+
+func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
+
+type tree = btree.BTreeG[item]
+
+func newTree() *tree { return btree.NewBTreeGOptions(less, btree.Options{NoLocks: true}) }
+
+// Store is a kv.Store: the store below with the log in front of it. It is safe for concurrent
+// use.
+type Store struct {
+	base kv.Store
+	n    int // buckets
+	opts Options
+
+	mu sync.Mutex
+	// layers overlay base, oldest first. The last is where commits go; the ones before it are
+	// being applied to base by a checkpoint. Published trees are never changed: a writer
+	// changes a copy and publishes it.
+	layers []*tree
+	closed bool
+
+	wmu  chan struct{} // the writer's token: a write transaction, a log rotation
+	log  *logFile      // the generation commits go to; changed holding wmu
+	logs []*logFile    // generations not yet checkpointed, oldest first, log included
+	// entries is how many entries were logged into the newest layer: a checkpoint starts
+	// past opts.CheckpointEntries.
+	entries int
+
+	kick chan struct{} // wakes the checkpointer
+	stop chan struct{}
+	done chan struct{}
+	cmu  sync.Mutex // one checkpoint at a time (the checkpointer's, Close's)
+	err  error      // the last checkpoint's failure, guarded by mu
+}
+
+// Open opens the log in front of base, replays it, and (unless read-only) checkpoints what
+// it replayed, so that base holds every commit the log acknowledged before it returns.
+func Open(ctx context.Context, base kv.Store, schema kv.Schema, opts Options) (*Store, error) {
+	if opts.CheckpointEntries <= 0 {
+		opts.CheckpointEntries = 16384
+	}
+	if opts.CheckpointAfter <= 0 {
+		opts.CheckpointAfter = time.Second
+	}
+	s := &Store{base: base, n: len(schema.Buckets), opts: opts, wmu: make(chan struct{}, 1),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	found, err := findLogs(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	t := newTree()
+	var next uint64 = 1
+	for _, f := range found {
+		if err := f.replay(func(op op) { t.Set(item{k: op.k, v: op.v, del: op.del}) }); err != nil {
+			return nil, err
+		}
+		next = f.gen + 1
+	}
+	s.layers = []*tree{t}
+	if opts.ReadOnly {
+		close(s.done)
+		return s, nil
+	}
+	s.logs = found
+	if t.Len() > 0 {
+		// What the log acknowledged goes into base now: the files of a crash end with a torn
+		// record, which a new commit must not be appended behind.
+		if err := s.apply(ctx, []*tree{t}); err != nil {
+			return nil, err
+		}
+		s.layers = []*tree{newTree()}
+	}
+	for _, f := range s.logs {
+		if err := f.remove(); err != nil {
+			return nil, err
+		}
+	}
+	s.logs = nil
+	lf, err := createLog(opts.Path, next, !opts.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	s.log, s.logs = lf, []*logFile{lf}
+	go s.checkpointer()
+	return s, nil
+}
+
+// guard runs fn on the store below under the caller's guard.
+func (s *Store) guard(fn func() error) error {
+	if s.opts.Guard != nil {
+		return s.opts.Guard(fn)
+	}
+	return fn()
+}
+
+// view is what a transaction reads: base's snapshot and the layers as they were.
+func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, kv.ErrClosed
+	}
+	// Under mu: a checkpoint drops the layers it applied only once base holds them, so the
+	// snapshot of base and the layers go together.
+	var rt kv.ReadTx
+	err := s.guard(func() error {
+		var err error
+		rt, err = s.base.Read(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rt, append([]*tree(nil), s.layers...), nil
+}
+
+// Read begins a snapshot.
+func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rt, all, err := s.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	layers := all[:0]
+	for _, l := range all {
+		if l.Len() > 0 {
+			layers = append(layers, l)
+		}
+	}
+	return &readTx{s: s, base: rt, layers: layers}, nil
+}
+
+// Write begins the write transaction, waiting for the one in progress to end.
+func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
+	if s.opts.ReadOnly {
+		return nil, fmt.Errorf("%w: opened read-only", ErrLog)
+	}
+	select {
+	case s.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rt, layers, err := s.view(ctx)
+	if err != nil {
+		<-s.wmu
+		return nil, err
+	}
+	// The newest layer, copied: the transaction's writes go into the copy, which Commit
+	// publishes.
+	cur := layers[len(layers)-1].Copy()
+	layers[len(layers)-1] = cur
+	return &writeTx{readTx: readTx{s: s, base: rt, layers: layers}, cur: cur}, nil
+}
+
+// Close checkpoints what the log holds and removes its files; if that fails, the files stay
+// and the next Open replays them.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	if s.opts.ReadOnly {
+		s.mu.Lock()
+		s.closed, s.layers = true, nil
+		s.mu.Unlock()
+		return nil
+	}
+	close(s.stop)
+	<-s.done
+	s.wmu <- struct{}{} // no writer from here on
+	err := s.checkpoint(context.Background(), false)
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	for _, f := range s.logs {
+		f.close()
+	}
+	return err
+}
+
+// Pending reports how many entries the log holds that the store below does not.
+func (s *Store) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.layers {
+		n += l.Len()
+	}
+	return n
+}
+
+// Checkpoint applies what the log holds to the store below now.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	if s.opts.ReadOnly {
+		return nil
+	}
+	return s.checkpoint(ctx, true)
+}
+
+func (s *Store) checkpointer() {
+	defer close(s.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	armed := false
+	for {
+		select {
+		case <-s.stop:
+			timer.Stop()
+			return
+		case <-s.kick:
+			s.mu.Lock()
+			full := s.entries >= s.opts.CheckpointEntries
+			s.mu.Unlock()
+			if !full {
+				if !armed {
+					timer.Reset(s.opts.CheckpointAfter)
+					armed = true
+				}
+				continue
+			}
+		case <-timer.C:
+		}
+		timer.Stop()
+		armed = false
+		if err := s.checkpoint(context.Background(), true); err != nil && s.opts.Failed != nil {
+			s.opts.Failed(err)
+		}
+	}
+}
+
+// checkpoint applies every layer but a new, empty one to base, then drops them and removes
+// their logs. rotate takes the writer's token to start a new generation; without it, the
+// caller holds the token and no new generation is started (Close).
+func (s *Store) checkpoint(ctx context.Context, rotate bool) error {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if rotate {
+		select {
+		case s.wmu <- struct{}{}:
+		case <-s.stop:
+			return nil // Close checkpoints
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if rotate {
+			<-s.wmu
+		}
+		return kv.ErrClosed
+	}
+	frozen := append([]*tree(nil), s.layers...)
+	s.mu.Unlock()
+	empty := true
+	for _, l := range frozen {
+		empty = empty && l.Len() == 0
+	}
+	if empty {
+		if rotate {
+			<-s.wmu
+			return nil
+		}
+		for _, f := range s.logs {
+			f.remove() // Close: nothing to replay
+		}
+		s.logs = nil
+		return nil
+	}
+	if rotate {
+		lf, err := createLog(s.opts.Path, s.log.gen+1, !s.opts.NoSync)
+		if err != nil {
+			<-s.wmu
+			return s.failed(err)
+		}
+		s.mu.Lock()
+		s.layers = append(frozen, newTree())
+		s.entries = 0
+		s.mu.Unlock()
+		s.log = lf
+		s.logs = append(append([]*logFile(nil), s.logs...), lf)
+		<-s.wmu // commits go on into the new generation while base takes the frozen layers
+	}
+	if err := s.apply(ctx, frozen); err != nil {
+		return s.failed(err)
+	}
+	s.mu.Lock()
+	s.layers = s.layers[len(frozen):]
+	if len(s.layers) == 0 {
+		s.layers = []*tree{newTree()}
+	}
+	s.err = nil
+	s.mu.Unlock()
+	keep := s.logs[:0:0]
+	for _, f := range s.logs {
+		if !rotate || f.gen < s.log.gen {
+			f.remove() // a file left behind is replayed once more: harmless
+			continue
+		}
+		keep = append(keep, f)
+	}
+	s.logs = keep
+	if s.opts.Checkpointed != nil {
+		s.opts.Checkpointed()
+	}
+	return nil
+}
+
+func (s *Store) failed(err error) error {
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	return err
+}
+
+// apply writes the newest entry of each key of layers (oldest first) into base, in one
+// transaction.
+func (s *Store) apply(ctx context.Context, layers []*tree) error {
+	merged := layers[len(layers)-1]
+	if len(layers) > 1 {
+		merged = merged.Copy()
+		for i := len(layers) - 2; i >= 0; i-- {
+			layers[i].Scan(func(it item) bool {
+				if _, ok := merged.Get(it); !ok {
+					merged.Set(it)
+				}
+				return true
+			})
+		}
+	}
+	return s.guard(func() error {
+		wt, err := s.base.Write(ctx)
+		if err != nil {
+			return err
+		}
+		var werr error
+		merged.Scan(func(it item) bool {
+			b, k := kv.Bucket(it.k[0]), it.k[1:]
+			if it.del {
+				werr = wt.Delete(b, k)
+			} else {
+				werr = wt.Put(b, k, it.v)
+			}
+			return werr == nil
+		})
+		if werr != nil {
+			wt.Rollback()
+			return werr
+		}
+		return wt.Commit(ctx)
+	})
+}
+
+type readTx struct {
+	s      *Store
+	base   kv.ReadTx
+	layers []*tree // oldest first
+	buf    []byte
+}
+
+func (t *readTx) End() {
+	if t.base != nil {
+		t.s.guard(func() error { t.base.End(); return nil })
+		t.base, t.layers = nil, nil
+	}
+}
+
+// key is b's number and key, in a buffer the next call reuses.
+func (t *readTx) key(b kv.Bucket, key []byte) ([]byte, error) {
+	if t.base == nil {
+		return nil, kv.ErrClosed
+	}
+	if int(b) >= t.s.n {
+		return nil, fmt.Errorf("walkv: no bucket %d", b)
+	}
+	t.buf = append(append(t.buf[:0], byte(b)), key...)
+	return t.buf, nil
+}
+
+func (t *readTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
+	k, err := t.key(b, key)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(t.layers) - 1; i >= 0; i-- {
+		if it, ok := t.layers[i].Get(item{k: k}); ok {
+			if it.del {
+				return nil, nil
+			}
+			return it.v, nil
+		}
+	}
+	return t.base.Get(b, key)
+}
+
+func (t *readTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) error {
+	p, err := t.key(b, prefix)
+	if err != nil {
+		return err
+	}
+	if len(t.layers) == 0 {
+		return t.base.Scan(b, prefix, opts, fn)
+	}
+	full := bytes.Clone(p)
+	var from []byte
+	if opts.From != nil {
+		from = append([]byte{byte(b)}, opts.From...)
+	}
+	ov := newOverlay(t.layers, full, from, opts.Reverse)
+	defer ov.release()
+	// before reports whether overlay key a comes before base key k in the scan's order.
+	before := func(a, k []byte) int {
+		c := bytes.Compare(a, k)
+		if opts.Reverse {
+			return -c
+		}
+		return c
+	}
+	stopped := false
+	var ferr error
+	emit := func(it item) bool {
+		if it.del {
+			return true
+		}
+		more, err := fn(it.k[1:], it.v)
+		if err != nil {
+			ferr = err
+		}
+		if !more || err != nil {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	var kb []byte
+	err = t.base.Scan(b, prefix, opts, func(k, v []byte) (bool, error) {
+		kb = append(append(kb[:0], byte(b)), k...)
+		for ov.ok {
+			c := before(ov.cur.k, kb)
+			if c > 0 {
+				break
+			}
+			it := ov.cur
+			ov.next()
+			if c == 0 {
+				// The overlay's entry replaces base's.
+				return emit(it), ferr
+			}
+			if !emit(it) {
+				return false, ferr
+			}
+		}
+		more, err := fn(k, v)
+		if !more || err != nil {
+			stopped = true
+		}
+		return more, err
+	})
+	if err != nil || stopped {
+		return err
+	}
+	for ov.ok {
+		it := ov.cur
+		ov.next()
+		if !emit(it) {
+			return ferr
+		}
+	}
+	return nil
+}
+
+type writeTx struct {
+	readTx
+	cur     *tree // the newest layer's copy, holding this transaction's writes
+	ops     []byte
+	entries int
+	done    bool
+}
+
+func (t *writeTx) Put(b kv.Bucket, key, value []byte) error {
+	k, err := t.key(b, key)
+	if err != nil {
+		return err
+	}
+	k = bytes.Clone(k)
+	t.cur.Set(item{k: k, v: value})
+	t.ops = appendOp(t.ops, op{k: k, v: value})
+	t.entries++
+	return nil
+}
+
+func (t *writeTx) Delete(b kv.Bucket, key []byte) error {
+	k, err := t.key(b, key)
+	if err != nil {
+		return err
+	}
+	k = bytes.Clone(k)
+	t.cur.Set(item{k: k, del: true})
+	t.ops = appendOp(t.ops, op{k: k, del: true})
+	t.entries++
+	return nil
+}
+
+// Commit appends the transaction's entries to the log, syncs it, and publishes them.
+func (t *writeTx) Commit(ctx context.Context) error {
+	if t.done || t.base == nil {
+		return kv.ErrClosed
+	}
+	t.done = true
+	s := t.s
+	defer func() { <-s.wmu }()
+	defer t.End()
+	if t.entries == 0 {
+		return nil
+	}
+	if err := s.log.append(t.ops); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return kv.ErrClosed
+	}
+	s.layers[len(s.layers)-1] = t.cur
+	s.entries += t.entries
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (t *writeTx) Rollback() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.End()
+	<-t.s.wmu
+}

@@ -1,0 +1,245 @@
+package walkv_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/kv/boltkv"
+	"github.com/mql-dev/mql/graphstore/kv/kvtest"
+	"github.com/mql-dev/mql/graphstore/kv/memkv"
+	"github.com/mql-dev/mql/graphstore/kv/walkv"
+)
+
+func openBolt(t *testing.T, path string) (*bolt.DB, *boltkv.Store) {
+	t.Helper()
+	// A commit that grows bbolt's memory map waits for every open read transaction; kvtest
+	// holds one while it commits, and the checkpointer commits to bbolt meanwhile.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{InitialMmapSize: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := boltkv.Init(db); err != nil {
+		t.Fatal(err)
+	}
+	return db, boltkv.New(db, kvtest.Schema)
+}
+
+// The log in front of a store behaves as a kv store, however often it checkpoints: never,
+// every few entries, as soon as a commit is made.
+func TestKV(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		entries int
+		after   time.Duration
+	}{
+		{"never checkpointed", 1 << 30, time.Hour},
+		{"every 5 entries", 5, time.Hour},
+		{"at once", 1 << 30, time.Microsecond},
+	} {
+		t.Run("memory/"+tc.name, func(t *testing.T) {
+			s, err := walkv.Open(context.Background(), memkv.New(kvtest.Schema), kvtest.Schema, walkv.Options{
+				Path: filepath.Join(t.TempDir(), "m"), CheckpointEntries: tc.entries, CheckpointAfter: tc.after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kvtest.Run(t, s)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run("bbolt/"+tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kv.db")
+			db, base := openBolt(t, path)
+			defer db.Close()
+			s, err := walkv.Open(context.Background(), base, kvtest.Schema, walkv.Options{
+				Path: path, CheckpointEntries: tc.entries, CheckpointAfter: tc.after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kvtest.Run(t, s)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if logs, _ := filepath.Glob(path + "-log-*"); len(logs) != 0 {
+				t.Errorf("Close left %v", logs)
+			}
+		})
+	}
+}
+
+func put(t *testing.T, s kv.Store, k, v string) {
+	t.Helper()
+	w, err := s.Write(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(0, []byte(k), []byte(v)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, s kv.Store, k string) string {
+	t.Helper()
+	r, err := s.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.End()
+	v, err := r.Get(0, []byte(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(v)
+}
+
+// crashCopy copies the bbolt file and the log of a store that is still open, as the disk would
+// hold them if the machine stopped now: every acknowledged commit is in the log, none of them
+// in the file.
+func crashCopy(t *testing.T, path string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, _ := filepath.Glob(path + "*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, filepath.Base(path))
+}
+
+func openNever(t *testing.T, path string) (*bolt.DB, *walkv.Store, error) {
+	t.Helper()
+	db, base := openBolt(t, path)
+	s, err := walkv.Open(context.Background(), base, kvtest.Schema, walkv.Options{Path: path, CheckpointEntries: 1 << 30, CheckpointAfter: time.Hour})
+	if err != nil {
+		db.Close()
+	}
+	return db, s, err
+}
+
+// Every acknowledged commit survives a crash: opening replays the log into the file, and a
+// record torn by the crash (never acknowledged) is left out.
+func TestReplayAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	db, s, err := openNever(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		put(t, s, fmt.Sprintf("k%02d", i), fmt.Sprintf("v%d", i))
+	}
+	put(t, s, "k00", "again")
+	if n := s.Pending(); n != 50 {
+		t.Fatalf("pending %d entries, want 50", n)
+	}
+	crashed := crashCopy(t, path)
+	s.Close()
+	db.Close()
+
+	// The last record torn: cut inside it.
+	torn := crashCopy(t, crashed)
+	logs, _ := filepath.Glob(torn + "-log-*")
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	end := len(b)
+	for end > 0 && b[end-1] == 0 {
+		end--
+	}
+	b[end-2] ^= 0xff // the last record's last byte but one
+	os.WriteFile(logs[0], b, 0o600)
+
+	for _, tc := range []struct {
+		path string
+		k00  string
+	}{{crashed, "again"}, {torn, "v0"}} {
+		db, s, err := openNever(t, tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := s.Pending(); n != 0 {
+			t.Errorf("%s: Open left %d entries in the log", tc.path, n)
+		}
+		for i := 1; i < 50; i++ {
+			if got := get(t, s, fmt.Sprintf("k%02d", i)); got != fmt.Sprintf("v%d", i) {
+				t.Errorf("%s: k%02d = %q after the crash", tc.path, i, got)
+			}
+		}
+		if got := get(t, s, "k00"); got != tc.k00 {
+			t.Errorf("%s: k00 = %q, want %q", tc.path, got, tc.k00)
+		}
+		s.Close()
+		db.Close()
+	}
+}
+
+// A record damaged in the middle of the log, with whole records after it, is damage, not a
+// crash: Open refuses the store rather than drop acknowledged commits.
+func TestDamagedLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	db, s, err := openNever(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		put(t, s, fmt.Sprintf("k%d", i), "v")
+	}
+	crashed := crashCopy(t, path)
+	s.Close()
+	db.Close()
+	logs, _ := filepath.Glob(crashed + "-log-*")
+	b, _ := os.ReadFile(logs[0])
+	b[16+8+3] ^= 0x40 // inside the first record's payload
+	os.WriteFile(logs[0], b, 0o600)
+	db, s, err = openNever(t, crashed)
+	if !errors.Is(err, walkv.ErrLog) {
+		t.Fatalf("Open of a damaged log: %v", err)
+	}
+	_ = s
+	db.Close()
+}
+
+// A read-only open sees what the log holds and writes nothing.
+func TestReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	db, s, err := openNever(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "a", "1")
+	crashed := crashCopy(t, path)
+	s.Close()
+	db.Close()
+	db, base := openBolt(t, crashed)
+	defer db.Close()
+	ro, err := walkv.Open(context.Background(), base, kvtest.Schema, walkv.Options{Path: crashed, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, ro, "a"); got != "1" {
+		t.Errorf("read-only: a = %q", got)
+	}
+	if _, err := ro.Write(context.Background()); err == nil {
+		t.Error("a read-only store took a write")
+	}
+	ro.Close()
+	if logs, _ := filepath.Glob(crashed + "-log-*"); len(logs) != 1 {
+		t.Errorf("a read-only open changed the log: %v", logs)
+	}
+}
