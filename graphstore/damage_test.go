@@ -583,7 +583,7 @@ func TestCheckFindsDamagedIndex(t *testing.T) {
 				}
 				v, sealed := unseal(raw)
 				i := bytes.Index(v, []byte{3, 1}) // a value: type byte 3 (bool), then true
-				if i < 0 || bytes.Index(v[i+1:], []byte{3, 1}) >= 0 {
+				if i < 0 || bytes.Contains(v[i+1:], []byte{3, 1}) {
 					return fmt.Errorf("the claim's value is not found once in % x", v)
 				}
 				v[i+1] = 0

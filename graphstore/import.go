@@ -37,12 +37,6 @@ type ImportSummary struct {
 	Quads        int
 }
 
-// importBatchQuads is how many quads a bbolt import writes per Cayley transaction. Each quad
-// lands on random pages of several B+trees, which stay mapped into the process until the batch
-// is committed and dropMapped releases them: at a million claims, batches of 16k quads kept
-// about 600 MB of the file mapped. At 100k claims batches of 4k were no slower than of 16k.
-const importBatchQuads = 4 << 10
-
 // ImportStore creates the store named by dsn (see Open) from an N-Quads export read from r.
 // The store must not exist yet: a bbolt file must not exist (not even as an empty store), and
 // a PostgreSQL database must hold no quads; otherwise the error wraps ErrNotEmpty. "memory:"

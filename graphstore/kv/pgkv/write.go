@@ -388,7 +388,7 @@ func (t *WriteTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(
 	if t.onTables() {
 		db = t.s.newScanner(context.Background(), t.c, b, prefix, opts)
 	}
-	shape := t.s.newScanner(nil, nil, b, prefix, opts) // the bounds, for the overlay
+	shape := t.s.newScanner(context.Background(), nil, b, prefix, opts) // the bounds, for the overlay
 	ov := newOvIter(t.ov[b].Copy(), shape)
 	defer ov.it.Release()
 	var dk, dv []byte

@@ -121,7 +121,7 @@ func Open(ctx context.Context, base kv.Store, schema kv.Schema, opts Options) (*
 	t := newTree()
 	var next uint64 = 1
 	for _, f := range found {
-		if err := f.replay(func(op op) { t.Set(item{k: op.k, v: op.v, del: op.del}) }); err != nil {
+		if err := f.replay(func(op op) { t.Set(item(op)) }); err != nil {
 			return nil, err
 		}
 		next = f.gen + 1
