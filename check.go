@@ -12,7 +12,7 @@ import (
 
 // CheckProblem is one thing wrong with a store: its kind (graphstore.Problem* constants:
 // "label", "tx-ids", "transaction", "record", "reference", "version", "revocation",
-// "encoding", "author", "live", "standing", "snapshot"), the transaction and record concerned,
+// "encoding", "author", "live", "standing", "index", "file"), the transaction and record concerned,
 // and a message.
 type CheckProblem = graphstore.Problem
 
@@ -34,8 +34,8 @@ type CheckReport struct {
 // OK reports whether the store passed every check.
 func (r CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
 
-// Check verifies the integrity of the open store from its quads (not from the in-memory
-// index), one transaction at a time: every transaction is present (ids 1..head without gaps)
+// Check verifies the integrity of the open store from its records, decoded and written as the
+// quads an export holds (not from the index the reads use), one transaction at a time: every transaction is present (ids 1..head without gaps)
 // with its time, never before an earlier one's, and its principal; every claim has its
 // subject, predicate, value, asserter and transaction; every reference resolves to a record
 // recorded no later (seen-by principals too); the versions of each key and artifact are unique
@@ -53,11 +53,12 @@ func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 }
 
 // CheckStore checks the store named by dsn as Check does, without opening it: it reads the
-// quads straight from the storage engine, so it works on a store that Open refuses, and it
+// records and index straight from the storage engine, so it works on a store that Open refuses, and it
 // never creates or initialises a store (a missing bbolt file is an error wrapping ErrNoStore
 // and fs.ErrNotExist; an empty file, or a database without mql's tables, wraps ErrNoStore). A bbolt
 // file held by another process fails with ErrInUse after opts.OpenTimeout. Its memory grows
-// with the number of records, not of quads: it holds one transaction at a time.
+// with neither: it holds one transaction at a time, and its state is an index in a scratch
+// file.
 func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, error) {
 	r, err := graphstore.CheckDSN(ctx, dsn, graphstore.Options{Clock: opts.Clock, OpenTimeout: opts.OpenTimeout,
 		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout},

@@ -11,7 +11,7 @@ type StoreInfo struct {
 	// Exists is false when nothing is there yet: Open would create a new store.
 	Exists bool
 	// MQL says that what exists is an mql store. Transactions is then its number of
-	// transactions (1: nothing but its genesis; 0: an empty Cayley store, which Open would give
+	// transactions (1: nothing but its genesis; 0: an empty store, which Open would give
 	// a genesis), and Owner and Strict are what it was created with.
 	MQL          bool
 	Transactions int64

@@ -44,22 +44,22 @@ type deriveOp struct {
 type workload struct {
 	claims      int        // bulk claims
 	batchStarts []rand.PCG // the bulk generator's state at the start of each batch of 1,000 (see batch)
-	revoke    []string    // Subject.predicate of keys whose live claim is revoked
-	singles   []claimOp   // why and history keys
-	hubs      []int
-	levels    map[int][][]deriveOp // per hub: derivations level by level
-	subjects  int
-	whyKey    string
-	histKey   string
-	liveKey   string
-	ctxSubjs  []string
-	pastTime  time.Time
-	hubClaims []claimOp
-	dagClaims []claimOp
-	dag       []deriveOp // in order: each its own transaction
-	dagRoot   string     // the root whose impact is read
-	dagImpact []string   // the names of its impact set, sorted
-	dagOthers []string   // the artifacts outside it: new derivations rest on these, so the set stays
+	revoke      []string   // Subject.predicate of keys whose live claim is revoked
+	singles     []claimOp  // why and history keys
+	hubs        []int
+	levels      map[int][][]deriveOp // per hub: derivations level by level
+	subjects    int
+	whyKey      string
+	histKey     string
+	liveKey     string
+	ctxSubjs    []string
+	pastTime    time.Time
+	hubClaims   []claimOp
+	dagClaims   []claimOp
+	dag         []deriveOp // in order: each its own transaction
+	dagRoot     string     // the root whose impact is read
+	dagImpact   []string   // the names of its impact set, sorted
+	dagOthers   []string   // the artifacts outside it: new derivations rest on these, so the set stays
 }
 
 const (

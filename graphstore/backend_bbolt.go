@@ -32,7 +32,7 @@ type bboltBackend struct {
 	db        *bolt.DB
 	store     *boltkv.Store // the file's kv store, under the log
 	wal       *walkv.Store  // the write-ahead log in front of store (none for an import)
-	file      *os.File // bbolt's file, opened and locked by us: fstat before each write
+	file      *os.File      // bbolt's file, opened and locked by us: fstat before each write
 	layout    *boltLayout
 	recorded  string // the verdict of an earlier check recorded in the file (damageBucket)
 
@@ -256,7 +256,7 @@ func (b *bboltBackend) damage() error {
 	return b.damaged
 }
 
-// guard runs fn, a call into bbolt or Cayley, unless bbolt was poisoned, and marks the store
+// guard runs fn, a call into bbolt, unless bbolt was poisoned, and marks the store
 // damaged and bbolt poisoned if fn panicked or faulted.
 func (b *bboltBackend) guard(fn func() error) error {
 	b.mu.Lock()

@@ -468,10 +468,10 @@ func (w *boltWalk) bucket(val []byte, name string) {
 
 // ProblemFile is the kind of problem a check reports for a damaged file: a page, a meta page
 // or the freelist that is not what the storage engine needs. A file with such problems has its
-// quads left unread: what they would say cannot be trusted.
+// records left unread: what they would say cannot be trusted.
 const ProblemFile = "file"
 
-// storageReport checks the backend's file itself, before any quad is read: for bbolt, the meta
+// storageReport checks the backend's file itself, before any record is read: for bbolt, the meta
 // pages and the freelist, every page in use (walkBolt), then bbolt's own check. It returns the
 // problems as a report, or nil when the file is sound (or the backend has no file).
 func storageReport(ctx context.Context, be backend) *Report {
@@ -487,7 +487,7 @@ func storageReport(ctx context.Context, be backend) *Report {
 	for _, p := range problems {
 		r.Add(Problem{Kind: ProblemFile, Msg: p})
 	}
-	r.Add(Problem{Kind: ProblemFile, Msg: "the quads were not read, since the file holding them is damaged; restore the store from an export or a backup"})
+	r.Add(Problem{Kind: ProblemFile, Msg: "the records were not read, since the file holding them is damaged; restore the store from an export or a backup"})
 	return r
 }
 
@@ -553,10 +553,10 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 	return nil
 }
 
-// damageBucket holds the verdict of a check that found a file's pages sound but its quads
-// unreadable: damage inside the data, which Open cannot see without reading every quad. Every
-// later Open finds it and refuses writes, as the check refused the store. Only a check that
-// reads the quads again removes it (verify); the remedy is a store restored from an export or
+// damageBucket holds the verdict of a check that found a file's pages sound but its records
+// or index unsound: damage inside the data, which Open cannot see without reading every entry.
+// Every later Open finds it and refuses writes, as the check refused the store. Only a check
+// that reads the store again and finds it sound removes it (verify); the remedy is a store restored from an export or
 // a backup, which does not carry it.
 var damageBucket = []byte("mql.damaged")
 
@@ -593,13 +593,12 @@ func (b *bboltBackend) recordDamage(what string) {
 	b.markDamaged(what)
 }
 
-// recordVerdict records, in a bbolt file, a check that found the quads unsound in a way that
-// Open does not see: Open loads the snapshot, or scans the quads in the order they are stored,
-// while the check reads each transaction through its node, so damage to one of Cayley's
-// indexes (a transaction whose node no longer answers for it) can pass Open and not the check.
-// Writes on such a store would build on what is wrong, so from now on they are refused, as for
-// a file whose quads cannot be read. Problems Open judges the same way (standings, authors) or
-// that the check repaired (a snapshot it removed) record nothing.
+// recordVerdict records, in a bbolt file, a check that found the store unsound in a way that
+// Open does not see: Open reads one value, while the check decodes every record and compares
+// every index entry with a replay, so damage to an entry (an index entry that no longer agrees
+// with the records) passes Open and not the check. Writes on such a store would build on what
+// is wrong, so from now on they are refused, as for a file whose records cannot be read.
+// Problems that do not make writes unsafe (standings, authors) record nothing.
 func recordVerdict(be backend, r *Report) {
 	b, ok := be.(*bboltBackend)
 	if !ok || r == nil {
@@ -630,9 +629,9 @@ func recordVerdict(be backend, r *Report) {
 	}
 }
 
-// unreadable is what a check whose read of the quads failed with err reports. On a bbolt file
-// whose pages are sound (the check verified them just before) that is damage inside the data,
-// which Open does not see when it loads the snapshot instead of the quads: it is recorded in
+// unreadable is what a check whose read of the records failed with err reports. On a bbolt
+// file whose pages are sound (the check verified them just before) that is damage inside the
+// data, which Open does not see (it reads one value): it is recorded in
 // the file (damageBucket), the store is marked damaged, and the check reports it as a problem.
 func unreadable(be backend, err error) (*Report, error) {
 	b, ok := be.(*bboltBackend)

@@ -591,9 +591,9 @@ func (r *stateRecords) HasArtifact(id record.ArtifactID) bool {
 	_, ok := r.s.artifactTx(id)
 	return ok
 }
-func (r *stateRecords) KeyVersion(k record.Key) int         { return r.s.keyVersions(k) }
-func (r *stateRecords) ArtifactVersion(name string) int     { return r.s.artVersions(name) }
-func (r *stateRecords) HasSource(id string) bool            { _, ok := r.s.sourceTx(id); return ok }
+func (r *stateRecords) KeyVersion(k record.Key) int     { return r.s.keyVersions(k) }
+func (r *stateRecords) ArtifactVersion(name string) int { return r.s.artVersions(name) }
+func (r *stateRecords) HasSource(id string) bool        { _, ok := r.s.sourceTx(id); return ok }
 func (r *stateRecords) HasToken(id string) bool {
 	rec, ok := r.s.lookup(codec.TokenIRI(id))
 	return ok && rec.class == codec.MQLToken

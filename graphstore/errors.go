@@ -24,10 +24,10 @@ var (
 	// "memory:", "bbolt:PATH", a plain file path, or a "postgres://" / "postgresql://" URL.
 	ErrBadDSN = errors.New("invalid data source name")
 
-	// ErrStorage is returned when the underlying Cayley store fails to read or write, or holds
-	// data that does not decode as an mql store. When a write fails this way nothing was
-	// recorded, the in-memory index is unchanged, and the store is reopened before the next
-	// write.
+	// ErrStorage is returned when the storage below (a bbolt file and its log, PostgreSQL)
+	// fails to read or write, or holds data that does not decode as an mql store. When a write
+	// fails this way nothing was recorded (on PostgreSQL, when the connection failed during the
+	// COMMIT, the error says the outcome is unknown), and the next write starts afresh.
 	ErrStorage = errors.New("storage failure")
 
 	// ErrBadImport is returned by ReadNQuads, ImportStore and Store.Import when the input is not
@@ -52,8 +52,8 @@ var (
 	// storage engine cannot read safely (shorter than its pages in use, no valid meta page, a
 	// broken freelist). A Store that finds damage — at open, or later: a page that is not what
 	// it should be, a fault reading the file (truncated while open), a panic of the storage
-	// engine — refuses every write from then on with it; reads that the in-memory index can
-	// answer go on. Run `mql check` on the file to see what is wrong, and restore the store from
+	// engine, a value that fails its checksum — refuses every write from then on with it;
+	// reads of what is still readable go on. Run `mql check` on the file to see what is wrong, and restore the store from
 	// an export or a backup.
 	ErrDamaged = errors.New("store file is damaged")
 

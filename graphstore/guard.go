@@ -14,7 +14,7 @@ func (p *enginePanic) Unwrap() error { return ErrDamaged }
 
 var errLockTimeout = errors.New("lock timeout")
 
-// guarded runs fn, which calls into bbolt (or Cayley on bbolt), and returns a panic inside it
+// guarded runs fn, which calls into bbolt, and returns a panic inside it
 // as an *enginePanic error instead of crashing the process. bbolt reads its file through a
 // memory mapping and panics on what it finds inconsistent (an assertion, an invalid freelist);
 // a page beyond the end of a truncated file is a SIGBUS and a wild offset a SIGSEGV, which

@@ -36,7 +36,7 @@ const (
 type Inspection struct {
 	Found Found
 	// Head is the store's last transaction (FoundStore): 1 when it holds nothing but its
-	// genesis, 0 for an empty Cayley store that Open would give a genesis.
+	// genesis, 0 for an empty store that Open would give a genesis.
 	Head record.TxID
 	// Meta is the owner and strict flag the store was created with (FoundStore, Head ≥ 1).
 	Meta record.StoreMeta

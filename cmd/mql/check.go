@@ -21,12 +21,12 @@ import (
 const maxCheckLines = 1000
 
 const checkUsage = `usage: mql check [--format text|json] [DB | --db DB]
-Verifies the store's integrity from its quads (it never creates or changes a store); exits 0 if
+Verifies the store's integrity from its records and index (it never creates or changes a store); exits 0 if
 it is sound, 1 with the list of problems if not, 4 if it cannot be read.
 ` + dbUsage
 
 // runCheck is `mql check [--format text|json] [DB]`: it verifies the store's integrity from its
-// quads, without opening it as a memory (so it works on a store that mql refuses to open, and
+// records and index, without opening it as a memory (so it works on a store that mql refuses to open, and
 // never creates one), prints what is wrong, and exits 1 if anything is.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("mql check", checkUsage, stdout, stderr)
