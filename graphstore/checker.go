@@ -16,7 +16,6 @@ package graphstore
 
 import (
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,9 +82,6 @@ type checker struct {
 	// name something recorded later (a check) instead of failing at once (an import).
 	deferDangling bool
 	deferred      []dangling
-	// hashes are the canonical quads of each transaction, hashed, to compare a snapshot with.
-	hashes     []uint64
-	keepHashes bool
 	// applyErr is why the sink refused the transaction the checker applied last, if it did:
 	// the checker applies nothing after it.
 	applyErr error
@@ -281,17 +277,6 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 			c.st.setCur(nil)
 		}
 	}
-	if c.keepHashes {
-		for record.TxID(len(c.hashes)) < id-1 {
-			c.hashes = append(c.hashes, 0)
-		}
-		var h uint64
-		if tx != nil {
-			h = hashQuads(canon)
-		}
-		c.hashes = append(c.hashes[:id-1], h)
-	}
-
 	// What this transaction records now exists for the ones after it: in the index when it
 	// decoded and chained (and the index took it), else in the state's overlay.
 	applied := false
@@ -327,20 +312,6 @@ type rawArtifact struct {
 	id record.ArtifactID
 }
 
-// hashQuads hashes a set of canonical quads, in any order.
-func hashQuads(qs []quad.Quad) uint64 {
-	lines := make([]string, len(qs))
-	for i, q := range qs {
-		lines[i] = q.NQuad()
-	}
-	slices.Sort(lines)
-	h := fnv.New64a()
-	for _, l := range lines {
-		h.Write([]byte(l))
-		h.Write([]byte{'\n'})
-	}
-	return h.Sum64() | 1 // never 0, which means "did not decode"
-}
 
 // classes sets each node's mql class and reports records recorded twice.
 func (c *checker) classes() {
