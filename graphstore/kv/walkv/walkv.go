@@ -89,9 +89,12 @@ type Store struct {
 	layers []*tree
 	closed bool
 
-	wmu  chan struct{} // the writer's token: a write transaction, a log rotation
-	log  *logFile      // the generation commits go to; changed holding wmu
-	logs []*logFile    // generations not yet checkpointed, oldest first, log included
+	wmu chan struct{} // the writer's token: a write transaction, a log rotation
+	// gen is the generation commits go to, and log its file once the first commit created it
+	// (a store only read writes no log); both change holding wmu.
+	gen  uint64
+	log  *logFile
+	logs []*logFile // the files of generations not yet checkpointed, oldest first; guarded by mu
 	// entries is how many entries were logged into the newest layer: a checkpoint starts
 	// past opts.CheckpointEntries.
 	entries int
@@ -145,12 +148,7 @@ func Open(ctx context.Context, base kv.Store, schema kv.Schema, opts Options) (*
 			return nil, err
 		}
 	}
-	s.logs = nil
-	lf, err := createLog(opts.Path, next, !opts.NoSync)
-	if err != nil {
-		return nil, err
-	}
-	s.log, s.logs = lf, []*logFile{lf}
+	s.logs, s.gen = nil, next
 	go s.checkpointer()
 	return s, nil
 }
@@ -246,9 +244,11 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.mu.Lock()
 	for _, f := range s.logs {
 		f.close()
 	}
+	s.mu.Unlock()
 	return err
 }
 
@@ -336,24 +336,19 @@ func (s *Store) checkpoint(ctx context.Context, rotate bool) error {
 			<-s.wmu
 			return nil
 		}
-		for _, f := range s.logs {
-			f.remove() // Close: nothing to replay
-		}
-		s.logs = nil
+		s.retire(^uint64(0)) // Close: nothing to replay
 		return nil
 	}
+	upTo := ^uint64(0) // Close: every file goes
 	if rotate {
-		lf, err := createLog(s.opts.Path, s.log.gen+1, !s.opts.NoSync)
-		if err != nil {
-			<-s.wmu
-			return s.failed(err)
-		}
 		s.mu.Lock()
 		s.layers = append(frozen, newTree())
 		s.entries = 0
 		s.mu.Unlock()
-		s.log = lf
-		s.logs = append(append([]*logFile(nil), s.logs...), lf)
+		// The next commit starts the next generation's file.
+		s.gen++
+		s.log = nil
+		upTo = s.gen
 		<-s.wmu // commits go on into the new generation while base takes the frozen layers
 	}
 	if err := s.apply(ctx, frozen); err != nil {
@@ -366,19 +361,31 @@ func (s *Store) checkpoint(ctx context.Context, rotate bool) error {
 	}
 	s.err = nil
 	s.mu.Unlock()
-	keep := s.logs[:0:0]
-	for _, f := range s.logs {
-		if !rotate || f.gen < s.log.gen {
-			f.remove() // a file left behind is replayed once more: harmless
-			continue
-		}
-		keep = append(keep, f)
-	}
-	s.logs = keep
+	s.retire(upTo)
 	if s.opts.Checkpointed != nil {
 		s.opts.Checkpointed()
 	}
 	return nil
+}
+
+// retire removes the files of the generations before upTo, which base holds. A file left
+// behind is replayed once more at the next open: harmless.
+func (s *Store) retire(upTo uint64) {
+	s.mu.Lock()
+	var gone []*logFile
+	keep := s.logs[:0:0]
+	for _, f := range s.logs {
+		if f.gen < upTo {
+			gone = append(gone, f)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	s.logs = keep
+	s.mu.Unlock()
+	for _, f := range gone {
+		f.remove()
+	}
 }
 
 func (s *Store) failed(err error) error {
@@ -587,6 +594,16 @@ func (t *writeTx) Commit(ctx context.Context) error {
 	defer t.End()
 	if t.entries == 0 {
 		return nil
+	}
+	if s.log == nil {
+		lf, err := createLog(s.opts.Path, s.gen, !s.opts.NoSync)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.logs = append(s.logs, lf)
+		s.mu.Unlock()
+		s.log = lf
 	}
 	if err := s.log.append(t.ops); err != nil {
 		return err

@@ -243,3 +243,29 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("a read-only open changed the log: %v", logs)
 	}
 }
+
+// A store that is only read writes no log; its first commit starts one, and Close removes it.
+func TestLogOnlyWhenWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	db, s, err := openNever(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if get(t, s, "a") != "" {
+		t.Fatal("a key in a new store")
+	}
+	if logs, _ := filepath.Glob(path + "-log-*"); len(logs) != 0 {
+		t.Fatalf("a read wrote %v", logs)
+	}
+	put(t, s, "a", "1")
+	if logs, _ := filepath.Glob(path + "-log-*"); len(logs) != 1 {
+		t.Fatalf("after a commit: %v", logs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if logs, _ := filepath.Glob(path + "-log-*"); len(logs) != 0 {
+		t.Fatalf("after Close: %v", logs)
+	}
+}
