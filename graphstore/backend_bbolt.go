@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -191,8 +192,14 @@ func (b *bboltBackend) open() error {
 	}
 	// The log: what it holds goes into the file now, unless the file is damaged (never
 	// written): then it is read into memory only.
+	// The log lives beside the file itself: a store opened through a symbolic link one day
+	// and by its own name the next finds the same log.
+	logPath, lerr := filepath.EvalSymlinks(b.path)
+	if lerr != nil {
+		logPath = b.path
+	}
 	b.wal, err = walkv.Open(context.Background(), b.store, index.Schema, walkv.Options{
-		Path:     b.path,
+		Path:     logPath,
 		ReadOnly: b.damage() != nil,
 		Guard:    b.guard,
 	})
