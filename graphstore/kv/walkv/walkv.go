@@ -73,7 +73,9 @@ func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
 
 type tree = btree.BTreeG[item]
 
-func newTree() *tree { return btree.NewBTreeGOptions(less, btree.Options{NoLocks: true}) }
+// newTree returns a layer. Its lock stays on: Copy, which a writer and a checkpoint may call on
+// one published tree at once, marks the tree it copies.
+func newTree() *tree { return btree.NewBTreeG(less) }
 
 // Store is a kv.Store: the store below with the log in front of it. It is safe for concurrent
 // use.
