@@ -73,9 +73,10 @@ func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
 
 type tree = btree.BTreeG[item]
 
-// newTree returns a layer. Its lock stays on: Copy, which a writer and a checkpoint may call on
-// one published tree at once, marks the tree it copies.
-func newTree() *tree { return btree.NewBTreeG(less) }
+// newTree returns a layer, without the tree's lock: a published layer is only read, and only
+// the writer (holding the writer's token) copies one, the newest (Copy marks the tree it
+// copies); an iterator of a locked tree would hold its read lock through a scan's callbacks.
+func newTree() *tree { return btree.NewBTreeGOptions(less, btree.Options{NoLocks: true}) }
 
 // Store is a kv.Store: the store below with the log in front of it. It is safe for concurrent
 // use.
@@ -402,8 +403,9 @@ func (s *Store) failed(err error) error {
 func (s *Store) apply(ctx context.Context, layers []*tree) error {
 	merged := layers[len(layers)-1]
 	if len(layers) > 1 {
-		merged = merged.Copy()
-		for i := len(layers) - 2; i >= 0; i-- {
+		// A new tree rather than a Copy of the newest: only the writer copies layers.
+		merged = newTree()
+		for i := len(layers) - 1; i >= 0; i-- {
 			layers[i].Scan(func(it item) bool {
 				if _, ok := merged.Get(it); !ok {
 					merged.Set(it)
