@@ -44,6 +44,10 @@ type Options struct {
 	ReadOnly bool
 	// CheckpointEntries is how many logged entries start a checkpoint (default 16384).
 	CheckpointEntries int
+	// MaxPending is how many entries the log may hold beyond what the store below does before a
+	// new write transaction waits for a checkpoint to finish (default 4 × CheckpointEntries):
+	// what bounds the overlay's memory when commits come faster than checkpoints apply them.
+	MaxPending int
 	// CheckpointAfter is how long the first commit after a checkpoint waits for the next one
 	// at most (default 1 s): a store at rest holds everything in the store below.
 	CheckpointAfter time.Duration
@@ -107,6 +111,9 @@ type Store struct {
 	done chan struct{}
 	cmu  sync.Mutex // one checkpoint at a time (the checkpointer's, Close's)
 	err  error      // the last checkpoint's failure, guarded by mu
+	// drained is closed when a checkpoint ends (and replaced): writers held back by MaxPending
+	// wait for it. Guarded by mu.
+	drained chan struct{}
 }
 
 // Open opens the log in front of base, replays it, and (unless read-only) checkpoints what
@@ -115,10 +122,13 @@ func Open(ctx context.Context, base kv.Store, schema kv.Schema, opts Options) (*
 	if opts.CheckpointEntries <= 0 {
 		opts.CheckpointEntries = 16384
 	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 4 * opts.CheckpointEntries
+	}
 	if opts.CheckpointAfter <= 0 {
 		opts.CheckpointAfter = time.Second
 	}
-	s := &Store{base: base, n: len(schema.Buckets), opts: opts, wmu: make(chan struct{}, 1),
+	s := &Store{base: base, n: len(schema.Buckets), opts: opts, wmu: make(chan struct{}, 1), drained: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	found, err := findLogs(opts.Path)
 	if err != nil {
@@ -208,6 +218,9 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	if s.opts.ReadOnly {
 		return nil, fmt.Errorf("%w: opened read-only", ErrLog)
 	}
+	if err := s.throttle(ctx); err != nil {
+		return nil, err
+	}
 	select {
 	case s.wmu <- struct{}{}:
 	case <-ctx.Done():
@@ -223,6 +236,34 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	cur := layers[len(layers)-1].Copy()
 	layers[len(layers)-1] = cur
 	return &writeTx{readTx: readTx{s: s, base: rt, layers: layers}, cur: cur}, nil
+}
+
+// throttle waits while the log holds more than MaxPending entries the store below does not,
+// until a checkpoint ends. A checkpoint that failed holds nobody back: the log keeps what the
+// writes add, and a full disk refuses them there.
+func (s *Store) throttle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n := 0
+		for _, l := range s.layers {
+			n += l.Len()
+		}
+		if n <= s.opts.MaxPending || s.closed || s.err != nil {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.drained
+		s.mu.Unlock()
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Close checkpoints what the log holds and removes its files; if that fails, the files stay
@@ -363,6 +404,8 @@ func (s *Store) checkpoint(ctx context.Context, rotate bool) error {
 		s.layers = []*tree{newTree()}
 	}
 	s.err = nil
+	close(s.drained)
+	s.drained = make(chan struct{})
 	s.mu.Unlock()
 	s.retire(upTo)
 	if s.opts.Checkpointed != nil {
@@ -394,6 +437,8 @@ func (s *Store) retire(upTo uint64) {
 func (s *Store) failed(err error) error {
 	s.mu.Lock()
 	s.err = err
+	close(s.drained)
+	s.drained = make(chan struct{})
 	s.mu.Unlock()
 	return err
 }

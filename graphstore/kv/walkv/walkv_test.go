@@ -269,3 +269,49 @@ func TestLogOnlyWhenWritten(t *testing.T) {
 		t.Fatalf("after Close: %v", logs)
 	}
 }
+
+// gated is a store below whose write transactions wait for open.
+type gated struct {
+	*memkv.Store
+	open chan struct{}
+}
+
+func (g gated) Write(ctx context.Context) (kv.WriteTx, error) {
+	<-g.open
+	return g.Store.Write(ctx)
+}
+
+// Commits faster than checkpoints wait once the log holds MaxPending entries the store below
+// does not: the overlay's memory stays bounded.
+func TestBackpressure(t *testing.T) {
+	g := gated{memkv.New(kvtest.Schema), make(chan struct{})}
+	s, err := walkv.Open(context.Background(), g, kvtest.Schema, walkv.Options{
+		Path: filepath.Join(t.TempDir(), "m"), CheckpointEntries: 5, MaxPending: 10, CheckpointAfter: time.Hour, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			put(t, s, fmt.Sprintf("k%03d", i), "v")
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("100 commits went through with no checkpoint able to finish")
+	default:
+	}
+	if n := s.Pending(); n > 11 {
+		t.Errorf("%d entries pending, MaxPending 10", n)
+	}
+	close(g.open)
+	<-done
+	if got := get(t, s, "k099"); got != "v" {
+		t.Errorf("k099 = %q", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
