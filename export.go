@@ -40,12 +40,18 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 	if r.tx == nil && r.asOfTx == 0 && !r.asOfSet {
 		at = r.AsOfTx(int64(head))
 	}
+	// A chunk is at most 256 transactions and about exportChunkRecords records: a bulk load's
+	// transactions hold a thousand claims each.
 	const chunk = 256
-	for from := record.TxID(1); from <= head; from += chunk {
+	for from := record.TxID(1); from <= head; {
 		var txs []*record.Tx
+		next := from
 		err := at.view(ctx, func(v *index.View) error {
-			for id := from; id <= min(from+chunk-1, head); id++ {
-				tx := v.Tx(id)
+			txs, next = txs[:0], from
+			records := 0
+			for ; next <= head && len(txs) < chunk && records < exportChunkRecords; next++ {
+				tx := v.Tx(next)
+				records += len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + 1
 				if !v.IsOwnerView() {
 					// A transaction that recorded nothing the reader may see is left out
 					// whole: even its time and author would say that something happened.
@@ -60,12 +66,17 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
+		from = next
 		if err := codec.WriteNQuads(w, txs); err != nil {
 			return userError(err)
 		}
+		r.db.store.ReleaseMapped()
 	}
 	return nil
 }
+
+// exportChunkRecords bounds the records an export holds in memory at once.
+const exportChunkRecords = 4096
 
 // visibleTx copies tx without what v's reader may not see: claims and artifacts outside its
 // perception, events about them, references to them, and sources only they cite.

@@ -896,3 +896,12 @@ func storageErr(what string, err error) error {
 	}
 	return fmt.Errorf("graphstore: %s: %w: %w", what, ErrStorage, err)
 }
+
+// ReleaseMapped tells the system that the pages of a bbolt file read so far need not stay in
+// this process's memory (they stay in the page cache): a scan of a whole store, an export,
+// would otherwise keep the file's every page resident. It does nothing on other backends.
+func (s *Store) ReleaseMapped() {
+	if b, ok := s.be.(*bboltBackend); ok {
+		b.dropMapped()
+	}
+}
