@@ -114,6 +114,9 @@ type Store struct {
 	// drained is closed when a checkpoint ends (and replaced): writers held back by MaxPending
 	// wait for it. Guarded by mu.
 	drained chan struct{}
+	// rotations counts the generations started, guarded by mu: a snapshot taken across one is
+	// taken again (view).
+	rotations uint64
 }
 
 // Open opens the log in front of base, replays it, and (unless read-only) checkpoints what
@@ -176,23 +179,37 @@ func (s *Store) guard(fn func() error) error {
 
 // view is what a transaction reads: base's snapshot and the layers as they were.
 func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, nil, kv.ErrClosed
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, kv.ErrClosed
+		}
+		layers, rot := append([]*tree(nil), s.layers...), s.rotations
+		s.mu.Unlock()
+		// Not under mu: bbolt's Begin waits while a checkpoint's commit remaps the file, which
+		// waits for every open read transaction to end, a writer's included, and the writer
+		// needs mu to publish its commit.
+		var rt kv.ReadTx
+		err := s.guard(func() error {
+			var err error
+			rt, err = s.base.Read(ctx)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		// The snapshot of base and the layers go together unless a new generation started
+		// meanwhile: a checkpoint of it may have put in base commits newer than the layers
+		// taken. A checkpoint of layers taken is harmless: they hold what it put in base.
+		s.mu.Lock()
+		same := s.rotations == rot
+		s.mu.Unlock()
+		if same {
+			return rt, layers, nil
+		}
+		s.guard(func() error { rt.End(); return nil })
 	}
-	// Under mu: a checkpoint drops the layers it applied only once base holds them, so the
-	// snapshot of base and the layers go together.
-	var rt kv.ReadTx
-	err := s.guard(func() error {
-		var err error
-		rt, err = s.base.Read(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return rt, append([]*tree(nil), s.layers...), nil
 }
 
 // Read begins a snapshot.
@@ -388,6 +405,7 @@ func (s *Store) checkpoint(ctx context.Context, rotate bool) error {
 		s.mu.Lock()
 		s.layers = append(frozen, newTree())
 		s.entries = 0
+		s.rotations++
 		s.mu.Unlock()
 		// The next commit starts the next generation's file.
 		s.gen++

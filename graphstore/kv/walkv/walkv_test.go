@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,6 +312,114 @@ func TestBackpressure(t *testing.T) {
 	<-done
 	if got := get(t, s, "k099"); got != "v" {
 		t.Errorf("k099 = %q", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// remapping is a store below whose every commit waits for all open read transactions to end,
+// and whose new read transactions wait for a commit that waits: what bbolt does when a commit
+// grows the file past its memory map.
+type remapping struct {
+	*memkv.Store
+	mu *sync.RWMutex
+}
+
+type rlocked struct {
+	kv.ReadTx
+	mu   *sync.RWMutex
+	once sync.Once
+}
+
+func (t *rlocked) End() { t.ReadTx.End(); t.once.Do(t.mu.RUnlock) }
+
+type remapCommit struct {
+	kv.WriteTx
+	mu *sync.RWMutex
+}
+
+func (w remapCommit) Commit(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.WriteTx.Commit(ctx)
+}
+
+func (r remapping) Read(ctx context.Context) (kv.ReadTx, error) {
+	r.mu.RLock()
+	t, err := r.Store.Read(ctx)
+	if err != nil {
+		r.mu.RUnlock()
+		return nil, err
+	}
+	return &rlocked{ReadTx: t, mu: r.mu}, nil
+}
+
+func (r remapping) Write(ctx context.Context) (kv.WriteTx, error) {
+	w, err := r.Store.Write(ctx)
+	return remapCommit{w, r.mu}, err
+}
+
+// Writers, readers and checkpoints at once, on a store below that remaps at every checkpoint:
+// a writer holds a read transaction of it until its commit is published, so nothing may wait
+// for the store below while holding what a commit needs. Everything finishes.
+func TestConcurrentRemaps(t *testing.T) {
+	base := remapping{memkv.New(kvtest.Schema), &sync.RWMutex{}}
+	s, err := walkv.Open(context.Background(), base, kvtest.Schema, walkv.Options{
+		Path: filepath.Join(t.TempDir(), "m"), CheckpointEntries: 2, CheckpointAfter: time.Microsecond, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writers, readers sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := range 300 {
+				wt, err := s.Write(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				wt.Put(0, []byte(fmt.Sprintf("w%d-%04d", w, i)), []byte("v"))
+				if err := wt.Commit(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range 3 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r, err := s.Read(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				r.Get(0, []byte("w0-0001"))
+				r.End()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { writers.Wait(); close(stop); readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("stuck:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+	if got := get(t, s, "w3-0299"); got != "v" {
+		t.Errorf("w3-0299 = %q", got)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
