@@ -118,7 +118,7 @@ func (s *scratch) close() {
 // turn off): the lookups and index entries of one transaction of a thousand claims map a
 // hundred megabytes or more of a large file, far more than its batch or a count of
 // transactions can bound.
-const releaseInterval = 50 * time.Millisecond
+const releaseInterval = 10 * time.Millisecond
 
 // releasing drops the mapped pages of dbs every releaseInterval, from a goroutine of its own
 // (dropMapped holds off a writer's remapping while it runs), until stop is called. Call stop
