@@ -440,8 +440,12 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	}
 	res.Rows = append(res.Rows, rateRow("bulk ingest (claims/s, batches of 1,000)", ingest))
 
-	if err := loadRest(w, engines, names, logf); err != nil {
+	dagTimes, err := loadRestTimed(w, engines, names, logf)
+	if err != nil {
 		return nil, err
+	}
+	if len(w.dag) > 0 {
+		res.Rows = append(res.Rows, timeRow(fmt.Sprintf("a Derive of the dense DAG, each its own transaction (median of %d, built interleaved; SQLite synchronous=NORMAL)", len(w.dag)), dagTimes))
 	}
 	if err := checkDAG(w, engines, names); err != nil {
 		return nil, err
@@ -659,6 +663,13 @@ func ingestBatches(w *workload, engines []engine, names []string, logf func(stri
 // loadRest writes the rest of the workload into every engine: revocations, revisions, the
 // derivation DAG.
 func loadRest(w *workload, engines []engine, names []string, logf func(string, ...any)) error {
+	_, err := loadRestTimed(w, engines, names, logf)
+	return err
+}
+
+// loadRestTimed is loadRest, returning each engine's time for each derivation of the dense DAG.
+func loadRestTimed(w *workload, engines []engine, names []string, logf func(string, ...any)) ([][]float64, error) {
+	dagTimes := make([][]float64, len(engines))
 	logf("revocations (%d), revisions (%d), hub and DAG claims", len(w.revoke), len(w.singles))
 	for _, k := range w.revoke {
 		for i, e := range engines {
@@ -666,7 +677,7 @@ func loadRest(w *workload, engines []engine, names []string, logf func(string, .
 				continue
 			}
 			if err := e.revoke(k); err != nil {
-				return fmt.Errorf("%s: %w", names[i], err)
+				return nil, fmt.Errorf("%s: %w", names[i], err)
 			}
 		}
 	}
@@ -676,7 +687,7 @@ func loadRest(w *workload, engines []engine, names []string, logf func(string, .
 				continue
 			}
 			if err := e.single(c); err != nil {
-				return fmt.Errorf("%s: %w", names[i], err)
+				return nil, fmt.Errorf("%s: %w", names[i], err)
 			}
 		}
 	}
@@ -688,7 +699,7 @@ func loadRest(w *workload, engines []engine, names []string, logf func(string, .
 					continue
 				}
 				if err := e.deriveLevel(lvl); err != nil {
-					return fmt.Errorf("%s derive: %w", names[i], err)
+					return nil, fmt.Errorf("%s derive: %w", names[i], err)
 				}
 			}
 		}
@@ -700,12 +711,14 @@ func loadRest(w *workload, engines []engine, names []string, logf func(string, .
 			if e == nil {
 				continue
 			}
+			t := time.Now()
 			if err := e.derive(d); err != nil {
-				return fmt.Errorf("%s derive %s: %w", names[i], d.Name, err)
+				return nil, fmt.Errorf("%s derive %s: %w", names[i], d.Name, err)
 			}
+			dagTimes[i] = append(dagTimes[i], time.Since(t).Seconds())
 		}
 	}
-	return nil
+	return dagTimes, nil
 }
 
 // checkDAG checks that every engine finds the same impact set for the dense DAG's root, the
