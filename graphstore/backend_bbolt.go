@@ -132,7 +132,7 @@ func (b *bboltBackend) open() error {
 		db, err = bolt.Open(b.path, 0o600, &bolt.Options{
 			Timeout:  b.timeout,
 			NoSync:   b.noSync,
-			OpenFile:        func(string, int, os.FileMode) (*os.File, error) { return f, nil },
+			OpenFile: func(string, int, os.FileMode) (*os.File, error) { return f, nil },
 		})
 		return err
 	})

@@ -312,7 +312,6 @@ type rawArtifact struct {
 	id record.ArtifactID
 }
 
-
 // classes sets each node's mql class and reports records recorded twice.
 func (c *checker) classes() {
 	for _, iri := range c.order {

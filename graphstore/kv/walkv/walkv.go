@@ -627,25 +627,23 @@ type writeTx struct {
 }
 
 func (t *writeTx) Put(b kv.Bucket, key, value []byte) error {
-	k, err := t.key(b, key)
-	if err != nil {
-		return err
-	}
-	k = bytes.Clone(k)
-	t.cur.Set(item{k: k, v: value})
-	t.ops = appendOp(t.ops, op{k: k, v: value})
-	t.entries++
-	return nil
+	return t.write(b, key, op{v: value})
 }
 
 func (t *writeTx) Delete(b kv.Bucket, key []byte) error {
+	return t.write(b, key, op{del: true})
+}
+
+// write records o (a put or a deletion) under b's key in the transaction's layer and its log
+// record.
+func (t *writeTx) write(b kv.Bucket, key []byte, o op) error {
 	k, err := t.key(b, key)
 	if err != nil {
 		return err
 	}
-	k = bytes.Clone(k)
-	t.cur.Set(item{k: k, del: true})
-	t.ops = appendOp(t.ops, op{k: k, del: true})
+	o.k = bytes.Clone(k)
+	t.cur.Set(item(o))
+	t.ops = appendOp(t.ops, o)
 	t.entries++
 	return nil
 }
