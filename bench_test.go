@@ -172,3 +172,19 @@ func BenchmarkImpactHub(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkContext: the context of 12 subjects spread over the store, as the bench's row.
+func BenchmarkContext(b *testing.B) {
+	forEachStore(b, func(b *testing.B, db *mql.DB) {
+		ctx := context.Background()
+		subjects := make([]string, 12)
+		for i := range subjects {
+			subjects[i] = fmt.Sprintf("V%d", i*1000+2)
+		}
+		for b.Loop() {
+			if r, err := db.Context(ctx, subjects, 100_000); err != nil || len(r.Lines) != 12 {
+				b.Fatal(r, err)
+			}
+		}
+	})
+}

@@ -283,6 +283,7 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 		ix.st.keys++
 		ix.put(bKeyName, u(nil, ke.seq), keyKey(c.ID.Key))
 		ix.put(bPredKey, append(encoding.AppendName(nil, c.ID.Predicate), c.ID.Subject...), nil)
+		ix.changed(subjectKeys, encoding.AppendName(nil, c.ID.Subject))
 	}
 	if c.ID.Version != ke.n+1 {
 		return fmt.Errorf("%w: %s recorded after version %d", ErrInvalid, c.ID, ke.n)

@@ -24,6 +24,33 @@ type Cache struct {
 	m     map[string]cacheEntry
 	bytes int
 	max   int
+	// last is what Open read from the newest snapshot whose kv said its version (kv.Versioned):
+	// a snapshot of the same version reads nothing to open.
+	last struct {
+		ok      bool
+		version uint64
+		st      storeState
+	}
+}
+
+// opened returns the state Open read from a snapshot of the given version, if it was the last.
+func (c *Cache) opened(version uint64) (storeState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.last.ok || c.last.version != version {
+		return storeState{}, false
+	}
+	return c.last.st, true
+}
+
+// open keeps st as what a snapshot of the given version opens to, unless a newer one is kept.
+func (c *Cache) open(version uint64, st storeState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last.ok && c.last.version > version {
+		return
+	}
+	c.last.ok, c.last.version, c.last.st = true, version, st
 }
 
 type cacheEntry struct {

@@ -94,22 +94,51 @@ type Index struct {
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
 // nil. A store that holds no transaction yet has head 0.
 func Open(r kv.Reader, cache *Cache) (*Index, error) {
-	var st storeState
-	m, err := r.Get(bMeta, metaStore)
+	v, versioned := r.(kv.Versioned)
+	if versioned && cache != nil {
+		if st, ok := cache.opened(v.Version()); ok {
+			return open(r, cache, st), nil
+		}
+	}
+	st, err := readState(r, cache == nil)
 	if err != nil {
 		return nil, err
 	}
-	if m == nil || cache == nil {
+	if versioned && cache != nil {
+		cache.open(v.Version(), st)
+	}
+	return open(r, cache, st), nil
+}
+
+func open(r kv.Reader, cache *Cache, st storeState) *Index {
+	ix := &Index{r: r, st: st, head: st.head, cache: cache}
+	if cache != nil {
+		h := cache.Head()
+		ix.useCache = h >= st.head
+		ix.insert = h == st.head
+	}
+	return ix
+}
+
+// readState reads the store's owner and its last transaction's counts; checkFormat also
+// checks its format.
+func readState(r kv.Reader, checkFormat bool) (storeState, error) {
+	var st storeState
+	m, err := r.Get(bMeta, metaStore)
+	if err != nil {
+		return st, err
+	}
+	if m == nil || checkFormat {
 		// A store's format is checked when it is opened (without a cache), not at every read.
 		f, err := r.Get(bMeta, metaFormat)
 		if err != nil {
-			return nil, err
+			return st, err
 		}
 		if f == nil {
-			return nil, ErrNotStore
+			return st, ErrNotStore
 		}
 		if string(f) != encoding.Format {
-			return nil, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
+			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
 		}
 	}
 	if m != nil {
@@ -117,7 +146,7 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 			err = decodeStoreMeta(m, &st)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the store's owner: %w", err)
+			return st, fmt.Errorf("the store's owner: %w", err)
 		}
 	}
 	err = r.Scan(bTx, nil, kv.ScanOptions{Reverse: true}, func(k, v []byte) (bool, error) {
@@ -135,16 +164,7 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 		}
 		return false, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	ix := &Index{r: r, st: st, head: st.head, cache: cache}
-	if cache != nil {
-		h := cache.Head()
-		ix.useCache = h >= st.head
-		ix.insert = h == st.head
-	}
-	return ix, nil
+	return st, err
 }
 
 // Init writes the format of an empty store into w.
@@ -447,6 +467,25 @@ func (ix *Index) source(id string) *record.Source {
 func (ix *Index) keyEntry(k record.Key) *keyEntry {
 	return load(ix, bKey, keyKey(k), func() string { return "key " + k.String() },
 		func(b []byte) (*keyEntry, error) { return decodeKeyEntry(k, b) })
+}
+
+// keyList is the keys of one subject, in key order.
+type keyList struct{ keys []record.Key }
+
+// keysOf is the keys of subject, in key order: read by a scan once, then kept as a list the
+// cache drops when the subject gains a key.
+func (ix *Index) keysOf(subject string) *keyList {
+	prefix := encoding.AppendName(nil, subject)
+	return cached(ix, subjectKeys, prefix, func() (*keyList, int, bool) {
+		l := &keyList{}
+		size := 0
+		ix.scanKeys(bKey, prefix, func(k []byte) bool {
+			l.keys = append(l.keys, record.Key{Subject: subject, Predicate: string(k[len(prefix):])})
+			size += len(k)
+			return true
+		})
+		return l, size, true
+	})
 }
 
 // keyOf is the key numbered seq.

@@ -50,6 +50,10 @@ const (
 	bRun                           // by NUL name → runEntry
 	bServed                        // node u(tx) u(n) → retrieval id: the retrievals that served node
 	nBuckets
+
+	// subjectKeys names, in the cache only, the list of a subject's keys (the bKey entries under
+	// the subject's name), which a subject's new key changes.
+	subjectKeys = nBuckets
 )
 
 // Schema is the kv schema of an mql store.

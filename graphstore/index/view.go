@@ -455,7 +455,12 @@ func (v *View) Keys() []record.Key { return v.keysUnder(nil) }
 // KeysOfSubject lists the keys of a subject with at least one visible version, in the order of
 // their first visible versions.
 func (v *View) KeysOfSubject(subject string) []record.Key {
-	return v.keysUnder(encoding.AppendName(nil, subject))
+	kes := v.subjectKeyEntries(subject)
+	out := make([]record.Key, len(kes))
+	for i, ke := range kes {
+		out[i] = ke.key
+	}
+	return out
 }
 
 func (v *View) keysUnder(prefix []byte) []record.Key {
@@ -481,12 +486,29 @@ func (v *View) keyEntriesUnder(prefix []byte) []*keyEntry {
 	return sortBy(out, first)
 }
 
+// subjectKeyEntries is keyEntriesUnder for one subject's keys, read through the subject's
+// cached list of keys rather than a scan.
+func (v *View) subjectKeyEntries(subject string) []*keyEntry {
+	var out []*keyEntry
+	var first []uint64
+	for _, k := range v.ix.keysOf(subject).keys {
+		// A key the list names may be newer than the view (a list kept by the cache, an older
+		// snapshot reading it): firstSeen leaves it out.
+		ke := v.ix.keyEntry(k)
+		if seq, ok := v.firstSeen(ke); ok {
+			out = append(out, ke)
+			first = append(first, seq)
+		}
+	}
+	return sortBy(out, first)
+}
+
 // EachLiveOfSubject calls fn with each key of subject that has a visible version, in the order
 // of KeysOfSubject, and its live claims the viewer may see, as LiveClaims gives them: a context
 // line reads a subject's keys once.
 func (v *View) EachLiveOfSubject(subject string, fn func(k record.Key, live []*ClaimEntry)) {
 	var live []*ClaimEntry
-	for _, ke := range v.keyEntriesUnder(encoding.AppendName(nil, subject)) {
+	for _, ke := range v.subjectKeyEntries(subject) {
 		live = live[:0]
 		for i := range ke.slots {
 			if e := v.liveInSlot(ke, i); v.visibleClaim(e) {

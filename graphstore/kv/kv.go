@@ -62,6 +62,14 @@ type ReadTx interface {
 	End()
 }
 
+// Versioned is a snapshot that can say, without reading, which state of its Store it reads:
+// two snapshots of one open Store with the same version hold the same data, and a later commit
+// gives a larger one. It lets a reader keep what it derived from a snapshot (its head) for the
+// next one of that state. A version means nothing across Stores, or across opens of one.
+type Versioned interface {
+	Version() uint64
+}
+
 // WriteTx is a write transaction: nothing of it is visible to other transactions until Commit
 // returns nil, and after Rollback (or a failed Commit) nothing of it was stored.
 type WriteTx interface {

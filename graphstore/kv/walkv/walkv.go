@@ -117,6 +117,8 @@ type Store struct {
 	// rotations counts the generations started, guarded by mu: a snapshot taken across one is
 	// taken again (view).
 	rotations uint64
+	// version counts the commits published since Open, guarded by mu (kv.Versioned).
+	version uint64
 }
 
 // Open opens the log in front of base, replays it, and (unless read-only) checkpoints what
@@ -178,14 +180,14 @@ func (s *Store) guard(fn func() error) error {
 }
 
 // view is what a transaction reads: base's snapshot and the layers as they were.
-func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, error) {
+func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, uint64, error) {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			return nil, nil, kv.ErrClosed
+			return nil, nil, 0, kv.ErrClosed
 		}
-		layers, rot := append([]*tree(nil), s.layers...), s.rotations
+		layers, rot, version := append([]*tree(nil), s.layers...), s.rotations, s.version
 		s.mu.Unlock()
 		// Not under mu: bbolt's Begin waits while a checkpoint's commit remaps the file, which
 		// waits for every open read transaction to end, a writer's included, and the writer
@@ -197,7 +199,7 @@ func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, error) {
 			return err
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		// The snapshot of base and the layers go together unless a new generation started
 		// meanwhile: a checkpoint of it may have put in base commits newer than the layers
@@ -206,7 +208,7 @@ func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, error) {
 		same := s.rotations == rot
 		s.mu.Unlock()
 		if same {
-			return rt, layers, nil
+			return rt, layers, version, nil
 		}
 		s.guard(func() error { rt.End(); return nil })
 	}
@@ -217,7 +219,7 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rt, all, err := s.view(ctx)
+	rt, all, version, err := s.view(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +229,18 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 			layers = append(layers, l)
 		}
 	}
-	return &readTx{s: s, base: rt, layers: layers}, nil
+	return &snapshot{readTx{s: s, base: rt, layers: layers}, version}, nil
 }
+
+// snapshot is a read transaction; a write transaction is not one (it has no version of its
+// own until it commits).
+type snapshot struct {
+	readTx
+	version uint64
+}
+
+// Version implements kv.Versioned: the commits published before the snapshot began.
+func (t *snapshot) Version() uint64 { return t.version }
 
 // Write begins the write transaction, waiting for the one in progress to end.
 func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
@@ -243,7 +255,7 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	rt, layers, err := s.view(ctx)
+	rt, layers, _, err := s.view(ctx)
 	if err != nil {
 		<-s.wmu
 		return nil, err
@@ -680,6 +692,7 @@ func (t *writeTx) Commit(ctx context.Context) error {
 	}
 	s.layers[len(s.layers)-1] = t.cur
 	s.entries += t.entries
+	s.version++
 	s.mu.Unlock()
 	select {
 	case s.kick <- struct{}{}:

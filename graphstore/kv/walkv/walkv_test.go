@@ -425,3 +425,69 @@ func TestConcurrentRemaps(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot's version names the state it reads: the same until a commit publishes one, larger
+// after it, unchanged by a checkpoint; a write transaction has none, and a rolled-back or empty
+// one changes nothing.
+func TestVersion(t *testing.T) {
+	ctx := context.Background()
+	s, err := walkv.Open(ctx, memkv.New(kvtest.Schema), kvtest.Schema, walkv.Options{
+		Path: filepath.Join(t.TempDir(), "m"), CheckpointEntries: 1, CheckpointAfter: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	version := func() uint64 {
+		t.Helper()
+		rt, err := s.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.End()
+		v, ok := rt.(kv.Versioned)
+		if !ok {
+			t.Fatalf("a snapshot (%T) is not kv.Versioned", rt)
+		}
+		return v.Version()
+	}
+	write := func(commit bool, keys ...string) {
+		t.Helper()
+		wt, err := s.Write(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := wt.(kv.Versioned); ok {
+			t.Fatal("a write transaction says it has a version")
+		}
+		for _, k := range keys {
+			if err := wt.Put(0, []byte(k), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !commit {
+			wt.Rollback()
+			return
+		}
+		if err := wt.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v0 := version()
+	if v := version(); v != v0 {
+		t.Fatalf("two snapshots of one state: versions %d and %d", v0, v)
+	}
+	write(false, "a")
+	write(true)
+	if v := version(); v != v0 {
+		t.Fatalf("a rollback and an empty commit changed the version: %d, then %d", v0, v)
+	}
+	write(true, "a")
+	v1 := version()
+	if v1 <= v0 {
+		t.Fatalf("a commit left the version at %d (was %d)", v1, v0)
+	}
+	time.Sleep(20 * time.Millisecond) // the checkpointer applies the commit to the store below
+	if v := version(); v != v1 {
+		t.Fatalf("a checkpoint changed the version from %d to %d", v1, v)
+	}
+}
