@@ -173,4 +173,5 @@ func (c *Cache) Reset(head record.TxID) {
 	clear(c.m)
 	c.bytes = 0
 	c.head = head
+	c.last.ok = false
 }
