@@ -167,7 +167,7 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 	before := c.added
 
 	canon := make([]quad.Quad, 0, len(quads))
-	seen := make(map[quad.Quad]struct{}, len(quads))
+	var dd codec.Dedup
 	for i := range quads {
 		q := codec.CanonQuad(quads[i])
 		s, ok1 := q.Subject.(quad.IRI)
@@ -176,20 +176,19 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 			c.add(ProblemRecord, id, "", "quad %s: subject and predicate must be IRIs and the object present", formatQuadShort(q))
 			continue
 		}
-		if _, dup := seen[q]; dup {
-			continue // RDF: a graph is a set of quads
-		}
-		seen[q] = struct{}{}
-		canon = append(canon, q)
 		n := c.cur[s]
 		if n == nil {
 			n = &rawNode{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
 			c.cur[s] = n
 			c.order = append(c.order, s)
 		}
-		n.props[p] = append(n.props[p], q.Object)
+		vs, added := dd.Add(n.props[p], q)
+		if !added {
+			continue // RDF: a graph is a set of quads
+		}
+		n.props[p] = vs
+		canon = append(canon, q)
 	}
-	seen = nil
 	c.classes()
 	c.txNode()
 

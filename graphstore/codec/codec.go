@@ -258,7 +258,8 @@ type encoder struct {
 	tx      *record.Tx
 	label   quad.IRI
 	quads   []quad.Quad
-	seen    map[quad.Quad]struct{}
+	seen    map[subjPred][]quad.Value // the objects written of each subject and predicate
+	dedup   Dedup
 	records map[quad.IRI]string // record node -> what it records, to refuse two records on one node
 	subjs   []quad.IRI          // subjects in first-use order, for urn:mql:wrote
 	subjSet map[quad.IRI]struct{}
@@ -269,6 +270,10 @@ type encoder struct {
 	matchDir quad.Direction
 	match    quad.Value
 }
+
+// subjPred keys the quads of one subject and predicate: two strings hash much faster than a
+// quad of interfaces.
+type subjPred struct{ s, p quad.IRI }
 
 func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 	var lit string
@@ -309,10 +314,12 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 	}
 	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
 	if e.seen != nil { // nil for one record, whose quads are distinct
-		if _, dup := e.seen[q]; dup {
+		k := subjPred{s, p}
+		vs, added := e.dedup.Add(e.seen[k], q)
+		if !added {
 			return // trap 2: never the same quad twice in one transaction
 		}
-		e.seen[q] = struct{}{}
+		e.seen[k] = vs
 	}
 	e.quads = append(e.quads, q)
 }
@@ -529,7 +536,7 @@ func WroteQuad(tx record.TxID, node quad.IRI) quad.Quad {
 func newEncoder(tx *record.Tx, check bool, recs int) *encoder {
 	e := &encoder{tx: tx, label: TxIRI(tx.ID), records: make(map[quad.IRI]string, recs), check: check}
 	if !check {
-		e.seen = make(map[quad.Quad]struct{}, 16*recs)
+		e.seen = make(map[subjPred][]quad.Value, 16*recs)
 		e.subjSet = make(map[quad.IRI]struct{}, recs)
 		e.quads = make([]quad.Quad, 0, 16*recs)
 	}
@@ -1119,6 +1126,38 @@ type node struct {
 	first quad.Quad
 }
 
+// Dedup drops the quads of a transaction met before (RDF: a graph is a set of quads) without
+// hashing every quad, which was most of the cost of an import: a subject's values of one
+// predicate are searched while they are few, and kept in a set past that.
+type Dedup struct{ long map[quad.Quad]struct{} }
+
+// shortList is how many values of a subject and predicate are searched rather than hashed.
+const shortList = 32
+
+// Add returns vs, the values of q's subject and predicate met so far, with q's object appended,
+// and true; or vs and false if it holds the object already.
+func (d *Dedup) Add(vs []quad.Value, q quad.Quad) ([]quad.Value, bool) {
+	if len(vs) < shortList {
+		if slices.Contains(vs, q.Object) {
+			return vs, false
+		}
+		return append(vs, q.Object), true
+	}
+	if d.long == nil {
+		d.long = map[quad.Quad]struct{}{}
+	}
+	if _, ok := d.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: vs[0], Label: q.Label}]; !ok {
+		for _, v := range vs { // the list just outgrew searching: the set takes it over
+			d.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: v, Label: q.Label}] = struct{}{}
+		}
+	}
+	if _, dup := d.long[q]; dup {
+		return vs, false
+	}
+	d.long[q] = struct{}{}
+	return append(vs, q.Object), true
+}
+
 type txDecoder struct {
 	id    record.TxID
 	nodes map[quad.IRI]*node
@@ -1377,7 +1416,8 @@ func DecodeTx(id record.TxID, quads []quad.Quad) (*record.Tx, error) {
 func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, error) {
 	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
 	var order []quad.IRI
-	seen := make(map[quad.Quad]struct{}, len(quads))
+	var dd Dedup
+	unique := 0
 	for _, q := range quads {
 		s, ok1 := q.Subject.(quad.IRI)
 		p, ok2 := q.Predicate.(quad.IRI)
@@ -1391,9 +1431,9 @@ func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, 
 			d.nodes[s] = n
 			order = append(order, s)
 		}
-		if _, dup := seen[q]; !dup {
-			seen[q] = struct{}{}
-			n.props[p] = append(n.props[p], q.Object)
+		if vs, added := dd.Add(n.props[p], q); added {
+			n.props[p] = vs
+			unique++
 		}
 	}
 	txn := d.nodes[TxIRI(id)]
@@ -1744,6 +1784,9 @@ func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, 
 	want, err := EncodeTx(tx)
 	if err != nil {
 		return nil, nil, &DecodeError{tx: id, msg: strings.TrimPrefix(err.Error(), fmt.Sprintf("tx %d: ", id))}
+	}
+	if unique == len(quads) && slices.Equal(quads, want) {
+		return tx, want, nil // what an export writes: the quads in the order encoding gives them
 	}
 	wantSet := make(map[quad.Quad]struct{}, len(want))
 	for _, q := range want {
