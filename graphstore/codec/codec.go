@@ -258,8 +258,9 @@ type encoder struct {
 	tx      *record.Tx
 	label   quad.IRI
 	quads   []quad.Quad
-	seen    map[subjPred][]quad.Value // the objects written of each subject and predicate
-	dedup   Dedup
+	seen    map[quad.IRI]*written // what was written of each subject
+	last    *written              // the subject written last: the next quad's, mostly
+	long    map[quad.Quad]struct{}
 	records map[quad.IRI]string // record node -> what it records, to refuse two records on one node
 	subjs   []quad.IRI          // subjects in first-use order, for urn:mql:wrote
 	subjSet map[quad.IRI]struct{}
@@ -270,10 +271,6 @@ type encoder struct {
 	matchDir quad.Direction
 	match    quad.Value
 }
-
-// subjPred keys the quads of one subject and predicate: two strings hash much faster than a
-// quad of interfaces.
-type subjPred struct{ s, p quad.IRI }
 
 func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 	var lit string
@@ -313,15 +310,56 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 		}
 	}
 	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
-	if e.seen != nil { // nil for one record, whose quads are distinct
-		k := subjPred{s, p}
-		vs, added := e.dedup.Add(e.seen[k], q)
-		if !added {
-			return // trap 2: never the same quad twice in one transaction
-		}
-		e.seen[k] = vs
+	if e.seen != nil && !e.first(s, p, o, q) { // nil for one record, whose quads are distinct
+		return // trap 2: never the same quad twice in one transaction
 	}
 	e.quads = append(e.quads, q)
+}
+
+// written is the predicates and objects written of one subject, in order.
+type written struct {
+	s     quad.IRI
+	ps    []quad.IRI
+	os    []quad.Value
+	inSet bool // the encoder's set of long subjects' quads holds them
+}
+
+// first reports whether q was not written before, and notes it. A record's quads come
+// together on its node, so the subject is mostly the last one's, and a node's few quads are
+// searched; a node with many (a transaction's) is kept in a set. Hashing every quad was a
+// third of an import's decoding.
+func (e *encoder) first(s, p quad.IRI, o quad.Value, q quad.Quad) bool {
+	w := e.last
+	if w == nil || w.s != s {
+		if w = e.seen[s]; w == nil {
+			w = &written{s: s}
+			e.seen[s] = w
+		}
+		e.last = w
+	}
+	if len(w.ps) < shortList {
+		for i := range w.ps {
+			if w.ps[i] == p && w.os[i] == o {
+				return false
+			}
+		}
+	} else {
+		if e.long == nil {
+			e.long = map[quad.Quad]struct{}{}
+		}
+		if !w.inSet {
+			w.inSet = true
+			for i := range w.ps {
+				e.long[quad.Quad{Subject: s, Predicate: w.ps[i], Object: w.os[i], Label: q.Label}] = struct{}{}
+			}
+		}
+		if _, dup := e.long[q]; dup {
+			return false
+		}
+		e.long[q] = struct{}{}
+	}
+	w.ps, w.os = append(w.ps, p), append(w.os, o)
+	return true
 }
 
 func (e *encoder) addStr(s, p quad.IRI, v string) {
@@ -536,7 +574,7 @@ func WroteQuad(tx record.TxID, node quad.IRI) quad.Quad {
 func newEncoder(tx *record.Tx, check bool, recs int) *encoder {
 	e := &encoder{tx: tx, label: TxIRI(tx.ID), records: make(map[quad.IRI]string, recs), check: check}
 	if !check {
-		e.seen = make(map[subjPred][]quad.Value, 16*recs)
+		e.seen = make(map[quad.IRI]*written, recs)
 		e.subjSet = make(map[quad.IRI]struct{}, recs)
 		e.quads = make([]quad.Quad, 0, 16*recs)
 	}
