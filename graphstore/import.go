@@ -46,7 +46,8 @@ type ImportSummary struct {
 // the genesis (tx 1) on without gaps, times that never go backwards, and everything `mql check`
 // checks, plus copts.Rules. A file that fails is refused with an *ImportError (wrapping
 // ErrBadImport) naming the line of the first problem, and the store is not created: on any
-// failure, an interrupt (ctx) included, the target is left as it was.
+// failure, an interrupt (ctx) included, the target is left as it was. It reads r one
+// transaction ahead of the one it checks, and never after it returned.
 func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return ImportSummary{}, err
