@@ -27,6 +27,12 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // lines decodes the JSON log lines written so far.
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
