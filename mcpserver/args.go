@@ -69,6 +69,9 @@ func (c *argChecker) checkSchema(at string, sc *jsonschema.Schema) {
 	if sc.Properties != nil && (sc.AdditionalProperties == nil || sc.AdditionalProperties.Not == nil) {
 		panic(fmt.Sprintf("mcpserver: the schema of %s allows properties it does not name; the checker refuses them", at))
 	}
+	if len(sc.Enum) > 0 && sc.Type != "string" {
+		panic(fmt.Sprintf("mcpserver: the schema of %s has an enum of another type than string, which the checker does not judge", at))
+	}
 	if sc.Pattern != "" {
 		sh, ok := c.shapes[sc.Pattern]
 		if !ok {
@@ -157,9 +160,9 @@ func (c *argChecker) object(path string, sc *jsonschema.Schema, m map[string]any
 	}
 	order := sc.PropertyOrder
 	if len(order) != len(sc.Properties) {
-		order = slicesSorted(sc.Properties)
+		order = sortedKeys(sc.Properties)
 	}
-	for _, k := range slicesSorted(m) {
+	for _, k := range sortedKeys(m) {
 		if _, ok := sc.Properties[k]; !ok {
 			return fmt.Errorf("%q is not %s: %s %s", k, what, names, strings.Join(order, ", "))
 		}
@@ -270,7 +273,7 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-func slicesSorted[V any](m map[string]V) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
