@@ -17,6 +17,7 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/query"
 )
 
 // ErrNoServer is returned by Attach when no server answers on any of a store's socket paths.
@@ -27,14 +28,18 @@ var ErrNoServer = errors.New("no mql server holds the store")
 // or may not have been recorded.
 var ErrConnectionLost = errors.New("the connection to mql serve was lost")
 
-// lost is Exec's error for a connection that failed after the script was sent, once the
-// server had answered ran of its statements.
-func (c *Client) lost(ran int, err error) error {
-	when := "before it answered"
-	if ran > 0 {
-		when = fmt.Sprintf("after it answered %d statement(s)", ran)
+// lost is Exec's error for a connection that failed after req was sent, once the server had
+// answered ran of its statements (a transaction's results come only once it is committed).
+func (c *Client) lost(req ExecRequest, ran int, err error) error {
+	switch {
+	case req.Tx && ran > 0:
+		return fmt.Errorf("%w (%s) after the transaction was committed, with %d of its results received; read the store to see the rest: %v", ErrConnectionLost, c.Socket, ran, err)
+	case req.Tx:
+		return fmt.Errorf("%w (%s) before it answered: the transaction may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, err)
+	case ran > 0:
+		return fmt.Errorf("%w (%s) after it answered %d statement(s): the statement it was running then may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, ran, err)
 	}
-	return fmt.Errorf("%w (%s) %s: the statement it was running then may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, when, err)
+	return fmt.Errorf("%w (%s) before it answered: the statement it was running may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, err)
 }
 
 // unsent is Exec's error for a request that never reached the server.
@@ -183,7 +188,7 @@ func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, e
 		if opErr := (*net.OpError)(nil); errors.As(err, &opErr) && opErr.Op == "dial" {
 			return c.unsent(err)
 		}
-		return c.lost(0, err)
+		return c.lost(req, 0, err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -208,11 +213,17 @@ func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, e
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if !req.Tx && len(req.Parts) == 0 {
+		// Every statement was answered, and so done: only the end of the answer was lost.
+		if script, perr := query.Parse(name, src); perr == nil && len(script.Stmts) > 0 && ran >= len(script.Stmts) {
+			return nil
+		}
+	}
 	err = sc.Err()
 	if err == nil {
 		err = io.ErrUnexpectedEOF
 	}
-	return c.lost(ran, err)
+	return c.lost(req, ran, err)
 }
 
 // Export writes the store as N-Quads, as the client's principal may see it.

@@ -15,16 +15,17 @@ import (
 	"github.com/mql-dev/mql/server"
 )
 
-// dyingWriter closes the connection under a handler once it has answered one statement, as a
+// dyingWriter closes the connection under a handler once it has written after frames, as a
 // server that dies while it runs a script does.
 type dyingWriter struct {
 	http.ResponseWriter
 	conn   net.Conn
+	after  int
 	frames int
 }
 
 func (w *dyingWriter) Write(b []byte) (int, error) {
-	if w.frames == 1 {
+	if w.frames == w.after {
 		w.conn.Close()
 		return 0, net.ErrClosed
 	}
@@ -53,7 +54,7 @@ func TestClientWhenTheServerDies(t *testing.T) {
 	defer srv.Close()
 	local := srv.LocalHandler()
 	var mu sync.Mutex
-	dying := false
+	dieAfter := -1 // frames written before the connection is closed; -1: never
 	store := filepath.Join(t.TempDir(), "team.db")
 	ln, _, err := server.ListenLocal(store)
 	if err != nil {
@@ -63,10 +64,10 @@ func TestClientWhenTheServerDies(t *testing.T) {
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
-			die := dying && r.URL.Path == "/v1/query"
+			after := dieAfter
 			mu.Unlock()
-			if die {
-				w = &dyingWriter{ResponseWriter: w, conn: r.Context().Value(connKey{}).(net.Conn)}
+			if after >= 0 && r.URL.Path == "/v1/query" {
+				w = &dyingWriter{ResponseWriter: w, conn: r.Context().Value(connKey{}).(net.Conn), after: after}
 			}
 			local.ServeHTTP(w, r)
 		}),
@@ -86,9 +87,12 @@ func TestClientWhenTheServerDies(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mu.Lock()
-	dying = true
-	mu.Unlock()
+	dying := func(frames int) {
+		mu.Lock()
+		dieAfter = frames
+		mu.Unlock()
+	}
+	dying(1)
 	n, err := exec(`assert Klarveld.region = "EU" by worker-3; assert Klarveld.soc2 = true by worker-3`)
 	if n != 1 || !errors.Is(err, server.ErrConnectionLost) {
 		t.Fatalf("the connection closed after one statement's answer: %d answers, %v", n, err)
@@ -103,10 +107,23 @@ func TestClientWhenTheServerDies(t *testing.T) {
 		t.Errorf("Klarveld.soc2: %+v %v", live, err)
 	}
 
+	// Every statement answered, only the end of the answer lost: nothing is in doubt.
+	if n, err := exec(`assert Klarveld.founded = 2019 by worker-3`); n != 1 || err != nil {
+		t.Errorf("the one statement answered, then the connection closed: %d answers, %v", n, err)
+	}
+	// A transaction lost before its answer may or may not have been committed.
+	dying(0)
+	req := server.ExecRequest{Name: "-1", Src: `assert Brimsole.region = "EU" by worker-3`, Tx: true}
+	req.Begin.Name = "-1"
+	err = c.ExecAt(ctx, req, output.Style{Format: output.FormatJSON}, func(server.Frame) error { return nil })
+	if !errors.Is(err, server.ErrConnectionLost) || !strings.Contains(err.Error(), "before it answered: the transaction may or may not have been recorded") {
+		t.Errorf("a transaction whose answer was lost: %v", err)
+	}
+
 	hs.Close()
 	ln.Close()
 	head, _ := db.Head(ctx)
-	_, err = exec(`assert Klarveld.founded = 2019 by worker-3`)
+	_, err = exec(`assert Klarveld.employees = 40 by worker-3`)
 	if err == nil || errors.Is(err, server.ErrConnectionLost) || !strings.Contains(err.Error(), "nothing was sent and nothing was recorded") {
 		t.Errorf("no server: %v", err)
 	}
