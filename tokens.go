@@ -119,8 +119,10 @@ func (db *DB) RevokeToken(ctx context.Context, id, by string) (Receipt, error) {
 }
 
 // Authenticate returns the principal a bearer token was issued to, if the token is valid now:
-// known, not expired, not revoked, and its principal still recorded. Any failure is
-// ErrUnauthorized, with no detail. The secret is compared in constant time.
+// known, not expired, not revoked, and its principal still recorded. A token that fails any of
+// these is ErrUnauthorized, with no detail; a store that cannot be read to tell returns its own
+// error (ErrStorage), which is no answer about the token. The secret is compared in constant
+// time.
 func (db *DB) Authenticate(ctx context.Context, token string) (string, error) {
 	rest, ok := strings.CutPrefix(token, tokenPrefix)
 	if !ok || len(token) > 256 {

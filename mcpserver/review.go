@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,9 +48,10 @@ func subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 func unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 
 // Watch tells srv's clients subscribed to the review queue when a transaction changes it (an
-// artifact derived, reviewed, or made to need review), as principal as ("" for the owner) may
-// see it, until ctx ends. poll, if positive, is how often it looks for other processes'
-// commits on a shared store (PostgreSQL).
+// artifact starts or stops needing review, or another of its inputs goes stale), as principal
+// as ("" for the owner) may see it, until ctx ends. A transaction that derives or reviews
+// without changing the queue tells nothing. poll, if positive, is how often it looks for other
+// processes' commits on a shared store (PostgreSQL).
 func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll time.Duration) error {
 	reader := db.Reader()
 	if as != "" {
@@ -59,15 +61,42 @@ func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll tim
 	if err != nil {
 		return err
 	}
-	told := int64(0) // one notification per transaction, however many events it had
+	last, err := queueOf(ctx, reader.AsOfTx(after))
+	if err != nil {
+		return err
+	}
+	seen := int64(0) // the queue is read once per transaction, however many events it had
 	return reader.Follow(ctx, after, "", poll, func(e mql.Event) error {
 		switch e.Kind {
 		case mql.EventNeedsReview, mql.EventReview, mql.EventArtifact:
-			if e.Tx != told {
-				told = e.Tx
+			if e.Tx == seen {
+				return nil
+			}
+			seen = e.Tx
+			// A queue that cannot be read is told as changed: the client's own read of it then
+			// says what went wrong, and the watch goes on.
+			q, err := queueOf(ctx, reader.AsOfTx(e.Tx))
+			if err != nil || q != last {
+				if err == nil {
+					last = q
+				}
 				srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ReviewURI})
 			}
 		}
 		return nil
 	})
+}
+
+// queueOf is what the review queue holds as r sees it: each artifact version that needs review
+// with its stale inputs, the part of the queue that changes when something needs review.
+func queueOf(ctx context.Context, r mql.Reader) (string, error) {
+	q, err := r.ReviewQueue(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, a := range q {
+		fmt.Fprintf(&b, "%s %s\n", a.Ref, strings.Join(a.Stale, " "))
+	}
+	return b.String(), nil
 }

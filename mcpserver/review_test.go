@@ -101,3 +101,70 @@ func drain(ch chan string) {
 		}
 	}
 }
+
+// The review queue's subscribers are told only when the queue changes: a derivation that
+// leaves it as it was tells nothing; one that replaces a version needing review tells them.
+func TestReviewQueueTellsOnlyChanges(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := openStore(t, "memory:", newClock())
+	team(t, db)
+	write := func(rc mql.Receipt, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "worker-3", Sources: []mql.Source{{ID: "src:rev0"}}}))
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+
+	updates := make(chan string, 16)
+	srv := mcpserver.New(db, "orchestrator")
+	go mcpserver.Watch(ctx, srv, db, "orchestrator", 0)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- req.Params.URI
+		},
+	})
+	cs, err := cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpserver.ReviewURI}); err != nil {
+		t.Fatal(err)
+	}
+	quiet := func(after string) {
+		t.Helper()
+		select {
+		case <-updates:
+			t.Fatalf("told the review queue changed after %s, which left it as it was", after)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	told := func(after string) {
+		t.Helper()
+		select {
+		case <-updates:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("not told the review queue changed after %s", after)
+		}
+	}
+
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:budget", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+	quiet("a derivation from a live claim")
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(89), By: "worker-7", Sources: []mql.Source{{ID: "src:rev1"}}}))
+	told("both plans' input was superseded")
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:other", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+	quiet("a new plan from the new price")
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+	told("plan:pick-vendor@2 replaced the version that needed review")
+	write(db.Review(ctx, mql.ReviewSpec{Artifact: "plan:budget", By: "orchestrator", Because: "still fits"}))
+	told("plan:budget was reviewed")
+}

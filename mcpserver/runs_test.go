@@ -31,7 +31,7 @@ func TestRunsThroughTools(t *testing.T) {
 	}
 	w3.ok("derive", map[string]any{"artifact": "pick", "from": []any{"Brimsole.price_per_seat"}, "run": "r-17"})
 	w3.ok("outcome", map[string]any{"run": "r-17", "result": "failed", "because": "overpaid"})
-	w3.fail("outcome", map[string]any{"run": "r-17", "result": "crashed"}, "enum")
+	w3.fail("outcome", map[string]any{"run": "r-17", "result": "crashed"}, `result is "crashed": it must be one of "succeeded", "failed", "declined"`)
 
 	reps, err := db.As("worker-3").Run(ctx, "r-17")
 	if err != nil || len(reps) != 1 {

@@ -115,6 +115,7 @@ const (
 	versionPattern = `^` + ident + `\.` + ident + `@[1-9][0-9]*$`
 	nodePattern    = `^` + ident + `(\.` + ident + `)?(@[1-9][0-9]*)?$`
 	artifactRefPat = `^` + ident + `(@[1-9][0-9]*)?$`
+	subjectPattern = `^(\*|` + ident + `)$`
 	timePattern    = `^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$`
 )
 
@@ -260,7 +261,7 @@ func (s *server) addTools(srv *mcp.Server) {
 		InputSchema: schemaFor[ContextInput](func(p map[string]*jsonschema.Schema) {
 			p["subjects"].Description = `The subjects, most important first, e.g. ["Klarveld", "Brimsole"]; ["*"] for every subject.`
 			p["subjects"].MinItems = jsonschema.Ptr(1)
-			p["subjects"].Items.Pattern = `^(\*|` + ident + `)$`
+			p["subjects"].Items.Pattern = subjectPattern
 			p["budget"].Description = `The token budget for the text (1 token ≈ 4 bytes); 0 or absent for no limit.`
 			p["budget"].Minimum = jsonschema.Ptr(0.0)
 			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): the read also records, for that run, which claim and artifact versions it served you, so that the run can later be judged (mql "run NAME"). Absent: nothing is recorded.`
@@ -326,39 +327,55 @@ type output struct {
 	many    bool // the query tool: {"results": [...]} even for one
 }
 
-// addTool registers a typed tool whose handler returns statement results. Its errors become
-// tool errors carrying mql's message, and a panic becomes a tool error too.
+// addTool registers a typed tool whose handler returns statement results. Arguments that do
+// not fit the tool's schema, the handler's errors (mql's message) and a panic become tool
+// errors.
 func addTool[In any](srv *mcp.Server, t *mcp.Tool, h func(context.Context, In) (output, error), text func(output, json.RawMessage) string) {
-	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				res, err = nil, fmt.Errorf("internal error in %s: %v", t.Name, p)
-			}
-		}()
-		out, err := h(ctx, in)
+	args := newArgChecker(t.Name, t.InputSchema.(*jsonschema.Schema))
+	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := callTool(ctx, t.Name, args, req.Params.Arguments, h, text)
 		if err != nil {
-			return nil, nil, errText(err)
+			res = &mcp.CallToolResult{}
+			res.SetError(err)
 		}
-		var structured json.RawMessage
-		if out.many {
-			objs := make([]json.RawMessage, len(out.results))
-			for i, r := range out.results {
-				if objs[i], err = resultJSON(r); err != nil {
-					return nil, nil, err
-				}
-			}
-			structured, err = json.Marshal(map[string]any{"results": objs})
-		} else {
-			structured, err = resultJSON(out.results[0])
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: text(out, structured)}},
-			StructuredContent: structured,
-		}, nil, nil
+		return res, nil
 	})
+}
+
+// callTool checks a call's arguments, decodes them and runs the handler.
+func callTool[In any](ctx context.Context, tool string, args *argChecker, raw json.RawMessage, h func(context.Context, In) (output, error), text func(output, json.RawMessage) string) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("internal error in %s: %v", tool, p)
+		}
+	}()
+	var in In
+	if err := args.check(raw, &in); err != nil {
+		return nil, err
+	}
+	out, err := h(ctx, in)
+	if err != nil {
+		return nil, errText(err)
+	}
+	var structured json.RawMessage
+	if out.many {
+		objs := make([]json.RawMessage, len(out.results))
+		for i, r := range out.results {
+			if objs[i], err = resultJSON(r); err != nil {
+				return nil, err
+			}
+		}
+		structured, err = json.Marshal(map[string]any{"results": objs})
+	} else {
+		structured, err = resultJSON(out.results[0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text(out, structured)}},
+		StructuredContent: structured,
+	}, nil
 }
 
 func jsonText(_ output, structured json.RawMessage) string { return string(structured) }

@@ -17,10 +17,35 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
+	"github.com/mql-dev/mql/query"
 )
 
 // ErrNoServer is returned by Attach when no server answers on any of a store's socket paths.
 var ErrNoServer = errors.New("no mql server holds the store")
+
+// ErrConnectionLost is returned by Exec when the connection to the server fails after the
+// script was sent and before the server said how it ended: the statement it was running may
+// or may not have been recorded.
+var ErrConnectionLost = errors.New("the connection to mql serve was lost")
+
+// lost is Exec's error for a connection that failed after req was sent, once the server had
+// answered ran of its statements (a transaction's results come only once it is committed).
+func (c *Client) lost(req ExecRequest, ran int, err error) error {
+	switch {
+	case req.Tx && ran > 0:
+		return fmt.Errorf("%w (%s) after the transaction was committed, with %d of its results received; read the store to see the rest: %v", ErrConnectionLost, c.Socket, ran, err)
+	case req.Tx:
+		return fmt.Errorf("%w (%s) before it answered: the transaction may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, err)
+	case ran > 0:
+		return fmt.Errorf("%w (%s) after it answered %d statement(s): the statement it was running then may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, ran, err)
+	}
+	return fmt.Errorf("%w (%s) before it answered: the statement it was running may or may not have been recorded; once the server is back, read the store to see whether it was: %v", ErrConnectionLost, c.Socket, err)
+}
+
+// unsent is Exec's error for a request that never reached the server.
+func (c *Client) unsent(err error) error {
+	return fmt.Errorf("mql serve does not answer on %s, so nothing was sent and nothing was recorded; is the server still running? %v", c.Socket, err)
+}
 
 // Client talks to a server over its local socket, as the store's owner: what the command line
 // uses when `mql serve` holds the store it was asked to open.
@@ -157,11 +182,18 @@ func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, e
 		resp, err = c.request(ctx, http.MethodPost, "/v1/query?"+q.Encode(), strings.NewReader(src))
 	}
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if opErr := (*net.OpError)(nil); errors.As(err, &opErr) && opErr.Op == "dial" {
+			return c.unsent(err)
+		}
+		return c.lost(req, 0, err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	ran := 0
 	for sc.Scan() {
 		var f Frame
 		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
@@ -173,17 +205,25 @@ func (c *Client) ExecAt(ctx context.Context, req ExecRequest, st output.Style, e
 		case f.Done:
 			return nil
 		}
+		ran++
 		if err := emit(f); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return errors.New("the server closed the connection before the script ended")
+	if !req.Tx && len(req.Parts) == 0 {
+		// Every statement was answered, and so done: only the end of the answer was lost.
+		if script, perr := query.Parse(name, src); perr == nil && len(script.Stmts) > 0 && ran >= len(script.Stmts) {
+			return nil
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return c.lost(req, ran, err)
 }
 
 // Export writes the store as N-Quads, as the client's principal may see it.

@@ -48,7 +48,6 @@ func (s *Server) mcpHandler() http.Handler {
 		if id.principal != s.owner && checkPrincipal(r.Context(), s.db, id.principal) != nil {
 			return nil
 		}
-		setWhat(r, "mcp")
 		return s.mcpFor(id.principal)
 	}, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      30 * time.Minute,
@@ -75,6 +74,7 @@ func (s *Server) peekMCP(next http.Handler) http.Handler {
 			http.Error(w, errReadOnly.Error(), http.StatusForbidden)
 			return
 		}
+		setWhat(r, "mcp") // a GET's stream, a DELETE, or a body that names no method
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
 			r.Body.Close()

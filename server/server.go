@@ -10,6 +10,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -23,8 +24,9 @@ import (
 )
 
 // Authenticator resolves a bearer token to the principal it was issued to. *mql.DB implements
-// it. It returns an error for a token that is unknown, expired or revoked, and says nothing
-// else about it.
+// it. For a token that is malformed, unknown, expired or revoked it returns an error that
+// errors.Is finds as mql.ErrUnauthorized, and says nothing else about it; any other error is a
+// failure to tell (the store could not be read), which the server answers 503, never 401.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (principal string, err error)
 }
@@ -208,11 +210,17 @@ func allowed(mux *http.ServeMux, r *http.Request) []string {
 // bearer authenticates every request by its bearer token or, without an Authorization
 // header, by the web page's session cookie. Every failure — no credential, a malformed one, an
 // unknown, expired or revoked token, an unknown or expired session — gets the same 401 with no
-// detail.
+// detail. A store that cannot be read to tell gets 503 (storageDown): an outage is not a
+// revoked token, and a session is kept through it.
 func (s *Server) bearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
-			if id, ok := s.cookieIdentity(r); ok {
+			id, ok, err := s.cookieIdentity(r)
+			if err != nil {
+				s.storageDown(w, r)
+				return
+			}
+			if ok {
 				setPrincipal(r, id.principal)
 				next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
 				return
@@ -222,6 +230,10 @@ func (s *Server) bearer(next http.Handler) http.Handler {
 		principal := ""
 		if ok {
 			p, err := s.auth.Authenticate(r.Context(), tok)
+			if err != nil && !errors.Is(err, mql.ErrUnauthorized) {
+				s.storageDown(w, r)
+				return
+			}
 			ok = err == nil && p != ""
 			principal = p
 		}
@@ -234,6 +246,14 @@ func (s *Server) bearer(next http.Handler) http.Handler {
 		setPrincipal(r, principal)
 		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity{principal: principal, token: tok})))
 	})
+}
+
+// storageDown answers a request whose credential could not be checked because the store could
+// not be read. It names no detail of the failure: the caller is not authenticated.
+func (s *Server) storageDown(w http.ResponseWriter, r *http.Request) {
+	setOutcome(r, "storage")
+	w.Header().Set("Retry-After", "5")
+	http.Error(w, "the store cannot be read now (a storage failure), so the credential could not be checked; it was not refused: try again shortly", http.StatusServiceUnavailable)
 }
 
 // bearerToken takes the token of an "Authorization: Bearer TOKEN" header.

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mql-dev/mql"
 )
 
 // The web page's sessions. A browser's EventSource cannot send an Authorization header, and a
@@ -178,6 +180,10 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.Token != "" && req.Code == "":
 		p, err := s.auth.Authenticate(r.Context(), req.Token)
+		if err != nil && !errors.Is(err, mql.ErrUnauthorized) {
+			s.storageDown(w, r)
+			return
+		}
 		if err == nil && p != "" {
 			principal, token = p, req.Token
 		}
@@ -245,24 +251,28 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // cookieIdentity resolves a session cookie: the session must exist and be unexpired, and its
-// token, if it has one, must still authenticate as the same principal.
-func (s *Server) cookieIdentity(r *http.Request) (identity, bool) {
+// token, if it has one, must still authenticate as the same principal. A token that could not
+// be checked (the store cannot be read) is an error, and the session is kept for when it can.
+func (s *Server) cookieIdentity(r *http.Request) (identity, bool, error) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" {
-		return identity{}, false
+		return identity{}, false, nil
 	}
 	sess, ok := s.sessions.get(c.Value, time.Now())
 	if !ok {
-		return identity{}, false
+		return identity{}, false, nil
 	}
 	if sess.token != "" {
 		p, err := s.auth.Authenticate(r.Context(), sess.token)
+		if err != nil && !errors.Is(err, mql.ErrUnauthorized) {
+			return identity{}, false, err
+		}
 		if err != nil || p != sess.principal {
 			s.sessions.end(c.Value)
-			return identity{}, false
+			return identity{}, false, nil
 		}
 	}
-	return identity{principal: sess.principal, token: sess.token, session: c.Value}, true
+	return identity{principal: sess.principal, token: sess.token, session: c.Value}, true, nil
 }
 
 // errReadOnly is what a write through the web page's session gets.

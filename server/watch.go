@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -112,8 +113,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, ": ping\n\n")
 			fl.Flush()
 		}
-		if !s.stillValid(r, id) {
-			fmt.Fprint(w, "event: error\ndata: \"unauthorized\"\n\n")
+		if err := s.stillValid(r, id); err != nil {
+			fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(err.Error()))
 			fl.Flush()
 			return
 		}
@@ -141,16 +142,26 @@ func jsonString(s string) string {
 }
 
 // stillValid re-checks a long-lived request's token, so that a revoked token stops a stream
-// that it opened.
-func (s *Server) stillValid(r *http.Request, id identity) bool {
+// that it opened: it returns mql.ErrUnauthorized then, and errStorageDown when the store
+// cannot be read to tell.
+func (s *Server) stillValid(r *http.Request, id identity) error {
 	if id.session != "" {
 		if _, ok := s.sessions.get(id.session, time.Now()); !ok {
-			return false
+			return mql.ErrUnauthorized
 		}
 	}
 	if id.local || id.token == "" {
-		return true
+		return nil
 	}
 	p, err := s.auth.Authenticate(r.Context(), id.token)
-	return err == nil && p == id.principal
+	switch {
+	case err != nil && !errors.Is(err, mql.ErrUnauthorized):
+		return errStorageDown
+	case err != nil || p != id.principal:
+		return mql.ErrUnauthorized
+	}
+	return nil
 }
+
+// errStorageDown ends a change feed whose token could not be checked again.
+var errStorageDown = errors.New("the store cannot be read now (a storage failure): reconnect with Last-Event-ID to resume")
