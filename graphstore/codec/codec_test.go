@@ -250,3 +250,35 @@ func dumpTx(tx *record.Tx) string {
 	}
 	return b.String()
 }
+
+// The fast canonical check (encodesTo) accepts exactly the quads EncodeTx gives, in its order:
+// a quad moved, dropped, added, repeated or changed sends DecodeTxQuads to the full check.
+func TestEncodesTo(t *testing.T) {
+	tx := recordtest.FullTx()
+	good, err := EncodeTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !encodesTo(tx, good) {
+		t.Fatal("the encoding itself does not match")
+	}
+	swapped := append([]quad.Quad{}, good...)
+	swapped[1], swapped[2] = swapped[2], swapped[1]
+	changed := append([]quad.Quad{}, good...)
+	changed[3].Object = quad.String("other")
+	for name, qs := range map[string][]quad.Quad{
+		"moved":    swapped,
+		"dropped":  good[:len(good)-1],
+		"added":    append(append([]quad.Quad{}, good...), quad.Quad{Subject: TxIRI(tx.ID), Predicate: MQLName, Object: quad.String("x"), Label: TxIRI(tx.ID)}),
+		"repeated": append(append([]quad.Quad{}, good...), good[0]),
+		"changed":  changed,
+	} {
+		if encodesTo(tx, qs) {
+			t.Errorf("%s: matches", name)
+		}
+	}
+	// Reordered quads are still the transaction (a graph is a set), through the full check.
+	if got, _, err := DecodeTxQuads(tx.ID, swapped); err != nil || !reflect.DeepEqual(got, tx) {
+		t.Fatalf("reordered quads: %v", err)
+	}
+}
