@@ -74,6 +74,7 @@ type Shell struct {
 	outName  string
 	timing   bool
 	expanded bool
+	noted    bool // multiLineNote was shown
 	paging   bool // \pager on
 	block    *openBlock
 	depth    int           // \i nesting
@@ -186,6 +187,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			interrupted = false
 			continue
 		case errors.Is(err, io.EOF):
+			if historyEntry(buf.String()) != "" {
+				fmt.Fprintln(s.cfg.Stderr, `(the statement being typed was not run: a statement of several lines runs at ";" or an empty line)`)
+			}
 			return s.leave()
 		case err != nil:
 			return err
@@ -218,10 +222,23 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 				continue
 			}
 		}
+		first := buf.Len() == 0
 		buf.WriteString(line)
 		buf.WriteByte('\n')
 		src := buf.String()
-		if !query.Complete(src) {
+		_, perr, complete := query.ParseComplete("<stdin>", src, 1, 1)
+		if !complete {
+			continue
+		}
+		// The prompt cannot see the next line, which may go on with more clauses: a
+		// statement typed over several lines runs at ";" or an empty line, not at the end of
+		// the line that completes it. One that cannot be right whatever follows is reported
+		// at once.
+		if !first && perr == nil && !endsInput(line) {
+			if !s.noted {
+				s.noted = true
+				fmt.Fprintln(s.cfg.Stderr, multiLineNote)
+			}
 			continue
 		}
 		buf.Reset()
@@ -244,6 +261,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 				}
 				if err != nil {
 					s.reportError(src, err)
+					if isSyntax(err) && query.IsClauseKeyword(stmtKind(it.Src.Text)) {
+						fmt.Fprintln(s.cfg.Stderr, clauseHint)
+					}
 					break
 				}
 			}
@@ -251,6 +271,20 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 		s.out.EndInput()
 	}
 	return nil
+}
+
+// What the prompt says about statements of several lines: once, when one first waits for its
+// end; and after a line that begins with a clause, when no statement is open.
+const (
+	multiLineNote = `(a statement typed over several lines runs at ";" or an empty line: until then, more lines may add clauses)`
+	clauseHint    = `(at the prompt, a line that is a complete statement runs at Enter; to give a statement more lines, break its first line where it cannot end, before its "by", and end it with ";" or an empty line)`
+)
+
+// endsInput reports whether the line typed ends a statement of several lines: it is empty, or
+// ends with ";".
+func endsInput(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasSuffix(strings.TrimSpace(stripComment(t)), ";")
 }
 
 // leave ends the interactive loop, saying what an open transaction loses.

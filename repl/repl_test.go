@@ -92,13 +92,14 @@ func TestLoopMultiLineAndHistory(t *testing.T) {
 		"",
 		"assert Klarveld.price_per_seat =",
 		"  44 by alice -- the first reading",
+		"",
 		"-- just a comment",
 		"assert Klarveld.region = \"EU\" by alice; live Klarveld",
 	)}
 	if err := sh.Run(context.Background(), lr); err != nil {
 		t.Fatal(err)
 	}
-	wantPrompts := []string{Prompt, Prompt, Prompt, PromptContinue, Prompt, Prompt, Prompt}
+	wantPrompts := []string{Prompt, Prompt, Prompt, PromptContinue, PromptContinue, Prompt, Prompt, Prompt}
 	if strings.Join(lr.prompts, "|") != strings.Join(wantPrompts, "|") {
 		t.Errorf("prompts %q, want %q", lr.prompts, wantPrompts)
 	}
@@ -116,8 +117,60 @@ func TestLoopMultiLineAndHistory(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if o.err.Len() != 0 {
-		t.Errorf("stderr: %s", o.err.String())
+	if got := o.err.String(); got != multiLineNote+"\n" {
+		t.Errorf("stderr: %s", got)
+	}
+}
+
+// TestLoopClauseOnNextLine: at the prompt, a statement typed over several lines runs at ";" or
+// an empty line, never at the end of a line that completes it: clauses typed on the lines
+// after are part of it (issue 23, item 7). A line complete on its own runs at Enter.
+func TestLoopClauseOnNextLine(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatCSV)
+	lr := &fakeReader{steps: lines(
+		"principal w1 agent",
+		"assert B.p = 39",
+		"by w1",
+		"from \"src:b0\"",
+		"",
+		"assert C.p = 1",
+		"  by w1",
+		"  from \"src:c0\";",
+		"live B",
+		"from \"src:b1\"",
+		"assert D.p = 1",
+		"by w1",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{Prompt, Prompt, PromptContinue, PromptContinue, PromptContinue, Prompt, PromptContinue, PromptContinue, Prompt, Prompt, Prompt, PromptContinue, PromptContinue}
+	if strings.Join(lr.prompts, "|") != strings.Join(want, "|") {
+		t.Errorf("prompts %q, want %q", lr.prompts, want)
+	}
+	wantHist := []string{"principal w1 agent", `assert B.p = 39 by w1 from "src:b0"`, `assert C.p = 1 by w1 from "src:c0";`, "live B", `from "src:b1"`}
+	if strings.Join(lr.history, "\n") != strings.Join(wantHist, "\n") {
+		t.Errorf("history %q, want %q", lr.history, wantHist)
+	}
+	out, errs := o.out.String(), o.err.String()
+	if !strings.Contains(out, ",observed,1,1,w1,src:b0,") {
+		t.Errorf("B.p is not the claim written, with its source:\n%s", out)
+	}
+	if strings.Contains(out, "D.p") {
+		t.Errorf("a statement still being typed ran at the end of the input:\n%s", out)
+	}
+	for _, want := range []string{
+		multiLineNote,
+		`<stdin>:1:1: unknown statement "from"`,
+		"at the prompt, a line that is a complete statement runs at Enter",
+		"the statement being typed was not run",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Count(errs, multiLineNote) != 1 {
+		t.Errorf("the note on statements of several lines is not shown once:\n%s", errs)
 	}
 }
 

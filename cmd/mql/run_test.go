@@ -411,7 +411,8 @@ func TestNoInternalWords(t *testing.T) {
 
 // TestScriptStreams: a script on stdin runs each statement as it arrives, before the script
 // ends: a producer sees each result while it still writes (on a store mql opens, and through
-// mql serve).
+// mql serve). Its statements end with ";", which ends one at once; a newline waits for the next
+// line, which may continue the statement with a clause.
 func TestScriptStreams(t *testing.T) {
 	bin := crashBuild(t)
 	home := t.TempDir()
@@ -454,7 +455,7 @@ func TestScriptStreams(t *testing.T) {
 			}
 		}()
 		for i := 1; i <= 3; i++ {
-			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\"\n", i, i)
+			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\";\n", i, i)
 			deadline := time.After(20 * time.Second)
 			for got := false; !got; {
 				select {
@@ -468,6 +469,30 @@ func TestScriptStreams(t *testing.T) {
 		in.Close()
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("%s: %v %s", db, err, errb.String())
+		}
+	}
+}
+
+// TestClauseOnNextLine: a write whose clauses go on over the next lines is one statement in
+// every script (-c, -f, stdin): it is never committed without them (issue 23, item 7).
+func TestClauseOnNextLine(t *testing.T) {
+	dir := testEnv(t)
+	script := "assert B.p = 39\nby w1\nfrom \"src:b0\"\n"
+	file := filepath.Join(dir, "s.mql")
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range [][]string{{"-c", script}, {"-f", file}, {}} {
+		db := filepath.Join(dir, fmt.Sprintf("t%d.db", i))
+		if _, errOut, code := mqlRun(t, "", "-c", "principal w1 agent", db); code != 0 {
+			t.Fatal(errOut)
+		}
+		if _, errOut, code := mqlRun(t, script, append(args, db)...); code != exitOK {
+			t.Errorf("mql %v: exit %d: %s", args, code, errOut)
+		}
+		out, errOut, code := mqlRun(t, "", "--format", "csv", "-c", "live B", db)
+		if code != 0 || strings.Count(out, "B.p@") != 1 || !strings.Contains(out, "src:b0") || !strings.Contains(out, "observed") {
+			t.Errorf("mql %v: the claim is not the one written, with its source: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
 }

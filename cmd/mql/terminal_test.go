@@ -132,10 +132,16 @@ func TestTerminal(t *testing.T) {
 	c.expect("transactions")
 	c.expect("mql> ")
 
-	// A statement over two lines, with the continuation prompt.
+	// A statement over three lines, with the continuation prompt: the line that completes it
+	// does not end it, as the next may add a clause; an empty line does (issue 23, item 7).
 	c.send("assert Klarveld.price_per_seat = 44\r")
 	c.expect("  -> ")
 	c.send("by alice\r")
+	c.expect(`runs at ";" or an empty line`)
+	c.expect("  -> ")
+	c.send("from \"src:k0\"\r")
+	c.expect("  -> ")
+	c.send("\r")
 	c.expect("Klarveld.price_per_seat@1  live  (tx 3)")
 	c.expect("mql> ")
 
@@ -146,6 +152,7 @@ func TestTerminal(t *testing.T) {
 	c.expect("price_per_seat")
 	c.send("\r")
 	c.expect("Klarveld.price_per_seat@1 = 44")
+	c.expect("from    src:k0")
 	c.expect("mql> ")
 
 	// Ctrl-C mid-input discards it, in a continuation line too, and gives a fresh prompt.
@@ -189,7 +196,7 @@ func TestTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "principal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
+	want := "principal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice from \"src:k0\"\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
 	if string(b) != want {
 		t.Errorf("history file:\n%s\nwant:\n%s", b, want)
 	}
@@ -292,12 +299,12 @@ func TestTerminalREPL(t *testing.T) {
 
 	// Output longer than the terminal goes through the pager.
 	c.send("\\help\r")
-	c.expect("|paged| Statements end at a newline")
+	c.expect("|paged| Statements end at \";\"")
 	c.expect("mql> ")
 	c.send("\\pager off\r")
 	c.expect("pager is off")
 	c.send("\\help\r")
-	c.expect("\nStatements end at a newline")
+	c.expect("\nStatements end at \";\"")
 	c.expect("mql> ")
 
 	// quit alone on a line leaves.
