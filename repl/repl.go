@@ -430,10 +430,25 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 			if err != nil {
 				return err
 			}
+			reads := len(script.Stmts) > 0
 			for _, st := range script.Stmts {
 				if r, ok := st.(query.ReadStmt); ok && r.Modifiers().ForRun != "" {
 					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), r.Modifiers().ForRun)
 				}
+				reads = reads && query.IsRead(st)
+			}
+			if reads {
+				// Gathered, it would be answered only at the commit, long after it was typed.
+				if n := len(s.block.srcs); n == 0 {
+					fmt.Fprintln(s.cfg.Stderr, "(answered now, from the store as committed: a read typed inside a transaction is not part of it)")
+				} else {
+					verb := "run"
+					if n == 1 {
+						verb = "runs"
+					}
+					fmt.Fprintf(s.cfg.Stderr, "(answered now, from the store as committed: it does not see the %s gathered since begin, which %s at the commit)\n", statements(n), verb)
+				}
+				return s.exec(ctx, it.Src)
 			}
 		}
 		src := it.Src

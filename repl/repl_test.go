@@ -174,6 +174,42 @@ func TestLoopClauseOnNextLine(t *testing.T) {
 	}
 }
 
+// TestLoopReadInTransaction: at the prompt, a read typed inside begin … commit is answered at
+// once, from the store as committed, and says so; it is not gathered into the transaction
+// (issue 23, item 14).
+func TestLoopReadInTransaction(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatCSV)
+	lr := &fakeReader{steps: lines(
+		"principal w1 agent",
+		"assert K.p = 1 by w1",
+		"begin",
+		"live K",
+		"assert K.p = 2 by w1",
+		"live K",
+		"commit",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	out, errs := o.out.String(), o.err.String()
+	first, second := strings.Index(out, "K.p@1,K,p,1,1,"), strings.LastIndex(out, "K.p@1,K,p,1,1,")
+	commit := strings.Index(out, "\ncommit,")
+	if first < 0 || second == first || commit < second {
+		t.Errorf("the reads were not answered as typed, before the commit:\n%s", out)
+	}
+	if strings.Contains(out, "K.p@2,K,p,2,2,") || !strings.Contains(out, "\ncommit,1,4,") {
+		t.Errorf("a read was gathered into the transaction, or saw it:\n%s", out)
+	}
+	for _, want := range []string{
+		"(answered now, from the store as committed: a read typed inside a transaction is not part of it)",
+		"(answered now, from the store as committed: it does not see the 1 statement gathered since begin, which runs at the commit)",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
+
 func TestLoopCtrlC(t *testing.T) {
 	sh, o, _ := newShell(t, output.FormatCSV)
 	lr := &fakeReader{steps: []step{

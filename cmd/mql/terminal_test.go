@@ -292,6 +292,11 @@ func TestTerminalREPL(t *testing.T) {
 	c.send("live Kludge for run r-1\r")
 	c.expect("a read inside a transaction records nothing")
 	c.expect("mql*> ")
+	// Any other read is answered as it is typed, and says what it sees (issue 23, item 14).
+	c.send("live Kludge\r")
+	c.expect("it does not see the 1 statement gathered since begin")
+	c.expect("Kludge.price@1  1 ")
+	c.expect("mql*> ")
 	c.send("commit\r")
 	c.expect("Kludge.price@2  live  (supersedes @1, tx 6)")
 	c.expect("commit  committed  (tx 6, 1 statement)")
