@@ -80,6 +80,7 @@ type Shell struct {
 	depth    int           // \i nesting
 	errText  string        // the text an error at commit refers to, at the prompt
 	pagerBuf *bytes.Buffer // what an input printed, while the pager waits for it
+	timings  bytes.Buffer  // the Time: lines of that input, printed after it
 
 	ctx   context.Context // of the running loop, for completion
 	lr    LineReader      // of the running interactive loop, to ask before overwriting; nil in a script
@@ -411,6 +412,9 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 		}
 		return err
 	}
+	if err := commandError(it.Src); err != nil {
+		return err
+	}
 	switch stmtKind(it.Src.Text) {
 	case "begin", "commit", "rollback":
 		script, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
@@ -572,7 +576,11 @@ func (s *Shell) run(ctx context.Context, eval func(context.Context, func(Rendere
 		}
 		if s.timing {
 			now := time.Now()
-			fmt.Fprintf(s.cfg.Stderr, "Time: %.3f ms\n", float64(now.Sub(last).Microseconds())/1000)
+			w := s.cfg.Stderr
+			if s.pagerBuf != nil {
+				w = &s.timings // printed after the output held for the pager
+			}
+			fmt.Fprintf(w, "Time: %.3f ms\n", float64(now.Sub(last).Microseconds())/1000)
 			last = now
 		}
 		return nil

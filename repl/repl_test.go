@@ -314,7 +314,7 @@ func TestLoopMetaCommands(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{`no help for "nosuch"`, "format is json", `unknown format "yaml"`, "timing is on", "Time: ", "timing is off", `unknown meta command "\\frob"`} {
+	for _, want := range []string{`no help for "nosuch"`, "format is json", `unknown format "yaml"`, "timing is on", "Time: ", "timing is off", `unknown meta command \frob: \help lists them`} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -739,5 +739,51 @@ func TestMetaStartsAnInput(t *testing.T) {
 	}
 	if got := o.out.String(); got != once {
 		t.Errorf("\\d after \\d:\n%q\nwant:\n%q", got, once)
+	}
+}
+
+// TestTimingFollowsResult: with the pager on, "Time:" is printed after the result it times, as
+// it is in a script and in psql, not before the output held for the pager (issue 23, item 12).
+func TestTimingFollowsResult(t *testing.T) {
+	db := newDB(t)
+	var both syncBuf
+	sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &both, Stderr: &both,
+		Format: output.FormatTable, Terminal: true, Pager: "cat", Rows: func() int { return 100 }})
+	if err := sh.Run(context.Background(), &fakeReader{steps: lines(`\timing on`, "stats")}); err != nil {
+		t.Fatal(err)
+	}
+	out := both.String()
+	result, timing := strings.Index(out, "transactions"), strings.Index(out, "Time: ")
+	if result < 0 || timing < result {
+		t.Errorf("Time: is not after the result:\n%s", out)
+	}
+}
+
+// TestHabitsOfOtherShells: what psql, sqlite3 and the mql command line would take, typed at
+// the prompt, gets a message that says what mql calls it (issue 23, item 12).
+func TestHabitsOfOtherShells(t *testing.T) {
+	for _, tc := range []struct{ input, want string }{
+		{`\dt`, `unknown meta command \dt: mql has no tables; \d lists the predicates and artifacts`},
+		{`.tables`, `unknown meta command .tables: mql has no tables; subjects and predicates list what the store holds, \d the predicates and artifacts`},
+		{`.schema`, `unknown meta command .schema: \d lists the predicates and artifacts, \d NAME describes one`},
+		{`\du`, `unknown meta command \du: \dp lists the principals and grants`},
+		{`\frob x`, `unknown meta command \frob: \help lists them`},
+		{`\fromat csv`, `unknown meta command \fromat: \help lists them (did you mean \format?)`},
+		{"token list", `<stdin>:1:1: "token" is a command of mql, not a statement: run it in a shell, as mql token create NAME | list | revoke ID [DB]`},
+		{"export", `<stdin>:1:1: "export" is a command of mql, not a statement: run it in a shell, as mql export [DB]; here, \export FILE writes what you may see`},
+	} {
+		sh, o, _ := newShell(t, output.FormatTable)
+		if err := sh.Run(context.Background(), &fakeReader{steps: lines(tc.input)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := o.err.String(); !strings.Contains(got, tc.want) {
+			t.Errorf("%s:\n%s\nwant %q", tc.input, got, tc.want)
+		}
+	}
+	// In a script the same, at its position, and a syntax error.
+	sh, _, _ := newShell(t, output.FormatTable)
+	err := sh.RunScript(context.Background(), "x.mql", strings.NewReader("stats\n  token list\n"))
+	if !errors.Is(err, query.ErrSyntax) || !strings.HasPrefix(err.Error(), `x.mql:2:3: "token" is a command of mql`) {
+		t.Errorf("in a script: %v", err)
 	}
 }

@@ -183,13 +183,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(stderr, "mql: one DB at most, got %q\n", pos)
-		fs.usage(stderr)
+		fs.tryHelp(stderr)
 		return exitUsage
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
-		fs.usage(stderr)
+		fs.tryHelp(stderr)
 		return exitUsage
 	}
 	if *owner != "" {

@@ -132,7 +132,7 @@ func TestExitCodes(t *testing.T) {
 		stderrRE string
 	}{
 		{"ok", []string{"-c", "principal alice user", "memory:"}, "", exitOK, `^$`},
-		{"bad flag", []string{"--nope", "memory:"}, "", exitUsage, `flag provided but not defined: -nope`},
+		{"bad flag", []string{"--nope", "memory:"}, "", exitUsage, `flag provided but not defined: --nope`},
 		{"bad format", []string{"--format", "yaml", "-c", "stats", "memory:"}, "", exitUsage, `unknown format "yaml"`},
 		{"two DBs", []string{"-c", "stats", "memory:", "memory:"}, "", exitUsage, `one DB at most`},
 		{"missing file", []string{"-f", filepath.Join(dir, "nope.mql"), "memory:"}, "", exitUsage, `no such file`},
@@ -363,9 +363,28 @@ func TestHelp(t *testing.T) {
 			t.Errorf("mql %s: the usage does not say how to name the store: %q", strings.Join(tc.args, " "), out)
 		}
 	}
-	// A mistake prints the usage on stderr and exits 2.
-	if out, errOut, code := mqlRun(t, "", "export", "--nope"); code != exitUsage || out != "" || !strings.Contains(errOut, "usage: mql export") {
-		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	// A mistake says what is wrong and where the usage is, on stderr, and exits 2: the whole
+	// usage would bury the one line that matters (issue 23, item 12).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "mql: flag provided but not defined: --nope\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"--format"}, "mql: flag needs an argument: --format\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"a.db", "b.db"}, "mql: one DB at most, got [\"a.db\" \"b.db\"]\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"export", "--nope"}, "mql export: flag provided but not defined: --nope\nRun \"mql export --help\" for the usage.\n"},
+		{[]string{"demo", "-x"}, "mql demo: flag provided but not defined: -x\nRun \"mql demo --help\" for the usage.\n"},
+	} {
+		if out, errOut, code := mqlRun(t, "", tc.args...); code != exitUsage || out != "" || errOut != tc.want {
+			t.Errorf("mql %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+	}
+	// Every command's usage writes its flags as mql --help does: --db, not Go's -db.
+	for _, args := range [][]string{{"demo", "--help"}, {"export", "--help"}, {"check", "--help"}, {"serve", "--help"}, {"token", "list", "--help"}} {
+		out, _, _ := mqlRun(t, "", args...)
+		if !strings.Contains(out, "\n  --db DB\n") || regexp.MustCompile(`(?m)^  -[a-z]{2,}`).MatchString(out) {
+			t.Errorf("mql %s: flags not written as --name:\n%s", strings.Join(args, " "), out)
+		}
 	}
 	for _, args := range [][]string{{"--version"}, {"-V"}, {"version"}} {
 		if out, _, code := mqlRun(t, "", args...); code != exitOK || !strings.HasPrefix(out, "mql ") {

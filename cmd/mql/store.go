@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/mql-dev/mql"
@@ -217,8 +218,8 @@ type cmdFlags struct {
 
 func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // printed by parse
+	fs.SetOutput(io.Discard) // parse says what is wrong
+	fs.Usage = func() {}
 	return &cmdFlags{FlagSet: fs, synopsis: synopsis, stdout: stdout, stderr: stderr}
 }
 
@@ -226,15 +227,46 @@ func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
 func (c *cmdFlags) usage(w io.Writer) {
 	io.WriteString(w, c.synopsis)
 	if !strings.Contains(c.synopsis, "Flags:") {
-		c.SetOutput(w)
 		fmt.Fprintln(w, "Flags:")
-		c.PrintDefaults()
-		c.SetOutput(c.stderr)
+		c.printFlags(w)
 	}
 }
 
+// printFlags lists the flags as the synopses write them: --name for a long one, -n for a
+// letter (the flag package would write -name).
+func (c *cmdFlags) printFlags(w io.Writer) {
+	c.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		name, help := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if g, ok := f.Value.(flag.Getter); ok && f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+			if _, isString := g.Get().(string); isString {
+				help += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				help += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, help)
+	})
+}
+
+// longFlag matches a long flag's name in the flag package's errors, which write it -name
+// where the usage writes --name.
+var longFlag = regexp.MustCompile(`(^| )-([A-Za-z0-9][A-Za-z0-9_-]+)`)
+
+// tryHelp says, after a usage error, where the usage is: the whole of it would bury the error.
+func (c *cmdFlags) tryHelp(w io.Writer) {
+	fmt.Fprintf(w, "Run %q for the usage.\n", c.Name()+" --help")
+}
+
 // parse parses args, flags and positional arguments in any order; ok is false when the
-// command is done (it printed its usage), with the exit code.
+// command is done (it printed its usage, or what is wrong with a flag), with the exit code.
 func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 	pos, err := parseInterleaved(c.FlagSet, args)
 	switch {
@@ -242,7 +274,8 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 		c.usage(c.stdout)
 		return nil, exitOK, false
 	case err != nil:
-		c.usage(c.stderr)
+		fmt.Fprintf(c.stderr, "%s: %s\n", c.Name(), longFlag.ReplaceAllString(err.Error(), "$1--$2"))
+		c.tryHelp(c.stderr)
 		return nil, exitUsage, false
 	}
 	return pos, 0, true
