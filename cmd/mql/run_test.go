@@ -175,6 +175,11 @@ func TestStoreInUse(t *testing.T) {
 	if code != exitOpen || !strings.Contains(errOut, "in use") {
 		t.Errorf("exit %d, stderr %q; want %d and 'in use'", code, errOut, exitOpen)
 	}
+	// Said once, with what to do: close the other, or share the store through mql serve
+	// (issue 23, item 13).
+	if n := strings.Count(errOut, path); n != 2 || strings.Count(errOut, "by another process") != 1 || !strings.Contains(errOut, `run "mql serve `+path+`"`) {
+		t.Errorf("stderr %q: want the store named, the other process once, and mql serve suggested", errOut)
+	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %v", d)
 	}
@@ -266,10 +271,14 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo stderr %q, want %q", errOut, want)
 	}
 	checkGolden(t, "testdata/demo.golden", golden(out, "", code))
-	// Without a DB it uses a temporary store, removed afterwards.
-	out2, _, code := mqlRun(t, "", "demo")
+	// Without a DB it uses a temporary store, removed afterwards, and says so, and how to keep
+	// one (issue 23, item 13).
+	out2, errOut2, code := mqlRun(t, "", "demo")
 	if code != 0 || out2 != out {
 		t.Errorf("demo on a temporary store: exit %d, output differs", code)
+	}
+	if want := "mql demo: the demo ran on a temporary store, now removed. To keep one to look at: mql demo demo.db, then mql demo.db (the REPL) or mql serve --open demo.db (the browser)\n"; errOut2 != want {
+		t.Errorf("demo on a temporary store: stderr %q, want %q", errOut2, want)
 	}
 }
 

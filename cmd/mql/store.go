@@ -58,6 +58,10 @@ type openReq struct {
 	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
 	// to create it after all, and if not, what to say after "no such store".
 	mayCreate func() (create bool, hint string)
+	// missing, if set, runs the command when the store, opened with MustExist, does not exist
+	// (and mayCreate did not create it), instead of failing, and returns the exit code. opts
+	// are the options to create it with.
+	missing func(dsn string, opts mql.Options) int
 	// attach, if set, runs the command through the server that holds the store (`mql serve`),
 	// when another process holds a bbolt store and a server answers on its socket, and returns
 	// the exit code.
@@ -113,6 +117,9 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 			db, err = mql.Open(ctx, dsn, req.opts)
 		}
 	}
+	if errors.Is(err, mql.ErrNoStore) && req.missing != nil {
+		return nil, dsn, req.missing(dsn, req.opts)
+	}
 	if errors.Is(err, mql.ErrInUse) && req.attach != nil {
 		if path := mql.FilePath(dsn); path != "" {
 			if c, aerr := server.Attach(ctx, path); aerr == nil {
@@ -123,6 +130,9 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 	}
 	if err != nil {
 		switch {
+		case errors.Is(err, mql.ErrInUse) && mql.FilePath(dsn) != "":
+			// The error says the same in its own words: once is enough, with what to do.
+			fmt.Fprintf(stderr, "%s: %s is in use by another process: close the other mql that has it open, or, to use the store from several at once, run \"mql serve %s\": every mql on it then goes through the server\n", req.cmd, dsn, dsn)
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "%s: %s is in use by another process: %v\n", req.cmd, dsn, err)
 		case errors.Is(err, mql.ErrNoStore):
@@ -158,7 +168,7 @@ func attachIfServed(ctx context.Context, dsn string) *server.Client {
 
 // noStoreHint says what creates a store, after "no such store".
 func noStoreHint(cmd string) string {
-	return cmd + " never creates a store: check the name, or create it with a write or the REPL"
+	return cmd + " never creates a store: check the name, or create it with a write (in a script, or at the REPL)"
 }
 
 // stdoutIsStore returns why the command must not run when its stdout is the store file at

@@ -100,7 +100,8 @@ func TestTerminal(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	hist := filepath.Join(dir, "state", "hist")
-	cmd := exec.Command(bin, filepath.Join(dir, "term.db"))
+	store := filepath.Join(dir, "term.db")
+	cmd := exec.Command(bin, store)
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+hist, testClockEnv+"="+testClockStart,
 		"XDG_STATE_HOME="+filepath.Join(dir, "xdg-state"))
@@ -119,9 +120,18 @@ func TestTerminal(t *testing.T) {
 		}
 	}()
 
-	c.expect("Type \\help for help")
+	// Only a write creates a store: the REPL starts on a missing one without creating it,
+	// refuses a read, and creates it at the first write (issue 23, item 13).
+	c.expect("no store there yet; the first write creates it. Type \\help for help")
 	c.expect("mql> ")
+	c.send("stats\r")
+	c.expect("no store at " + store + " yet: there is nothing to read; the first write creates it")
+	c.expect("mql> ")
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the REPL made %s before a write: %v", store, err)
+	}
 	c.send("principal alice user\r")
+	c.expect("mql: created a new store at " + store)
 	c.expect("principal alice  recorded  (tx 2)")
 	c.expect("mql> ")
 
@@ -196,7 +206,7 @@ func TestTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "principal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice from \"src:k0\"\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
+	want := "stats\nprincipal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice from \"src:k0\"\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
 	if string(b) != want {
 		t.Errorf("history file:\n%s\nwant:\n%s", b, want)
 	}
