@@ -158,14 +158,14 @@ func (sc *Scanner) lineEnd() (Item, bool, error) {
 	if !complete {
 		return Item{}, false, nil
 	}
-	gap, cont, err := sc.clauseAhead()
+	skipped, cont, err := sc.clauseAhead()
 	if err != nil {
 		return Item{}, false, err
 	}
 	if cont {
-		// The blank and comment lines between are kept as newlines, so that positions in
-		// the statement stay the script's.
-		sc.buf.WriteString(strings.Repeat("\n", gap))
+		// What was skipped stands in the statement as newlines and spaces, so that positions
+		// in it stay the script's.
+		sc.buf.WriteString(skipped)
 		return Item{}, false, nil
 	}
 	it := sc.item()
@@ -175,10 +175,11 @@ func (sc *Scanner) lineEnd() (Item, bool, error) {
 
 // clauseAhead skips the blank and comment lines that follow and reports whether the next line
 // that holds anything begins with a clause keyword, which continues the statement before it.
-// gap is the number of lines skipped. Of that line it consumes nothing (unless it starts with
-// more blanks than the buffer holds): it is read again, as a meta command or as the start of
-// the next statement.
-func (sc *Scanner) clauseAhead() (gap int, cont bool, err error) {
+// skipped stands for what it consumed: a newline for each line, a space for each blank. Of the
+// line it stops at it consumes nothing (unless it starts with more blanks than the buffer
+// holds): it is read again, as a meta command or as the start of the next statement.
+func (sc *Scanner) clauseAhead() (skipped string, cont bool, err error) {
+	var sk strings.Builder
 	peek := func(i int) (byte, bool, error) {
 		p, err := sc.r.Peek(i + 1)
 		if len(p) > i {
@@ -190,22 +191,27 @@ func (sc *Scanner) clauseAhead() (gap int, cont bool, err error) {
 		return 0, false, err
 	}
 	for {
+		if sk.Len() > 2*query.MaxStmtBytes {
+			// A statement that went on past this many lines would be refused as too long.
+			return "", false, nil
+		}
 		i := 0
 		c, ok, err := peek(i)
 		for ok && (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
 			if i++; i == sc.r.Size() {
 				sc.r.Discard(i)
 				sc.col += i
+				sk.WriteString(strings.Repeat(" ", i))
 				i = 0
 			}
 			c, ok, err = peek(i)
 		}
 		if err != nil || !ok {
-			return gap, false, err
+			return sk.String(), false, err
 		}
 		if c == '-' {
 			if c2, ok, err := peek(i + 1); err != nil || !ok || c2 != '-' {
-				return gap, false, err
+				return sk.String(), false, err
 			}
 			// A comment line: skip it to its newline.
 			for {
@@ -214,10 +220,10 @@ func (sc *Scanner) clauseAhead() (gap int, cont bool, err error) {
 					continue
 				}
 				if err == io.EOF {
-					return gap, false, nil
+					return sk.String(), false, nil
 				}
 				if err != nil {
-					return gap, false, err
+					return sk.String(), false, err
 				}
 				i = len(b) - 1
 				break
@@ -228,7 +234,7 @@ func (sc *Scanner) clauseAhead() (gap int, cont bool, err error) {
 		}
 		if c == '\n' {
 			sc.line, sc.col = sc.line+1, 1
-			gap++
+			sk.WriteByte('\n')
 			continue
 		}
 		// A word of lowercase letters that ends there ("from_x" and "by-w" are names).
@@ -236,27 +242,27 @@ func (sc *Scanner) clauseAhead() (gap int, cont bool, err error) {
 		for ; w-i <= maxClauseWord; w++ {
 			c, ok, err := peek(w)
 			if err != nil {
-				return gap, false, err
+				return sk.String(), false, err
 			}
 			if !ok || c < 'a' || c > 'z' {
 				if ok && c == '-' {
 					// "by--note" is "by" and a comment; "by-w" is a name.
 					c2, ok2, err := peek(w + 1)
 					if err != nil {
-						return gap, false, err
+						return sk.String(), false, err
 					}
 					if ok2 && c2 == '-' {
 						break
 					}
 				}
 				if ok && isNameByte(c) {
-					return gap, false, nil
+					return sk.String(), false, nil
 				}
 				break
 			}
 		}
 		p, _ := sc.r.Peek(w)
-		return gap, w > i && query.IsClauseKeyword(string(p[i:w])), nil
+		return sk.String(), w > i && query.IsClauseKeyword(string(p[i:w])), nil
 	}
 }
 

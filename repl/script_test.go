@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mql-dev/mql/query"
 )
 
 // TestScannerClauseOnNextLine: a line that begins with a clause keyword continues the
@@ -93,5 +95,25 @@ func TestScannerSemicolonRunsAtOnce(t *testing.T) {
 	w.Close()
 	if got := <-ch; got != "assert K.p = 2 by w\n  from \"s\"\n" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// TestScannerClausePositions: an error in a clause that continues a statement past blank and
+// comment lines is reported where it is in the script.
+func TestScannerClausePositions(t *testing.T) {
+	sc := NewScanner("x.mql", strings.NewReader("stats\nassert B.p = 39 by w1\n\n   -- its source\n\t from 12\n"))
+	for _, want := range []string{"", `x.mql:5:8: expected a source string after "from", found "12"`} {
+		it, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, perr := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
+		got := ""
+		if perr != nil {
+			got = perr.Error()
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", it.Src.Text, got, want)
+		}
 	}
 }
