@@ -165,11 +165,18 @@ func (s *Shell) meta(ctx context.Context, src Source) error {
 				msg += fmt.Sprintf(" (did you mean %s%s?)", line[:1], c)
 			}
 		}
-		return fmt.Errorf("%w: %s", ErrMeta, msg)
+		return unknownMeta(msg)
 	}
 	s.out.Note()
 	return nil
 }
+
+// unknownMeta is the error for a meta command that does not exist: it says so itself, so it
+// matches ErrMeta without "bad meta command:" before it.
+type unknownMeta string
+
+func (e unknownMeta) Error() string        { return string(e) }
+func (e unknownMeta) Is(target error) bool { return target == ErrMeta }
 
 // otherShells says what mql calls the meta commands of psql and sqlite3 that it has not.
 var otherShells = map[string]string{

@@ -61,8 +61,8 @@ $XDG_DATA_HOME/mql/default.db (~/.local/share/mql/default.db).
 
 A store that does not exist is created only by a write: the REPL's first write, a script with a
 write statement or \import, mql mcp and mql demo create it and say so on stderr (the REPL starts
-on a missing store without creating it); mql import creates the store it fills. A script that only reads, mql export and mql check fail on it with exit 4
-("no such store").
+on a missing store without creating it); mql import creates the store it fills. A script that
+only reads, mql export and mql check fail on it with exit 4 ("no such store").
 mql export never writes over an mql store, nor over any other existing file without --force.
 
 Flags:
@@ -287,7 +287,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 			opts.MustExist = false
 			l := &lazyStore{dsn: dsn, opts: opts, as: *as, stderr: stderr}
-			if req.dsn == "" {
+			if req.dsn == "" && os.Getenv("MQL_DB") == "" {
 				l.mkdir = filepath.Dir(dsn) // the default store's directory, created with it
 			}
 			defer l.Close()

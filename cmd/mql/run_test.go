@@ -138,7 +138,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing file", []string{"-f", filepath.Join(dir, "nope.mql"), "memory:"}, "", exitUsage, `no such file`},
 		{"syntax", []string{"-c", "live Klarveld where value", "memory:"}, "", exitSyntax, `^-c:1:26: `},
 		{"syntax stdin", []string{"memory:"}, "stats\nlive K where\n", exitSyntax, `^<stdin>:2:13: `},
-		{"bad meta", []string{"-c", `\frobnicate`, "memory:"}, "", exitSyntax, `^-c:1:1: bad meta command`},
+		{"bad meta", []string{"-c", `\frobnicate`, "memory:"}, "", exitSyntax, `^-c:1:1: unknown meta command \\frobnicate: \\help lists them`},
 		{"evaluation", []string{"-c", "principal alice user\nrevoke K.p@1 by alice", "memory:"}, "", exitFailed, `^-c:2:1: .*not found`},
 		{"unknown principal", []string{"-c", "assert K.p = 1 by nobody", "memory:"}, "", exitFailed, `^-c:1:1: .*unknown principal`},
 		{"bad dsn", []string{"-c", "stats", "nosuch://x"}, "", exitOpen, `cannot open nosuch://x`},
