@@ -116,7 +116,8 @@ func parseScriptAt(start lexer.Position, src string, maxErrs int) (r scriptResul
 		}
 		reset()
 	}
-	for _, t := range toks {
+	ahead := 0 // index of the first token after the current run of newlines
+	for i, t := range toks {
 		if full(t) {
 			break
 		}
@@ -124,14 +125,24 @@ func parseScriptAt(start lexer.Position, src string, maxErrs int) (r scriptResul
 		case t.Type == tokBad:
 			broken = true
 		case t.Type == tokNewline:
+			if ahead <= i {
+				for ahead = i + 1; toks[ahead].Type == tokNewline; ahead++ {
+				}
+			}
+			// A line that begins with a clause keyword continues the statement: ending it
+			// here would run a write without the clauses that follow.
+			clause := toks[ahead].Type == tokIdent && clauseWords[toks[ahead].Value]
 			switch {
 			case long:
-				if !endsOpen(last) {
+				if !endsOpen(last) && !clause {
 					reset()
 				}
 			case broken:
-				reset()
+				if !clause {
+					reset()
+				}
 			case len(cur) == 0:
+			case clause:
 			case viable && endsOpen(cur[len(cur)-1]):
 				// Known to be a good start, and more must follow: no need
 				// to parse again (this keeps long multi-line lists linear).
@@ -210,12 +221,22 @@ var (
 	writeKeywords = slices.Concat([]string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}, runWriteKeywords)
 	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords, runReadKeywords)
 	keywordList   = strings.Join(slices.Concat(writeKeywords, readKeywords, controlKeywords), ", ")
-	clauseWords   = map[string]bool{
+	// clauseWords begin the clauses that may follow a complete statement; none begins a
+	// statement, so a line that begins with one can only continue the statement above it.
+	clauseWords = map[string]bool{
 		"by": true, "from": true, "confidence": true, "kind": true, "valid": true, "seen": true,
 		"excerpt": true, "uri": true, "revision": true, "because": true, "replaced": true,
 		"where": true, "order": true, "limit": true, "depth": true, "gate": true, "budget": true,
+		"for": true, "since": true, "in": true,
 	}
 )
+
+// IsClauseKeyword reports whether word begins a clause of a statement (by, from, confidence,
+// where, …): a line that begins with one continues the statement before it, even one that was
+// complete at the end of its line. A reader that splits a script into statements (see
+// Scanner in package repl) looks at the next line's first word with it before it ends a
+// statement at a newline.
+func IsClauseKeyword(word string) bool { return clauseWords[word] }
 
 func isRead(kw string) bool    { return contains(readKeywords, kw) }
 func isWrite(kw string) bool   { return contains(writeKeywords, kw) }
@@ -287,7 +308,7 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	if !isRead(kw.Value) && !isWrite(kw.Value) && !isControl(kw.Value) {
 		msg := fmt.Sprintf("unknown statement %q; expected one of %s", kw.Value, keywordList)
 		if clauseWords[kw.Value] {
-			msg += fmt.Sprintf(` (%q starts a clause: a newline ends a complete statement, so a clause must stay on its statement's line)`, kw.Value)
+			msg += fmt.Sprintf(` (%q begins a clause, and no statement is open here for it to continue)`, kw.Value)
 		} else if s := suggest(kw.Value); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}

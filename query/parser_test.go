@@ -431,6 +431,19 @@ func TestStatementBoundaries(t *testing.T) {
 		{"stats--no space before the comment", []string{"stats"}},
 		{"assert K.note = \"line one\nline two\" by w", []string{`assert K.note = "line one\nline two" by w`}},
 		{"assert K.p = 1 by w confidence 0.5 confidence\n0.6", nil},
+		// A line that begins with a clause keyword continues the statement above it, complete
+		// or not, across blank and comment lines: nothing ends a write before its clauses.
+		{"assert B.p = 39\nby w1\nfrom \"src:b0\"", []string{`assert B.p = 39 by w1 from "src:b0"`}},
+		{"assert B.p = 39 by w1\n\n  -- its source:\n  from \"s\"\n  excerpt \"e\"\nstats", []string{`assert B.p = 39 by w1 from "s" excerpt "e"`, "stats"}},
+		{"revoke K.p@1 by w\nbecause \"wrong\"", []string{`revoke K.p@1 by w because "wrong"`}},
+		{"live X\nwhere value > 3\nfor run r-1", []string{"live X where value > 3 for run r-1"}},
+		{"stats\nfor w\nsince 2026-11-29", []string{"stats for w since 2026-11-29"}},
+		{"derive plan:x from A.b by w\nin run r-1", []string{"derive plan:x from A.b by w in run r-1"}},
+		{"impact K.p\ndepth 2\nlive X", []string{"impact K.p depth 2", "live X"}},
+		// A ";" ends a statement: a clause after it begins nothing.
+		{"assert B.p = 39 by w1;\nfrom \"s\"", nil},
+		// A clause the statement cannot take is an error of the statement, which then does not run.
+		{"stats\nby w1", nil},
 	}
 	for _, tc := range cases {
 		s, err := Parse("b", tc.src)
@@ -488,6 +501,8 @@ func TestComplete(t *testing.T) {
 		{"assert K.p = 1 by w x", true},
 		{"stats\nassert K.p =", false},
 		{"assert K.p =\n", false},
+		{"assert K.p = 44\nby w\nfrom", false},
+		{"assert K.p = 44 by w\n\nfrom", false},
 	}
 	for _, tc := range cases {
 		if got := Complete(tc.src); got != tc.want {

@@ -102,7 +102,7 @@ const metaHelp = `Meta commands (prefix \ or .):
 func writeHelp(w io.Writer, topic string) error {
 	topic = strings.ToLower(strings.TrimSpace(strings.TrimLeft(topic, `\.`)))
 	if topic == "" {
-		fmt.Fprintln(w, "Statements end at a newline or \";\"; an unfinished one continues on the next line.")
+		fmt.Fprintln(w, "Statements end at \";\" or at the end of a line that is a complete statement; one that goes on\nover several lines runs at \";\" or an empty line.")
 		for i, s := range Statements {
 			for _, g := range statementGroups {
 				if g.at == i {

@@ -156,14 +156,34 @@ func (s *Shell) meta(ctx context.Context, src Source) error {
 		}
 		return ErrQuit
 	default:
-		msg := fmt.Sprintf("unknown meta command %q: \\help lists them", line)
-		if c := closestMeta(name); c != "" {
-			msg += fmt.Sprintf(" (did you mean \\%s?)", c)
+		msg := fmt.Sprintf("unknown meta command %s%s: ", line[:1], fields[0])
+		if h := otherShells[name]; h != "" {
+			msg += h
+		} else {
+			msg += `\help lists them`
+			if c := closestMeta(name); c != "" {
+				msg += fmt.Sprintf(" (did you mean %s%s?)", line[:1], c)
+			}
 		}
-		return fmt.Errorf("%w: %s", ErrMeta, msg)
+		return unknownMeta(msg)
 	}
 	s.out.Note()
 	return nil
+}
+
+// unknownMeta is the error for a meta command that does not exist: it says so itself, so it
+// matches ErrMeta without "bad meta command:" before it.
+type unknownMeta string
+
+func (e unknownMeta) Error() string        { return string(e) }
+func (e unknownMeta) Is(target error) bool { return target == ErrMeta }
+
+// otherShells says what mql calls the meta commands of psql and sqlite3 that it has not.
+var otherShells = map[string]string{
+	"dt":     `mql has no tables; \d lists the predicates and artifacts`,
+	"tables": `mql has no tables; subjects and predicates list what the store holds, \d the predicates and artifacts`,
+	"schema": `\d lists the predicates and artifacts, \d NAME describes one`,
+	"du":     `\dp lists the principals and grants`,
 }
 
 func closestMeta(name string) string {
@@ -292,16 +312,25 @@ func (s *Shell) paged(fn func()) {
 		if s.outFile == nil {
 			s.out.SetWriter(s.cfg.Stdout)
 		}
-		if rows := s.cfg.Rows(); rows > 0 && bytes.Count(buf.Bytes(), []byte("\n")) >= rows-1 {
-			if err := s.page(buf.Bytes()); err == nil {
-				return
-			} else {
-				fmt.Fprintf(s.cfg.Stderr, "mql: pager %q: %v\n", s.cfg.Pager, err)
-			}
-		}
-		s.cfg.Stdout.Write(buf.Bytes())
+		s.show(buf.Bytes())
+		// The times of what was held for the pager follow it, as they follow a result
+		// printed at once.
+		io.WriteString(s.cfg.Stderr, s.timings.String())
+		s.timings.Reset()
 	}()
 	fn()
+}
+
+// show writes what one input printed: through the pager when it is longer than the terminal.
+func (s *Shell) show(text []byte) {
+	if rows := s.cfg.Rows(); rows > 0 && bytes.Count(text, []byte("\n")) >= rows-1 {
+		err := s.page(text)
+		if err == nil {
+			return
+		}
+		fmt.Fprintf(s.cfg.Stderr, "mql: pager %q: %v\n", s.cfg.Pager, err)
+	}
+	s.cfg.Stdout.Write(text)
 }
 
 // page shows text through the pager command.

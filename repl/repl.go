@@ -74,11 +74,13 @@ type Shell struct {
 	outName  string
 	timing   bool
 	expanded bool
+	noted    bool // multiLineNote was shown
 	paging   bool // \pager on
 	block    *openBlock
 	depth    int           // \i nesting
 	errText  string        // the text an error at commit refers to, at the prompt
 	pagerBuf *bytes.Buffer // what an input printed, while the pager waits for it
+	timings  bytes.Buffer  // the Time: lines of that input, printed after it
 
 	ctx   context.Context // of the running loop, for completion
 	lr    LineReader      // of the running interactive loop, to ask before overwriting; nil in a script
@@ -186,6 +188,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 			interrupted = false
 			continue
 		case errors.Is(err, io.EOF):
+			if historyEntry(buf.String()) != "" {
+				fmt.Fprintln(s.cfg.Stderr, `(the statement being typed was not run: a statement of several lines runs at ";" or an empty line)`)
+			}
 			return s.leave()
 		case err != nil:
 			return err
@@ -218,10 +223,23 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 				continue
 			}
 		}
+		first := buf.Len() == 0
 		buf.WriteString(line)
 		buf.WriteByte('\n')
 		src := buf.String()
-		if !query.Complete(src) {
+		_, perr, complete := query.ParseComplete("<stdin>", src, 1, 1)
+		if !complete {
+			continue
+		}
+		// The prompt cannot see the next line, which may go on with more clauses: a
+		// statement typed over several lines runs at ";" or an empty line, not at the end of
+		// the line that completes it. One that cannot be right whatever follows is reported
+		// at once.
+		if !first && perr == nil && !endsInput(line) {
+			if !s.noted {
+				s.noted = true
+				fmt.Fprintln(s.cfg.Stderr, multiLineNote)
+			}
 			continue
 		}
 		buf.Reset()
@@ -244,6 +262,9 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 				}
 				if err != nil {
 					s.reportError(src, err)
+					if isSyntax(err) && query.IsClauseKeyword(stmtKind(it.Src.Text)) {
+						fmt.Fprintln(s.cfg.Stderr, clauseHint)
+					}
 					break
 				}
 			}
@@ -251,6 +272,20 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 		s.out.EndInput()
 	}
 	return nil
+}
+
+// What the prompt says about statements of several lines: once, when one first waits for its
+// end; and after a line that begins with a clause, when no statement is open.
+const (
+	multiLineNote = `(a statement typed over several lines runs at ";" or an empty line: until then, more lines may add clauses)`
+	clauseHint    = `(at the prompt, a line that is a complete statement runs at Enter; to give a statement more lines, break its first line where it cannot end, before its "by", and end it with ";" or an empty line)`
+)
+
+// endsInput reports whether the line typed ends a statement of several lines: it is empty, or
+// ends with ";".
+func endsInput(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasSuffix(strings.TrimSpace(stripComment(t)), ";")
 }
 
 // leave ends the interactive loop, saying what an open transaction loses.
@@ -377,6 +412,9 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 		}
 		return err
 	}
+	if err := commandError(it.Src); err != nil {
+		return err
+	}
 	switch stmtKind(it.Src.Text) {
 	case "begin", "commit", "rollback":
 		script, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
@@ -396,10 +434,25 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 			if err != nil {
 				return err
 			}
+			reads := len(script.Stmts) > 0
 			for _, st := range script.Stmts {
 				if r, ok := st.(query.ReadStmt); ok && r.Modifiers().ForRun != "" {
 					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), r.Modifiers().ForRun)
 				}
+				reads = reads && query.IsRead(st)
+			}
+			if reads {
+				// Gathered, it would be answered only at the commit, long after it was typed.
+				if n := len(s.block.srcs); n == 0 {
+					fmt.Fprintln(s.cfg.Stderr, "(answered now, from the store as committed: a read typed inside a transaction is not part of it)")
+				} else {
+					verb := "run"
+					if n == 1 {
+						verb = "runs"
+					}
+					fmt.Fprintf(s.cfg.Stderr, "(answered now, from the store as committed: it does not see the %s gathered since begin, which %s at the commit)\n", statements(n), verb)
+				}
+				return s.exec(ctx, it.Src)
 			}
 		}
 		src := it.Src
@@ -523,7 +576,11 @@ func (s *Shell) run(ctx context.Context, eval func(context.Context, func(Rendere
 		}
 		if s.timing {
 			now := time.Now()
-			fmt.Fprintf(s.cfg.Stderr, "Time: %.3f ms\n", float64(now.Sub(last).Microseconds())/1000)
+			w := s.cfg.Stderr
+			if s.pagerBuf != nil {
+				w = &s.timings // printed after the output held for the pager
+			}
+			fmt.Fprintf(w, "Time: %.3f ms\n", float64(now.Sub(last).Microseconds())/1000)
 			last = now
 		}
 		return nil

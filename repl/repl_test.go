@@ -92,13 +92,14 @@ func TestLoopMultiLineAndHistory(t *testing.T) {
 		"",
 		"assert Klarveld.price_per_seat =",
 		"  44 by alice -- the first reading",
+		"",
 		"-- just a comment",
 		"assert Klarveld.region = \"EU\" by alice; live Klarveld",
 	)}
 	if err := sh.Run(context.Background(), lr); err != nil {
 		t.Fatal(err)
 	}
-	wantPrompts := []string{Prompt, Prompt, Prompt, PromptContinue, Prompt, Prompt, Prompt}
+	wantPrompts := []string{Prompt, Prompt, Prompt, PromptContinue, PromptContinue, Prompt, Prompt, Prompt}
 	if strings.Join(lr.prompts, "|") != strings.Join(wantPrompts, "|") {
 		t.Errorf("prompts %q, want %q", lr.prompts, wantPrompts)
 	}
@@ -116,8 +117,96 @@ func TestLoopMultiLineAndHistory(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if o.err.Len() != 0 {
-		t.Errorf("stderr: %s", o.err.String())
+	if got := o.err.String(); got != multiLineNote+"\n" {
+		t.Errorf("stderr: %s", got)
+	}
+}
+
+// TestLoopClauseOnNextLine: at the prompt, a statement typed over several lines runs at ";" or
+// an empty line, never at the end of a line that completes it: clauses typed on the lines
+// after are part of it (issue 23, item 7). A line complete on its own runs at Enter.
+func TestLoopClauseOnNextLine(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatCSV)
+	lr := &fakeReader{steps: lines(
+		"principal w1 agent",
+		"assert B.p = 39",
+		"by w1",
+		"from \"src:b0\"",
+		"",
+		"assert C.p = 1",
+		"  by w1",
+		"  from \"src:c0\";",
+		"live B",
+		"from \"src:b1\"",
+		"assert D.p = 1",
+		"by w1",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{Prompt, Prompt, PromptContinue, PromptContinue, PromptContinue, Prompt, PromptContinue, PromptContinue, Prompt, Prompt, Prompt, PromptContinue, PromptContinue}
+	if strings.Join(lr.prompts, "|") != strings.Join(want, "|") {
+		t.Errorf("prompts %q, want %q", lr.prompts, want)
+	}
+	wantHist := []string{"principal w1 agent", `assert B.p = 39 by w1 from "src:b0"`, `assert C.p = 1 by w1 from "src:c0";`, "live B", `from "src:b1"`}
+	if strings.Join(lr.history, "\n") != strings.Join(wantHist, "\n") {
+		t.Errorf("history %q, want %q", lr.history, wantHist)
+	}
+	out, errs := o.out.String(), o.err.String()
+	if !strings.Contains(out, ",observed,1,1,w1,src:b0,") {
+		t.Errorf("B.p is not the claim written, with its source:\n%s", out)
+	}
+	if strings.Contains(out, "D.p") {
+		t.Errorf("a statement still being typed ran at the end of the input:\n%s", out)
+	}
+	for _, want := range []string{
+		multiLineNote,
+		`<stdin>:1:1: unknown statement "from"`,
+		"at the prompt, a line that is a complete statement runs at Enter",
+		"the statement being typed was not run",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Count(errs, multiLineNote) != 1 {
+		t.Errorf("the note on statements of several lines is not shown once:\n%s", errs)
+	}
+}
+
+// TestLoopReadInTransaction: at the prompt, a read typed inside begin … commit is answered at
+// once, from the store as committed, and says so; it is not gathered into the transaction
+// (issue 23, item 14).
+func TestLoopReadInTransaction(t *testing.T) {
+	sh, o, _ := newShell(t, output.FormatCSV)
+	lr := &fakeReader{steps: lines(
+		"principal w1 agent",
+		"assert K.p = 1 by w1",
+		"begin",
+		"live K",
+		"assert K.p = 2 by w1",
+		"live K",
+		"commit",
+	)}
+	if err := sh.Run(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
+	out, errs := o.out.String(), o.err.String()
+	first, second := strings.Index(out, "K.p@1,K,p,1,1,"), strings.LastIndex(out, "K.p@1,K,p,1,1,")
+	commit := strings.Index(out, "\ncommit,")
+	if first < 0 || second == first || commit < second {
+		t.Errorf("the reads were not answered as typed, before the commit:\n%s", out)
+	}
+	if strings.Contains(out, "K.p@2,K,p,2,2,") || !strings.Contains(out, "\ncommit,1,4,") {
+		t.Errorf("a read was gathered into the transaction, or saw it:\n%s", out)
+	}
+	for _, want := range []string{
+		"(answered now, from the store as committed: a read typed inside a transaction is not part of it)",
+		"(answered now, from the store as committed: it does not see the 1 statement gathered since begin, which runs at the commit)",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
 	}
 }
 
@@ -225,7 +314,7 @@ func TestLoopMetaCommands(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{`no help for "nosuch"`, "format is json", `unknown format "yaml"`, "timing is on", "Time: ", "timing is off", `unknown meta command "\\frob"`} {
+	for _, want := range []string{`no help for "nosuch"`, "format is json", `unknown format "yaml"`, "timing is on", "Time: ", "timing is off", `unknown meta command \frob: \help lists them`} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -650,5 +739,51 @@ func TestMetaStartsAnInput(t *testing.T) {
 	}
 	if got := o.out.String(); got != once {
 		t.Errorf("\\d after \\d:\n%q\nwant:\n%q", got, once)
+	}
+}
+
+// TestTimingFollowsResult: with the pager on, "Time:" is printed after the result it times, as
+// it is in a script and in psql, not before the output held for the pager (issue 23, item 12).
+func TestTimingFollowsResult(t *testing.T) {
+	db := newDB(t)
+	var both syncBuf
+	sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &both, Stderr: &both,
+		Format: output.FormatTable, Terminal: true, Pager: "cat", Rows: func() int { return 100 }})
+	if err := sh.Run(context.Background(), &fakeReader{steps: lines(`\timing on`, "stats")}); err != nil {
+		t.Fatal(err)
+	}
+	out := both.String()
+	result, timing := strings.Index(out, "transactions"), strings.Index(out, "Time: ")
+	if result < 0 || timing < result {
+		t.Errorf("Time: is not after the result:\n%s", out)
+	}
+}
+
+// TestHabitsOfOtherShells: what psql, sqlite3 and the mql command line would take, typed at
+// the prompt, gets a message that says what mql calls it (issue 23, item 12).
+func TestHabitsOfOtherShells(t *testing.T) {
+	for _, tc := range []struct{ input, want string }{
+		{`\dt`, `unknown meta command \dt: mql has no tables; \d lists the predicates and artifacts`},
+		{`.tables`, `unknown meta command .tables: mql has no tables; subjects and predicates list what the store holds, \d the predicates and artifacts`},
+		{`.schema`, `unknown meta command .schema: \d lists the predicates and artifacts, \d NAME describes one`},
+		{`\du`, `unknown meta command \du: \dp lists the principals and grants`},
+		{`\frob x`, `unknown meta command \frob: \help lists them`},
+		{`\fromat csv`, `unknown meta command \fromat: \help lists them (did you mean \format?)`},
+		{"token list", `<stdin>:1:1: "token" is a command of mql, not a statement: run it in a shell, as mql token create NAME | list | revoke ID [DB]`},
+		{"export", `<stdin>:1:1: "export" is a command of mql, not a statement: run it in a shell, as mql export [DB]; here, \export FILE writes what you may see`},
+	} {
+		sh, o, _ := newShell(t, output.FormatTable)
+		if err := sh.Run(context.Background(), &fakeReader{steps: lines(tc.input)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := o.err.String(); !strings.Contains(got, tc.want) || strings.Contains(got, "bad meta command: unknown") {
+			t.Errorf("%s:\n%s\nwant %q", tc.input, got, tc.want)
+		}
+	}
+	// In a script the same, at its position, and a syntax error.
+	sh, _, _ := newShell(t, output.FormatTable)
+	err := sh.RunScript(context.Background(), "x.mql", strings.NewReader("stats\n  token list\n"))
+	if !errors.Is(err, query.ErrSyntax) || !strings.HasPrefix(err.Error(), `x.mql:2:3: "token" is a command of mql`) {
+		t.Errorf("in a script: %v", err)
 	}
 }

@@ -42,10 +42,12 @@ type Item struct {
 var ErrTooLong = errors.New("statement is longer than 1 MiB")
 
 // Scanner reads a script a statement at a time, so that a script runs as it arrives and its
-// memory is bounded by its longest statement, not its length. A ";" ends a statement; a newline
-// ends it when what precedes is a complete statement (query.Complete), so it splits a script
-// exactly as the parser does. A line that starts with \ or . where a statement could start is
-// a meta command.
+// memory is bounded by its longest statement, not its length. A ";" ends a statement at once; a
+// newline ends it when what precedes is a complete statement (query.Complete) and the next line
+// that holds anything does not begin with a clause keyword (query.IsClauseKeyword), so it
+// splits a script exactly as the parser does. A statement ended by a newline is therefore
+// returned when the next line arrives, or at the end of the input. A line that starts with \
+// or . where a statement could start is a meta command.
 type Scanner struct {
 	r    *bufio.Reader
 	name string
@@ -115,13 +117,13 @@ func (sc *Scanner) Next() (Item, error) {
 		case sc.inComment:
 			if c == '\n' {
 				sc.inComment = false
-				if end, ok := sc.lineEnd(); ok {
-					return end, nil
+				if end, ok, err := sc.lineEnd(); err != nil || ok {
+					return end, err
 				}
 			}
 		case c == '\n':
-			if end, ok := sc.lineEnd(); ok {
-				return end, nil
+			if end, ok, err := sc.lineEnd(); err != nil || ok {
+				return end, err
 			}
 		case c == ';':
 			if sc.blank {
@@ -146,20 +148,132 @@ func (sc *Scanner) Next() (Item, error) {
 }
 
 // lineEnd decides, at the end of a line outside a string, whether the statement read so far
-// ends there.
-func (sc *Scanner) lineEnd() (Item, bool) {
-	switch {
-	case sc.blank:
+// ends there: it is complete, and the next line does not continue it.
+func (sc *Scanner) lineEnd() (Item, bool, error) {
+	if sc.blank {
 		sc.reset()
-		return Item{}, false
+		return Item{}, false, nil
 	}
-	script, err, complete := query.ParseComplete(sc.name, sc.buf.String(), sc.at[0], sc.at[1])
-	if complete {
-		it := sc.item()
-		it.Src.parsed, it.Src.perr = script, err
-		return it, true
+	script, perr, complete := query.ParseComplete(sc.name, sc.buf.String(), sc.at[0], sc.at[1])
+	if !complete {
+		return Item{}, false, nil
 	}
-	return Item{}, false
+	skipped, cont, err := sc.clauseAhead()
+	if err != nil {
+		return Item{}, false, err
+	}
+	if cont {
+		// What was skipped stands in the statement as newlines and spaces, so that positions
+		// in it stay the script's.
+		sc.buf.WriteString(skipped)
+		return Item{}, false, nil
+	}
+	it := sc.item()
+	it.Src.parsed, it.Src.perr = script, perr
+	return it, true, nil
+}
+
+// clauseAhead skips the blank and comment lines that follow and reports whether the next line
+// that holds anything begins with a clause keyword, which continues the statement before it.
+// skipped stands for what it consumed: a newline for each line, a space for each blank. Of the
+// line it stops at it consumes nothing (unless it starts with more blanks than the buffer
+// holds): it is read again, as a meta command or as the start of the next statement.
+func (sc *Scanner) clauseAhead() (skipped string, cont bool, err error) {
+	var sk strings.Builder
+	peek := func(i int) (byte, bool, error) {
+		p, err := sc.r.Peek(i + 1)
+		if len(p) > i {
+			return p[i], true, nil
+		}
+		if err == io.EOF {
+			err = nil
+		}
+		return 0, false, err
+	}
+	for {
+		if sk.Len() > 2*query.MaxStmtBytes {
+			// A statement that went on past this many lines would be refused as too long.
+			return "", false, nil
+		}
+		i := 0
+		c, ok, err := peek(i)
+		for ok && (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+			if i++; i == sc.r.Size() {
+				sc.r.Discard(i)
+				sc.col += i
+				sk.WriteString(strings.Repeat(" ", i))
+				i = 0
+			}
+			c, ok, err = peek(i)
+		}
+		if err != nil || !ok {
+			return sk.String(), false, err
+		}
+		if c == '-' {
+			if c2, ok, err := peek(i + 1); err != nil || !ok || c2 != '-' {
+				return sk.String(), false, err
+			}
+			// A comment line: skip it to its newline.
+			for {
+				b, err := sc.r.ReadSlice('\n')
+				if err == bufio.ErrBufferFull {
+					continue
+				}
+				if err == io.EOF {
+					return sk.String(), false, nil
+				}
+				if err != nil {
+					return sk.String(), false, err
+				}
+				i = len(b) - 1
+				break
+			}
+			c = '\n'
+		} else if c == '\n' {
+			sc.r.Discard(i + 1)
+		}
+		if c == '\n' {
+			sc.line, sc.col = sc.line+1, 1
+			sk.WriteByte('\n')
+			continue
+		}
+		// A word of lowercase letters that ends there ("from_x" and "by-w" are names).
+		w := i
+		for ; w-i <= maxClauseWord; w++ {
+			c, ok, err := peek(w)
+			if err != nil {
+				return sk.String(), false, err
+			}
+			if !ok || c < 'a' || c > 'z' {
+				if ok && c == '-' {
+					// "by--note" is "by" and a comment; "by-w" is a name.
+					c2, ok2, err := peek(w + 1)
+					if err != nil {
+						return sk.String(), false, err
+					}
+					if ok2 && c2 == '-' {
+						break
+					}
+				}
+				if ok && isNameByte(c) {
+					return sk.String(), false, nil
+				}
+				break
+			}
+		}
+		p, _ := sc.r.Peek(w)
+		return sk.String(), w > i && query.IsClauseKeyword(string(p[i:w])), nil
+	}
+}
+
+// maxClauseWord is longer than any clause keyword: a longer word is not one.
+const maxClauseWord = 16
+
+// isNameByte reports whether c may go on a name (or a keyword) after a letter: letters, digits,
+// "_", ":", "/", "-" and the bytes of non-ASCII letters.
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == ':' || c == '/' || c == '-' || c >= 0x80
 }
 
 func (sc *Scanner) peekIs(b byte) bool {

@@ -2,9 +2,11 @@ package repl
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/query"
@@ -203,6 +205,13 @@ func (l local) Info(ctx context.Context) (Info, error) {
 // stmtKind names the first statement keyword of src ("" if it starts with none): the shell
 // handles begin, commit and rollback itself.
 func stmtKind(src string) string {
+	w, _ := firstWord(src)
+	return w
+}
+
+// firstWord is the word of lowercase letters that src starts with, after blanks and comments,
+// and its offset in src; "" if src starts with anything else.
+func firstWord(src string) (string, int) {
 	for i := 0; i < len(src); {
 		switch c := src[i]; {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f':
@@ -210,7 +219,7 @@ func stmtKind(src string) string {
 		case c == '-' && i+1 < len(src) && src[i+1] == '-':
 			j := strings.IndexByte(src[i:], '\n')
 			if j < 0 {
-				return ""
+				return "", 0
 			}
 			i += j
 		default:
@@ -219,10 +228,43 @@ func stmtKind(src string) string {
 				j++
 			}
 			if j < len(src) && !strings.ContainsRune(" \t\r\n;", rune(src[j])) && !(src[j] == '-' && j+1 < len(src) && src[j+1] == '-') {
-				return ""
+				return "", 0
 			}
-			return src[i:j]
+			return src[i:j], i
 		}
 	}
-	return ""
+	return "", 0
+}
+
+// mqlCommands are the commands of mql that are not statements, with how to run them, for one
+// typed where a statement goes.
+var mqlCommands = map[string]string{
+	"token":   "mql token create NAME | list | revoke ID [DB]",
+	"export":  `mql export [DB]; here, \export FILE writes what you may see`,
+	"import":  `mql import FILE.nq NEWDB; here, \import FILE loads an export into a new memory: store`,
+	"check":   "mql check [DB]",
+	"migrate": "mql migrate OLD NEW",
+	"serve":   "mql serve [DB]",
+	"mcp":     "mql mcp [DB]",
+	"demo":    "mql demo",
+	"version": "mql version",
+}
+
+// commandError is the error for src when it starts with a command of mql rather than a
+// statement (token list), or nil.
+func commandError(src Source) error {
+	w, off := firstWord(src.Text)
+	how, ok := mqlCommands[w]
+	if !ok {
+		return nil
+	}
+	pos := srcPos(src)
+	before := src.Text[:off]
+	if nl := strings.LastIndexByte(before, '\n'); nl >= 0 {
+		pos.Line += strings.Count(before, "\n")
+		pos.Column = 1 + utf8.RuneCountInString(before[nl+1:])
+	} else {
+		pos.Column += utf8.RuneCountInString(before)
+	}
+	return &query.Error{Pos: pos, Msg: fmt.Sprintf("%q is a command of mql, not a statement: run it in a shell, as %s", w, how)}
 }

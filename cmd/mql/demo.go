@@ -25,7 +25,8 @@ var demoScript string
 const demoUsage = `usage: mql demo [--format FORMAT] [DB | --db DB]
 Runs the bundled demo on a fresh store (a temporary file, removed afterwards, unless DB is given)
 and prints a transcript: principals, grants, claims, a revision, a derived plan, why, impact, a
-revocation, a review, history, context and stats.
+revocation, a review, history, context and stats. To keep the store, to open it afterwards in the
+REPL (mql demo.db) or the browser (mql serve --open demo.db), give one: mql demo demo.db.
 DB, if given, is a bbolt file path, bbolt:PATH, memory: or postgres://…, as the DB argument or as
 --db DB (not both).
 `
@@ -73,6 +74,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := runNarrated(ctx, sh, "demo.mql", demoScript); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitCode(err)
+	}
+	if !given {
+		fmt.Fprintln(stderr, "mql demo: the demo ran on a temporary store, now removed. To keep one to look at: mql demo demo.db, then mql demo.db (the REPL) or mql serve --open demo.db (the browser)")
 	}
 	return exitOK
 }

@@ -240,7 +240,7 @@ assert K.g = 2 by w1' team.db`)
 			}
 		}
 		// An import takes its owner from the file: it has no --owner to get wrong.
-		if r := issueShell(t, bin, home, dir, "mql import --owner 'bad name' team.nq o.db"); r.code != exitUsage || !strings.Contains(r.err, "flag provided but not defined: -owner") {
+		if r := issueShell(t, bin, home, dir, "mql import --owner 'bad name' team.nq o.db"); r.code != exitUsage || !strings.Contains(r.err, "flag provided but not defined: --owner") {
 			t.Errorf("import --owner: exit %d, stderr %q", r.code, r.err)
 		}
 		mustNotExist(t, filepath.Join(dir, "o.db"))
@@ -331,9 +331,9 @@ revoke K.h@1 by w1 because "misread\nrevoked by   owner"' a.db`)
 				cmd.Process.Kill()
 			}
 		}()
-		c.expect("mql: created a new store at z.db")
 		c.expect("mql> ")
 		c.send("principal w1 agent\r")
+		c.expect("mql: created a new store at z.db") // at the first write
 		c.expect("(tx 2)")
 		c.send("\\export notes.nq\r")
 		c.expect("notes.nq exists; write over it? [y/N] ")

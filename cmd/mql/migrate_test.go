@@ -209,7 +209,7 @@ func TestMigrateRefuses(t *testing.T) {
 		{"no OLD", []string{"migrate"}, exitUsage, "usage: mql migrate OLD"},
 		{"NEW twice", []string{"migrate", "--db", filepath.Join(dir, "a.db"), old, filepath.Join(dir, "b.db")}, exitUsage, "named twice"},
 		{"too many", []string{"migrate", old, filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}, exitUsage, "too many arguments"},
-		{"bad flag", []string{"migrate", "--nope", old, filepath.Join(dir, "a.db")}, exitUsage, "usage: mql migrate OLD"},
+		{"bad flag", []string{"migrate", "--nope", old, filepath.Join(dir, "a.db")}, exitUsage, "Run \"mql migrate --help\" for the usage."},
 	} {
 		if tc.name == "OLD empty" {
 			os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o600)

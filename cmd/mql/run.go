@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,10 +59,10 @@ Every command takes its store the same way: as the DB argument or as --db DB (no
 a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
 $XDG_DATA_HOME/mql/default.db (~/.local/share/mql/default.db).
 
-A store that does not exist is created only by a write: the REPL, a script with a write
-statement or \import, mql mcp and mql demo create it and say so on stderr; mql import creates
-the store it fills. A script that only reads, mql export and mql check fail on it with exit 4
-("no such store").
+A store that does not exist is created only by a write: the REPL's first write, a script with a
+write statement or \import, mql mcp and mql demo create it and say so on stderr (the REPL starts
+on a missing store without creating it); mql import creates the store it fills. A script that
+only reads, mql export and mql check fail on it with exit 4 ("no such store").
 mql export never writes over an mql store, nor over any other existing file without --force.
 
 Flags:
@@ -183,13 +184,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(stderr, "mql: one DB at most, got %q\n", pos)
-		fs.usage(stderr)
+		fs.tryHelp(stderr)
 		return exitUsage
 	}
 	dsn, _, err := takeDB(*dbFlag, pos, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "mql: %v\n", err)
-		fs.usage(stderr)
+		fs.tryHelp(stderr)
 		return exitUsage
 	}
 	if *owner != "" {
@@ -229,17 +230,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 
-	// A script that only reads opens the store without creating it: a misspelt name is an
-	// error, not a new empty store. A write, or the REPL, creates it and says so. The script is
-	// read ahead for a write only when the store is missing.
+	// Only a write creates a store: a misspelt name is an error, not a new empty store. A
+	// script is read ahead for a write only when the store is missing; the REPL starts on a
+	// missing store without creating it, and its first write creates it.
 	req := openReq{
 		cmd: "mql", dsn: dsn, stdout: stdout, announce: true,
-		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: !interactive},
+		opts: mql.Options{Owner: *owner, Strict: *strict, MustExist: true},
 	}
 	if !interactive {
 		req.mayCreate = func() (bool, string) {
 			if !todo.writes() {
-				return false, "a script that only reads never creates a store: run a write, or start the REPL, to create it"
+				return false, "a script that only reads never creates a store: a write creates it (in a script, or at the REPL)"
 			}
 			// In a new store only the owner exists: a script acting as another could only fail.
 			if a := *as; a != "" && a != *owner && (*owner != "" || a != "owner") {
@@ -277,6 +278,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return exitCode(err)
 		}
 		return run(sess, where)
+	}
+	if interactive {
+		req.missing = func(dsn string, opts mql.Options) int {
+			if a := *as; a != "" && a != *owner && (*owner != "" || a != "owner") {
+				fmt.Fprintf(stderr, "mql: no such store: %s does not exist; a session acting as %s never creates a store: a new store holds only its owner\n", dsn, a)
+				return exitOpen
+			}
+			opts.MustExist = false
+			l := &lazyStore{dsn: dsn, opts: opts, as: *as, stderr: stderr}
+			if req.dsn == "" && os.Getenv("MQL_DB") == "" {
+				l.mkdir = filepath.Dir(dsn) // the default store's directory, created with it
+			}
+			defer l.Close()
+			return run(l, fmt.Sprintf("on %s (%s): no store there yet; the first write creates it", dsn, backendOf(dsn)))
+		}
 	}
 	db, dsn, code := openStore(ctx, req, stderr)
 	if db == nil {

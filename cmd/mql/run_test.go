@@ -132,13 +132,13 @@ func TestExitCodes(t *testing.T) {
 		stderrRE string
 	}{
 		{"ok", []string{"-c", "principal alice user", "memory:"}, "", exitOK, `^$`},
-		{"bad flag", []string{"--nope", "memory:"}, "", exitUsage, `flag provided but not defined: -nope`},
+		{"bad flag", []string{"--nope", "memory:"}, "", exitUsage, `flag provided but not defined: --nope`},
 		{"bad format", []string{"--format", "yaml", "-c", "stats", "memory:"}, "", exitUsage, `unknown format "yaml"`},
 		{"two DBs", []string{"-c", "stats", "memory:", "memory:"}, "", exitUsage, `one DB at most`},
 		{"missing file", []string{"-f", filepath.Join(dir, "nope.mql"), "memory:"}, "", exitUsage, `no such file`},
 		{"syntax", []string{"-c", "live Klarveld where value", "memory:"}, "", exitSyntax, `^-c:1:26: `},
 		{"syntax stdin", []string{"memory:"}, "stats\nlive K where\n", exitSyntax, `^<stdin>:2:13: `},
-		{"bad meta", []string{"-c", `\frobnicate`, "memory:"}, "", exitSyntax, `^-c:1:1: bad meta command`},
+		{"bad meta", []string{"-c", `\frobnicate`, "memory:"}, "", exitSyntax, `^-c:1:1: unknown meta command \\frobnicate: \\help lists them`},
 		{"evaluation", []string{"-c", "principal alice user\nrevoke K.p@1 by alice", "memory:"}, "", exitFailed, `^-c:2:1: .*not found`},
 		{"unknown principal", []string{"-c", "assert K.p = 1 by nobody", "memory:"}, "", exitFailed, `^-c:1:1: .*unknown principal`},
 		{"bad dsn", []string{"-c", "stats", "nosuch://x"}, "", exitOpen, `cannot open nosuch://x`},
@@ -174,6 +174,11 @@ func TestStoreInUse(t *testing.T) {
 	_, errOut, code := mqlRun(t, "", "-c", "stats", path)
 	if code != exitOpen || !strings.Contains(errOut, "in use") {
 		t.Errorf("exit %d, stderr %q; want %d and 'in use'", code, errOut, exitOpen)
+	}
+	// Said once, with what to do: close the other, or share the store through mql serve
+	// (issue 23, item 13).
+	if n := strings.Count(errOut, path); n != 2 || strings.Count(errOut, "by another process") != 1 || !strings.Contains(errOut, `run "mql serve `+path+`"`) {
+		t.Errorf("stderr %q: want the store named, the other process once, and mql serve suggested", errOut)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %v", d)
@@ -266,10 +271,14 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo stderr %q, want %q", errOut, want)
 	}
 	checkGolden(t, "testdata/demo.golden", golden(out, "", code))
-	// Without a DB it uses a temporary store, removed afterwards.
-	out2, _, code := mqlRun(t, "", "demo")
+	// Without a DB it uses a temporary store, removed afterwards, and says so, and how to keep
+	// one (issue 23, item 13).
+	out2, errOut2, code := mqlRun(t, "", "demo")
 	if code != 0 || out2 != out {
 		t.Errorf("demo on a temporary store: exit %d, output differs", code)
+	}
+	if want := "mql demo: the demo ran on a temporary store, now removed. To keep one to look at: mql demo demo.db, then mql demo.db (the REPL) or mql serve --open demo.db (the browser)\n"; errOut2 != want {
+		t.Errorf("demo on a temporary store: stderr %q, want %q", errOut2, want)
 	}
 }
 
@@ -363,9 +372,28 @@ func TestHelp(t *testing.T) {
 			t.Errorf("mql %s: the usage does not say how to name the store: %q", strings.Join(tc.args, " "), out)
 		}
 	}
-	// A mistake prints the usage on stderr and exits 2.
-	if out, errOut, code := mqlRun(t, "", "export", "--nope"); code != exitUsage || out != "" || !strings.Contains(errOut, "usage: mql export") {
-		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	// A mistake says what is wrong and where the usage is, on stderr, and exits 2: the whole
+	// usage would bury the one line that matters (issue 23, item 12).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "mql: flag provided but not defined: --nope\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"--format"}, "mql: flag needs an argument: --format\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"a.db", "b.db"}, "mql: one DB at most, got [\"a.db\" \"b.db\"]\nRun \"mql --help\" for the usage.\n"},
+		{[]string{"export", "--nope"}, "mql export: flag provided but not defined: --nope\nRun \"mql export --help\" for the usage.\n"},
+		{[]string{"demo", "-x"}, "mql demo: flag provided but not defined: -x\nRun \"mql demo --help\" for the usage.\n"},
+	} {
+		if out, errOut, code := mqlRun(t, "", tc.args...); code != exitUsage || out != "" || errOut != tc.want {
+			t.Errorf("mql %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+	}
+	// Every command's usage writes its flags as mql --help does: --db, not Go's -db.
+	for _, args := range [][]string{{"demo", "--help"}, {"export", "--help"}, {"check", "--help"}, {"serve", "--help"}, {"token", "list", "--help"}} {
+		out, _, _ := mqlRun(t, "", args...)
+		if !strings.Contains(out, "\n  --db DB\n") || regexp.MustCompile(`(?m)^  -[a-z]{2,}`).MatchString(out) {
+			t.Errorf("mql %s: flags not written as --name:\n%s", strings.Join(args, " "), out)
+		}
 	}
 	for _, args := range [][]string{{"--version"}, {"-V"}, {"version"}} {
 		if out, _, code := mqlRun(t, "", args...); code != exitOK || !strings.HasPrefix(out, "mql ") {
@@ -411,7 +439,8 @@ func TestNoInternalWords(t *testing.T) {
 
 // TestScriptStreams: a script on stdin runs each statement as it arrives, before the script
 // ends: a producer sees each result while it still writes (on a store mql opens, and through
-// mql serve).
+// mql serve). Its statements end with ";", which ends one at once; a newline waits for the next
+// line, which may continue the statement with a clause.
 func TestScriptStreams(t *testing.T) {
 	bin := crashBuild(t)
 	home := t.TempDir()
@@ -454,7 +483,7 @@ func TestScriptStreams(t *testing.T) {
 			}
 		}()
 		for i := 1; i <= 3; i++ {
-			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\"\n", i, i)
+			fmt.Fprintf(in, "assert K.p = %d by w from \"s%d\";\n", i, i)
 			deadline := time.After(20 * time.Second)
 			for got := false; !got; {
 				select {
@@ -468,6 +497,30 @@ func TestScriptStreams(t *testing.T) {
 		in.Close()
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("%s: %v %s", db, err, errb.String())
+		}
+	}
+}
+
+// TestClauseOnNextLine: a write whose clauses go on over the next lines is one statement in
+// every script (-c, -f, stdin): it is never committed without them (issue 23, item 7).
+func TestClauseOnNextLine(t *testing.T) {
+	dir := testEnv(t)
+	script := "assert B.p = 39\nby w1\nfrom \"src:b0\"\n"
+	file := filepath.Join(dir, "s.mql")
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range [][]string{{"-c", script}, {"-f", file}, {}} {
+		db := filepath.Join(dir, fmt.Sprintf("t%d.db", i))
+		if _, errOut, code := mqlRun(t, "", "-c", "principal w1 agent", db); code != 0 {
+			t.Fatal(errOut)
+		}
+		if _, errOut, code := mqlRun(t, script, append(args, db)...); code != exitOK {
+			t.Errorf("mql %v: exit %d: %s", args, code, errOut)
+		}
+		out, errOut, code := mqlRun(t, "", "--format", "csv", "-c", "live B", db)
+		if code != 0 || strings.Count(out, "B.p@") != 1 || !strings.Contains(out, "src:b0") || !strings.Contains(out, "observed") {
+			t.Errorf("mql %v: the claim is not the one written, with its source: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/mql-dev/mql"
@@ -57,6 +58,10 @@ type openReq struct {
 	// mayCreate, if set, is asked when the store opened with MustExist does not exist: whether
 	// to create it after all, and if not, what to say after "no such store".
 	mayCreate func() (create bool, hint string)
+	// missing, if set, runs the command when the store, opened with MustExist, does not exist
+	// (and mayCreate did not create it), instead of failing, and returns the exit code. opts
+	// are the options to create it with.
+	missing func(dsn string, opts mql.Options) int
 	// attach, if set, runs the command through the server that holds the store (`mql serve`),
 	// when another process holds a bbolt store and a server answers on its socket, and returns
 	// the exit code.
@@ -112,6 +117,9 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 			db, err = mql.Open(ctx, dsn, req.opts)
 		}
 	}
+	if errors.Is(err, mql.ErrNoStore) && req.missing != nil {
+		return nil, dsn, req.missing(dsn, req.opts)
+	}
 	if errors.Is(err, mql.ErrInUse) && req.attach != nil {
 		if path := mql.FilePath(dsn); path != "" {
 			if c, aerr := server.Attach(ctx, path); aerr == nil {
@@ -122,6 +130,9 @@ func openStore(ctx context.Context, req openReq, stderr io.Writer) (db *mql.DB, 
 	}
 	if err != nil {
 		switch {
+		case errors.Is(err, mql.ErrInUse) && mql.FilePath(dsn) != "":
+			// The error says the same in its own words: once is enough, with what to do.
+			fmt.Fprintf(stderr, "%s: %s is in use by another process: close the other mql that has it open, or, to use the store from several at once, run \"mql serve %s\": every mql on it then goes through the server\n", req.cmd, dsn, dsn)
 		case errors.Is(err, mql.ErrInUse):
 			fmt.Fprintf(stderr, "%s: %s is in use by another process: %v\n", req.cmd, dsn, err)
 		case errors.Is(err, mql.ErrNoStore):
@@ -157,7 +168,7 @@ func attachIfServed(ctx context.Context, dsn string) *server.Client {
 
 // noStoreHint says what creates a store, after "no such store".
 func noStoreHint(cmd string) string {
-	return cmd + " never creates a store: check the name, or create it with a write or the REPL"
+	return cmd + " never creates a store: check the name, or create it with a write (in a script, or at the REPL)"
 }
 
 // stdoutIsStore returns why the command must not run when its stdout is the store file at
@@ -217,8 +228,8 @@ type cmdFlags struct {
 
 func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // printed by parse
+	fs.SetOutput(io.Discard) // parse says what is wrong
+	fs.Usage = func() {}
 	return &cmdFlags{FlagSet: fs, synopsis: synopsis, stdout: stdout, stderr: stderr}
 }
 
@@ -226,15 +237,46 @@ func newFlags(name, synopsis string, stdout, stderr io.Writer) *cmdFlags {
 func (c *cmdFlags) usage(w io.Writer) {
 	io.WriteString(w, c.synopsis)
 	if !strings.Contains(c.synopsis, "Flags:") {
-		c.SetOutput(w)
 		fmt.Fprintln(w, "Flags:")
-		c.PrintDefaults()
-		c.SetOutput(c.stderr)
+		c.printFlags(w)
 	}
 }
 
+// printFlags lists the flags as the synopses write them: --name for a long one, -n for a
+// letter (the flag package would write -name).
+func (c *cmdFlags) printFlags(w io.Writer) {
+	c.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		name, help := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if g, ok := f.Value.(flag.Getter); ok && f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+			if _, isString := g.Get().(string); isString {
+				help += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				help += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, help)
+	})
+}
+
+// longFlag matches a long flag's name in the flag package's errors, which write it -name
+// where the usage writes --name.
+var longFlag = regexp.MustCompile(`(^| )-([A-Za-z0-9][A-Za-z0-9_-]+)`)
+
+// tryHelp says, after a usage error, where the usage is: the whole of it would bury the error.
+func (c *cmdFlags) tryHelp(w io.Writer) {
+	fmt.Fprintf(w, "Run %q for the usage.\n", c.Name()+" --help")
+}
+
 // parse parses args, flags and positional arguments in any order; ok is false when the
-// command is done (it printed its usage), with the exit code.
+// command is done (it printed its usage, or what is wrong with a flag), with the exit code.
 func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 	pos, err := parseInterleaved(c.FlagSet, args)
 	switch {
@@ -242,7 +284,8 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 		c.usage(c.stdout)
 		return nil, exitOK, false
 	case err != nil:
-		c.usage(c.stderr)
+		fmt.Fprintf(c.stderr, "%s: %s\n", c.Name(), longFlag.ReplaceAllString(err.Error(), "$1--$2"))
+		c.tryHelp(c.stderr)
 		return nil, exitUsage, false
 	}
 	return pos, 0, true

@@ -100,7 +100,8 @@ func TestTerminal(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	hist := filepath.Join(dir, "state", "hist")
-	cmd := exec.Command(bin, filepath.Join(dir, "term.db"))
+	store := filepath.Join(dir, "term.db")
+	cmd := exec.Command(bin, store)
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+hist, testClockEnv+"="+testClockStart,
 		"XDG_STATE_HOME="+filepath.Join(dir, "xdg-state"))
@@ -119,9 +120,18 @@ func TestTerminal(t *testing.T) {
 		}
 	}()
 
-	c.expect("Type \\help for help")
+	// Only a write creates a store: the REPL starts on a missing one without creating it,
+	// refuses a read, and creates it at the first write (issue 23, item 13).
+	c.expect("no store there yet; the first write creates it. Type \\help for help")
 	c.expect("mql> ")
+	c.send("stats\r")
+	c.expect("no store at " + store + " yet: there is nothing to read; the first write creates it")
+	c.expect("mql> ")
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the REPL made %s before a write: %v", store, err)
+	}
 	c.send("principal alice user\r")
+	c.expect("mql: created a new store at " + store)
 	c.expect("principal alice  recorded  (tx 2)")
 	c.expect("mql> ")
 
@@ -132,10 +142,16 @@ func TestTerminal(t *testing.T) {
 	c.expect("transactions")
 	c.expect("mql> ")
 
-	// A statement over two lines, with the continuation prompt.
+	// A statement over three lines, with the continuation prompt: the line that completes it
+	// does not end it, as the next may add a clause; an empty line does (issue 23, item 7).
 	c.send("assert Klarveld.price_per_seat = 44\r")
 	c.expect("  -> ")
 	c.send("by alice\r")
+	c.expect(`runs at ";" or an empty line`)
+	c.expect("  -> ")
+	c.send("from \"src:k0\"\r")
+	c.expect("  -> ")
+	c.send("\r")
 	c.expect("Klarveld.price_per_seat@1  live  (tx 3)")
 	c.expect("mql> ")
 
@@ -146,6 +162,7 @@ func TestTerminal(t *testing.T) {
 	c.expect("price_per_seat")
 	c.send("\r")
 	c.expect("Klarveld.price_per_seat@1 = 44")
+	c.expect("from    src:k0")
 	c.expect("mql> ")
 
 	// Ctrl-C mid-input discards it, in a continuation line too, and gives a fresh prompt.
@@ -189,7 +206,7 @@ func TestTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "principal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
+	want := "stats\nprincipal alice user\nstats\nassert Klarveld.price_per_seat = 44 by alice from \"src:k0\"\nwhy Klarveld.price_per_seat\nlive Klarveld\nlive Klarveld where value = = 1\n"
 	if string(b) != want {
 		t.Errorf("history file:\n%s\nwant:\n%s", b, want)
 	}
@@ -285,6 +302,11 @@ func TestTerminalREPL(t *testing.T) {
 	c.send("live Kludge for run r-1\r")
 	c.expect("a read inside a transaction records nothing")
 	c.expect("mql*> ")
+	// Any other read is answered as it is typed, and says what it sees (issue 23, item 14).
+	c.send("live Kludge\r")
+	c.expect("it does not see the 1 statement gathered since begin")
+	c.expect("Kludge.price@1  1 ")
+	c.expect("mql*> ")
 	c.send("commit\r")
 	c.expect("Kludge.price@2  live  (supersedes @1, tx 6)")
 	c.expect("commit  committed  (tx 6, 1 statement)")
@@ -292,12 +314,12 @@ func TestTerminalREPL(t *testing.T) {
 
 	// Output longer than the terminal goes through the pager.
 	c.send("\\help\r")
-	c.expect("|paged| Statements end at a newline")
+	c.expect("|paged| Statements end at \";\"")
 	c.expect("mql> ")
 	c.send("\\pager off\r")
 	c.expect("pager is off")
 	c.send("\\help\r")
-	c.expect("\nStatements end at a newline")
+	c.expect("\nStatements end at \";\"")
 	c.expect("mql> ")
 
 	// quit alone on a line leaves.
