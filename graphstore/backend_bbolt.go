@@ -201,6 +201,7 @@ func (b *bboltBackend) open() error {
 	b.wal, err = walkv.Open(context.Background(), b.store, index.Schema, walkv.Options{
 		Path:     logPath,
 		ReadOnly: b.damage() != nil,
+		MaxKey:   kv.MaxKey,
 		Guard:    b.guard,
 	})
 	if err != nil {

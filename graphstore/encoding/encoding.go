@@ -8,6 +8,7 @@
 package encoding
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -114,6 +115,17 @@ func ValueKey(b []byte, v record.Value) []byte {
 	}
 	return e.B
 }
+
+// ValueDigestKey appends the form of v a key takes when ValueKey's would not fit in a key: type
+// byte 8 and the SHA-256 of ValueKey(v) (equal values, equal digests; the value itself is read
+// from its claim).
+func ValueDigestKey(b []byte, v record.Value) []byte {
+	sum := sha256.Sum256(ValueKey(nil, v))
+	return append(append(b, 8), sum[:]...)
+}
+
+// ValueDigestLen is how long ValueDigestKey's part is.
+const ValueDigestLen = 1 + sha256.Size
 
 // Dec reads what an Enc wrote.
 type Dec struct {

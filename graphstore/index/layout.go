@@ -12,6 +12,7 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,14 +131,37 @@ func decodeLiveEntry(b []byte) (liveEntry, error) {
 	return l, d.Done()
 }
 
+// maxKey is the longest key every backend stores.
+const maxKey = kv.MaxKey
+
+// maxNameKey is the most a name (at most 256 bytes) and its NUL take in a key.
+const maxNameKey = 257
+
 func liveKey(predicate string, v record.Value, subject string, slot int) []byte {
 	b := encoding.ValueKey(encoding.AppendName(make([]byte, 0, 32), predicate), v)
+	k := u(encoding.AppendName(b, subject), uint64(slot))
+	if len(k) <= maxKey {
+		return k
+	}
+	// A value too large for a key (a 40 KB text) is keyed by its digest.
+	b = encoding.ValueDigestKey(encoding.AppendName(make([]byte, 0, 32), predicate), v)
 	return u(encoding.AppendName(b, subject), uint64(slot))
 }
 
-// livePrefix is the start of the live entries of predicate with value v.
-func livePrefix(predicate string, v record.Value) []byte {
-	return encoding.ValueKey(encoding.AppendName(nil, predicate), v)
+// livePrefixes are the starts of the live entries of predicate with value v: the value's own
+// form, unless no entry of it fits in a key, and its digest's, if some entry may not fit (which
+// depends on the subject's name).
+func livePrefixes(predicate string, v record.Value) (full, digest []byte) {
+	p := encoding.AppendName(nil, predicate)
+	vk := encoding.ValueKey(slices.Clip(p), v)
+	const minRest, maxRest = 2 + 1, maxNameKey + 10 // subject NUL u(slot)
+	if len(vk)+minRest <= maxKey {
+		full = vk
+	}
+	if len(vk)+maxRest > maxKey {
+		digest = encoding.ValueDigestKey(slices.Clip(p), v)
+	}
+	return full, digest
 }
 
 // storeState is the store as of a snapshot's newest transaction: everything a snapshot needs

@@ -344,10 +344,28 @@ func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(
 		return
 	}
 	prefix := encoding.AppendName(nil, predicate)
-	vk := encoding.ValueKey(prefix, val)
+	full, digest := livePrefixes(predicate, val)
+	more := true
+	if full != nil {
+		more = v.eachLiveEntry(predicate, full, func(k []byte) (record.Value, []byte, error) {
+			return encoding.ValueFromKey(k[len(prefix):])
+		}, fn)
+	}
+	if more && digest != nil {
+		v.eachLiveEntry(predicate, digest, func(k []byte) (record.Value, []byte, error) {
+			return val, k[len(digest):], nil // the digest is val's: the value is the one asked for
+		}, fn)
+	}
+}
+
+// eachLiveEntry calls fn with the live entries under vk (a predicate's, with one value)
+// that the viewer may see, reading each one's value and the rest of its key with value, until
+// fn returns false; it reports whether fn never did.
+func (v *View) eachLiveEntry(predicate string, vk []byte, value func(k []byte) (record.Value, []byte, error), fn func(LiveRef) bool) bool {
 	bad := func() { corrupt("live claims of "+predicate, encoding.ErrCorrupt) }
+	more := true
 	v.ix.scan(bLive, vk, kv.ScanOptions{}, func(k, b []byte) bool {
-		value, rest, err := encoding.ValueFromKey(k[len(prefix):])
+		value, rest, err := value(k)
 		if err != nil {
 			bad()
 		}
@@ -366,8 +384,10 @@ func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(
 		if l.negZero {
 			value.Num = math.Copysign(0, -1)
 		}
-		return fn(LiveRef{ID: record.ClaimID{Key: record.Key{Subject: string(rest[:i]), Predicate: predicate}, Version: l.version}, Value: value, listing: l.listing})
+		more = fn(LiveRef{ID: record.ClaimID{Key: record.Key{Subject: string(rest[:i]), Predicate: predicate}, Version: l.version}, Value: value, listing: l.listing})
+		return more
 	})
+	return more
 }
 
 // CountLiveWithValue is how many claims of predicate are live with value val at the snapshot's
@@ -377,10 +397,15 @@ func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(
 // find only needs to know which conditions are small.
 func (v *View) CountLiveWithValue(predicate string, val record.Value, limit int) int {
 	n := 0
-	v.ix.scanKeys(bLive, livePrefix(predicate, val), func([]byte) bool {
-		n++
-		return n < limit
-	})
+	full, digest := livePrefixes(predicate, val)
+	for _, p := range [][]byte{full, digest} {
+		if p != nil && n < limit {
+			v.ix.scanKeys(bLive, p, func([]byte) bool {
+				n++
+				return n < limit
+			})
+		}
+	}
 	return n
 }
 

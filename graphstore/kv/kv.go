@@ -62,6 +62,10 @@ type ReadTx interface {
 	End()
 }
 
+// MaxKey is the longest key a Store must take (bbolt's limit, less the byte that puts a kv
+// bucket's keys in one bbolt tree): a layout keeps its keys within it.
+const MaxKey = 32<<10 - 1
+
 // Versioned is a snapshot that can say, without reading, which state of its Store it reads:
 // two snapshots of one open Store with the same version hold the same data, and a later commit
 // gives a larger one. It lets a reader keep what it derived from a snapshot (its head) for the

@@ -29,6 +29,9 @@ const Bucket = "mql.kv"
 // the size of its data.
 const FillPercent = 0.9
 
+// bbolt's key limit, less the bucket's number boltkv puts first, is kv.MaxKey.
+var _ = [1]struct{}{}[bolt.MaxKeySize-1-kv.MaxKey]
+
 // Store is a kv.Store over db.
 type Store struct {
 	db *bolt.DB

@@ -51,6 +51,10 @@ type Options struct {
 	// CheckpointAfter is how long the first commit after a checkpoint waits for the next one
 	// at most (default 1 s): a store at rest holds everything in the store below.
 	CheckpointAfter time.Duration
+	// MaxKey, if set, is the longest key the store below takes (bbolt's): a longer one is
+	// refused when it is written, never acknowledged in the log and then refused by the
+	// checkpoint, which would leave a log that no open could apply.
+	MaxKey int
 	// Guard, if set, runs every call into the store below (the bbolt backend's guard against a
 	// damaged file's panics).
 	Guard func(func() error) error
@@ -65,6 +69,9 @@ type Options struct {
 
 // ErrLog is wrapped by the errors of a log that cannot be written or read.
 var ErrLog = errors.New("walkv: the write-ahead log")
+
+// ErrKeyTooLarge is returned by a write of a key longer than Options.MaxKey.
+var ErrKeyTooLarge = errors.New("walkv: key too large")
 
 // item is an entry of a layer: a value, or the deletion of a key (del). Keys carry their
 // bucket's number as their first byte, as in boltkv.
@@ -649,6 +656,9 @@ func (t *writeTx) Delete(b kv.Bucket, key []byte) error {
 // write records o (a put or a deletion) under b's key in the transaction's layer and its log
 // record.
 func (t *writeTx) write(b kv.Bucket, key []byte, o op) error {
+	if m := t.s.opts.MaxKey; m > 0 && len(key) > m {
+		return fmt.Errorf("%w: %d bytes, and the store takes keys of at most %d", ErrKeyTooLarge, len(key), m)
+	}
 	k, err := t.key(b, key)
 	if err != nil {
 		return err

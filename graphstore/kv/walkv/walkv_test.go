@@ -491,3 +491,32 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("a checkpoint changed the version from %d to %d", v1, v)
 	}
 }
+
+// A key longer than the store below takes is refused when it is written: never logged,
+// acknowledged, and then refused by every checkpoint (a log no open could apply).
+func TestKeyTooLarge(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, bs := openBolt(t, filepath.Join(dir, "b.db"))
+	defer db.Close()
+	s, err := walkv.Open(ctx, bs, kvtest.Schema, walkv.Options{Path: filepath.Join(dir, "b.db"), MaxKey: kv.MaxKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := s.Write(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Put(0, make([]byte, kv.MaxKey), []byte("v")); err != nil {
+		t.Fatalf("a key of the largest size: %v", err)
+	}
+	if err := wt.Put(0, make([]byte, kv.MaxKey+1), []byte("v")); !errors.Is(err, walkv.ErrKeyTooLarge) {
+		t.Fatalf("a key one byte too long: %v, want ErrKeyTooLarge", err)
+	}
+	if err := wt.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close (the checkpoint into bbolt): %v", err)
+	}
+}
