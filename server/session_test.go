@@ -148,7 +148,6 @@ func TestCookieSessionReadsOnly(t *testing.T) {
 	for _, script := range []string{
 		`assert Klarveld.price_per_seat = 44 by worker-3`,
 		"live *\nassert Klarveld.price_per_seat = 44 by worker-3",
-		"live *\nassert Klarveld.price_per_seat = 44 by worker-3\nlive (",
 		`revoke Klarveld.price_per_seat@1 by worker-3`,
 		`derive plan:x from Klarveld.price_per_seat by worker-3`,
 	} {
@@ -157,10 +156,15 @@ func TestCookieSessionReadsOnly(t *testing.T) {
 			t.Errorf("%q with the cookie: %d %s", script, code, got)
 		}
 	}
+	// A script with a syntax error runs nothing, whoever sends it.
+	code, got := withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/v1/query", ck, "text/plain", "live *\nassert Klarveld.price_per_seat = 44 by worker-3\nlive (")
+	if code != http.StatusBadRequest || !strings.Contains(got, `"class":"syntax"`) {
+		t.Errorf("a write before a syntax error, with the cookie: %d %s", code, got)
+	}
 	if head() != before {
 		t.Errorf("a write through the cookie changed the store: head %d → %d", before, head())
 	}
-	code, _ := withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/mcp", ck, "application/json",
+	code, _ = withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/mcp", ck, "application/json",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if code != http.StatusForbidden {
 		t.Errorf("MCP with the cookie: %d", code)
