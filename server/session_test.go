@@ -406,3 +406,34 @@ func TestWrongMethodIsNotAllowed(t *testing.T) {
 		}
 	}
 }
+
+// Sessions are bounded per principal: one principal's sign-ins past the bound end its own
+// oldest sessions, never another's, and never lock the owner's one-time code out.
+func TestSessionsPerPrincipal(t *testing.T) {
+	tm := newTeam(t, server.Options{Limits: server.Limits{Sessions: 3}})
+	_, _, w7 := signIn(t, http.DefaultClient, tm.http.URL, "application/json", tokenBody(tm.tokens["worker-7"]))
+	var w3 []*http.Cookie
+	for range 500 {
+		resp, got, ck := signIn(t, http.DefaultClient, tm.http.URL, "application/json", tokenBody(tm.tokens["worker-3"]))
+		if resp.StatusCode != http.StatusOK || ck == nil {
+			t.Fatalf("sign-in %d: %d %s", len(w3)+1, resp.StatusCode, got)
+		}
+		w3 = append(w3, ck)
+	}
+	for i, ck := range w3 {
+		want := http.StatusUnauthorized
+		if i >= len(w3)-3 {
+			want = http.StatusOK
+		}
+		if code, _ := withCookie(t, http.DefaultClient, http.MethodGet, tm.http.URL+"/v1/session", ck, "", ""); code != want {
+			t.Errorf("worker-3's session %d of %d: %d, want %d", i+1, len(w3), code, want)
+		}
+	}
+	if code, _ := withCookie(t, http.DefaultClient, http.MethodGet, tm.http.URL+"/v1/session", w7, "", ""); code != http.StatusOK {
+		t.Errorf("worker-7's session, after worker-3's sign-ins: %d", code)
+	}
+	resp, got, ck := signIn(t, http.DefaultClient, tm.http.URL, "application/json", `{"code": "`+tm.srv.SignInCode()+`"}`)
+	if resp.StatusCode != http.StatusOK || ck == nil || !strings.Contains(got, `"owner":true`) {
+		t.Errorf("the owner's code, after worker-3's sign-ins: %d %s", resp.StatusCode, got)
+	}
+}
