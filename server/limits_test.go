@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/server"
@@ -174,5 +177,92 @@ func TestQueryTimeLimit(t *testing.T) {
 	}
 	if n := writes(t, tm.db); n != 0 {
 		t.Errorf("the statement stopped by the time limit was applied")
+	}
+}
+
+// peakHeap samples the heap in use while f runs and returns its peak above what was in use
+// before.
+func peakHeap(f func()) uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	return peak - base
+}
+
+// The worst requests of issue 23, scaled down, against one server: 5,000 reads of a big
+// subject in one MCP query call, 1,000 in a call, 1,000 reads of a big value in a 10 KB
+// /v1/query script, the same streamed on the local socket. Each gets the documented limit's
+// error, and the server's heap stays within a few times the output limit (before the limits,
+// each held every result: 9.6 GB and 3.3 GB at full size).
+func TestWorstRequestsInBoundedMemory(t *testing.T) {
+	const outputLimit = 2 << 20
+	tm := newTeam(t, server.Options{Limits: server.Limits{Output: outputLimit}})
+	ctx := context.Background()
+	var specs []mql.AssertSpec
+	for i := range 200 {
+		specs = append(specs, mql.AssertSpec{Subject: "BIG2", Predicate: fmt.Sprintf("p%d", i), Value: mql.String(strings.Repeat("v", 150)), By: "worker-3"})
+	}
+	specs = append(specs, mql.AssertSpec{Subject: "BIGV", Predicate: "v", Value: mql.String(strings.Repeat("x", 100_000)), By: "worker-3"})
+	if _, err := tm.db.AssertBatch(ctx, "worker-3", specs); err != nil {
+		t.Fatal(err)
+	}
+	local := httptest.NewServer(tm.srv.LocalHandler())
+	t.Cleanup(local.Close)
+	tr := &mcp.StreamableClientTransport{Endpoint: tm.http.URL + "/mcp", HTTPClient: &http.Client{Transport: &bearerTransport{token: tm.tokens["worker-7"]}}, MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	mcpQuery := func(stmt, want string) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "query", Arguments: map[string]any{"statement": stmt}})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, want) {
+			t.Errorf("MCP query of %d bytes: %v %.300v", len(stmt), err, res)
+		}
+	}
+	script := strings.Repeat("live BIGV\n", 1000)
+	for name, attack := range map[string]func(){
+		"MCP: live BIG2 x 5,000": func() {
+			mcpQuery(strings.Repeat("live BIG2; ", 5000), "5000 statements, and at most 1000 run in one call (mql serve --max-statements): none ran")
+		},
+		"MCP: live BIG2 x 1,000": func() {
+			mcpQuery(strings.Repeat("live BIG2; ", 1000), "the results would be over the output limit of 2 MiB (mql serve --max-output)")
+		},
+		"/v1/query: live BIGV x 1,000": func() {
+			code, qr := post(t, tm.http.URL, tm.tokens["worker-7"], "/v1/query", script)
+			if code != http.StatusRequestEntityTooLarge || qr.Error == nil || !strings.Contains(qr.Error.Message, "over 2 MiB, the output limit (mql serve --max-output)") {
+				t.Errorf("%d %+v", code, qr.Error)
+			}
+		},
+		"the socket, streamed: live BIGV x 1,000": func() {
+			_, frames := stream(t, local.URL, "", script)
+			if last := frames[len(frames)-1]; last.Error == nil || !strings.Contains(last.Error.Message, "the output limit (mql serve --max-output)") {
+				t.Errorf("the last frame: %+v", last)
+			}
+		},
+	} {
+		peak := peakHeap(attack)
+		t.Logf("%s: heap peak %.1f MiB above the start", name, float64(peak)/(1<<20))
+		if peak > 16*outputLimit {
+			t.Errorf("%s: the heap grew by %d MiB, over %d MiB", name, peak>>20, 16*outputLimit>>20)
+		}
 	}
 }
