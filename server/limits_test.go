@@ -207,11 +207,11 @@ func peakHeap(f func()) uint64 {
 	return peak - base
 }
 
-// The worst requests of issue 23, scaled down, against one server: 5,000 reads of a big
-// subject in one MCP query call, 1,000 in a call, 1,000 reads of a big value in a 10 KB
-// /v1/query script, the same streamed on the local socket. Each gets the documented limit's
-// error, and the server's heap stays within a few times the output limit (before the limits,
-// each held every result: 9.6 GB and 3.3 GB at full size).
+// The worst requests found (docs/RELIABILITY.md, "Limits"), scaled down, against one server:
+// 5,000 reads of a big subject in one MCP query call, 1,000 in a call, 1,000 reads of a big
+// value in a 10 KB /v1/query script, the same streamed on the local socket. Each gets the
+// documented limit's error, and the heap stays within a few times the output limit (before
+// the limits, each held every result: 7.5 GB for the first, scaled down as here).
 func TestWorstRequestsInBoundedMemory(t *testing.T) {
 	const outputLimit = 2 << 20
 	tm := newTeam(t, server.Options{Limits: server.Limits{Output: outputLimit}})
