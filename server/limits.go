@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mql-dev/mql/mcpserver"
@@ -61,3 +62,36 @@ func (l Limits) mcp() mcpserver.Limits {
 
 // errOutputLimit stops a script whose answer would pass Limits.Output.
 var errOutputLimit = errors.New("over the output limit")
+
+// meter counts an answer's bytes against Limits.Output: those sent, and those of the results a
+// transaction holds until it commits.
+type meter struct {
+	limit      int64
+	sent, held int64
+}
+
+// send counts a result about to be sent.
+func (m *meter) send(n int) error {
+	m.held = 0 // what a transaction held is being sent
+	if m.sent += int64(n); m.sent > m.limit {
+		return errOutputLimit
+	}
+	return nil
+}
+
+// hold counts a result a transaction holds until it commits.
+func (m *meter) hold(n int) error {
+	if m.held += int64(n); m.sent+m.held > m.limit {
+		return heldError{m.limit}
+	}
+	return nil
+}
+
+// heldError stops a transaction whose results would pass Limits.Output: it is rolled back.
+type heldError struct{ limit int64 }
+
+func (e heldError) Error() string {
+	return fmt.Sprintf("the transaction's results would be over %s, the output limit (mql serve --max-output): ask for less (a narrower pattern, limit N, fewer statements in the transaction), or raise the limit", mcpserver.Bytes(e.limit))
+}
+
+func (heldError) Unwrap() error { return errOutputLimit }

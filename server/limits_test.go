@@ -158,6 +158,20 @@ func TestQueryOutputLimit(t *testing.T) {
 		t.Errorf("a statement after the cut ran")
 	}
 
+	// A transaction's results are held until it commits: past the limit, it is rolled back.
+	for _, c := range []struct{ path, script string }{
+		{"/v1/query", "begin\n" + strings.Repeat("live BIGV\n", 20) + "assert K.in = 1 by worker-3\ncommit"},
+		{"/v1/query?tx=1", strings.Repeat("live BIGV\n", 20) + "assert K.in = 1 by worker-3"},
+	} {
+		code, qr := post(t, tm.http.URL, w3, c.path, c.script)
+		if code != http.StatusRequestEntityTooLarge || qr.Error == nil || len(qr.Results) != 0 || !strings.Contains(qr.Error.Message, "the transaction's results would be over 64 KiB, the output limit (mql serve --max-output)") || !strings.Contains(qr.Error.Message, "rolled back: nothing of it was written") {
+			t.Errorf("a transaction over the limit, %s: %d %+v, %d results", c.path, code, qr.Error, len(qr.Results))
+		}
+		if n := writes(t, tm.db); n != 0 {
+			t.Errorf("%s: a transaction over the limit wrote", c.path)
+		}
+	}
+
 	code, frames := stream(t, tm.http.URL, w3, script)
 	last := frames[len(frames)-1]
 	if code != 200 || last.Error == nil || !strings.Contains(last.Error.Message, "the output limit (mql serve --max-output)") || len(frames) < 2 || len(frames) > 20 {
@@ -249,6 +263,12 @@ func TestWorstRequestsInBoundedMemory(t *testing.T) {
 		"/v1/query: live BIGV x 1,000": func() {
 			code, qr := post(t, tm.http.URL, tm.tokens["worker-7"], "/v1/query", script)
 			if code != http.StatusRequestEntityTooLarge || qr.Error == nil || !strings.Contains(qr.Error.Message, "over 2 MiB, the output limit (mql serve --max-output)") {
+				t.Errorf("%d %+v", code, qr.Error)
+			}
+		},
+		"/v1/query: live BIGV x 998 in a transaction": func() {
+			code, qr := post(t, tm.http.URL, tm.tokens["worker-7"], "/v1/query", "begin\n"+strings.Repeat("live BIGV\n", 998)+"commit")
+			if code != http.StatusRequestEntityTooLarge || qr.Error == nil || !strings.Contains(qr.Error.Message, "the output limit (mql serve --max-output)") {
 				t.Errorf("%d %+v", code, qr.Error)
 			}
 		},

@@ -177,6 +177,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Limits.Timeout)
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
+	m := &meter{limit: s.opts.Limits.Output}
 	exec := func(ctx context.Context, emit func(*query.Result) error) error {
 		if sc.tx {
 			return sess.ExecStmts(ctx, sc.begin, sc.script.Stmts, emit)
@@ -184,18 +185,24 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		return sess.ExecParsed(ctx, sc.script, nil, emit)
 	}
 	if stream != "" {
-		s.queryStream(ctx, w, r, exec, stream)
+		s.queryStream(ctx, w, r, sess, m, exec, stream)
 		return
 	}
 	resp := QueryResponse{Results: []json.RawMessage{}}
-	var size int64
+	sess.HoldWith(func(res *query.Result) error {
+		b, err := resultJSON(res)
+		if err != nil {
+			return err
+		}
+		return m.hold(len(b))
+	})
 	err := exec(ctx, func(res *query.Result) error {
 		b, err := resultJSON(res)
 		if err != nil {
 			return err
 		}
-		if size += int64(len(b)); size > s.opts.Limits.Output {
-			return errOutputLimit
+		if err := m.send(len(b)); err != nil {
+			return err
 		}
 		resp.Results = append(resp.Results, b)
 		return nil
@@ -280,6 +287,12 @@ func (s *Server) parse(r *http.Request, name, src string, parts []ScriptPart) (p
 // apiError is the error to answer for a script stopped by err, with the status: a limit's
 // error says which limit and how to raise it.
 func (s *Server) apiError(err error, sent int) (*Error, int) {
+	var held heldError
+	if errors.As(err, &held) {
+		e := apiError(err)
+		e.Class, e.ExitCode = "usage", exitUsage
+		return e, http.StatusRequestEntityTooLarge
+	}
 	if errors.Is(err, errOutputLimit) {
 		return &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the answer is cut off after %d results: the next would take it over %s, the output limit (mql serve --max-output). The script stopped there: the statement of that result ran (in a transaction, the whole transaction did), the statements after it did not. Ask for less (a narrower pattern, limit N, fewer statements in each request), or raise the limit", sent, mcpserver.Bytes(s.opts.Limits.Output))}, http.StatusRequestEntityTooLarge
 	}
@@ -291,7 +304,7 @@ func (s *Server) apiError(err error, sent int) (*Error, int) {
 }
 
 // queryStream answers with one Frame per line as the statements run.
-func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, exec func(context.Context, func(*query.Result) error) error, format string) {
+func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, sess *query.Session, m *meter, exec func(context.Context, func(*query.Result) error) error, format string) {
 	render, err := renderer(format, r.URL.Query().Get("terminal") == "1", r.URL.Query().Get("expanded") == "1")
 	if err != nil {
 		s.fail(w, r, true, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
@@ -304,15 +317,21 @@ func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http
 			f.Flush()
 		}
 	}
-	var size int64
+	sess.HoldWith(func(res *query.Result) error {
+		out, err := render(res)
+		if err != nil {
+			return err
+		}
+		return m.hold(len(out))
+	})
 	sent := 0
 	err = exec(ctx, func(res *query.Result) error {
 		out, err := render(res)
 		if err != nil {
 			return err
 		}
-		if size += int64(len(out)); size > s.opts.Limits.Output {
-			return errOutputLimit
+		if err := m.send(len(out)); err != nil {
+			return err
 		}
 		sent++
 		if err := enc.Encode(Frame{Output: out, Statement: res.Statement, Write: res.Receipt != nil}); err != nil {
