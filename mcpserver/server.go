@@ -33,16 +33,20 @@ type server struct {
 	db        *mql.DB
 	principal string
 	sess      *query.Session
+	lim       Limits
 }
 
 // New returns an MCP server for db that acts as principal as ("" for the store's owner). The
 // principal must be recorded in the store (Check says whether it is); if it is not, every tool
-// call fails with mql's "unknown principal" error.
-func New(db *mql.DB, as string) *mcp.Server {
+// call fails with mql's "unknown principal" error. Its tool calls have the default Limits.
+func New(db *mql.DB, as string) *mcp.Server { return NewLimited(db, as, Limits{}) }
+
+// NewLimited is New with the limits lim on every tool call.
+func NewLimited(db *mql.DB, as string, lim Limits) *mcp.Server {
 	if as == "" {
 		as = db.Owner()
 	}
-	s := &server{db: db, principal: as, sess: query.NewSession(db, as)}
+	s := &server{db: db, principal: as, sess: query.NewSession(db, as), lim: lim.orDefaults()}
 	srv := mcp.NewServer(&mcp.Implementation{
 		Name:    "mql",
 		Title:   "mql memory",
@@ -52,6 +56,7 @@ func New(db *mql.DB, as string) *mcp.Server {
 		SubscribeHandler:   subscribe,
 		UnsubscribeHandler: unsubscribe,
 	})
+	srv.AddReceivingMiddleware(s.bound)
 	s.addTools(srv)
 	s.addResources(srv)
 	s.addReviewQueue(srv)

@@ -324,7 +324,8 @@ func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonsche
 // output is what a tool handler returns: the results of the statements it ran.
 type output struct {
 	results []*query.Result
-	many    bool // the query tool: {"results": [...]} even for one
+	many    bool              // the query tool: {"results": [...]} even for one
+	objs    []json.RawMessage // the query tool's results, rendered as they came (results is unused)
 }
 
 // addTool registers a typed tool whose handler returns statement results. Arguments that do
@@ -359,13 +360,7 @@ func callTool[In any](ctx context.Context, tool string, args *argChecker, raw js
 	}
 	var structured json.RawMessage
 	if out.many {
-		objs := make([]json.RawMessage, len(out.results))
-		for i, r := range out.results {
-			if objs[i], err = resultJSON(r); err != nil {
-				return nil, err
-			}
-		}
-		structured, err = json.Marshal(map[string]any{"results": objs})
+		structured, err = json.Marshal(map[string]any{"results": out.objs})
 	} else {
 		structured, err = resultJSON(out.results[0])
 	}
@@ -521,6 +516,9 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 	if len(script.Stmts) == 0 {
 		return output{}, fmt.Errorf("query: no statement; give a read such as \"live Klarveld\" or \"stats\"")
 	}
+	if len(script.Stmts) > s.lim.Statements {
+		return output{}, fmt.Errorf("query: %w: %d statements, and at most %d run in one call (mql serve --max-statements): none ran; send fewer in each call", errLimit, len(script.Stmts), s.lim.Statements)
+	}
 	for _, st := range script.Stmts {
 		if _, ok := st.(query.ReadStmt); !ok {
 			head, _, _ := strings.Cut(st.String(), " ")
@@ -539,7 +537,10 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 			return output{}, fmt.Errorf("%s: the statement is for run %s, and the call names run %s: give one run, in the statement or in the call", st.Pos(), run, in.Run)
 		}
 	}
+	// Each result is rendered as it comes and the statement's result dropped, so that the call
+	// holds no more than the output limit, however many results it asks for.
 	out := output{many: true}
+	var size int64
 	for _, st := range script.Stmts {
 		if in.Run != "" {
 			query.ForRun(st, in.Run)
@@ -548,7 +549,14 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 		if err != nil {
 			return output{}, err
 		}
-		out.results = append(out.results, r)
+		obj, err := resultJSON(r)
+		if err != nil {
+			return output{}, err
+		}
+		if size += int64(len(obj)); size > s.lim.Output {
+			return output{}, fmt.Errorf("%s: %w: the results would be over the output limit of %s (mql serve --max-output) with this statement's, after %d statements' results; ask for less (a narrower pattern, limit N, fewer statements in each call), or raise the limit", st.Pos(), errLimit, Bytes(s.lim.Output), len(out.objs))
+		}
+		out.objs = append(out.objs, obj)
 	}
 	return out, nil
 }

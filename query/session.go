@@ -19,14 +19,20 @@ var ErrActAs = errors.New("cannot act as another principal")
 // Session evaluates statements against one store, acting as one principal. It is what the
 // REPL, the command line and the MCP server share; it calls only mql's public API.
 type Session struct {
-	db *mql.DB
-	as string // "" or the owner: may write by anyone and read everything
+	db   *mql.DB
+	as   string              // "" or the owner: may write by anyone and read everything
+	hold func(*Result) error // judges each result a transaction holds until it commits
 }
 
 // NewSession evaluates statements against db. as is the acting principal ("" = the owner):
 // reads are made as it, and a write whose `by` names another principal is refused unless as is
 // the owner.
 func NewSession(db *mql.DB, as string) *Session { return &Session{db: db, as: as} }
+
+// HoldWith makes check judge each result of a transaction's statements as it is evaluated.
+// A transaction holds its results until it commits (see ExecBlock); an error from check rolls it
+// back there, so that a caller can bound what a transaction may hold.
+func (s *Session) HoldWith(check func(*Result) error) { s.hold = check }
 
 // As is the acting principal ("" for the owner).
 func (s *Session) As() string { return s.as }
@@ -158,6 +164,11 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 				return &EvalError{Pos: st.Pos(), Err: err}
 			}
 			res.Statement = st.String()
+			if s.hold != nil {
+				if err := s.hold(res); err != nil {
+					return &EvalError{Pos: st.Pos(), Err: err}
+				}
+			}
 			results = append(results, res)
 		}
 		return nil

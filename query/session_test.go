@@ -244,3 +244,31 @@ live K`)
 		t.Fatalf("head %d → %d", head, h)
 	}
 }
+
+// HoldWith judges each result a transaction holds as it is evaluated; its error rolls the
+// transaction back at that statement, before anything is emitted or written.
+func TestSessionHoldWith(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	s := query.NewSession(db, "")
+	errTooMuch := errors.New("too much held")
+	held := 0
+	s.HoldWith(func(r *query.Result) error {
+		if held++; held > 2 {
+			return errTooMuch
+		}
+		return nil
+	})
+	emitted := 0
+	err := s.Exec(ctx, "tx.mql", "principal w agent\nbegin\nassert K.a = 1 by w\nassert K.b = 1 by w\nassert K.c = 1 by w\ncommit", func(*query.Result) error { emitted++; return nil })
+	var txe *query.TxError
+	if !errors.Is(err, errTooMuch) || !errors.As(err, &txe) || txe.Err.Pos.Line != 5 || !strings.Contains(err.Error(), "rolled back: nothing of it was written") {
+		t.Fatalf("%v", err)
+	}
+	if emitted != 1 {
+		t.Errorf("%d results emitted, want the principal's only", emitted)
+	}
+	if claims, _ := db.Live(ctx, "K"); len(claims) != 0 {
+		t.Errorf("the transaction wrote %d claims", len(claims))
+	}
+}

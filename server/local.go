@@ -180,5 +180,6 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
 		return
 	}
+	s.endRevoked(r.Context())
 	writeJSON(w, http.StatusOK, rc)
 }

@@ -26,7 +26,7 @@ func (s *Server) mcpFor(principal string) *mcp.Server {
 	if as == s.owner {
 		as = ""
 	}
-	srv := mcpserver.New(s.db, as)
+	srv := mcpserver.NewLimited(s.db, as, s.opts.Limits.mcp())
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.stop
@@ -51,7 +51,7 @@ func (s *Server) mcpHandler() http.Handler {
 		return s.mcpFor(id.principal)
 	}, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      30 * time.Minute,
-		MaxRequestBodyBytes: s.opts.MaxBody,
+		MaxRequestBodyBytes: s.opts.Limits.Body,
 	})
 	// The SDK binds a session to the TokenInfo's UserID; ours is the principal that the
 	// bearer middleware already authenticated.
@@ -66,7 +66,7 @@ func (s *Server) mcpHandler() http.Handler {
 }
 
 // peekMCP notes, for the request log, the JSON-RPC method of an MCP request (and the tool a
-// tools/call names). It reads at most MaxBody bytes and hands the body on unchanged.
+// tools/call names). It reads at most Limits.Body bytes and hands the body on unchanged.
 func (s *Server) peekMCP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if identityOf(r.Context()).session != "" {
@@ -76,7 +76,7 @@ func (s *Server) peekMCP(next http.Handler) http.Handler {
 		}
 		setWhat(r, "mcp") // a GET's stream, a DELETE, or a body that names no method
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
+			body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.Limits.Body+1))
 			r.Body.Close()
 			if err != nil {
 				http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
 	"github.com/mql-dev/mql/query"
 )
 
@@ -109,11 +110,11 @@ func (e *Error) status() int {
 // readScript reads a /v1/query body: text/plain (or no type) is the script, application/json
 // a QueryRequest.
 func (s *Server) readScript(w http.ResponseWriter, r *http.Request) (string, []ScriptPart, *Error, int) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.Limits.Body))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the request body is over %d bytes; send a smaller script", s.opts.MaxBody)}, http.StatusRequestEntityTooLarge
+			return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the request body is over %s, the limit (mql serve --max-body); send a smaller script", mcpserver.Bytes(s.opts.Limits.Body))}, http.StatusRequestEntityTooLarge
 		}
 		return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: "reading the request body: " + err.Error()}, http.StatusBadRequest
 	}
@@ -142,7 +143,9 @@ func (s *Server) readScript(w http.ResponseWriter, r *http.Request) (string, []S
 	return "", nil, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("content type %q: send text/plain (the script) or application/json ({\"script\": \"…\"})", ct)}, http.StatusUnsupportedMediaType
 }
 
-// query runs a script as the request's principal: POST /v1/query.
+// query runs a script as the request's principal: POST /v1/query. The whole script is parsed
+// and held to the limits before any of it runs: a syntax error anywhere, or one statement too
+// many, and nothing runs.
 func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
 	src, parts, perr, status := s.readScript(w, r)
@@ -155,15 +158,15 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	if name == "" || len(name) > 256 || strings.ContainsAny(name, "\x00\r\n") {
 		name = "<http>"
 	}
-	if id.session != "" && !readsOnly(name, src) {
-		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: errReadOnly.Error()}, http.StatusForbidden)
+	sc, perr, status := s.parse(r, name, src, parts)
+	if perr != nil {
+		s.fail(w, r, stream != "", perr, status)
 		return
 	}
-	if st, err := query.Parse(name, src); err == nil && len(st.Stmts) > s.opts.MaxStatements {
-		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the script has %d statements; at most %d run in one request", len(st.Stmts), s.opts.MaxStatements)}, http.StatusRequestEntityTooLarge)
+	setWhat(r, kinds(sc.script))
+	if id.session != "" && !readsOnly(sc.script) {
+		s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: errReadOnly.Error()}, http.StatusForbidden)
 		return
-	} else if st != nil {
-		setWhat(r, kinds(st))
 	}
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
@@ -171,24 +174,34 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Limits.Timeout)
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
-	exec := execFor(r, sess, name, src)
-	if len(parts) > 0 {
-		if exec = execParts(r, sess, parts); exec == nil {
-			s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: "parts are the pieces of one transaction: send them with tx=1"}, http.StatusBadRequest)
-			return
+	m := &meter{limit: s.opts.Limits.Output}
+	exec := func(ctx context.Context, emit func(*query.Result) error) error {
+		if sc.tx {
+			return sess.ExecStmts(ctx, sc.begin, sc.script.Stmts, emit)
 		}
+		return sess.ExecParsed(ctx, sc.script, nil, emit)
 	}
 	if stream != "" {
-		s.queryStream(ctx, w, r, exec, stream)
+		s.queryStream(ctx, w, r, sess, m, exec, stream)
 		return
 	}
 	resp := QueryResponse{Results: []json.RawMessage{}}
+	sess.HoldWith(func(res *query.Result) error {
+		b, err := resultJSON(res)
+		if err != nil {
+			return err
+		}
+		return m.hold(len(b))
+	})
 	err := exec(ctx, func(res *query.Result) error {
 		b, err := resultJSON(res)
 		if err != nil {
+			return err
+		}
+		if err := m.send(len(b)); err != nil {
 			return err
 		}
 		resp.Results = append(resp.Results, b)
@@ -196,74 +209,102 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	})
 	code := http.StatusOK
 	if err != nil {
-		resp.Error = apiError(err)
-		code = resp.Error.status()
+		resp.Error, code = s.apiError(err, len(resp.Results))
 		setOutcome(r, resp.Error.Class)
 	}
 	writeJSON(w, code, resp)
 }
 
-// execFor runs a request's script. The query parameters line and col say where it starts in
-// the client's script (1, 1 by default), so that errors carry the client's positions; tx=1
-// runs it as one transaction, begun at begin_line:begin_col of the client's script (or the
-// whole of it, begin_name -1), as the command line sends a begin … commit block or a -1 script.
-func execFor(r *http.Request, sess *query.Session, name, src string) func(context.Context, func(*query.Result) error) error {
-	q := r.URL.Query()
-	num := func(k string) int {
-		n, err := strconv.Atoi(q.Get(k))
-		if err != nil || n < 1 {
-			return 1
-		}
-		return n
-	}
-	line, col := num("line"), num("col")
-	if q.Get("tx") == "1" {
-		begin := query.Position{Filename: name, Line: num("begin_line"), Column: num("begin_col")}
-		if q.Get("begin_name") == "-1" {
-			begin.Filename = "-1"
-		}
-		return func(ctx context.Context, emit func(*query.Result) error) error {
-			return sess.ExecTx(ctx, name, src, line, col, begin, emit)
-		}
-	}
-	return func(ctx context.Context, emit func(*query.Result) error) error {
-		return sess.ExecAt(ctx, name, src, line, col, emit)
-	}
+// maxPosition bounds the line and column a client may say its script starts at, as the
+// language bounds its numbers, so that no position in an error can overflow.
+const maxPosition = 1<<31 - 1
+
+// parsed is a /v1/query script parsed whole, before any of it runs.
+type parsed struct {
+	script *query.Script
+	tx     bool           // run as one transaction (tx=1)
+	begin  query.Position // where that transaction begins in the client's script
 }
 
-// execParts runs the parts of one transaction (tx=1), each parsed where it stands in the
-// client's scripts; nil without tx=1.
-func execParts(r *http.Request, sess *query.Session, parts []ScriptPart) func(context.Context, func(*query.Result) error) error {
+// parse reads a request's script where it starts in the client's script: the query parameters
+// line and col (1, 1 by default), or each part's own place. With tx=1 it runs as one
+// transaction begun at begin_line:begin_col (of the whole script, begin_name -1), as the
+// command line sends a begin … commit block or a -1 script. It answers the error to send when
+// the script does not parse, names a place out of range, or holds more statements than a
+// request may run.
+func (s *Server) parse(r *http.Request, name, src string, parts []ScriptPart) (parsed, *Error, int) {
 	q := r.URL.Query()
-	if q.Get("tx") != "1" {
-		return nil
+	usage := func(format string, args ...any) (parsed, *Error, int) {
+		return parsed{}, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf(format, args...)}, http.StatusBadRequest
 	}
-	num := func(k string) int {
-		n, err := strconv.Atoi(q.Get(k))
-		if err != nil || n < 1 {
-			return 1
-		}
-		return n
-	}
-	begin := query.Position{Filename: q.Get("name"), Line: num("begin_line"), Column: num("begin_col")}
-	if q.Get("begin_name") == "-1" {
-		begin.Filename = "-1"
-	}
-	return func(ctx context.Context, emit func(*query.Result) error) error {
-		var stmts []query.Stmt
-		for _, p := range parts {
-			script, err := query.ParseAt(p.Name, p.Text, p.Line, p.Col)
-			if err != nil {
-				return err
+	pos := map[string]int{}
+	for _, k := range []string{"line", "col", "begin_line", "begin_col"} {
+		pos[k] = 1
+		if v := q.Get(k); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxPosition {
+				return usage("%s=%.40q: give a whole number from 1 to %d, where the script starts in yours", k, v, maxPosition)
 			}
-			stmts = append(stmts, script.Stmts...)
+			pos[k] = n
 		}
-		return sess.ExecStmts(ctx, begin, stmts, emit)
 	}
+	sc := parsed{tx: q.Get("tx") == "1", begin: query.Position{Filename: name, Line: pos["begin_line"], Column: pos["begin_col"]}}
+	if len(parts) > 0 {
+		sc.begin.Filename = q.Get("name")
+	}
+	if q.Get("begin_name") == "-1" {
+		sc.begin.Filename = "-1"
+	}
+	var err error
+	if len(parts) == 0 {
+		sc.script, err = query.ParseAt(name, src, pos["line"], pos["col"])
+	} else {
+		if !sc.tx {
+			return usage("parts are the pieces of one transaction: send them with tx=1")
+		}
+		sc.script = &query.Script{}
+		for i, p := range parts {
+			if p.Line < 0 || p.Line > maxPosition || p.Col < 0 || p.Col > maxPosition {
+				return usage("part %d starts at %d:%d: give a line and column from 1 to %d", i+1, p.Line, p.Col, maxPosition)
+			}
+			var part *query.Script
+			if part, err = query.ParseAt(p.Name, p.Text, max(p.Line, 1), max(p.Col, 1)); err != nil {
+				break
+			}
+			sc.script.Stmts = append(sc.script.Stmts, part.Stmts...)
+		}
+	}
+	if err != nil {
+		e := apiError(err)
+		return parsed{}, e, e.status()
+	}
+	if n := len(sc.script.Stmts); n > s.opts.Limits.Statements {
+		return parsed{}, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the script has %d statements, and at most %d run in one request (mql serve --max-statements): none ran; send fewer in each request", n, s.opts.Limits.Statements)}, http.StatusRequestEntityTooLarge
+	}
+	return sc, nil, 0
+}
+
+// apiError is the error to answer for a script stopped by err, with the status: a limit's
+// error says which limit and how to raise it.
+func (s *Server) apiError(err error, sent int) (*Error, int) {
+	var held heldError
+	if errors.As(err, &held) {
+		e := apiError(err)
+		e.Class, e.ExitCode = "usage", exitUsage
+		return e, http.StatusRequestEntityTooLarge
+	}
+	if errors.Is(err, errOutputLimit) {
+		return &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the answer is cut off after %d results: the next would take it over %s, the output limit (mql serve --max-output). The script stopped there: the statement of that result ran (in a transaction, the whole transaction did), the statements after it did not. Ask for less (a narrower pattern, limit N, fewer statements in each request), or raise the limit", sent, mcpserver.Bytes(s.opts.Limits.Output))}, http.StatusRequestEntityTooLarge
+	}
+	e := apiError(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.Message += fmt.Sprintf(": the request ran over its time limit of %s (mql serve --timeout) and was stopped; the statements before this one were applied, nothing of this one", s.opts.Limits.Timeout)
+	}
+	return e, e.status()
 }
 
 // queryStream answers with one Frame per line as the statements run.
-func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, exec func(context.Context, func(*query.Result) error) error, format string) {
+func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http.Request, sess *query.Session, m *meter, exec func(context.Context, func(*query.Result) error) error, format string) {
 	render, err := renderer(format, r.URL.Query().Get("terminal") == "1", r.URL.Query().Get("expanded") == "1")
 	if err != nil {
 		s.fail(w, r, true, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
@@ -276,11 +317,23 @@ func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http
 			f.Flush()
 		}
 	}
+	sess.HoldWith(func(res *query.Result) error {
+		out, err := render(res)
+		if err != nil {
+			return err
+		}
+		return m.hold(len(out))
+	})
+	sent := 0
 	err = exec(ctx, func(res *query.Result) error {
 		out, err := render(res)
 		if err != nil {
 			return err
 		}
+		if err := m.send(len(out)); err != nil {
+			return err
+		}
+		sent++
 		if err := enc.Encode(Frame{Output: out, Statement: res.Statement, Write: res.Receipt != nil}); err != nil {
 			return err
 		}
@@ -288,7 +341,7 @@ func (s *Server) queryStream(ctx context.Context, w http.ResponseWriter, r *http
 		return nil
 	})
 	if err != nil {
-		e := apiError(err)
+		e, _ := s.apiError(err, sent)
 		setOutcome(r, e.Class)
 		enc.Encode(Frame{Error: e})
 		return
@@ -341,13 +394,8 @@ func checkPrincipal(ctx context.Context, db *mql.DB, principal string) error {
 	return err
 }
 
-// readsOnly reports whether every statement of a script is a read. Of a script with a syntax
-// error, the statements before the error run, so every statement that parsed must be a read.
-func readsOnly(name, src string) bool {
-	st, _ := query.Parse(name, src)
-	if st == nil {
-		return true
-	}
+// readsOnly reports whether every statement of a script is a read.
+func readsOnly(st *query.Script) bool {
 	for _, stmt := range st.Stmts {
 		if !query.IsRead(stmt) {
 			return false

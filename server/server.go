@@ -41,12 +41,9 @@ type Options struct {
 	Store string
 	// URL is where the server listens for agents (http://127.0.0.1:7411), for \conninfo.
 	URL string
-	// MaxBody bounds a request body (default 1 MiB); a larger one gets 413.
-	MaxBody int64
-	// MaxStatements bounds the statements of one /v1/query script (default 1,000).
-	MaxStatements int
-	// Timeout bounds one /v1/query request's evaluation (default 30s).
-	Timeout time.Duration
+	// Limits bound what one request may cost: statements, bytes in and out, time, and the web
+	// page's sessions per principal (DefaultLimits).
+	Limits Limits
 	// Heartbeat is the interval of keep-alive comments on /v1/watch (default 15s).
 	Heartbeat time.Duration
 	// Poll is how often a server on a shared store (PostgreSQL) looks for other processes'
@@ -80,15 +77,7 @@ func New(db *mql.DB, auth Authenticator, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = 1 << 20
-	}
-	if opts.MaxStatements <= 0 {
-		opts.MaxStatements = 1000
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 30 * time.Second
-	}
+	opts.Limits = opts.Limits.orDefaults()
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
 	}

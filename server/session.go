@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -31,14 +32,11 @@ import (
 // SessionCookie is the name of the web page's session cookie.
 const SessionCookie = "mql_session"
 
-// maxSessions bounds the sessions held at once; past it, sign-ins are refused until some
-// expire. A token holder cannot make the server hold unbounded state.
-const maxSessions = 10000
-
 type session struct {
 	principal string
 	token     string // the bearer token it was made with; "" for a sign-in code's (the owner's)
 	expires   time.Time
+	seq       uint64 // the order of sign-ins, to find a principal's oldest
 }
 
 type signinCode struct {
@@ -52,6 +50,7 @@ type sessions struct {
 	mu    sync.Mutex
 	byKey map[string]*session
 	codes map[string]signinCode
+	seq   uint64
 }
 
 func secretKey(secret string) string {
@@ -65,25 +64,33 @@ func randomSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// create records a session and returns its id, or "" when the server holds too many.
-func (ss *sessions) create(principal, token string, ttl time.Duration, now time.Time) string {
+// create records a session and returns its id. A principal holds at most limit sessions: its
+// sign-in past them ends its oldest, so that what one principal's credential does, however
+// often, costs the server a bounded state and locks no other principal out.
+func (ss *sessions) create(principal, token string, ttl time.Duration, limit int, now time.Time) string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.byKey == nil {
 		ss.byKey = map[string]*session{}
 	}
-	if len(ss.byKey) >= maxSessions {
-		for k, s := range ss.byKey {
-			if !now.Before(s.expires) {
-				delete(ss.byKey, k)
+	held, oldest := 0, ""
+	for k, s := range ss.byKey {
+		switch {
+		case !now.Before(s.expires):
+			delete(ss.byKey, k)
+		case s.principal == principal:
+			held++
+			if oldest == "" || s.seq < ss.byKey[oldest].seq {
+				oldest = k
 			}
 		}
-		if len(ss.byKey) >= maxSessions {
-			return ""
-		}
 	}
+	if held >= limit {
+		delete(ss.byKey, oldest)
+	}
+	ss.seq++
 	id := randomSecret()
-	ss.byKey[secretKey(id)] = &session{principal: principal, token: token, expires: now.Add(ttl)}
+	ss.byKey[secretKey(id)] = &session{principal: principal, token: token, expires: now.Add(ttl), seq: ss.seq}
 	return id
 }
 
@@ -106,6 +113,28 @@ func (ss *sessions) end(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.byKey, secretKey(id))
+}
+
+// endRevoked ends the sessions whose token no longer authenticates as their principal (a
+// token just revoked), so that they stop holding their principal's places at once, not at
+// their next request. A token the store cannot judge now keeps its sessions.
+func (s *Server) endRevoked(ctx context.Context) {
+	s.sessions.mu.Lock()
+	held := map[string]session{}
+	for k, sess := range s.sessions.byKey {
+		if sess.token != "" {
+			held[k] = *sess
+		}
+	}
+	s.sessions.mu.Unlock()
+	for k, sess := range held {
+		p, err := s.auth.Authenticate(ctx, sess.token)
+		if errors.Is(err, mql.ErrUnauthorized) || err == nil && p != sess.principal {
+			s.sessions.mu.Lock()
+			delete(s.sessions.byKey, k)
+			s.sessions.mu.Unlock()
+		}
+	}
 }
 
 // newCode records a one-time sign-in code for principal.
@@ -198,11 +227,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setPrincipal(r, principal)
-	id := s.sessions.create(principal, token, s.opts.SessionTTL, now)
-	if id == "" {
-		http.Error(w, "too many sessions; try again later", http.StatusServiceUnavailable)
-		return
-	}
+	id := s.sessions.create(principal, token, s.opts.SessionTTL, s.opts.Limits.Sessions, now)
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: id, Path: "/",
 		Expires: now.Add(s.opts.SessionTTL), MaxAge: int(s.opts.SessionTTL / time.Second),

@@ -148,7 +148,6 @@ func TestCookieSessionReadsOnly(t *testing.T) {
 	for _, script := range []string{
 		`assert Klarveld.price_per_seat = 44 by worker-3`,
 		"live *\nassert Klarveld.price_per_seat = 44 by worker-3",
-		"live *\nassert Klarveld.price_per_seat = 44 by worker-3\nlive (",
 		`revoke Klarveld.price_per_seat@1 by worker-3`,
 		`derive plan:x from Klarveld.price_per_seat by worker-3`,
 	} {
@@ -157,10 +156,15 @@ func TestCookieSessionReadsOnly(t *testing.T) {
 			t.Errorf("%q with the cookie: %d %s", script, code, got)
 		}
 	}
+	// A script with a syntax error runs nothing, whoever sends it.
+	code, got := withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/v1/query", ck, "text/plain", "live *\nassert Klarveld.price_per_seat = 44 by worker-3\nlive (")
+	if code != http.StatusBadRequest || !strings.Contains(got, `"class":"syntax"`) {
+		t.Errorf("a write before a syntax error, with the cookie: %d %s", code, got)
+	}
 	if head() != before {
 		t.Errorf("a write through the cookie changed the store: head %d → %d", before, head())
 	}
-	code, _ := withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/mcp", ck, "application/json",
+	code, _ = withCookie(t, http.DefaultClient, http.MethodPost, tm.http.URL+"/mcp", ck, "application/json",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if code != http.StatusForbidden {
 		t.Errorf("MCP with the cookie: %d", code)
@@ -400,5 +404,36 @@ func TestWrongMethodIsNotAllowed(t *testing.T) {
 		if resp.StatusCode != tc.code || resp.Header.Get("Allow") != tc.allow {
 			t.Errorf("%s %s: %d, Allow %q; want %d, Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.code, tc.allow)
 		}
+	}
+}
+
+// Sessions are bounded per principal: one principal's sign-ins past the bound end its own
+// oldest sessions, never another's, and never lock the owner's one-time code out.
+func TestSessionsPerPrincipal(t *testing.T) {
+	tm := newTeam(t, server.Options{Limits: server.Limits{Sessions: 3}})
+	_, _, w7 := signIn(t, http.DefaultClient, tm.http.URL, "application/json", tokenBody(tm.tokens["worker-7"]))
+	var w3 []*http.Cookie
+	for range 500 {
+		resp, got, ck := signIn(t, http.DefaultClient, tm.http.URL, "application/json", tokenBody(tm.tokens["worker-3"]))
+		if resp.StatusCode != http.StatusOK || ck == nil {
+			t.Fatalf("sign-in %d: %d %s", len(w3)+1, resp.StatusCode, got)
+		}
+		w3 = append(w3, ck)
+	}
+	for i, ck := range w3 {
+		want := http.StatusUnauthorized
+		if i >= len(w3)-3 {
+			want = http.StatusOK
+		}
+		if code, _ := withCookie(t, http.DefaultClient, http.MethodGet, tm.http.URL+"/v1/session", ck, "", ""); code != want {
+			t.Errorf("worker-3's session %d of %d: %d, want %d", i+1, len(w3), code, want)
+		}
+	}
+	if code, _ := withCookie(t, http.DefaultClient, http.MethodGet, tm.http.URL+"/v1/session", w7, "", ""); code != http.StatusOK {
+		t.Errorf("worker-7's session, after worker-3's sign-ins: %d", code)
+	}
+	resp, got, ck := signIn(t, http.DefaultClient, tm.http.URL, "application/json", `{"code": "`+tm.srv.SignInCode()+`"}`)
+	if resp.StatusCode != http.StatusOK || ck == nil || !strings.Contains(got, `"owner":true`) {
+		t.Errorf("the owner's code, after worker-3's sign-ins: %d %s", resp.StatusCode, got)
 	}
 }

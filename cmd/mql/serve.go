@@ -26,12 +26,13 @@ const defaultListen = "127.0.0.1:7411"
 // shutdownGrace bounds how long a stopping server waits for requests in flight.
 const shutdownGrace = 10 * time.Second
 
-const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [DB | --db DB]
+const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [LIMITS] [DB | --db DB]
 Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each
 request as the principal of its bearer token (mql token create NAME DB), and a web page at / that
 draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);
 the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,
-letting requests finish.
+letting requests finish. LIMITS bound what one request may cost, whoever sends it:
+--max-statements, --max-body, --max-output, --timeout, --max-sessions (below).
 ` + dbUsage
 
 // runServe is `mql serve [--listen ADDR] [--tls-cert F --tls-key F] [DB]`: one process holds
@@ -44,6 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	keyFile := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM)")
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
+	limits, checkLimits := addLimitFlags(fs.FlagSet)
 	dbFlag := addDBFlag(fs.FlagSet)
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -53,6 +55,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "mql serve: %v\n", err)
 		fs.usage(stderr)
+		return exitUsage
+	}
+	if err := checkLimits(); err != nil {
+		fmt.Fprintf(stderr, "mql serve: %v\n", err)
 		return exitUsage
 	}
 	if (*certFile == "") != (*keyFile == "") {
@@ -92,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s", scheme, ln.Addr())
-	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url})
+	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url, Limits: *limits})
 	defer srv.Close()
 	hs := httpServer(srv.Handler())
 	errc := make(chan error, 2)
@@ -173,6 +179,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // httpServer bounds what a slow or hostile client can hold: headers and bodies must arrive
 // within their timeouts (a request's evaluation has its own bound, server.Options.Timeout), and
 // idle connections are closed. There is no write timeout: /v1/watch and MCP streams are long.
+// (The bytes a request may carry, and how long its evaluation may take, are server.Limits.)
 func httpServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

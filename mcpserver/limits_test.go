@@ -1,0 +1,79 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
+)
+
+// connectLimited is connect for a server with limits lim.
+func connectLimited(t *testing.T, db *mql.DB, as string, lim mcpserver.Limits) *client {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := mcpserver.NewLimited(db, as, lim).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return &client{t: t, as: as, cs: cs}
+}
+
+// big records a subject whose live claims' JSON is some 10 KB.
+func big(t *testing.T, db *mql.DB) {
+	t.Helper()
+	var specs []mql.AssertSpec
+	for i := range 50 {
+		specs = append(specs, mql.AssertSpec{Subject: "BIG", Predicate: fmt.Sprintf("p%d", i), Value: mql.String(strings.Repeat("v", 100)), By: "worker-3"})
+	}
+	if _, err := db.AssertBatch(context.Background(), "worker-3", specs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A query call with more statements than the limit runs none; one whose results would pass the
+// output limit stops there with an error naming the limit; every tool's result is bounded; a
+// call past the time limit is stopped. Each error says which limit and how to raise it.
+func TestToolCallLimits(t *testing.T) {
+	db := openStore(t, "memory:", nil)
+	team(t, db)
+	big(t, db)
+	c := connectLimited(t, db, "worker-3", mcpserver.Limits{Statements: 5, Output: 64 << 10})
+
+	c.fail("query", map[string]any{"statement": strings.Repeat("stats; ", 6), "run": "r-1"}, "6 statements, and at most 5 run in one call (mql serve --max-statements): none ran")
+	if runs := c.query("runs"); len(rows(runs[0])) != 0 {
+		t.Errorf("a refused call recorded its run: %v", runs)
+	}
+	if got := c.query(strings.Repeat("live BIG; ", 3)); len(got) != 3 {
+		t.Errorf("three results under the limits: %d", len(got))
+	}
+	msg := c.fail("query", map[string]any{"statement": strings.Repeat("live BIG; ", 5)}, "the results would be over the output limit of 64 KiB (mql serve --max-output)")
+	if !strings.HasPrefix(msg, "query:1:") || !strings.Contains(msg, "raise the limit") {
+		t.Errorf("the output limit's error says where and how to raise it: %s", msg)
+	}
+
+	c = connectLimited(t, db, "worker-3", mcpserver.Limits{Output: 4 << 10})
+	c.fail("context", map[string]any{"subjects": []string{"BIG"}}, "over the output limit of 4 KiB (mql serve --max-output)")
+	c.ok("why", map[string]any{"ref": "BIG.p1"})
+
+	c = connectLimited(t, db, "worker-3", mcpserver.Limits{Timeout: time.Nanosecond})
+	c.fail("query", map[string]any{"statement": "live BIG"}, "the call ran over the time limit of 1ns (mql serve --timeout)")
+	c.fail("assert", map[string]any{"subject": "K", "predicate": "p", "value": 1}, "time limit")
+	if claims, _ := db.Live(context.Background(), "K"); len(claims) != 0 {
+		t.Errorf("a write stopped by the time limit was applied: %v", claims)
+	}
+}
