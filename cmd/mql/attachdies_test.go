@@ -38,7 +38,7 @@ func TestServeDiesUnderTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	if _, err := stdin.Write([]byte("assert Klarveld.region = \"EU\" by worker-3\n")); err != nil {
+	if _, err := stdin.Write([]byte("assert Klarveld.region = \"EU\" by worker-3;\n")); err != nil {
 		t.Fatal(err)
 	}
 	out := bufio.NewScanner(stdout)
@@ -59,7 +59,7 @@ func TestServeDiesUnderTheCommandLine(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	stdin.Write([]byte("assert Klarveld.soc2 = true by worker-3\n"))
+	stdin.Write([]byte("assert Klarveld.soc2 = true by worker-3;\n"))
 	stdin.Close()
 	for out.Scan() {
 		t.Errorf("output after the server died: %q", out.Text())

@@ -21,7 +21,7 @@ import (
 func TestServeRefusesBadLimits(t *testing.T) {
 	for args, want := range map[string]string{
 		"--max-statements 0":       "--max-statements 0: give at least 1",
-		"--max-body 0":             `invalid value "0" for flag -max-body: "0" is not a size`,
+		"--max-body 0":             `invalid value "0" for flag --max-body: "0" is not a size`,
 		"--max-output 1XB":         `"1XB" is not a size: give a whole number of bytes above 0, or one of KiB, MiB or GiB`,
 		"--max-output 9GiB9":       `is not a size`,
 		"--max-body 9999999999GiB": `is not a size`,
