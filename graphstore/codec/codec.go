@@ -479,11 +479,16 @@ func encodesTo(tx *record.Tx, quads []quad.Quad) bool {
 	if tx == nil || tx.ID < 1 {
 		return false
 	}
-	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
-	e := newEncoder(tx, true, recs)
-	e.check, e.expect = false, quads
-	e.subjSet = make(map[quad.IRI]struct{}, recs)
+	recs := recordCount(tx)
+	e := &encoder{tx: tx, label: TxIRI(tx.ID), records: make(map[quad.IRI]string, recs),
+		subjSet: make(map[quad.IRI]struct{}, recs), expect: quads}
 	return e.transaction() == nil && !e.mismatch && e.pos == len(quads)
+}
+
+// recordCount is about how many record nodes tx's encoding has: what the encoder's maps and
+// slices are sized for.
+func recordCount(tx *record.Tx) int {
+	return len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
 }
 
 func encodeTx(tx *record.Tx, check bool) ([]quad.Quad, error) {
@@ -495,7 +500,7 @@ func encodeTx(tx *record.Tx, check bool) ([]quad.Quad, error) {
 	}
 	// Sized for the bulk of a large transaction (a claim is ~16 quads on one node), so that
 	// encoding it does not keep growing them.
-	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
+	recs := recordCount(tx)
 	e := newEncoder(tx, check, recs)
 	if err := e.transaction(); err != nil {
 		return nil, fmt.Errorf("tx %d: %w", tx.ID, err)
@@ -510,7 +515,7 @@ func EncodeTxNode(tx *record.Tx) ([]quad.Quad, error) {
 	if tx == nil || tx.ID < 1 {
 		return encodeTx(tx, false) // the same refusal
 	}
-	recs := len(tx.Claims) + len(tx.Artifacts) + len(tx.Sources) + len(tx.Revocations)
+	recs := recordCount(tx)
 	e := newEncoder(tx, false, 1)
 	e.subjSet = make(map[quad.IRI]struct{}, recs)
 	e.node = true

@@ -475,21 +475,15 @@ func (v *View) liveInSlot(ke *keyEntry, i int) *ClaimEntry {
 
 // Keys lists every key with at least one visible version, in the order of its first visible
 // version.
-func (v *View) Keys() []record.Key { return v.keysUnder(nil) }
+func (v *View) Keys() []record.Key { return keyNames(v.keyEntriesUnder(nil)) }
 
 // KeysOfSubject lists the keys of a subject with at least one visible version, in the order of
 // their first visible versions.
 func (v *View) KeysOfSubject(subject string) []record.Key {
-	kes := v.subjectKeyEntries(subject)
-	out := make([]record.Key, len(kes))
-	for i, ke := range kes {
-		out[i] = ke.key
-	}
-	return out
+	return keyNames(v.subjectKeyEntries(subject))
 }
 
-func (v *View) keysUnder(prefix []byte) []record.Key {
-	kes := v.keyEntriesUnder(prefix)
+func keyNames(kes []*keyEntry) []record.Key {
 	out := make([]record.Key, len(kes))
 	for i, ke := range kes {
 		out[i] = ke.key
