@@ -135,6 +135,7 @@ func (s *Server) Handler() http.Handler {
 	page := web.Handler()
 	open := http.NewServeMux()
 	open.HandleFunc("POST /v1/session", s.signIn)
+	open.Handle("GET /v1/session", s.sessionProbe(api))
 	open.Handle("GET /{$}", page)
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)
