@@ -834,7 +834,7 @@
   }
 
   const PAD = 18;              // the canvas's margin around the graph, in CSS px
-  const MAX_CANVAS = 4000;     // the tallest the canvas grows, in CSS px
+  const MAX_CANVAS = 6000;     // the tallest the canvas grows, in CSS px
   const RANK_GAP = 44;         // between a node and what it points at
   const STRIP_GAP = 32;        // between the strips of a folded graph
   const READABLE = 1;          // the zoom at which a label is FONT_SIZE px high
@@ -1054,9 +1054,10 @@
   // the window) up to MAX_CANVAS, and fits the graph in it; a small graph is not blown up past
   // 1.5 times its natural size.
   function fitCanvas(cy, box) {
+    if (!cy.nodes().length) return;
     const bb = cy.elements().boundingBox();
     const base = Math.max(380, Math.round(window.innerHeight * 0.62));
-    const want = Math.ceil(bb.h * READABLE + 2 * PAD);
+    const want = Math.ceil(bb.h * READABLE + 2 * PAD + 4);
     box.style.height = Math.min(MAX_CANVAS, Math.max(base, want)) + 'px';
     cy.resize();
     cy.fit(undefined, PAD);
@@ -1077,7 +1078,7 @@
   // it can be read at, and the canvas into the window.
   function reveal(cy, box, node) {
     const in_ = (b, w, h) => b.x1 >= 0 && b.y1 >= 0 && b.x2 <= w && b.y2 <= h;
-    if (cy.zoom() < READABLE || !in_(node.renderedBoundingBox(), cy.width(), cy.height())) {
+    if (cy.zoom() < READABLE * 0.95 || !in_(node.renderedBoundingBox(), cy.width(), cy.height())) {
       cy.zoom(Math.max(cy.zoom(), READABLE));
       cy.center(node);
     }
