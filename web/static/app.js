@@ -836,6 +836,7 @@
   const PAD = 18;              // the canvas's margin around the graph, in CSS px
   const MAX_CANVAS = 6000;     // the tallest the canvas grows, in CSS px
   const RANK_GAP = 44;         // between a node and what it points at
+  const NODE_GAP = 28;         // between two nodes side by side
   const STRIP_GAP = 32;        // between the strips of a folded graph
   const READABLE = 1;          // the zoom at which a label is FONT_SIZE px high
   const FONT_SIZE = 11;
@@ -920,7 +921,8 @@
       }
       for (const [label, fan] of fans) {
         if (fan.length < FAN) continue;
-        const members = [...new Set(fan.map((e) => e.to))];
+        const members = [...new Set(fan.map((e) => e.to))].filter((m) => !groupOf.has(m)); // a node is in one group at most
+        if (members.length < FAN) continue;
         const cw = Math.max(...members.map((m) => size.get(m).w)) + 8, ch = Math.max(...members.map((m) => size.get(m).h)) + 8;
         const cols = Math.max(1, Math.min(members.length, Math.floor((width - 2 * GROUP_PAD + CELL_GAP) / (cw + CELL_GAP))));
         const rows = Math.ceil(members.length / cols);
@@ -947,7 +949,7 @@
     }
     const pcy = cytoscape({ headless: true, styleEnabled: true, elements: pnodes.concat([...pedges.values()]),
       style: [{ selector: 'node', style: { 'width': 'data(w)', 'height': 'data(h)', 'shape': 'rectangle' } }] });
-    pcy.layout({ name: 'dagre', rankDir: 'TB', nodeSep: 28, rankSep: RANK_GAP, edgeSep: 12, fit: false, animate: false }).run();
+    pcy.layout({ name: 'dagre', rankDir: 'TB', nodeSep: NODE_GAP, rankSep: RANK_GAP, edgeSep: 12, fit: false, animate: false }).run();
     for (const id of beside) { const n = pcy.getElementById(id); n.position({ x: n.position('x') + 60, y: n.position('y') }); } // room for the edge's label
     fold(pcy, width);
     const pos = new Map(pcy.nodes().map((n) => [n.id(), Object.assign({}, n.position())]));
@@ -971,7 +973,7 @@
       if (fanEdge(e)) return;
       els.push({ group: 'edges', data: { id: 'e' + i, source: e.from, target: e.to, label: e.label }, classes: e.cls ? [e.cls] : [] });
     });
-    for (const gr of groups) els.push({ group: 'edges', data: { id: 'f' + gr.id, source: gr.from, target: gr.id, label: gr.label }, classes: ['fan'] });
+    for (const gr of groups) els.push({ group: 'edges', data: { id: 'f' + gr.id, source: gr.from, target: gr.id, label: gr.label } });
     return els;
   }
 
@@ -1023,18 +1025,18 @@
       for (const i of u) rows.set(Math.round(i.y), (rows.get(Math.round(i.y)) || []).concat([i]));
       for (const row of rows.values()) {
         row.sort((a, b) => a.x - b.x);
-        let x = u[0].x - (row.reduce((s, i) => s + i.x2 - i.x1, 0) + (row.length - 1) * 28) / 2;
-        for (const i of row) { const w = i.x2 - i.x1; i.x = x + w / 2; i.x1 = x; i.x2 = x + w; x += w + 28; }
+        let x = u[0].x - (row.reduce((s, i) => s + i.x2 - i.x1, 0) + (row.length - 1) * NODE_GAP) / 2;
+        for (const i of row) { const w = i.x2 - i.x1; i.x = x + w / 2; i.x1 = x; i.x2 = x + w; x += w + NODE_GAP; }
       }
     }
     const strip = (list) => { // units side by side, each keeping its ranks' heights
       const b = list.map(box);
-      const w = b.reduce((s, x) => s + x.x2 - x.x1, 0) + (list.length - 1) * 28;
+      const w = b.reduce((s, x) => s + x.x2 - x.x1, 0) + (list.length - 1) * NODE_GAP;
       let x = -w / 2;
       const y1 = Math.min(...b.map((x) => x.y1)), y2 = Math.max(...b.map((x) => x.y2));
       list.forEach((u, k) => {
         for (const i of u) i.n.position({ x: i.x - b[k].x1 + x, y: i.y - y1 + top });
-        x += b[k].x2 - b[k].x1 + 28;
+        x += b[k].x2 - b[k].x1 + NODE_GAP;
       });
       top += y2 - y1 + STRIP_GAP;
     };
@@ -1042,8 +1044,8 @@
       let cur = [], w = 0;
       for (const u of group) {
         const b = box(u), uw = b.x2 - b.x1;
-        if (cur.length && w + 28 + uw > width) { strip(cur); cur = []; w = 0; }
-        w += (cur.length ? 28 : 0) + uw;
+        if (cur.length && w + NODE_GAP + uw > width) { strip(cur); cur = []; w = 0; }
+        w += (cur.length ? NODE_GAP : 0) + uw;
         cur.push(u);
       }
       if (cur.length) strip(cur);
