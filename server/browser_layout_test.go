@@ -111,6 +111,7 @@ func TestPageLargeGraphsStayReadable(t *testing.T) {
 	run(t, tm, script.String())
 
 	b := newBrowser(t)
+	complaints := b.complaints()
 	b.signIn(tm.http.URL, tm.tokens["worker-7"])
 	for _, width := range []int64{1440, 1024} {
 		b.do(chromedp.EmulateViewport(width, 900))
@@ -124,6 +125,9 @@ func TestPageLargeGraphsStayReadable(t *testing.T) {
 		} {
 			b.show(c.route)
 			b.labels().check(t, fmt.Sprintf("%d px wide, %s", width, c.route), c.nodes)
+			if got := complaints(); len(got) > 0 {
+				t.Errorf("%s: the browser logged %v", c.route, got)
+			}
 			if width == 1440 && c.shot != "" {
 				b.screenshot(c.shot)
 			}

@@ -14,6 +14,39 @@ import (
 	"github.com/mql-dev/mql/server"
 )
 
+// complaints starts recording what the browser would log as an error or a warning — a
+// response of 400 or more, a console error or warning — and returns a function that hands
+// over what was recorded since it last did.
+func (b *browser) complaints() func() []string {
+	var mu sync.Mutex
+	var bad []string
+	chromedp.Listen(b.ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventResponseReceived:
+			if ev.Response.Status >= http.StatusBadRequest {
+				bad = append(bad, fmt.Sprintf("%d %s", ev.Response.Status, ev.Response.URL))
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				bad = append(bad, fmt.Sprintf("console.%s %s", ev.Type, strings.Join(args, " ")))
+			}
+		}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		got := bad
+		bad = nil
+		return got
+	}
+}
+
 // ownerBrowser signs a browser in as the owner, with the one-time link.
 func ownerBrowser(t *testing.T, tm *team) *browser {
 	t.Helper()
@@ -150,30 +183,12 @@ func TestPageHeaderStaysOnOneLine(t *testing.T) {
 func TestPageLoadLogsNoError(t *testing.T) {
 	tm := procurement(t, server.Options{})
 	b := newBrowser(t)
-	var mu sync.Mutex
-	var bad []string
-	chromedp.Listen(b.ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventResponseReceived:
-			if ev.Response.Status >= http.StatusBadRequest {
-				bad = append(bad, fmt.Sprintf("%d %s", ev.Response.Status, ev.Response.URL))
-			}
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
-				bad = append(bad, fmt.Sprintf("console.%s %v", ev.Type, ev.Args))
-			}
-		}
-	})
+	complaints := b.complaints()
 	check := func(what string) {
 		t.Helper()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(bad) > 0 {
-			t.Errorf("%s: %v", what, bad)
+		if got := complaints(); len(got) > 0 {
+			t.Errorf("%s: %v", what, got)
 		}
-		bad = nil
 	}
 	b.do(chromedp.Navigate(tm.http.URL+"/"), chromedp.WaitVisible(chromedp.ID("token")))
 	check("a signed-out load")

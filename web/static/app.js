@@ -841,6 +841,7 @@
   const READABLE = 1;          // the zoom at which a label is FONT_SIZE px high
   const FONT_SIZE = 11;
   const FONT = 'Helvetica, Arial, sans-serif';
+  const LINE_WIDTH = 240;      // the longest line of a label, in CSS px, before it wraps
 
   const FAN = 6;               // a node with this many leaves of one relation draws them as a group
   const CELL_GAP = 10;         // between the nodes of a group
@@ -849,10 +850,12 @@
 
   const STYLE = [
     { selector: 'node', style: {
-      'shape': 'round-rectangle', 'label': 'data(label)', 'text-wrap': 'wrap', 'text-max-width': '260px',
+      'shape': 'round-rectangle', 'label': 'data(label)', 'text-wrap': 'wrap',
       'text-valign': 'center', 'text-halign': 'center', 'font-size': FONT_SIZE, 'font-family': FONT,
-      'color': '#212529', 'width': 'data(w)', 'height': 'data(h)', 'border-width': 1.5,
+      'color': '#212529', 'border-width': 1.5,
       'background-color': PALETTE.principal[0], 'border-color': PALETTE.principal[1] } },
+    // A group's box takes its size from its nodes; every other node has its measured size.
+    { selector: 'node[w]', style: { 'width': 'data(w)', 'height': 'data(h)', 'text-max-width': 'data(w)' } },
     { selector: 'node.principal', style: { 'shape': 'ellipse' } },
     { selector: 'node.source', style: { 'shape': 'rectangle', 'background-color': PALETTE.source[0], 'border-color': PALETTE.source[1] } },
     { selector: 'node.grant', style: { 'shape': 'round-hexagon', 'background-color': PALETTE.grant[0], 'border-color': PALETTE.grant[1] } },
@@ -894,13 +897,23 @@
   // the graph with each group as one node; (3) what is still wider than the canvas is folded
   // into strips (fold). The canvas then grows to the graph's height (fitCanvas).
   function layout(g, width) {
-    // A node is as wide as its longest line, measured in the label's font.
+    // A node is as wide as its longest line, measured in the label's font; a line is wrapped
+    // at spaces to at most LINE_WIDTH px (a line of 36 CJK characters is twice as wide as one
+    // of 36 Latin ones).
     const ctx = document.createElement('canvas').getContext('2d');
     ctx.font = FONT_SIZE + 'px ' + FONT;
+    const fit = (l) => {
+      const out = [];
+      let cur = '';
+      for (const w of l.split(' ')) {
+        if (cur && ctx.measureText(cur + ' ' + w).width > LINE_WIDTH) { out.push(cur); cur = w; } else cur = cur ? cur + ' ' + w : w;
+      }
+      return out.concat([cur]);
+    };
     const size = new Map(g.nodes.map((n) => {
-      const lines = n.lines.flatMap((l) => wrap(l, 36));
+      const lines = n.lines.flatMap(fit);
       const longest = Math.max(...lines.map((l) => ctx.measureText(l).width));
-      return [n.id, { label: lines.join('\n'), w: Math.ceil(Math.min(280, Math.max(60, longest + 24))), h: lines.length * 14 + 14 }];
+      return [n.id, { label: lines.join('\n'), w: Math.ceil(Math.max(60, longest + 24)), h: lines.length * 14 + 14 }];
     }));
     const outs = new Map(), ins = new Map();
     for (const e of g.edges) {
