@@ -226,6 +226,12 @@ derive plan:c from plan:a by orchestrator`)
 	if n := strings.Count(all, "was superseded by Klarveld.price_per_seat@2"); n != 1 {
 		t.Errorf("the supersession is told %d times:\n%s", n, all)
 	}
+	// In the node list too, an artifact that needs review is red, as in the legend.
+	var stripe string
+	b.eval(`getComputedStyle(document.querySelector('ol.nodes button[data-node-key="artifact:plan:a@1"]')).borderLeftColor`, &stripe)
+	if stripe != "rgb(201, 42, 42)" {
+		t.Errorf("plan:a@1 needs review; its button's stripe is %s", stripe)
+	}
 	for _, ref := range []string{"plan:pick-vendor@1", "plan:a@1", "plan:b@1"} {
 		if !strings.Contains(texts[ref], "needs review") || !strings.Contains(texts[ref], "Klarveld.price_per_seat@1") {
 			t.Errorf("%s: %q", ref, texts[ref])
