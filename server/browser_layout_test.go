@@ -152,5 +152,22 @@ func TestPageLargeGraphsStayReadable(t *testing.T) {
 	if seen.Top < 0 || seen.Bottom > seen.Window || seen.Zoom < 0.95 {
 		t.Errorf("report:p1-9@1, chosen from the list, is not in the window: %+v", seen)
 	}
+
+	// The wheel scrolls the page over the canvas; with Ctrl it zooms, and so do the buttons.
+	var zooms []float64
+	b.eval(`(() => {
+		const box = document.getElementById('graph'), cy = box._cyreg.cy, r = box.getBoundingClientRect();
+		const wheel = (ctrlKey) => box.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, ctrlKey, clientX: r.left + 50, clientY: Math.max(r.top, 0) + 50, bubbles: true, cancelable: true}));
+		const out = [cy.zoom()];
+		out.push(wheel(false) ? cy.zoom() : -1); // not cancelled: the page scrolls
+		wheel(true); out.push(cy.zoom());
+		document.querySelector('.zoom button[aria-label="Zoom out"]').click(); out.push(cy.zoom());
+		document.querySelector('.zoom button[aria-label="Zoom in"]').click(); out.push(cy.zoom());
+		[...document.querySelectorAll('.zoom button')].find((b) => b.textContent === 'Fit').click(); out.push(cy.zoom());
+		return out;
+	})()`, &zooms)
+	if len(zooms) != 6 || zooms[1] != zooms[0] || zooms[2] <= zooms[1] || zooms[3] >= zooms[2] || zooms[4] <= zooms[3] || zooms[5] < 0.95 || zooms[5] > 1.5 {
+		t.Errorf("zoom before, after a wheel, a Ctrl+wheel, −, +, Fit: %v", zooms)
+	}
 	b.clean()
 }
