@@ -874,7 +874,7 @@
     { selector: 'node.grouped', style: { 'z-compound-depth': 'top', 'z-index': 2 } },
     // Selection is a ring outside the node, in a colour no state has, and leaves the node's own
     // colours alone: a tint over them would make one state look like another.
-    { selector: 'node:selected', style: { 'overlay-opacity': 0, 'outline-color': SELECTED, 'outline-width': 4, 'outline-offset': 3, 'outline-opacity': 1 } },
+    { selector: 'node:selected', style: { 'overlay-opacity': 0, 'outline-color': SELECTED, 'outline-width': 3, 'outline-offset': 3, 'outline-opacity': 1 } },
     { selector: 'node:active', style: { 'overlay-opacity': 0 } },
     { selector: 'edge', style: {
       'curve-style': 'bezier', 'target-arrow-shape': 'triangle', 'width': 1.4, 'line-color': '#868e96', 'target-arrow-color': '#868e96',
