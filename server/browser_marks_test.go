@@ -20,7 +20,7 @@ import (
 func (b *browser) complaints() func() []string {
 	var mu sync.Mutex
 	var bad []string
-	chromedp.Listen(b.ctx, func(ev any) {
+	err := chromedp.Listen(b.ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
@@ -38,6 +38,9 @@ func (b *browser) complaints() func() []string {
 			}
 		}
 	})
+	if err != nil {
+		b.t.Fatal(err)
+	}
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
