@@ -135,10 +135,10 @@ func (s *Server) Handler() http.Handler {
 	page := web.Handler()
 	open := http.NewServeMux()
 	open.HandleFunc("POST /v1/session", s.signIn)
-	open.Handle("GET /v1/session", s.sessionProbe(api))
 	open.Handle("GET /{$}", page)
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)
+	open.Handle("GET /v1/session", s.sessionProbe(api))
 	cop := http.NewCrossOriginProtection()
 	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.SetHeaders(w.Header())
