@@ -138,6 +138,7 @@ func (s *Server) Handler() http.Handler {
 	open.Handle("GET /{$}", page)
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)
+	open.Handle("GET /v1/session", s.sessionProbe(api))
 	cop := http.NewCrossOriginProtection()
 	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.SetHeaders(w.Header())

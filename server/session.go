@@ -302,3 +302,37 @@ func (s *Server) cookieIdentity(r *http.Request) (identity, bool, error) {
 
 // errReadOnly is what a write through the web page's session gets.
 var errReadOnly = errors.New("the web page's session reads only: write with a bearer token (Authorization: Bearer …) or over MCP")
+
+// sessionProbe routes GET /v1/session, which the page asks on every load to learn whether its
+// browser is signed in. A request with no credential at all (no Authorization header, no
+// session cookie) is a browser that has not signed in: it is answered 204 No Content, not
+// refused, since there is nothing to refuse and a browser logs every 401 as an error. A
+// credential, good or bad, goes to bearer as on every request; when the session cookie no
+// longer signs in, the 401 also clears it, so that the next load asks without it.
+func (s *Server) sessionProbe(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			c, err := r.Cookie(SessionCookie)
+			if err != nil || c.Value == "" {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			w = &clearOnRefusal{ResponseWriter: w, secure: r.TLS != nil}
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// clearOnRefusal adds the cookie's removal to a 401.
+type clearOnRefusal struct {
+	http.ResponseWriter
+	secure bool
+}
+
+func (c *clearOnRefusal) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		http.SetCookie(c.ResponseWriter, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.secure})
+	}
+	c.ResponseWriter.WriteHeader(code)
+}

@@ -26,6 +26,8 @@
     'event': ['#fff9db', '#5c940d'],
   };
   const STATES = ['live', 'superseded', 'revoked', 'expired', 'contested'];
+  // The selection's colour: ink, which no state or kind of node is drawn in.
+  const SELECTED = '#212529';
   const EVENT_KINDS = ['principal', 'grant', 'decay', 'claim', 'revocation', 'confirmation', 'artifact', 'review', 'needs-review'];
   // A name or reference as the language writes it; anything else never reaches a script. A
   // name is as the language lexes one (letters of any script, digits, '_', ':', '/', and
@@ -99,6 +101,11 @@
   }
 
   function badge(state) { return el('span', { class: 'state ' + stateClass(state) }, show(state)); }
+
+  // privateMark marks a claim or artifact that only some principals (and the owner) may see:
+  // a reader who may see it is told that others may not.
+  function privateMark(seenBy) { return el('span', { class: 'private' }, 'private: seen by ' + seenBy.map(show).join(', ')); }
+  function seenByLine(v) { return v.seen_by && v.seen_by.length ? ['private: seen by ' + v.seen_by.map(show).join(', ')] : []; }
 
   // ---- routes: #/VIEW/ARG?tx=N ----
 
@@ -207,7 +214,7 @@
       signedOut('Signed out.');
     });
     $('search').addEventListener('submit', (ev) => { ev.preventDefault(); search($('q').value.trim()); });
-    $('tx').addEventListener('input', () => { $('txlabel').textContent = txLabel(Number($('tx').value)); });
+    $('tx').addEventListener('input', () => setTxLabel(Number($('tx').value)));
     $('tx').addEventListener('change', () => {
       const n = Number($('tx').value);
       const rt = parseHash();
@@ -226,8 +233,10 @@
       signedOut('That sign-in link was already used or has expired: ask for a new one, or sign in with a token.');
       return;
     }
+    // 204: this browser has not signed in (the server answers that without a 401, which a
+    // browser would log as an error on every load).
     const r = await fetch('/v1/session', { credentials: 'same-origin', cache: 'no-store' });
-    if (r.ok) start(await r.json());
+    if (r.status === 200) start(await r.json());
     else signedOut('');
   }
 
@@ -269,17 +278,24 @@
 
   // ---- time travel ----
 
-  function txLabel(n) {
+  // txLabel is the slider's label, kept short so that the header stays on one line; txDetail
+  // is the whole of it (when, by whom), for the banner and a screen reader.
+  function txLabel(n) { return n >= S.head ? 'now (tx ' + S.head + ')' : 'tx ' + n; }
+  function txDetail(n) {
     if (n >= S.head) return 'now (tx ' + S.head + ')';
     const i = S.txInfo.get(n);
-    return 'tx ' + n + (i ? ' · ' + when(i.at) + ' · ' + show(i.by) : '');
+    return 'tx ' + n + (i ? ', ' + when(i.at) + ', by ' + show(i.by) : '');
+  }
+  function setTxLabel(n) {
+    $('txlabel').textContent = txLabel(n);
+    $('tx').setAttribute('aria-valuetext', txDetail(n));
   }
 
   function syncTime() {
     const r = $('tx');
     r.max = String(S.head);
     r.value = String(S.tx === null ? S.head : S.tx);
-    $('txlabel').textContent = txLabel(S.tx === null ? S.head : S.tx);
+    setTxLabel(S.tx === null ? S.head : S.tx);
     $('now').disabled = S.tx === null;
   }
 
@@ -352,7 +368,8 @@
     const out = el('div', { id: 'content', 'data-view': rt.view });
     const later = [];
     if (S.tx !== null) {
-      out.append(el('p', { class: 'banner' }, 'Reading the memory as of transaction ' + S.tx + '. Live changes are not shown: ',
+      const i = S.txInfo.get(S.tx);
+      out.append(el('p', { class: 'banner' }, 'Reading the memory as of transaction ' + S.tx + (i ? ' (' + when(i.at) + ', by ' + show(i.by) + ')' : '') + '. Live changes are not shown: ',
         el('a', { href: route(rt.view, rt.arg, null) }, 'back to now'), '.'));
     }
     try {
@@ -381,7 +398,7 @@
     return el('table', { class: 'claims' },
       el('thead', {}, el('tr', {}, ['claim', 'value', 'state', 'kind', 'confidence', 'effective', 'by', 'since', 'sources', ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, claims.map((c) => el('tr', { class: stateClass(c.state), 'data-ref': c.ref },
-        el('td', { class: 'ref' }, link('why', c.ref)),
+        el('td', { class: 'ref' }, link('why', c.ref), c.seen_by && c.seen_by.length ? [' ', privateMark(c.seen_by)] : ''),
         el('td', { class: 'value' }, valueText(c)),
         el('td', {}, badge(c.state)),
         el('td', {}, show(c.kind)),
@@ -424,6 +441,7 @@
       out.append(el('h1', {}, 'Why ' + show(ref)), tabs(ref, 'why'));
       const [res] = await query('why ' + ref);
       const g = whyGraph(res.rows[0]);
+      await fillStates(g);
       out.append(legend(), graphBox(g, later));
     },
 
@@ -435,6 +453,7 @@
         out.append(el('p', {}, 'Nothing that you may see depends on ' + show(ref) + '.'));
       }
       const g = impactGraph(res);
+      await fillStates(g);
       out.append(legend(), graphBox(g, later));
       out.append(el('h2', {}, 'Dependents'), await explainDependents(res));
       if (res.runs && res.runs.length) out.append(el('h2', {}, 'Served to runs'), servedToRuns(res.runs));
@@ -526,7 +545,7 @@
       const state = artifact ? (v.review === 'needs review' ? 'revoked' : v.state) : v.state;
       return el('li', { class: stateClass(state), 'data-ref': v.ref },
         el('div', {}, link('why', v.ref), artifact ? '' : [' = ', el('span', { class: 'value' }, valueText(v))], ' ',
-          badge(v.state), artifact && v.review ? [' ', badge(v.review)] : ''),
+          badge(v.state), artifact && v.review ? [' ', badge(v.review)] : '', v.seen_by && v.seen_by.length ? [' ', privateMark(v.seen_by)] : ''),
         el('div', { class: 'sub' }, 'tx ' + v.tx + ' · ' + when(v.recorded_at) + ' · ' + (artifact ? 'derived by ' + show(v.derived_by) + (v.run ? ' in run ' + show(v.run) : '') : show(v.kind) + ' by ' + show(v.asserted_by)) +
           (artifact ? '' : ' · since ' + when(v.since)) +
           (v.sources && v.sources.length ? ' · from ' + v.sources.map((s) => show(s.id)).join(', ') : '') +
@@ -576,8 +595,8 @@
 
   function claimNode(g, c) {
     return g.node('claim:' + c.ref, () => ({
-      kind: 'claim', state: c.state,
-      lines: [show(c.ref) + ' = ' + valueText(c), c.state + ' · ' + show(c.asserted_by) + ' · ' + conf(c.effective_confidence)],
+      kind: 'claim', state: c.state, private: !!(c.seen_by && c.seen_by.length),
+      lines: [show(c.ref) + ' = ' + valueText(c), c.state + ' · ' + show(c.asserted_by) + ' · ' + conf(c.effective_confidence)].concat(seenByLine(c)),
       fields: [['claim', show(c.ref)], ['value', valueText(c)], ['state', show(c.state)], ['since', when(c.since)], ['kind', show(c.kind)],
         ['confidence', conf(c.confidence)], ['effective confidence', conf(c.effective_confidence)], ['asserted by', show(c.asserted_by)],
         ['recorded', 'tx ' + c.tx + ' · ' + when(c.recorded_at)], ['sources', (c.sources || []).map((s) => show(s.id)).join(', ')],
@@ -588,10 +607,10 @@
 
   function artifactNode(g, a) {
     return g.node('artifact:' + a.ref, () => ({
-      kind: 'artifact', state: a.state, review: a.review,
-      lines: [show(a.ref), a.state + (a.review === 'needs review' ? ' · NEEDS REVIEW' : '') + ' · ' + show(a.derived_by)],
+      kind: 'artifact', state: a.state, review: a.review, private: !!(a.seen_by && a.seen_by.length),
+      lines: [show(a.ref), a.state + (a.review === 'needs review' ? ' · NEEDS REVIEW' : '') + ' · ' + show(a.derived_by)].concat(seenByLine(a)),
       fields: [['artifact', show(a.ref)], ['state', show(a.state)], ['review', show(a.review)], ['stale inputs', (a.stale || []).map(show).join(', ')],
-        ['derived by', show(a.derived_by)], ['in run', a.run ? link('run', a.run) : ''], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
+        ['seen by', (a.seen_by || []).map(show).join(', ')], ['derived by', show(a.derived_by)], ['in run', a.run ? link('run', a.run) : ''], ['derived from', (a.derived_from || []).map(show).join(', ')], ['confidence', conf(a.confidence)],
         ['effective confidence', conf(a.effective_confidence)], ['recorded', 'tx ' + a.tx + ' · ' + when(a.recorded_at)],
         ['last review', a.last_review ? show(a.last_review.by) + ' · tx ' + a.last_review.tx + (a.last_review.because ? ' · "' + show(a.last_review.because) + '"' : '') : '']],
       links: [['why', a.ref], ['impact', a.ref], ['history', a.name]],
@@ -601,11 +620,34 @@
   function refNode(g, ref, state) {
     const claim = isClaimRef(ref);
     return g.node((claim ? 'claim:' : 'artifact:') + ref, () => ({
-      kind: claim ? 'claim' : 'artifact', state: state || '',
+      kind: claim ? 'claim' : 'artifact', state: state || '', ref,
       lines: [show(ref)].concat(state ? [state] : []),
       fields: [[claim ? 'claim' : 'artifact', show(ref)], ['state', show(state)]],
       links: [['why', ref], ['impact', ref], ['history', keyOf(ref)]],
     }), true);
+  }
+
+  // fillStates gives the nodes known by reference alone (what replaced a revoked or superseded
+  // version) their state and review, read with one history per key as the reader sees it, so
+  // that no node of a graph is drawn without its state.
+  async function fillStates(g) {
+    const stubs = g.nodes.filter((n) => n.stub && !n.state && REF.test(n.ref));
+    const keys = [...new Set(stubs.map((n) => keyOf(n.ref)))];
+    if (!keys.length) return;
+    const versions = new Map();
+    try {
+      for (const r of await query(...keys.map((k) => 'history ' + k))) for (const v of r.rows) versions.set(v.ref, v);
+    } catch (e) { return; /* drawn without it: the node's own views say more */ }
+    for (const n of stubs) {
+      const v = versions.get(n.ref);
+      if (!v) continue;
+      n.state = v.state;
+      n.review = v.review;
+      const review = v.review === 'needs review' ? ' · NEEDS REVIEW' : '';
+      n.lines = [show(n.ref) + (v.derived_by === undefined ? ' = ' + valueText(v) : ''), show(v.state) + review + ' · ' + show(v.asserted_by || v.derived_by)];
+      n.fields = n.fields.filter(([k]) => k !== 'state').concat([['state', show(v.state)], ['review', show(v.review)],
+        [v.derived_by ? 'derived by' : 'asserted by', show(v.asserted_by || v.derived_by)]]);
+    }
   }
 
   function principalNode(g, name) {
@@ -757,14 +799,23 @@
       if (ch) return show(ref) + ' is ' + show(ch.state) + (ch.replaced_by ? ', replaced by ' + show(ch.replaced_by) : '');
       return show(ref) + ' is no longer live';
     };
+    // What happened to a stale input is said once, for the first dependent that rests on it;
+    // the others name the input and its state and point back there.
+    const told = new Map();
+    const once = (ref) => {
+      if (!told.has(ref)) return what(ref) + '.';
+      const f = fate.get(ref);
+      const st = f ? (f.revoked ? 'revoked' : f.claim.state) : ((changes.get(ref) || {}).state || 'no longer live');
+      return show(ref) + ' is ' + show(st) + ' (see ' + show(told.get(ref)) + ' above).';
+    };
     return el('div', { class: 'dependents' }, res.rows.map((d) => {
       const a = d.artifact;
       const needs = a.review === 'needs review';
       const path = d.path.map(show).join(' → ');
       let text;
       if (needs) {
-        text = show(a.ref) + ' needs review. It rests on the changed node along ' + path + '. ' +
-          (a.stale || []).map((s) => what(s) + '.').join(' ') +
+        const stale = (a.stale || []).map((s) => { const t = once(s); if (!told.has(s)) told.set(s, a.ref); return t; });
+        text = show(a.ref) + ' needs review. It rests on the changed node along ' + path + '. ' + stale.join(' ') +
           (a.last_review ? ' It was last reviewed by ' + show(a.last_review.by) + ' at tx ' + a.last_review.tx + ', before that.' : ' It has never been reviewed since.');
       } else if (a.review === 'superseded') {
         text = show(a.ref) + ' is an old version (superseded): its review no longer matters. Path: ' + path + '.';
@@ -775,16 +826,36 @@
     }));
   }
 
+  // The legend has a swatch for every colour a node can have: the claim states, an artifact
+  // (blue while up to date), one that needs review, a private node (dashed), the selection.
   function legend() {
-    return el('div', { class: 'legend', 'aria-hidden': 'true' }, STATES.map(badge), badge('needs review'));
+    return el('div', { class: 'legend', 'aria-hidden': 'true' }, STATES.map(badge), badge('artifact'), badge('needs review'),
+      el('span', { class: 'state private-swatch' }, 'private (seen by some)'), el('span', { class: 'state selected-swatch' }, 'selected'));
   }
+
+  const PAD = 18;              // the canvas's margin around the graph, in CSS px
+  const MAX_CANVAS = 6000;     // the tallest the canvas grows, in CSS px
+  const RANK_GAP = 44;         // between a node and what it points at
+  const NODE_GAP = 28;         // between two nodes side by side
+  const STRIP_GAP = 32;        // between the strips of a folded graph
+  const READABLE = 1;          // the zoom at which a label is FONT_SIZE px high
+  const FONT_SIZE = 11;
+  const FONT = 'Helvetica, Arial, sans-serif';
+  const LINE_WIDTH = 240;      // the longest line of a label, in CSS px, before it wraps
+
+  const FAN = 6;               // a node with this many leaves of one relation draws them as a group
+  const CELL_GAP = 10;         // between the nodes of a group
+  const GROUP_PAD = 10;        // inside a group's box
+  const GROUP_LABEL = 22;      // a group's label, above its nodes
 
   const STYLE = [
     { selector: 'node', style: {
-      'shape': 'round-rectangle', 'label': 'data(label)', 'text-wrap': 'wrap', 'text-max-width': '260px',
-      'text-valign': 'center', 'text-halign': 'center', 'font-size': 11, 'font-family': 'Helvetica, Arial, sans-serif',
-      'color': '#212529', 'width': 'data(w)', 'height': 'data(h)', 'border-width': 1.5,
+      'shape': 'round-rectangle', 'label': 'data(label)', 'text-wrap': 'wrap',
+      'text-valign': 'center', 'text-halign': 'center', 'font-size': FONT_SIZE, 'font-family': FONT,
+      'color': '#212529', 'border-width': 1.5,
       'background-color': PALETTE.principal[0], 'border-color': PALETTE.principal[1] } },
+    // A group's box takes its size from its nodes; every other node has its measured size.
+    { selector: 'node[w]', style: { 'width': 'data(w)', 'height': 'data(h)', 'text-max-width': 'data(w)' } },
     { selector: 'node.principal', style: { 'shape': 'ellipse' } },
     { selector: 'node.source', style: { 'shape': 'rectangle', 'background-color': PALETTE.source[0], 'border-color': PALETTE.source[1] } },
     { selector: 'node.grant', style: { 'shape': 'round-hexagon', 'background-color': PALETTE.grant[0], 'border-color': PALETTE.grant[1] } },
@@ -795,7 +866,16 @@
     { selector: 'node.artifact.live', style: { 'background-color': PALETTE.artifact[0], 'border-color': PALETTE.artifact[1] } },
     { selector: 'node.claim.live', style: { 'border-width': 2.5 } },
     { selector: 'node.needs-review', style: { 'background-color': PALETTE['needs review'][0], 'border-color': PALETTE['needs review'][1], 'border-width': 5, 'border-style': 'double' } },
-    { selector: 'node:selected', style: { 'overlay-color': '#1971c2', 'overlay-opacity': 0.18, 'overlay-padding': 6 } },
+    { selector: 'node.private', style: { 'border-style': 'dashed' } },
+    { selector: 'node.group', style: { 'shape': 'round-rectangle', 'background-color': '#f8f9fa', 'border-color': '#adb5bd', 'border-width': 1,
+      'padding': GROUP_PAD, 'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -4, 'font-size': 12, 'font-weight': 'bold', 'color': '#495057',
+      'z-compound-depth': 'top', 'z-index': 1 } },
+    // A group and its nodes are drawn above the edges that pass behind it to the strips below.
+    { selector: 'node.grouped', style: { 'z-compound-depth': 'top', 'z-index': 2 } },
+    // Selection is a ring outside the node, in a colour no state has, and leaves the node's own
+    // colours alone: a tint over them would make one state look like another.
+    { selector: 'node:selected', style: { 'overlay-opacity': 0, 'outline-color': SELECTED, 'outline-width': 3, 'outline-offset': 3, 'outline-opacity': 1 } },
+    { selector: 'node:active', style: { 'overlay-opacity': 0 } },
     { selector: 'edge', style: {
       'curve-style': 'bezier', 'target-arrow-shape': 'triangle', 'width': 1.4, 'line-color': '#868e96', 'target-arrow-color': '#868e96',
       'label': 'data(label)', 'font-size': 10, 'color': '#495057', 'text-background-color': '#ffffff', 'text-background-opacity': 1,
@@ -803,6 +883,224 @@
     { selector: 'edge.by', style: { 'line-style': 'dashed' } },
     { selector: 'edge.strong', style: { 'width': 2.8, 'line-color': '#343a40', 'target-arrow-color': '#343a40' } },
   ]);
+
+  function nodeClasses(n) {
+    return [n.kind, stateClass(n.state), n.review === 'needs review' ? 'needs-review' : '', n.private ? 'private' : ''].filter(Boolean);
+  }
+
+  // layout places the graph's nodes for Cytoscape, for a canvas `width` CSS px wide at zoom 1.
+  //
+  // A wide or deep graph must stay readable at the zoom the page opens at, so it is not shrunk
+  // to fit: (1) a fan — at least FAN edges of one relation from one node to nodes that lead
+  // nowhere of their own (an impact's hundred dependents) — becomes one group, its nodes in a
+  // grid inside a box that says what they are, with one edge to the box; (2) dagre lays out
+  // the graph with each group as one node; (3) what is still wider than the canvas is folded
+  // into strips (fold). The canvas then grows to the graph's height (fitCanvas).
+  function layout(g, width) {
+    // A node is as wide as its longest line, measured in the label's font; a line is wrapped
+    // at spaces to at most LINE_WIDTH px (a line of 36 CJK characters is twice as wide as one
+    // of 36 Latin ones).
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = FONT_SIZE + 'px ' + FONT;
+    const fit = (l) => {
+      const out = [];
+      let cur = '';
+      for (const w of l.split(' ')) {
+        if (cur && ctx.measureText(cur + ' ' + w).width > LINE_WIDTH) { out.push(cur); cur = w; } else cur = cur ? cur + ' ' + w : w;
+      }
+      return out.concat([cur]);
+    };
+    const size = new Map(g.nodes.map((n) => {
+      const lines = n.lines.flatMap(fit);
+      const longest = Math.max(...lines.map((l) => ctx.measureText(l).width));
+      return [n.id, { label: lines.join('\n'), w: Math.ceil(Math.max(60, longest + 24)), h: lines.length * 14 + 14 }];
+    }));
+    const outs = new Map(), ins = new Map();
+    for (const e of g.edges) {
+      outs.set(e.from, (outs.get(e.from) || []).concat([e]));
+      ins.set(e.to, (ins.get(e.to) || []).concat([e]));
+    }
+    const shared = (id) => (ins.get(id) || []).length > 1;
+    // A node leads nowhere of its own when every edge out of it reaches a node others reach too
+    // (an asserter), or there is none.
+    const leaf = (id) => (outs.get(id) || []).every((e) => shared(e.to));
+    const groupOf = new Map(); // node id → group
+    const groups = [];
+    for (const n of g.nodes) {
+      const fans = new Map();
+      for (const e of outs.get(n.id) || []) {
+        if (groupOf.has(e.to) || !leaf(e.to) || e.to === n.id) continue;
+        fans.set(e.label, (fans.get(e.label) || []).concat([e]));
+      }
+      for (const [label, fan] of fans) {
+        if (fan.length < FAN) continue;
+        const members = [...new Set(fan.map((e) => e.to))].filter((m) => !groupOf.has(m)); // a node is in one group at most
+        if (members.length < FAN) continue;
+        const cw = Math.max(...members.map((m) => size.get(m).w)) + 8, ch = Math.max(...members.map((m) => size.get(m).h)) + 8;
+        const cols = Math.max(1, Math.min(members.length, Math.floor((width - 2 * GROUP_PAD + CELL_GAP) / (cw + CELL_GAP))));
+        const rows = Math.ceil(members.length / cols);
+        const gr = { id: 'g' + groups.length, from: n.id, label, members, cw, ch, cols,
+          w: cols * cw + (cols - 1) * CELL_GAP + 2 * GROUP_PAD, h: rows * ch + (rows - 1) * CELL_GAP + 2 * GROUP_PAD + GROUP_LABEL };
+        const verb = / (of|by|from)$/.test(label) ? 'is ' + label : label;
+        gr.text = n.lines[0] + ' ' + verb + ' these ' + members.length + ':';
+        groups.push(gr);
+        for (const m of members) groupOf.set(m, gr);
+      }
+    }
+    const fanEdge = (e) => groupOf.has(e.to) && groupOf.get(e.to).from === e.from && groupOf.get(e.to).label === e.label;
+    // (2) dagre, on a headless copy in which each group is one node.
+    const proxy = (id) => groupOf.has(id) ? groupOf.get(id).id : id;
+    const pnodes = g.nodes.filter((n) => !groupOf.has(n.id)).map((n) => ({ data: { id: n.id, w: size.get(n.id).w + 8, h: size.get(n.id).h + 8 } }))
+      .concat(groups.map((gr) => ({ data: { id: gr.id, w: gr.w, h: gr.h } })));
+    const pedges = new Map(), beside = new Set();
+    for (const e of g.edges) {
+      const a = proxy(e.from), b = proxy(e.to);
+      // What replaced a version, when nothing else leads to it, is laid out as if it stood
+      // alone: dagre then puts it in the top rank, beside the start, not under the fold.
+      if (e.label === 'replaced by' && !shared(e.to) && !(outs.get(e.to) || []).length) { beside.add(e.to); continue; }
+      if (a !== b) pedges.set(a + ' ' + b, { data: { id: 'p' + pedges.size, source: a, target: b } });
+    }
+    const pcy = cytoscape({ headless: true, styleEnabled: true, elements: pnodes.concat([...pedges.values()]),
+      style: [{ selector: 'node', style: { 'width': 'data(w)', 'height': 'data(h)', 'shape': 'rectangle' } }] });
+    pcy.layout({ name: 'dagre', rankDir: 'TB', nodeSep: NODE_GAP, rankSep: RANK_GAP, edgeSep: 12, fit: false, animate: false }).run();
+    for (const id of beside) { const n = pcy.getElementById(id); n.position({ x: n.position('x') + 60, y: n.position('y') }); } // room for the edge's label
+    fold(pcy, width);
+    const pos = new Map(pcy.nodes().map((n) => [n.id(), Object.assign({}, n.position())]));
+    pcy.destroy();
+    // (3) Cytoscape's elements: a group's box is a compound node around its members.
+    const els = groups.map((gr) => ({ group: 'nodes', data: { id: gr.id, label: gr.text }, classes: ['group'], selectable: false }));
+    for (const n of g.nodes) {
+      const gr = groupOf.get(n.id);
+      let p = pos.get(n.id);
+      if (gr) {
+        const i = gr.members.indexOf(n.id), c = pos.get(gr.id);
+        p = { x: c.x - gr.w / 2 + GROUP_PAD + (i % gr.cols) * (gr.cw + CELL_GAP) + gr.cw / 2,
+          y: c.y - gr.h / 2 + GROUP_LABEL + GROUP_PAD + Math.floor(i / gr.cols) * (gr.ch + CELL_GAP) + gr.ch / 2 };
+      }
+      const sz = size.get(n.id);
+      const data = { id: n.id, label: sz.label, w: sz.w, h: sz.h };
+      if (gr) data.parent = gr.id;
+      els.push({ group: 'nodes', data, position: p, classes: nodeClasses(n).concat(gr ? ['grouped'] : []) });
+    }
+    g.edges.forEach((e, i) => {
+      if (fanEdge(e)) return;
+      els.push({ group: 'edges', data: { id: 'e' + i, source: e.from, target: e.to, label: e.label }, classes: e.cls ? [e.cls] : [] });
+    });
+    for (const gr of groups) els.push({ group: 'edges', data: { id: 'f' + gr.id, source: gr.from, target: gr.id, label: gr.label } });
+    return els;
+  }
+
+  // fold makes a wide layered drawing fit the canvas's width at a readable zoom. From the first
+  // rank wider than the canvas down, each node of that rank and what only it leads to (a claim
+  // and its source, a plan and the group of its dependents) is one unit; the units are packed
+  // left to right in dagre's order into strips no wider than the canvas, and the strips are
+  // stacked one under the other, like lines of text. Nodes that many point at and that point
+  // nowhere (the asserters) go under all the strips, where every edge to them runs downwards.
+  // The ranks above the fold are centred over the strips.
+  function fold(cy, width) {
+    const items = new Map(cy.nodes().map((n) => {
+      const p = n.position(), w = n.outerWidth(), h = n.outerHeight();
+      return [n.id(), { n, x: p.x, y: p.y, x1: p.x - w / 2, x2: p.x + w / 2, y1: p.y - h / 2, y2: p.y + h / 2 }];
+    }));
+    const ranks = new Map();
+    for (const it of items.values()) { const k = Math.round(it.y); ranks.set(k, (ranks.get(k) || []).concat([it])); }
+    const ys = [...ranks.keys()].sort((a, b) => a - b);
+    const box = (list) => ({ x1: Math.min(...list.map((i) => i.x1)), x2: Math.max(...list.map((i) => i.x2)),
+      y1: Math.min(...list.map((i) => i.y1)), y2: Math.max(...list.map((i) => i.y2)) });
+    const f = ys.findIndex((y) => { const b = box(ranks.get(y)); return b.x2 - b.x1 > width; });
+    if (f < 0) return;
+    let top = 0;
+    for (const y of ys.slice(0, f)) { // each rank above the fold, centred on x = 0
+      const list = ranks.get(y), b = box(list);
+      for (const i of list) i.n.position({ x: i.x - (b.x1 + b.x2) / 2, y: i.y - b.y1 + top });
+      top += b.y2 - b.y1 + RANK_GAP;
+    }
+    const lower = new Set(ys.slice(f).flatMap((y) => ranks.get(y)));
+    const last = [...lower].filter((i) => i.n.indegree() > 1 && i.n.outdegree() === 0);
+    const owned = new Set(last);
+    const units = [];
+    const claim = (it) => { // it and what it alone leads to, below the fold
+      const unit = [it];
+      owned.add(it);
+      for (let k = 0; k < unit.length; k++) {
+        unit[k].n.outgoers('node').forEach((m) => {
+          const mi = items.get(m.id());
+          if (lower.has(mi) && !owned.has(mi) && m.incomers('node').every((p) => unit.includes(items.get(p.id())))) { owned.add(mi); unit.push(mi); }
+        });
+      }
+      return unit;
+    };
+    for (const y of ys.slice(f)) for (const it of ranks.get(y).sort((a, b) => a.x - b.x)) if (!owned.has(it)) units.push(claim(it));
+    // Within a unit each rank's nodes are centred under its first, so a claim stands over its
+    // source, however far apart dagre put them to spare the crossings of the whole.
+    for (const u of units) {
+      const rows = new Map();
+      for (const i of u) rows.set(Math.round(i.y), (rows.get(Math.round(i.y)) || []).concat([i]));
+      for (const row of rows.values()) {
+        row.sort((a, b) => a.x - b.x);
+        let x = u[0].x - (row.reduce((s, i) => s + i.x2 - i.x1, 0) + (row.length - 1) * NODE_GAP) / 2;
+        for (const i of row) { const w = i.x2 - i.x1; i.x = x + w / 2; i.x1 = x; i.x2 = x + w; x += w + NODE_GAP; }
+      }
+    }
+    const strip = (list) => { // units side by side, each keeping its ranks' heights
+      const b = list.map(box);
+      const w = b.reduce((s, x) => s + x.x2 - x.x1, 0) + (list.length - 1) * NODE_GAP;
+      let x = -w / 2;
+      const y1 = Math.min(...b.map((x) => x.y1)), y2 = Math.max(...b.map((x) => x.y2));
+      list.forEach((u, k) => {
+        for (const i of u) i.n.position({ x: i.x - b[k].x1 + x, y: i.y - y1 + top });
+        x += b[k].x2 - b[k].x1 + NODE_GAP;
+      });
+      top += y2 - y1 + STRIP_GAP;
+    };
+    for (const group of [units.sort((a, b) => box(a).x1 - box(b).x1), last.sort((a, b) => a.x - b.x).map((i) => [i])]) {
+      let cur = [], w = 0;
+      for (const u of group) {
+        const b = box(u), uw = b.x2 - b.x1;
+        if (cur.length && w + NODE_GAP + uw > width) { strip(cur); cur = []; w = 0; }
+        w += (cur.length ? NODE_GAP : 0) + uw;
+        cur.push(u);
+      }
+      if (cur.length) strip(cur);
+    }
+  }
+
+  // fitCanvas sizes the canvas to the graph at a readable zoom, from its least height (62% of
+  // the window) up to MAX_CANVAS, and fits the graph in it; a small graph is not blown up past
+  // 1.5 times its natural size.
+  function fitCanvas(cy, box) {
+    if (!cy.nodes().length) return;
+    const bb = cy.elements().boundingBox();
+    const base = Math.max(380, Math.round(window.innerHeight * 0.62));
+    const want = Math.ceil(bb.h * READABLE + 2 * PAD + 4);
+    box.style.height = Math.min(MAX_CANVAS, Math.max(base, want)) + 'px';
+    cy.resize();
+    cy.fit(undefined, PAD);
+    if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+    if (cy.zoom() < READABLE && want > MAX_CANVAS && bb.w * READABLE + 2 * PAD <= box.clientWidth) {
+      // Taller than the tallest canvas: stay readable and start at the top; the rest is a
+      // scroll of the list, or a drag, away.
+      cy.zoom(READABLE);
+      cy.pan({ x: box.clientWidth / 2 - (bb.x1 + bb.w / 2) * READABLE, y: PAD - bb.y1 * READABLE });
+    }
+  }
+
+  function zoomBy(cy, k) {
+    cy.zoom({ level: cy.zoom() * k, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  }
+
+  // reveal brings a node chosen from the list into sight: into the canvas's view, at a zoom
+  // it can be read at, and the canvas into the window.
+  function reveal(cy, box, node) {
+    const in_ = (b, w, h) => b.x1 >= 0 && b.y1 >= 0 && b.x2 <= w && b.y2 <= h;
+    if (cy.zoom() < READABLE * 0.95 || !in_(node.renderedBoundingBox(), cy.width(), cy.height())) {
+      cy.zoom(Math.max(cy.zoom(), READABLE));
+      cy.center(node);
+    }
+    const r = box.getBoundingClientRect(), b = node.renderedBoundingBox();
+    const top = r.top + b.y1, bottom = r.top + b.y2;
+    if (top < 0 || bottom > window.innerHeight) window.scrollBy(0, (top + bottom) / 2 - window.innerHeight / 2);
+  }
 
   // graphBox lays out a graph and, beside it, the same nodes as a list of buttons (the way to
   // reach every node from the keyboard and with a screen reader), the selected node's details,
@@ -818,17 +1116,22 @@
       if (!n) return;
       S.selected = { route: location.hash, key: n.key };
       for (const [bid, b] of buttons) b.setAttribute('aria-pressed', bid === id ? 'true' : 'false');
-      if (cy) { cy.$(':selected').unselect(); cy.getElementById(id).select(); }
+      if (cy) {
+        cy.$(':selected').unselect();
+        const node = cy.getElementById(id);
+        node.select();
+        if (focus === 'list') reveal(cy, box, node);
+      }
       details.replaceChildren(
         el('dl', {}, n.fields.filter(([, v]) => v !== '' && v !== undefined).map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
         n.links.length ? el('p', {}, 'Open: ', n.links.map(([v, a], i) => [i ? ' · ' : '', link(v, a, v)])) : '');
-      if (focus) buttons.get(id).focus();
+      if (focus === true) buttons.get(id).focus();
     };
     const list = el('ol', { class: 'nodes', 'aria-label': 'Nodes of the graph' }, g.nodes.map((n) => {
-      const cls = [n.kind, stateClass(n.state), n.review === 'needs review' ? 'needs-review' : ''].filter(Boolean).join(' ');
+      const cls = nodeClasses(n).join(' ');
       const b = el('button', { type: 'button', class: cls, 'data-node-id': n.id, 'data-node-key': n.key, 'data-kind': n.kind,
         'data-state': n.state || '', 'data-review': n.review || '', 'aria-pressed': 'false',
-        on: { click: () => select(n.id), focus: () => select(n.id) } }, n.lines.join('\n'));
+        on: { click: () => select(n.id, 'list'), focus: () => select(n.id, 'list') } }, n.lines.join('\n'));
       buttons.set(n.id, b);
       return el('li', {}, b);
     }));
@@ -837,28 +1140,33 @@
       el('ul', { class: 'edges' }, g.edges.map((e) => el('li', { 'data-from': byId.get(e.from).key, 'data-to': byId.get(e.to).key, 'data-label': e.label },
         names.get(e.from) + ' — ' + e.label + ' → ' + names.get(e.to)))));
     later.push(() => {
-      const elements = g.nodes.map((n) => {
-        const lines = n.lines.flatMap((l) => wrap(l, 36));
-        const longest = Math.max(...lines.map((l) => l.length));
-        return {
-          group: 'nodes',
-          data: { id: n.id, label: lines.join('\n'), w: Math.min(270, Math.max(70, longest * 6.4 + 22)), h: lines.length * 14 + 16 },
-          classes: [n.kind, stateClass(n.state), n.review === 'needs review' ? 'needs-review' : ''].filter(Boolean),
-        };
-      }).concat(g.edges.map((e, i) => ({ group: 'edges', data: { id: 'e' + i, source: e.from, target: e.to, label: e.label }, classes: e.cls ? [e.cls] : [] })));
       if (typeof cytoscape === 'function') {
-        cy = cytoscape({ container: box, elements, style: STYLE, layout: { name: 'dagre', rankDir: 'TB', nodeSep: 28, rankSep: 52, edgeSep: 12, padding: 18 },
-          minZoom: 0.2, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true });
+        // Wheel zooming is off: over a canvas taller than the window the wheel must scroll the
+        // page. Ctrl (or ⌘) with the wheel zooms, and so do the buttons above the graph.
+        cy = cytoscape({ container: box, elements: layout(g, box.clientWidth - 2 * PAD), style: STYLE, layout: { name: 'preset', fit: false },
+          minZoom: 0.2, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true, userZoomingEnabled: false });
+        fitCanvas(cy, box);
         cy.on('tap', 'node', (ev) => select(ev.target.id(), true));
-        // A small graph is not blown up past its natural size.
-        if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+        box.addEventListener('wheel', (ev) => {
+          if (!ev.ctrlKey && !ev.metaKey) return;
+          ev.preventDefault();
+          const r = box.getBoundingClientRect();
+          cy.zoom({ level: cy.zoom() * (ev.deltaY < 0 ? 1.15 : 1 / 1.15), renderedPosition: { x: ev.clientX - r.left, y: ev.clientY - r.top } });
+        }, { passive: false });
+        zoomIn.addEventListener('click', () => zoomBy(cy, 1.25));
+        zoomOut.addEventListener('click', () => zoomBy(cy, 0.8));
+        zoomFit.addEventListener('click', () => fitCanvas(cy, box));
         current = cy;
-        box.setAttribute('data-drawn', String(cy.nodes().length));
+        box.setAttribute('data-drawn', String(cy.nodes(':childless').length));
       }
       const keep = (S.selected && S.selected.route === location.hash && g.nodes.find((n) => n.key === S.selected.key)) || g.nodes[0];
       if (keep) select(keep.id, false);
     });
-    return el('div', { class: 'graphbox' }, box, el('div', { class: 'side' }, details, el('h2', {}, 'Nodes'), list, edges));
+    const zoomIn = el('button', { type: 'button', 'aria-label': 'Zoom in' }, '+');
+    const zoomOut = el('button', { type: 'button', 'aria-label': 'Zoom out' }, '−');
+    const zoomFit = el('button', { type: 'button' }, 'Fit');
+    const tools = el('div', { class: 'zoom' }, zoomOut, zoomIn, zoomFit, el('span', { class: 'hint' }, 'Ctrl + wheel zooms; drag to pan'));
+    return el('div', { class: 'graphbox' }, el('div', {}, tools, box), el('div', { class: 'side' }, details, el('h2', {}, 'Nodes'), list, edges));
   }
 
   if (typeof cytoscape === 'function' && typeof cytoscapeDagre === 'function') cytoscape.use(cytoscapeDagre);
