@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,6 +71,9 @@ type Server struct {
 	mcps map[string]*mcpEntry // by principal
 	stop chan struct{}        // closed by Close: ends watches
 	once sync.Once
+
+	draining atomic.Bool // set by Drain: /readyz answers 503
+	ready    readiness   // /readyz's check of the store
 }
 
 // New returns a server for db that authenticates bearer tokens with auth.
@@ -135,6 +139,8 @@ func (s *Server) Handler() http.Handler {
 	page := web.Handler()
 	open := http.NewServeMux()
 	open.HandleFunc("POST /v1/session", s.signIn)
+	open.HandleFunc("GET /healthz", s.healthz)
+	open.HandleFunc("GET /readyz", s.readyz)
 	open.Handle("GET /{$}", page)
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)

@@ -26,12 +26,13 @@ const defaultListen = "127.0.0.1:7411"
 // shutdownGrace bounds how long a stopping server waits for requests in flight.
 const shutdownGrace = 10 * time.Second
 
-const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [LIMITS] [DB | --db DB]
+const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [--drain-delay DURATION] [LIMITS] [DB | --db DB]
 Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each
 request as the principal of its bearer token (mql token create NAME DB), and a web page at / that
 draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);
-the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,
-letting requests finish. LIMITS bound what one request may cost, whoever sends it:
+the command line attaches over a local socket beside a bbolt store. GET /healthz and GET /readyz
+answer probes without a token. Stops on SIGINT or SIGTERM, letting requests finish. LIMITS
+bound what one request may cost, whoever sends it:
 --max-statements, --max-body, --max-output, --timeout, --max-sessions (below).
 ` + dbUsage
 
@@ -44,6 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM)")
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
+	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving for `DURATION` with GET /readyz answering 503 before refusing new connections, so that a load balancer stops sending work first")
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
 	limits, checkLimits := addLimitFlags(fs.FlagSet)
 	dbFlag := addDBFlag(fs.FlagSet)
@@ -150,6 +152,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	select {
 	case <-sig.Done():
 	case serveErr = <-errc:
+	}
+	srv.Drain() // /readyz answers 503 from now on
+	if *drainDelay > 0 {
+		fmt.Fprintf(stderr, "mql serve: draining: /readyz answers 503; new connections are refused in %s\n", *drainDelay)
+		// A second signal cuts the delay short.
+		again, stopAgain := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-again.Done():
+		case <-time.After(*drainDelay):
+		}
+		stopAgain()
 	}
 	fmt.Fprintln(stderr, "mql serve: stopping: no new requests; waiting for those in flight")
 	srv.Close() // ends watches and MCP notifications, so that their requests finish
