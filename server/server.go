@@ -159,6 +159,7 @@ func (s *Server) LocalHandler() http.Handler {
 	mux.HandleFunc("GET /v1/conninfo", s.conninfo)
 	mux.HandleFunc("GET /v1/export", s.export)
 	mux.HandleFunc("GET /v1/check", s.check)
+	mux.HandleFunc("GET /v1/backup", s.backup)
 	mux.HandleFunc("GET /v1/names", s.names)
 	mux.HandleFunc("POST /v1/tokens", s.createToken)
 	mux.HandleFunc("GET /v1/tokens", s.listTokens)
