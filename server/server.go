@@ -55,6 +55,8 @@ type Options struct {
 	SessionTTL time.Duration
 	// CodeTTL is how long a one-time sign-in code (SignInCode) may be used (default 60s).
 	CodeTTL time.Duration
+	// Metrics, if set, count every request and report the store (NewMetrics); nil: none.
+	Metrics *Metrics
 }
 
 // Server serves one store. Make it with New; it is safe for concurrent use.
@@ -94,8 +96,12 @@ func New(db *mql.DB, auth Authenticator, opts Options) *Server {
 	if opts.CodeTTL <= 0 {
 		opts.CodeTTL = 60 * time.Second
 	}
-	return &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
+	s := &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
 		mcps: map[string]*mcpEntry{}, stop: make(chan struct{})}
+	if opts.Metrics != nil {
+		opts.Metrics.attach(s)
+	}
+	return s
 }
 
 // Close ends the server's long-lived streams (watches, MCP sessions' notifications). Call it
@@ -145,7 +151,7 @@ func (s *Server) Handler() http.Handler {
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)
 	cop := http.NewCrossOriginProtection()
-	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.logged("http", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.SetHeaders(w.Header())
 		cop.Handler(open).ServeHTTP(w, r)
 	}))
@@ -164,7 +170,7 @@ func (s *Server) LocalHandler() http.Handler {
 	mux.HandleFunc("POST /v1/tokens", s.createToken)
 	mux.HandleFunc("GET /v1/tokens", s.listTokens)
 	mux.HandleFunc("POST /v1/tokens/{id}/revoke", s.revokeToken)
-	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.logged("socket", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := identity{principal: s.owner, local: true}
 		if as := r.Header.Get("Mql-As"); as != "" {
 			id.principal = as
@@ -331,8 +337,9 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// logged writes one structured line per request.
-func (s *Server) logged(next http.Handler) http.Handler {
+// logged writes one structured line per request, and counts it in the metrics as one of
+// surface's ("http" or "socket"; MCP requests are counted as "mcp").
+func (s *Server) logged(surface string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		e := &logEntry{}
@@ -351,6 +358,8 @@ func (s *Server) logged(next http.Handler) http.Handler {
 				outcome = http.StatusText(sw.status)
 			}
 		}
+		took := time.Since(start)
+		s.opts.Metrics.observe(surface, r.URL.Path, e.what, outcome, took)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
@@ -358,7 +367,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 			slog.String("what", e.what),
 			slog.Int("status", sw.status),
 			slog.String("outcome", outcome),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 		)
 	})
 }
