@@ -45,10 +45,11 @@ const usageText = `Usage:
                                 before and after; OLD is left as it is
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
-  mql serve [--listen ADDR] [--open] [DB]
+  mql serve [--listen ADDR] [--open] [--metrics ADDR] [DB]
                                 serve DB to a team over HTTP: MCP at /mcp, POST /v1/query,
                                 GET /v1/watch, the web page at /, each request as its bearer
-                                token's principal (--open: a one-time sign-in link for the owner)
+                                token's principal (--open: a one-time sign-in link for the owner);
+                                probes at /healthz and /readyz, Prometheus metrics on --metrics
   mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
                                 issue, list and revoke the tokens of mql serve (owner only)
   mql version                   print the version (also mql --version, mql -V)

@@ -1,0 +1,47 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/server"
+)
+
+// The metrics of a server: commits are counted through mql.Options.OnCommit, requests by the
+// server, and the handler is served on a listener of its own.
+func ExampleNewMetrics() {
+	ctx := context.Background()
+	metrics := server.NewMetrics(server.MetricsOptions{})
+	db, _ := mql.Open(ctx, "memory:", mql.Options{OnCommit: metrics.ObserveCommit})
+	defer db.Close()
+	srv := server.New(db, db, server.Options{Metrics: metrics})
+	defer srv.Close()
+	api := httptest.NewServer(srv.Handler())
+	defer api.Close()
+	ms := httptest.NewServer(metrics.Handler())
+	defer ms.Close()
+
+	db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "owner"})
+	resp, _ := http.Get(api.URL + "/readyz")
+	resp.Body.Close()
+
+	resp, _ = http.Get(ms.URL + "/metrics")
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		for _, name := range []string{"mql_requests_total{", "mql_transactions_committed_total ", "mql_claims{state=\"live\"}"} {
+			if strings.HasPrefix(sc.Text(), name) {
+				fmt.Println(sc.Text())
+			}
+		}
+	}
+	// Output:
+	// mql_claims{state="live"} 1
+	// mql_requests_total{op="/readyz",outcome="ok",surface="http"} 1
+	// mql_transactions_committed_total 2
+}
