@@ -99,6 +99,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 		defer mln.Close()
+		if !isLoopback(mln.Addr()) {
+			fmt.Fprintf(stderr, "mql serve: WARNING: --metrics on %s: anyone who reaches it reads, without a token, how many claims, keys and principals the store holds and how it is used (never a name or a value); listen on 127.0.0.1 or a network only your monitoring reaches\n", mln.Addr())
+		}
 		metrics = server.NewMetrics(server.MetricsOptions{})
 		req.opts.OnCommit = metrics.ObserveCommit
 	}
