@@ -503,14 +503,10 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	// store's work after it runs to the end whatever any one writer's context does.
 	waitCtx, stopWait := waitAll(group)
 	start := time.Now()
-	wt, err := s.beginWrite(waitCtx)
-	stopWait()
-	if err != nil {
-		fail(group, err)
-		return
-	}
+	var locked time.Duration
 	if s.onCommit != nil {
-		locked := time.Since(start)
+		// Deferred before the wait: a wait that timed out (another process held the
+		// lock) is a failed commit too.
 		defer func() {
 			c := Commit{LockWait: locked, Duration: time.Since(start)}
 			for _, w := range group {
@@ -525,6 +521,13 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 				s.onCommit(c) // not a group whose every writer was refused: nothing to commit
 			}
 		}()
+	}
+	wt, err := s.beginWrite(waitCtx)
+	locked = time.Since(start)
+	stopWait()
+	if err != nil {
+		fail(group, err)
+		return
 	}
 	for _, w := range group {
 		if err := w.ctx.Err(); err != nil {

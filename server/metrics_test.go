@@ -40,6 +40,20 @@ func scrape(t *testing.T, url string) (map[string]*dto.MetricFamily, string) {
 	return fams, string(body)
 }
 
+// scrapeUntil scrapes until ready says the requests made so far are counted, or 5 s pass: a
+// request is counted once its handler returns, which may be after its client has the answer.
+func scrapeUntil(t *testing.T, url string, ready func(map[string]*dto.MetricFamily) bool) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fams, body := scrape(t, url)
+		if ready(fams) || time.Now().After(deadline) {
+			return fams, body
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // value is the sum of the samples of family name whose labels include want (a histogram's:
 // its count), and whether there is one.
 func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
@@ -148,7 +162,10 @@ func testMetricsScrape(t *testing.T, dsn string) {
 	}
 	cs.Close()
 
-	fams, body := scrape(t, ms.URL)
+	fams, body := scrapeUntil(t, ms.URL, func(f map[string]*dto.MetricFamily) bool {
+		n, _ := value(f, "mql_requests_total", nil)
+		return n >= 6 // the queries, the bad token, and at least MCP's initialize and tool call
+	})
 	for _, tc := range []struct {
 		name   string
 		labels map[string]string
@@ -244,7 +261,10 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	fams, body := scrape(t, ms.URL)
+	fams, body := scrapeUntil(t, ms.URL, func(f map[string]*dto.MetricFamily) bool {
+		n, _ := value(f, "mql_requests_total", nil)
+		return n >= 5
+	})
 	if strings.Contains(body, "secret") {
 		t.Errorf("a client's words became labels:\n%s", body)
 	}
