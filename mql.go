@@ -48,7 +48,17 @@ type Options struct {
 	// the write back (the write fails; nothing of it is stored) and frees the lock, so a
 	// paused or hung process cannot block the other writers for longer.
 	WriteIdleTimeout time.Duration
+	// OnCommit, if set, is told of every group commit this DB makes, when it ends: for
+	// metrics (mql serve --metrics). It runs with writers waiting: it must be quick and must
+	// not call the DB.
+	OnCommit func(CommitInfo)
 }
+
+// CommitInfo is what one group commit did: the transactions it committed (several writers
+// that arrive together share one commit), how long it waited for the writer lock (on
+// PostgreSQL, another process's write), how long it took until durable, and whether it
+// failed (no transaction committed).
+type CommitInfo = graphstore.Commit
 
 // DB is an open mql store. It is safe for concurrent use.
 type DB struct {
@@ -82,6 +92,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		CacheBytes:       opts.CacheBytes,
 		WriteLockTimeout: opts.WriteLockTimeout,
 		WriteIdleTimeout: opts.WriteIdleTimeout,
+		OnCommit:         opts.OnCommit,
 	})
 	if err != nil {
 		return nil, userError(err)

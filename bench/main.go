@@ -47,7 +47,8 @@ type config struct {
 	backends        [3]bool // memory, bbolt, sqlite: the columns of the sizes table
 	maxMemoryClaims int
 
-	serve bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
+	serve   bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
+	metrics bool // -serve: with the server's Prometheus metrics on, scraped every second
 
 	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
 	pgProcesses  int
@@ -122,6 +123,7 @@ func parseFlags(args []string) (*config, error) {
 	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
+	withMetrics := fs.Bool("metrics", false, "-serve: with the server's Prometheus metrics on (as mql serve --metrics), scraped once a second")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
 	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
 	keep := fs.Bool("keep", false, "keep each size's stores and the export under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite, DIR/nN/export.nq) instead of removing them")
@@ -133,7 +135,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, export: *export, exportPerTx: *perTx,
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, metrics: *withMetrics, export: *export, exportPerTx: *perTx,
 		keep: *keep, writersStore: *writersStore, dropCaches: *drop, importCheck: *ic}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")

@@ -22,6 +22,7 @@ import (
 // round trip of one read.
 type serveResult struct {
 	Clients    int         `json:"clients"`
+	Metrics    bool        `json:"metrics"` // the server's metrics on, scraped once a second
 	TargetRate int         `json:"target_rate"`
 	Seconds    float64     `json:"seconds"`
 	Writes     []loadStats `json:"writes"` // MCP, then /v1/query
@@ -47,7 +48,13 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 	if clients <= 0 {
 		clients = 12
 	}
-	db, err := mql.Open(ctx, filepath.Join(dir, "serve.db"), mql.Options{})
+	var metrics *server.Metrics
+	var opts mql.Options
+	if cfg.metrics {
+		metrics = server.NewMetrics(server.MetricsOptions{})
+		opts.OnCommit = metrics.ObserveCommit
+	}
+	db, err := mql.Open(ctx, filepath.Join(dir, "serve.db"), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +69,15 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 			return nil, err
 		}
 	}
-	srv := server.New(db, db, server.Options{})
+	srv := server.New(db, db, server.Options{Metrics: metrics, Store: filepath.Join(dir, "serve.db")})
 	defer srv.Close()
+	if metrics != nil {
+		stop, err := scrapeEverySecond(metrics.Handler())
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -74,7 +88,7 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 	base := "http://" + ln.Addr().String()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients * 2}}
 
-	res := &serveResult{Clients: clients, TargetRate: cfg.rate, Seconds: cfg.duration.Seconds()}
+	res := &serveResult{Clients: clients, Metrics: metrics != nil, TargetRate: cfg.rate, Seconds: cfg.duration.Seconds()}
 
 	// Writes over MCP.
 	sessions := make([]*mcp.ClientSession, clients)
@@ -124,6 +138,35 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 		return err
 	}))
 	return res, nil
+}
+
+// scrapeEverySecond serves h (the metrics) on loopback and GETs /metrics once a second, as a
+// Prometheus would (more often than its usual 15 s), until stop is called.
+func scrapeEverySecond(h http.Handler) (stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ms := &http.Server{Handler: h}
+	go ms.Serve(ln)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if resp, err := http.Get("http://" + ln.Addr().String() + "/metrics"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait(); ms.Close() }, nil
 }
 
 // openLoop runs clients that each send rate/clients requests a second for d, due at fixed
@@ -220,7 +263,11 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // renderServe writes the -serve tables.
 func renderServe(w io.Writer, r *serveResult) {
-	fmt.Fprintf(w, "%d clients through mql serve on loopback (bbolt), asking for %d assertions/s in all for %.0f s, open loop:\n\n", r.Clients, r.TargetRate, r.Seconds)
+	metrics := ""
+	if r.Metrics {
+		metrics = ", metrics on (scraped once a second)"
+	}
+	fmt.Fprintf(w, "%d clients through mql serve on loopback (bbolt%s), asking for %d assertions/s in all for %.0f s, open loop:\n\n", r.Clients, metrics, r.TargetRate, r.Seconds)
 	fmt.Fprintln(w, "| path | acknowledged | errors | per second | p50 | p99 | all acknowledged found |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, s := range r.Writes {

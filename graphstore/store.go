@@ -51,6 +51,21 @@ type Options struct {
 	// Default 5s, less than WriteLockTimeout's default so that a stalled writer delays the
 	// writers behind it without failing them.
 	WriteIdleTimeout time.Duration
+	// OnCommit, if set, is told of every group commit this process makes, once it ends
+	// (Commit). It runs on the committing goroutine, with writers waiting: it must be quick
+	// and must not call the Store.
+	OnCommit func(Commit)
+}
+
+// Commit is what a group commit did, for metrics: how many transactions it committed, how
+// long it waited for the writer lock (on PostgreSQL, the advisory lock other processes'
+// writers hold; on bbolt, this process's log), how long it took from that wait's start to
+// durable, and whether it failed.
+type Commit struct {
+	Transactions int
+	LockWait     time.Duration
+	Duration     time.Duration
+	Failed       bool
 }
 
 // Store is an open mql memory: its records and persisted index in one kv store. It is safe for
@@ -73,7 +88,8 @@ type Store struct {
 	head    atomic.Int64     // the last transaction this process knows committed
 	lmu     sync.Mutex       // serialises learning of other processes' commits
 
-	commits notifier // tells subscribers that the head moved
+	commits  notifier     // tells subscribers that the head moved
+	onCommit func(Commit) // Options.OnCommit
 
 	// stopWatch ends the goroutine that learns of other processes' commits as PostgreSQL
 	// announces them (watchDone closes when it has); nil where nobody else writes.
@@ -107,7 +123,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{be: be, clock: opts.Clock}
+	s := &Store{be: be, clock: opts.Clock, onCommit: opts.OnCommit}
 	if err := s.load(ctx, opts); err != nil {
 		be.close()
 		return nil, err
@@ -486,7 +502,28 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	// The wait for the writer lock ends when every writer of the group has given up; the
 	// store's work after it runs to the end whatever any one writer's context does.
 	waitCtx, stopWait := waitAll(group)
+	start := time.Now()
+	var locked time.Duration
+	if s.onCommit != nil {
+		// Deferred before the wait: a wait that timed out (another process held the
+		// lock) is a failed commit too.
+		defer func() {
+			c := Commit{LockWait: locked, Duration: time.Since(start)}
+			for _, w := range group {
+				switch {
+				case w.done && w.err == nil && w.tx != nil:
+					c.Transactions++
+				case errors.Is(w.err, ErrStorage) || errors.Is(w.err, ErrDamaged) || errors.Is(w.err, ErrInUse):
+					c.Failed = true
+				}
+			}
+			if c.Transactions > 0 || c.Failed {
+				s.onCommit(c) // not a group whose every writer was refused: nothing to commit
+			}
+		}()
+	}
 	wt, err := s.beginWrite(waitCtx)
+	locked = time.Since(start)
 	stopWait()
 	if err != nil {
 		fail(group, err)

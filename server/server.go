@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,8 @@ type Options struct {
 	SessionTTL time.Duration
 	// CodeTTL is how long a one-time sign-in code (SignInCode) may be used (default 60s).
 	CodeTTL time.Duration
+	// Metrics, if set, count every request and report the store (NewMetrics); nil: none.
+	Metrics *Metrics
 }
 
 // Server serves one store. Make it with New; it is safe for concurrent use.
@@ -70,6 +73,9 @@ type Server struct {
 	mcps map[string]*mcpEntry // by principal
 	stop chan struct{}        // closed by Close: ends watches
 	once sync.Once
+
+	draining atomic.Bool // set by Drain: /readyz answers 503
+	ready    readiness   // /readyz's check of the store
 }
 
 // New returns a server for db that authenticates bearer tokens with auth.
@@ -90,8 +96,12 @@ func New(db *mql.DB, auth Authenticator, opts Options) *Server {
 	if opts.CodeTTL <= 0 {
 		opts.CodeTTL = 60 * time.Second
 	}
-	return &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
+	s := &Server{db: db, auth: auth, opts: opts, log: opts.Logger, owner: db.Owner(),
 		mcps: map[string]*mcpEntry{}, stop: make(chan struct{})}
+	if opts.Metrics != nil {
+		opts.Metrics.attach(s)
+	}
+	return s
 }
 
 // Close ends the server's long-lived streams (watches, MCP sessions' notifications). Call it
@@ -135,12 +145,14 @@ func (s *Server) Handler() http.Handler {
 	page := web.Handler()
 	open := http.NewServeMux()
 	open.HandleFunc("POST /v1/session", s.signIn)
+	open.HandleFunc("GET /healthz", s.healthz)
+	open.HandleFunc("GET /readyz", s.readyz)
 	open.Handle("GET /{$}", page)
 	open.Handle("GET /static/", page)
 	open.Handle("/", api)
 	open.Handle("GET /v1/session", s.sessionProbe(api))
 	cop := http.NewCrossOriginProtection()
-	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.logged("http", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.SetHeaders(w.Header())
 		cop.Handler(open).ServeHTTP(w, r)
 	}))
@@ -154,11 +166,12 @@ func (s *Server) LocalHandler() http.Handler {
 	mux.HandleFunc("GET /v1/conninfo", s.conninfo)
 	mux.HandleFunc("GET /v1/export", s.export)
 	mux.HandleFunc("GET /v1/check", s.check)
+	mux.HandleFunc("GET /v1/backup", s.backup)
 	mux.HandleFunc("GET /v1/names", s.names)
 	mux.HandleFunc("POST /v1/tokens", s.createToken)
 	mux.HandleFunc("GET /v1/tokens", s.listTokens)
 	mux.HandleFunc("POST /v1/tokens/{id}/revoke", s.revokeToken)
-	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.logged("socket", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := identity{principal: s.owner, local: true}
 		if as := r.Header.Get("Mql-As"); as != "" {
 			id.principal = as
@@ -325,8 +338,9 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// logged writes one structured line per request.
-func (s *Server) logged(next http.Handler) http.Handler {
+// logged writes one structured line per request, and counts it in the metrics as one of
+// surface's ("http" or "socket"; MCP requests are counted as "mcp").
+func (s *Server) logged(surface string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		e := &logEntry{}
@@ -345,6 +359,8 @@ func (s *Server) logged(next http.Handler) http.Handler {
 				outcome = http.StatusText(sw.status)
 			}
 		}
+		took := time.Since(start)
+		s.opts.Metrics.observe(surface, r.URL.Path, e.what, outcome, took)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
@@ -352,7 +368,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 			slog.String("what", e.what),
 			slog.Int("status", sw.status),
 			slog.String("outcome", outcome),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 		)
 	})
 }

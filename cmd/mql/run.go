@@ -39,21 +39,25 @@ const usageText = `Usage:
   mql import FILE.nq [DB]       create the store DB from an N-Quads export (FILE - is stdin),
                                 exactly; all or nothing, and DB must not exist yet
   mql check [--format F] [DB]   verify the store's integrity; list the problems and exit 1 if any
+  mql backup [--force] DB FILE  a consistent, checked copy of a bbolt store while it is in use
+                                (through mql serve when it holds DB); restoring is opening FILE
   mql migrate OLD [NEW]         convert a store of an earlier mql into the new store NEW, checked
                                 before and after; OLD is left as it is
   mql demo [--format F] [DB]    run the bundled demo on a fresh store and print a transcript
   mql mcp [--as NAME] [DB]      serve DB to MCP clients over stdio (docs/MCP.md)
-  mql serve [--listen ADDR] [--open] [DB]
+  mql serve [--listen ADDR] [--open] [--metrics ADDR] [DB]
                                 serve DB to a team over HTTP: MCP at /mcp, POST /v1/query,
                                 GET /v1/watch, the web page at /, each request as its bearer
-                                token's principal (--open: a one-time sign-in link for the owner)
+                                token's principal (--open: a one-time sign-in link for the owner);
+                                probes at /healthz and /readyz, Prometheus metrics on --metrics
   mql token create NAME [--expires D] [DB] | list [DB] | revoke ID [DB]
                                 issue, list and revoke the tokens of mql serve (owner only)
   mql version                   print the version (also mql --version, mql -V)
   mql COMMAND --help            a command's own usage
 
-While mql serve holds a bbolt DB, mql, mql export, mql check and mql token attach to it over its
-local socket instead of failing with exit 4: the same statements, output and exit codes.
+While mql serve holds a bbolt DB, mql, mql export, mql check, mql backup and mql token attach to
+it over its local socket instead of failing with exit 4: the same statements, output and exit
+codes.
 
 Every command takes its store the same way: as the DB argument or as --db DB (not both). DB is
 a bbolt file path, bbolt:PATH, memory: or postgres://…; without one, $MQL_DB, else
@@ -144,6 +148,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runExport(ctx, args[1:], stdout, stderr)
 		case "check":
 			return runCheck(ctx, args[1:], stdout, stderr)
+		case "backup":
+			return runBackup(ctx, args[1:], stdout, stderr)
 		case "version":
 			return runVersion(args[1:], stdout, stderr)
 		case "demo":

@@ -357,6 +357,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"export", "--help"}, "usage: mql export [--as PRINCIPAL] [-o FILE [--force]] [DB | --db DB]"},
 		{[]string{"import", "--help"}, "usage: mql import FILE.nq [DB | --db DB]"},
 		{[]string{"check", "--help"}, "usage: mql check [--format text|json] [DB | --db DB]"},
+		{[]string{"backup", "--help"}, "usage: mql backup [--force] DB FILE"},
 		{[]string{"demo", "--help"}, "usage: mql demo [--format FORMAT] [DB | --db DB]"},
 		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [DB | --db DB]"},
 		{[]string{"serve", "--help"}, "usage: mql serve [--listen ADDR]"},
@@ -389,7 +390,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	// Every command's usage writes its flags as mql --help does: --db, not Go's -db.
-	for _, args := range [][]string{{"demo", "--help"}, {"export", "--help"}, {"check", "--help"}, {"serve", "--help"}, {"token", "list", "--help"}} {
+	for _, args := range [][]string{{"demo", "--help"}, {"export", "--help"}, {"check", "--help"}, {"backup", "--help"}, {"serve", "--help"}, {"token", "list", "--help"}} {
 		out, _, _ := mqlRun(t, "", args...)
 		if !strings.Contains(out, "\n  --db DB\n") || regexp.MustCompile(`(?m)^  -[a-z]{2,}`).MatchString(out) {
 			t.Errorf("mql %s: flags not written as --name:\n%s", strings.Join(args, " "), out)

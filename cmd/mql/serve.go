@@ -26,12 +26,14 @@ const defaultListen = "127.0.0.1:7411"
 // shutdownGrace bounds how long a stopping server waits for requests in flight.
 const shutdownGrace = 10 * time.Second
 
-const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [LIMITS] [DB | --db DB]
+const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [--metrics ADDR] [--drain-delay DURATION]
+                 [LIMITS] [DB | --db DB]
 Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each
 request as the principal of its bearer token (mql token create NAME DB), and a web page at / that
 draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);
-the command line attaches over a local socket beside a bbolt store. Stops on SIGINT or SIGTERM,
-letting requests finish. LIMITS bound what one request may cost, whoever sends it:
+the command line attaches over a local socket beside a bbolt store. GET /healthz and GET /readyz
+answer probes without a token. Stops on SIGINT or SIGTERM, letting requests finish. LIMITS
+bound what one request may cost, whoever sends it:
 --max-statements, --max-body, --max-output, --timeout, --max-sessions (below).
 ` + dbUsage
 
@@ -44,6 +46,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM)")
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at GET /metrics on `ADDR` (host:port), a listener of its own; off unless given")
+	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving for `DURATION` with GET /readyz answering 503 before refusing new connections, so that a load balancer stops sending work first")
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
 	limits, checkLimits := addLimitFlags(fs.FlagSet)
 	dbFlag := addDBFlag(fs.FlagSet)
@@ -86,7 +90,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mql serve: WARNING: listening on %s without TLS: bearer tokens and the memory cross the network in clear text; give --tls-cert and --tls-key, or listen on 127.0.0.1\n", ln.Addr())
 	}
 
-	db, dsn, code := openStore(ctx, openReq{cmd: "mql serve", dsn: dsn, stdout: stdout, announce: true}, stderr)
+	var metrics *server.Metrics
+	var mln net.Listener
+	req := openReq{cmd: "mql serve", dsn: dsn, stdout: stdout, announce: true}
+	if *metricsAddr != "" {
+		if mln, err = net.Listen("tcp", *metricsAddr); err != nil {
+			fmt.Fprintf(stderr, "mql serve: cannot listen on %s for --metrics: %v\n", *metricsAddr, err)
+			return exitUsage
+		}
+		defer mln.Close()
+		if !isLoopback(mln.Addr()) {
+			fmt.Fprintf(stderr, "mql serve: WARNING: --metrics on %s: anyone who reaches it reads, without a token, how many claims, keys and principals the store holds and how it is used (never a name or a value); listen on 127.0.0.1 or a network only your monitoring reaches\n", mln.Addr())
+		}
+		metrics = server.NewMetrics(server.MetricsOptions{})
+		req.opts.OnCommit = metrics.ObserveCommit
+	}
+	db, dsn, code := openStore(ctx, req, stderr)
 	if db == nil {
 		return code
 	}
@@ -98,10 +117,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s", scheme, ln.Addr())
-	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url, Limits: *limits})
+	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url, Limits: *limits, Metrics: metrics})
 	defer srv.Close()
 	hs := httpServer(srv.Handler())
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	var ms *http.Server
+	if metrics != nil {
+		ms = httpServer(metrics.Handler())
+		go func() { errc <- ms.Serve(mln) }()
+	}
 	go func() {
 		if tls {
 			errc <- hs.ServeTLS(ln, *certFile, *keyFile)
@@ -122,6 +146,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	fmt.Fprintf(stderr, "mql serve: serving %s (%s) at %s: MCP at /mcp, POST /v1/query, GET /v1/watch\n", graphstore.RedactDSN(dsn), db.Backend(), url)
+	if ms != nil {
+		fmt.Fprintf(stderr, "mql serve: Prometheus metrics at http://%s/metrics\n", mln.Addr())
+	}
 	if sock != "" {
 		fmt.Fprintf(stderr, "mql serve: the command line attaches through %s (the owner's, mode 0600)\n", sock)
 	}
@@ -151,6 +178,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case <-sig.Done():
 	case serveErr = <-errc:
 	}
+	srv.Drain() // /readyz answers 503 from now on
+	if *drainDelay > 0 {
+		fmt.Fprintf(stderr, "mql serve: draining: /readyz answers 503; new connections are refused in %s\n", *drainDelay)
+		// A second signal cuts the delay short.
+		again, stopAgain := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-again.Done():
+		case <-time.After(*drainDelay):
+		}
+		stopAgain()
+	}
 	fmt.Fprintln(stderr, "mql serve: stopping: no new requests; waiting for those in flight")
 	srv.Close() // ends watches and MCP notifications, so that their requests finish
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -162,6 +200,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if local != nil {
 		if err := local.Shutdown(sctx); err != nil {
 			local.Close()
+		}
+	}
+	if ms != nil {
+		if err := ms.Shutdown(sctx); err != nil {
+			ms.Close()
 		}
 	}
 	if err := db.Close(); err != nil {

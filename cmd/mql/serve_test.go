@@ -52,7 +52,13 @@ var servingRE = regexp.MustCompile(`at (https?://[0-9.:\[\]]+):`)
 // startServe starts `mql serve --listen 127.0.0.1:0 DB` and waits until it listens.
 func startServe(t *testing.T, bin, home, db string, env ...string) *served {
 	t.Helper()
-	cmd := crashCmd(bin, home, "serve", "--listen", "127.0.0.1:0", db)
+	return startServeArgs(t, bin, home, []string{db}, env...)
+}
+
+// startServeArgs starts `mql serve --listen 127.0.0.1:0 ARGS…` and waits until it listens.
+func startServeArgs(t *testing.T, bin, home string, args []string, env ...string) *served {
+	t.Helper()
+	cmd := crashCmd(bin, home, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	s := &served{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
