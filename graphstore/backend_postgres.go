@@ -242,8 +242,8 @@ ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
 			}
 		},
-		// Announced out of the lock, once durable: a process that hears of it reads it without
-		// waiting for the WAL (unless newer commits are in flight).
+		// Announced out of the lock, just before the commit that makes the write durable: a
+		// process that hears of it reads through a snapshot, which waits for that flush.
 		After: func(bt *pgx.Batch) {
 			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, b.announcement(head))
 		},

@@ -512,6 +512,10 @@ func (s *Store) forceFlush(ctx context.Context, lsn string) error {
 // waits until the WAL is flushed past it.
 const flushSQL = `SELECT pg_logical_emit_message(true, 'mql', '')`
 
+// durableSQL is flushSQL for the implicit transaction at the end of a batch, which must
+// commit synchronously whatever the session's setting.
+const durableSQL = `SELECT set_config('synchronous_commit', 'on', true), pg_logical_emit_message(true, 'mql', '')`
+
 func (t *ReadTx) fail() {
 	t.done = true
 	if t.c != nil {
