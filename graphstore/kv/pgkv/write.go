@@ -344,7 +344,7 @@ func (t *WriteTx) flush() error {
 		return err
 	}
 	b := &pgx.Batch{}
-	t.queueWrites(b)
+	t.queueWrites(b, nil)
 	if err := t.c.SendBatch(context.Background(), b).Close(); err != nil {
 		return t.broke(err)
 	}
@@ -504,8 +504,8 @@ const (
 
 // queueWrites queues the statements that store what the overlay holds: one statement for
 // all the buckets of an ordinary transaction, each bucket's puts as two unnested arrays and
-// its deletes as one.
-func (t *WriteTx) queueWrites(b *pgx.Batch) {
+// its deletes as one; the last one also runs also's statements.
+func (t *WriteTx) queueWrites(b *pgx.Batch, also []Part) {
 	var sql strings.Builder
 	var args []any
 	parts, rows, size := 0, 0, 0
@@ -561,11 +561,23 @@ func (t *WriteTx) queueWrites(b *pgx.Batch) {
 		})
 		flushPart()
 	}
+	for _, p := range also {
+		text, a := p(param)
+		part(text, a...)
+	}
 	end()
 }
 
+// Part is a data-modifying statement (INSERT, UPDATE or DELETE without RETURNING) run as a
+// part of the statement that writes the buckets: it writes its text naming its i-th
+// parameter (from 1) param(i), and returns its arguments.
+type Part func(param func(i int) string) (text string, args []any)
+
 // CommitOptions add to a commit.
 type CommitOptions struct {
+	// Also are statements that run in the statement writing the transaction's last entries:
+	// they cost no statement of their own under the lock.
+	Also []Part
 	// Extra queues statements that commit with the transaction, after its writes.
 	Extra func(b *pgx.Batch)
 	// After queues statements that run after the COMMIT, out of the lock, in a small
@@ -615,7 +627,7 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 		return t.failed(ctx, err, false, o)
 	}
 	b := &pgx.Batch{}
-	t.queueWrites(b)
+	t.queueWrites(b, o.Also)
 	if o.Extra != nil {
 		o.Extra(b)
 	}
