@@ -234,16 +234,19 @@ func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record
 		keysEnc = encodeWrites(writes)
 	}
 	err := pw.CommitWith(ctx, pgkv.CommitOptions{
-		Extra: func(bt *pgx.Batch) {
-			bt.Queue(`INSERT INTO mql_changes (tx, first, id, touched, keys) VALUES ($1, $2, $3, $4, $5)
+		// The row goes into the statement that writes the buckets.
+		Also: []pgkv.Part{func(p func(int) string) (string, []any) {
+			return `INSERT INTO mql_changes (tx, first, id, touched, keys) VALUES (` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `)
 ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched = EXCLUDED.touched, keys = EXCLUDED.keys`,
-				int64(head), int64(first), id[:], encodeTouched(touched), keysEnc)
+				[]any{int64(head), int64(first), id[:], encodeTouched(touched), keysEnc}
+		}},
+		Extra: func(bt *pgx.Batch) {
 			if head%1024 == 0 && head > pgChangesKept {
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
 			}
 		},
-		// Announced out of the lock, once durable: a process that hears of it reads it without
-		// waiting for the WAL (unless newer commits are in flight).
+		// Announced out of the lock, just before the commit that makes the write durable: a
+		// process that hears of it reads through a snapshot, which waits for that flush.
 		After: func(bt *pgx.Batch) {
 			bt.Queue(`SELECT pg_notify($1, $2)`, pgCommitChannel, b.announcement(head))
 		},

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/kv/memkv"
 	"github.com/mql-dev/mql/internal/pgtest"
@@ -205,5 +207,79 @@ func TestLargeTransaction(t *testing.T) {
 			t.Fatalf("after commit=%v: %d entries, want %d", commit, got, want)
 		}
 		r.End()
+	}
+}
+
+// A commit's After statements run once the writer lock is released, in a transaction that
+// commits asynchronously (a NOTIFY there would otherwise hold PostgreSQL's notify lock through
+// a flush, and every writer's flush would wait for the one before), and the commit returns
+// only once the WAL is flushed past them. If they fail, the write is still committed and
+// durable, and the next write works.
+func TestCommitAfter(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var sync, lsn string
+	locks := -1
+	w, err := s.WriteWith(ctx, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(0, []byte("k1"), []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	err = w.CommitWith(ctx, CommitOptions{After: func(b *pgx.Batch) {
+		b.Queue(`SELECT current_setting('synchronous_commit'), pg_current_wal_insert_lsn()::text,
+			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())`).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&sync, &lsn, &locks) })
+		b.Queue(`SELECT pg_notify('pgkv_test', 'x')`)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sync != "off" || locks != 0 {
+		t.Fatalf("After ran with synchronous_commit %q holding %d advisory locks; want off and none", sync, locks)
+	}
+	var flushed bool
+	if err := s.Conn(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn`, lsn).Scan(&flushed)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !flushed {
+		t.Fatal("the commit returned before the WAL was flushed past its After statements")
+	}
+
+	w, err = s.WriteWith(ctx, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(0, []byte("k2"), []byte("v2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CommitWith(ctx, CommitOptions{After: func(b *pgx.Batch) { b.Queue(`SELECT 1/0`) }}); err != nil {
+		t.Fatalf("a commit whose After failed: %v", err)
+	}
+	w, err = s.WriteWith(ctx, WriteOptions{})
+	if err != nil {
+		t.Fatalf("the write after one whose After failed: %v", err)
+	}
+	if err := w.Put(0, []byte("k3"), []byte("v3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatalf("the write after one whose After failed: %v", err)
+	}
+	r, err := s.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.End()
+	if got := fmt.Sprint(scanAll(t, r, 0, nil, kv.ScanOptions{}, 10)); got != "[{k1 v1} {k2 v2} {k3 v3}]" {
+		t.Fatalf("stored %s", got)
 	}
 }

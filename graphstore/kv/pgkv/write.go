@@ -344,7 +344,7 @@ func (t *WriteTx) flush() error {
 		return err
 	}
 	b := &pgx.Batch{}
-	t.queueWrites(b)
+	t.queueWrites(b, nil)
 	if err := t.c.SendBatch(context.Background(), b).Close(); err != nil {
 		return t.broke(err)
 	}
@@ -504,8 +504,8 @@ const (
 
 // queueWrites queues the statements that store what the overlay holds: one statement for
 // all the buckets of an ordinary transaction, each bucket's puts as two unnested arrays and
-// its deletes as one.
-func (t *WriteTx) queueWrites(b *pgx.Batch) {
+// its deletes as one; the last one also runs also's statements.
+func (t *WriteTx) queueWrites(b *pgx.Batch, also []Part) {
 	var sql strings.Builder
 	var args []any
 	parts, rows, size := 0, 0, 0
@@ -561,16 +561,33 @@ func (t *WriteTx) queueWrites(b *pgx.Batch) {
 		})
 		flushPart()
 	}
+	for _, p := range also {
+		text, a := p(param)
+		part(text, a...)
+	}
 	end()
 }
 
+// Part is a data-modifying statement (INSERT, UPDATE or DELETE without RETURNING) run as a
+// part of the statement that writes the buckets: it writes its text naming its i-th
+// parameter (from 1) param(i), and returns its arguments.
+type Part func(param func(i int) string) (text string, args []any)
+
 // CommitOptions add to a commit.
 type CommitOptions struct {
+	// Also are statements that run in the statement writing the transaction's last entries:
+	// they cost no statement of their own under the lock.
+	Also []Part
 	// Extra queues statements that commit with the transaction, after its writes.
 	Extra func(b *pgx.Batch)
-	// After queues statements that run after the COMMIT, out of the lock, in the small
-	// synchronous transaction that makes it durable (the transaction itself, when it is
-	// synchronous): a NOTIFY there is delivered once the write is durable.
+	// After queues statements that run after the COMMIT, out of the lock, in a small
+	// transaction of their own that commits without waiting for the disk, just before the one
+	// whose flush makes the write durable (in the transaction itself, before its COMMIT, when
+	// it is synchronous). A NOTIFY there can be heard before the write is durable: a snapshot
+	// of this package waits for that. (A transaction that notifies holds PostgreSQL's lock
+	// that orders notifying commits until its commit returns; committed synchronously, it
+	// would hold it through its flush, and the writers' flushes would follow one another
+	// instead of being shared.)
 	After func(b *pgx.Batch)
 	// Witness, if set, tells whether the transaction committed from what it wrote (a row
 	// with its mark), on a connection of another session. Committed asks it when
@@ -583,8 +600,8 @@ type CommitOptions struct {
 func (t *WriteTx) Commit(ctx context.Context) error { return t.CommitWith(ctx, CommitOptions{}) }
 
 // CommitWith sends what the transaction holds, the statements of o.Extra and the COMMIT in
-// one round trip, followed (unless the transaction is synchronous) by a small synchronous
-// commit whose flush makes it durable. It returns nil once the transaction is durable. On an
+// one round trip, followed (unless the transaction is synchronous) by o.After's statements
+// and a small synchronous commit whose flush makes it durable. It returns nil once the transaction is durable. On an
 // error nothing was stored, unless the error wraps ErrCommitUnknown: the connection failed
 // during the commit and PostgreSQL could not be asked (see Store.Committed). An error that
 // wraps ErrSessionLost says the session ended first and PostgreSQL rolled it back.
@@ -610,7 +627,7 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 		return t.failed(ctx, err, false, o)
 	}
 	b := &pgx.Batch{}
-	t.queueWrites(b)
+	t.queueWrites(b, o.Also)
 	if o.Extra != nil {
 		o.Extra(b)
 	}
@@ -631,9 +648,13 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 	})
 	if !t.sync {
 		if o.After != nil {
+			b.Queue("BEGIN")
+			b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
 			o.After(b)
+			b.Queue("COMMIT")
 		}
-		b.Queue(flushSQL)
+		// Its flush covers everything before it in the WAL.
+		b.Queue(durableSQL)
 	}
 	err = t.c.SendBatch(context.Background(), b).Close()
 	if err == nil && !committed {
@@ -687,7 +708,12 @@ func (t *WriteTx) failed(ctx context.Context, err error, committed bool, o Commi
 	s := t.s
 	if !SessionEnded(err) {
 		if committed {
-			// The flush after the COMMIT failed: make it durable another way.
+			// The flush or the announcement after the COMMIT failed, which may have left the
+			// session in their transaction: make it durable another way.
+			if t.c.PgConn().TxStatus() != 'I' && rollback(t.c) != nil {
+				closeConn(t.c)
+				s.wconn = nil
+			}
 			if ferr := s.flushNew(ctx); ferr != nil {
 				return fmt.Errorf("%w: the transaction committed, and making it durable failed: %v", ErrCommitUnknown, ferr)
 			}
