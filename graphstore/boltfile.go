@@ -573,12 +573,21 @@ func (b *bboltBackend) readDamage() (what string, err error) {
 	return what, err
 }
 
+// update runs fn in a bbolt write transaction outside the log's checkpoints, with none of the
+// log's read transactions kept idle meanwhile (walkv.Store.Exclusive).
+func (b *bboltBackend) update(fn func(tx *bolt.Tx) error) error {
+	if b.wal == nil {
+		return b.db.Update(fn)
+	}
+	return b.wal.Exclusive(func() error { return b.db.Update(fn) })
+}
+
 // recordDamage records a check's verdict in the file (damageBucket), so that every later Open
 // refuses writes, and marks the store damaged now.
 func (b *bboltBackend) recordDamage(what string) {
 	if b.damage() == nil && b.db != nil {
 		_ = b.guard(func() error {
-			return b.db.Update(func(tx *bolt.Tx) error {
+			return b.update(func(tx *bolt.Tx) error {
 				bk, err := tx.CreateBucketIfNotExists(damageBucket)
 				if err != nil {
 					return err
@@ -618,7 +627,7 @@ func recordVerdict(be backend, r *Report) {
 		// was in the storage under the file, since repaired): the verdict goes, and writes
 		// are allowed again.
 		err := b.guard(func() error {
-			return b.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
+			return b.update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
 		})
 		if err == nil {
 			b.recorded = ""

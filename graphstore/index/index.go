@@ -84,11 +84,15 @@ type Index struct {
 	few              [memoFew]memoEntry // the first entries a snapshot decodes, before memo
 	nfew             int
 	kbuf             []byte
-	admitted         int             // entries this snapshot added to the cache
-	cur              *applying       // a write handle's transaction being applied
-	judge            bool            // Apply judges claims' relations (JudgeRelations)
-	puts             int             // entries a write handle wrote
-	touched          map[string]bool // cache keys of the entries a write handle overwrote
+	// Room for the keys of the entries a read looks up, inside the Index (allocated once a
+	// read): kbuf's, and a key built to look one up (keyEntry's, source's), which no decoder of
+	// those entries reuses while the lookup is in progress.
+	kbufs, kkey, skey [64]byte
+	admitted          int             // entries this snapshot added to the cache
+	cur               *applying       // a write handle's transaction being applied
+	judge             bool            // Apply judges claims' relations (JudgeRelations)
+	puts              int             // entries a write handle wrote
+	touched           map[string]bool // cache keys of the entries a write handle overwrote
 }
 
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
@@ -112,6 +116,7 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 
 func open(r kv.Reader, cache *Cache, st storeState) *Index {
 	ix := &Index{r: r, st: st, head: st.head, cache: cache}
+	ix.kbuf = ix.kbufs[:0]
 	if cache != nil {
 		h := cache.Head()
 		ix.useCache = h >= st.head
@@ -460,12 +465,12 @@ type principalEntry struct {
 }
 
 func (ix *Index) source(id string) *record.Source {
-	return load(ix, bSource, []byte(id), func() string { return fmt.Sprintf("source %q", id) },
+	return load(ix, bSource, append(ix.skey[:0], id...), func() string { return fmt.Sprintf("source %q", id) },
 		func(b []byte) (*record.Source, error) { return decodeSource(id, b) })
 }
 
 func (ix *Index) keyEntry(k record.Key) *keyEntry {
-	return load(ix, bKey, keyKey(k), func() string { return "key " + k.String() },
+	return load(ix, bKey, appendKeyKey(ix.kkey[:0], k), func() string { return "key " + k.String() },
 		func(b []byte) (*keyEntry, error) { return decodeKeyEntry(k, b) })
 }
 
