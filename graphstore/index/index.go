@@ -85,14 +85,14 @@ type Index struct {
 	nfew             int
 	kbuf             []byte
 	// Room for the keys of the entries a read looks up, inside the Index (allocated once a
-	// read): kbuf's, and a key built to look one up (keyEntry's, source's), which no decoder of
-	// those entries reuses while the lookup is in progress.
-	kbufs, kkey, skey [64]byte
-	admitted          int             // entries this snapshot added to the cache
-	cur               *applying       // a write handle's transaction being applied
-	judge             bool            // Apply judges claims' relations (JudgeRelations)
-	puts              int             // entries a write handle wrote
-	touched           map[string]bool // cache keys of the entries a write handle overwrote
+	// read): kbuf's, and a key built to look one up (a key's, a source's, a predicate's, a
+	// claim's), which no decoder of that kind of entry reuses while the lookup is in progress.
+	kbufs, kkey, skey, pkey, ckey [64]byte
+	admitted                      int             // entries this snapshot added to the cache
+	cur                           *applying       // a write handle's transaction being applied
+	judge                         bool            // Apply judges claims' relations (JudgeRelations)
+	puts                          int             // entries a write handle wrote
+	touched                       map[string]bool // cache keys of the entries a write handle overwrote
 }
 
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
@@ -527,7 +527,7 @@ func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
 // claimOf is version of the key numbered keySeq, which key names when the claim is decoded
 // (a claim found in the cache needs no name).
 func (ix *Index) claimOf(key func() record.Key, keySeq uint64, version int) *ClaimEntry {
-	return load(ix, bClaim, claimKey(keySeq, version), func() string { return fmt.Sprintf("claim %s@%d", key(), version) },
+	return load(ix, bClaim, u(u(ix.ckey[:0], keySeq), uint64(version)), func() string { return fmt.Sprintf("claim %s@%d", key(), version) },
 		func(b []byte) (*ClaimEntry, error) {
 			s, err := decodeClaim(record.ClaimID{Key: key(), Version: version}, b)
 			if err != nil {
@@ -552,7 +552,7 @@ func (ix *Index) claim(id record.ClaimID) *ClaimEntry {
 }
 
 func (ix *Index) pred(p string) *predEntry {
-	return load(ix, bPred, []byte(p), func() string { return "predicate " + p }, decodePred)
+	return load(ix, bPred, append(ix.pkey[:0], p...), func() string { return "predicate " + p }, decodePred)
 }
 
 func (ix *Index) artEntry(name string) *artEntry {
