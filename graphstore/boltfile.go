@@ -507,45 +507,12 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 		b.markDamaged(msg)
 		return []string{msg}
 	}
+	// bbolt's own check (Tx.Check) finds nothing the walk does not: pages out of bounds,
+	// referenced twice, both free and in use, or neither; keys out of order. It reads the pages
+	// through the memory map, which maps a file in the page cache faster than any release can
+	// unmap it (a 1M-claim store: 430 MiB resident within 100 ms), where the walk reads each
+	// page once into one buffer.
 	problems := append(l.problems, walkBolt(ctx, b.file, l)...)
-	if len(problems) == 0 {
-		// bbolt's own check follows every page id and offset without checking it first, in a
-		// goroutine of its own where a fault cannot be caught; the walk above has checked
-		// everything it follows. bbolt recovers its own panics and reports them as errors.
-		// It touches every page of the map: release them as it goes, or a check's resident
-		// memory grows to the size of the file. (madvise only; it touches no page itself.)
-		stop := make(chan struct{})
-		released := make(chan struct{})
-		go func() {
-			defer close(released)
-			t := time.NewTicker(20 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					dropMapped(b.db)
-				}
-			}
-		}()
-		err := b.guard(func() error {
-			return b.db.View(func(tx *bolt.Tx) error {
-				for err := range tx.Check() {
-					if len(problems) < maxFileProblems {
-						problems = append(problems, "bbolt's check: "+err.Error())
-					}
-				}
-				return nil
-			})
-		})
-		close(stop)
-		<-released
-		if err != nil {
-			problems = append(problems, err.Error())
-		}
-		b.dropMapped()
-	}
 	if len(problems) > 0 {
 		b.markDamaged(problems[0])
 		return problems
