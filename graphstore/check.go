@@ -247,7 +247,7 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 			rel = releasing(sc.db)
 		}
 		defer rel.stop()
-		c.tick = rel.check
+		c.tick, sc.tick = rel.check, rel.check
 		replayed := true
 		for id := record.TxID(1); id <= ix.Head(); id++ {
 			if err := ctx.Err(); err != nil {

@@ -339,7 +339,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 type kvImporter struct {
 	kv        kv.Store
 	guard     func(func() error) error // the backend's, or nil
-	committed func()                   // after each batch (a bbolt file releases its mapped pages)
+	committed func()                   // after each batch and every few hundred entries (a bbolt file releases its mapped pages)
 	wt        kv.WriteTx
 	h         *index.Index
 	head      record.TxID
@@ -371,6 +371,9 @@ func (w *kvImporter) handle() (*index.Index, error) {
 		if err != nil {
 			wt.Rollback()
 			return err
+		}
+		if w.committed != nil {
+			h.EveryPuts(w.committed)
 		}
 		w.wt, w.h = wt, h
 		return nil

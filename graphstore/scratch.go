@@ -24,6 +24,8 @@ type scratch struct {
 	kv   *boltkv.Store
 	wt   kv.WriteTx
 	h    *index.Index
+	// tick, if set, is called every few hundred entries written (the check's releaser).
+	tick func()
 }
 
 // batchPuts is about how many entries a kv transaction written in bulk (a scratch store, an
@@ -72,6 +74,9 @@ func (s *scratch) handle() (*index.Index, error) {
 	if err != nil {
 		wt.Rollback()
 		return nil, err
+	}
+	if s.tick != nil {
+		h.EveryPuts(s.tick)
 	}
 	s.wt, s.h = wt, h
 	return h, nil

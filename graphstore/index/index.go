@@ -84,15 +84,20 @@ type Index struct {
 	few              [memoFew]memoEntry // the first entries a snapshot decodes, before memo
 	nfew             int
 	kbuf             []byte
-	// Room for the keys of the entries a read looks up, inside the Index (allocated once a
-	// read): kbuf's, and a key built to look one up (a key's, a source's, a predicate's, a
-	// claim's), which no decoder of that kind of entry reuses while the lookup is in progress.
+	keyBufs
+	admitted int             // entries this snapshot added to the cache
+	cur      *applying       // a write handle's transaction being applied
+	judge    bool            // Apply judges claims' relations (JudgeRelations)
+	puts     int             // entries a write handle wrote
+	every    func()          // called every putsPerCall puts (EveryPuts)
+	touched  map[string]bool // cache keys of the entries a write handle overwrote
+}
+
+// keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated
+// once a read): kbuf's, and a key built to look one up (a key's, a source's, a predicate's, a
+// claim's), which no decoder of that kind of entry reuses while the lookup is in progress.
+type keyBufs struct {
 	kbufs, kkey, skey, pkey, ckey [64]byte
-	admitted                      int             // entries this snapshot added to the cache
-	cur                           *applying       // a write handle's transaction being applied
-	judge                         bool            // Apply judges claims' relations (JudgeRelations)
-	puts                          int             // entries a write handle wrote
-	touched                       map[string]bool // cache keys of the entries a write handle overwrote
 }
 
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
