@@ -31,7 +31,7 @@ func claimOf(v *index.View, e *index.ClaimEntry) Claim {
 		ValidUntil: e.ValidUntil,
 		SeenBy:     slices.Clone(e.SeenBy),
 		Grant:      e.Grant,
-		Sources:    []Source{},
+		Sources:    make([]Source, 0, len(e.Sources)),
 	}
 	for _, id := range e.Sources {
 		c.Sources = append(c.Sources, sourceOf(v, id))

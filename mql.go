@@ -188,16 +188,26 @@ func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
 		}
 		return r.viewOf(r.tx.ix, r.tx.tx.Time, fn)
 	}
-	var fnErr error
 	err := r.db.store.Read(ctx, func(ix *index.Index) error {
-		fnErr = r.viewOf(ix, r.db.clock(), fn)
+		if err := r.viewOf(ix, r.db.clock(), fn); err != nil {
+			return viewError{err}
+		}
 		return nil
 	})
+	if ve, ok := err.(viewError); ok {
+		return ve.err
+	}
 	if err != nil {
 		return userError(err)
 	}
-	return fnErr
+	return nil
 }
+
+// viewError is the error of a view's function, which the store returns as it is: told from
+// the store's own, it is returned unchanged.
+type viewError struct{ err error }
+
+func (e viewError) Error() string { return e.err.Error() }
 
 func (r Reader) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
 	asOf := ix.Head()

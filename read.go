@@ -47,20 +47,26 @@ func parsePattern(s string) (pattern, error) {
 	return p, nil
 }
 
-func (p pattern) keys(v *index.View) []record.Key {
+// keys calls fn with each key p matches, in key order.
+func (p pattern) keys(v *index.View, fn func(k record.Key)) {
+	var ks []record.Key
 	switch {
 	case p.subject != "*" && p.predicate != "*":
-		k := record.Key{Subject: p.subject, Predicate: p.predicate}
-		if !v.HasVersions(k) {
-			return nil
+		// One key: no list (a live lookup's every allocation counts).
+		if k := (record.Key{Subject: p.subject, Predicate: p.predicate}); v.HasVersions(k) {
+			fn(k)
 		}
-		return []record.Key{k}
+		return
 	case p.subject != "*":
-		return v.KeysOfSubject(p.subject)
+		ks = v.KeysOfSubject(p.subject)
 	case p.predicate != "*":
-		return v.KeysOfPredicate(p.predicate)
+		ks = v.KeysOfPredicate(p.predicate)
+	default:
+		ks = v.Keys()
 	}
-	return v.Keys()
+	for _, k := range ks {
+		fn(k)
+	}
 }
 
 // Live returns the live claims that match pattern ("Klarveld", "Klarveld.price_per_seat",
@@ -91,13 +97,13 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 	}
 	out := []Claim{}
 	err = r.view(ctx, func(v *index.View) error {
-		for _, k := range p.keys(v) {
+		p.keys(v, func(k record.Key) {
 			for _, e := range v.LiveClaims(k) {
 				if matches(e.Value, where) {
 					out = append(out, claimOf(v, e))
 				}
 			}
-		}
+		})
 		return nil
 	})
 	return out, err
@@ -457,7 +463,9 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 			if err != nil {
 				return err
 			}
-			for _, e := range v.Versions(id.Key) {
+			vs := v.Versions(id.Key)
+			out.Claims = make([]Claim, 0, len(vs))
+			for _, e := range vs {
 				out.Claims = append(out.Claims, claimOf(v, e))
 			}
 			if len(out.Claims) == 0 {
@@ -588,7 +596,7 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 	}
 	err = r.view(ctx, func(v *index.View) error {
 		total := 0.0
-		for _, k := range p.keys(v) {
+		p.keys(v, func(k record.Key) {
 			for _, e := range v.LiveClaims(k) {
 				if e.Value.Type == record.Bool && !e.Value.Bool {
 					continue
@@ -598,7 +606,7 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 				total += b.Weight
 				out.Candidates = append(out.Candidates, b)
 			}
-		}
+		})
 		// With nothing to believe there is no distribution: the gate declines, and the entropy
 		// is reported as 0 rather than an infinity that JSON cannot carry.
 		out.Decision = Decline

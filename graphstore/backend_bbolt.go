@@ -274,14 +274,23 @@ func (b *bboltBackend) guard(fn func() error) error {
 		return damaged
 	}
 	err := guarded(fn)
-	var pe *enginePanic
-	if errors.As(err, &pe) {
+	if pe, ok := asEnginePanic(err); ok {
 		b.mu.Lock()
 		b.poisoned = true
 		b.mu.Unlock()
 		return b.markDamaged(pe.Error())
 	}
 	return err
+}
+
+// asEnginePanic is errors.As for an *enginePanic, called only with an error: its variable
+// escapes, and a guard runs on every read.
+func asEnginePanic(err error) (*enginePanic, bool) {
+	if err == nil {
+		return nil, false
+	}
+	var pe *enginePanic
+	return pe, errors.As(err, &pe)
 }
 
 // writable reports the damage that forbids writing. It first checks, from the meta pages,

@@ -507,45 +507,12 @@ func (b *bboltBackend) verify(ctx context.Context) []string {
 		b.markDamaged(msg)
 		return []string{msg}
 	}
+	// bbolt's own check (Tx.Check) finds nothing the walk does not: pages out of bounds,
+	// referenced twice, both free and in use, or neither; keys out of order. It reads the pages
+	// through the memory map, which maps a file in the page cache faster than any release can
+	// unmap it (a 1M-claim store: 430 MiB resident within 100 ms), where the walk reads each
+	// page once into one buffer.
 	problems := append(l.problems, walkBolt(ctx, b.file, l)...)
-	if len(problems) == 0 {
-		// bbolt's own check follows every page id and offset without checking it first, in a
-		// goroutine of its own where a fault cannot be caught; the walk above has checked
-		// everything it follows. bbolt recovers its own panics and reports them as errors.
-		// It touches every page of the map: release them as it goes, or a check's resident
-		// memory grows to the size of the file. (madvise only; it touches no page itself.)
-		stop := make(chan struct{})
-		released := make(chan struct{})
-		go func() {
-			defer close(released)
-			t := time.NewTicker(20 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					dropMapped(b.db)
-				}
-			}
-		}()
-		err := b.guard(func() error {
-			return b.db.View(func(tx *bolt.Tx) error {
-				for err := range tx.Check() {
-					if len(problems) < maxFileProblems {
-						problems = append(problems, "bbolt's check: "+err.Error())
-					}
-				}
-				return nil
-			})
-		})
-		close(stop)
-		<-released
-		if err != nil {
-			problems = append(problems, err.Error())
-		}
-		b.dropMapped()
-	}
 	if len(problems) > 0 {
 		b.markDamaged(problems[0])
 		return problems
@@ -573,12 +540,21 @@ func (b *bboltBackend) readDamage() (what string, err error) {
 	return what, err
 }
 
+// update runs fn in a bbolt write transaction outside the log's checkpoints, with none of the
+// log's read transactions kept idle meanwhile (walkv.Store.Exclusive).
+func (b *bboltBackend) update(fn func(tx *bolt.Tx) error) error {
+	if b.wal == nil {
+		return b.db.Update(fn)
+	}
+	return b.wal.Exclusive(func() error { return b.db.Update(fn) })
+}
+
 // recordDamage records a check's verdict in the file (damageBucket), so that every later Open
 // refuses writes, and marks the store damaged now.
 func (b *bboltBackend) recordDamage(what string) {
 	if b.damage() == nil && b.db != nil {
 		_ = b.guard(func() error {
-			return b.db.Update(func(tx *bolt.Tx) error {
+			return b.update(func(tx *bolt.Tx) error {
 				bk, err := tx.CreateBucketIfNotExists(damageBucket)
 				if err != nil {
 					return err
@@ -618,7 +594,7 @@ func recordVerdict(be backend, r *Report) {
 		// was in the storage under the file, since repaired): the verdict goes, and writes
 		// are allowed again.
 		err := b.guard(func() error {
-			return b.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
+			return b.update(func(tx *bolt.Tx) error { return tx.DeleteBucket(damageBucket) })
 		})
 		if err == nil {
 			b.recorded = ""

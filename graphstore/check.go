@@ -240,15 +240,14 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 		defer sc.close()
 		c := newChecker(opts, sc)
 		c.deferDangling = true
-		release := func() {}
-		var stop func()
+		var rel *releaser
 		if b, ok := be.(*bboltBackend); ok {
-			release = func() { dropMapped(b.db) }
-			stop = releasing(b.db, sc.db)
+			rel = releasing(b.db, sc.db)
 		} else {
-			stop = releasing(sc.db)
+			rel = releasing(sc.db)
 		}
-		defer stop()
+		defer rel.stop()
+		c.tick, sc.tick = rel.check, rel.check
 		replayed := true
 		for id := record.TxID(1); id <= ix.Head(); id++ {
 			if err := ctx.Err(); err != nil {
@@ -278,9 +277,7 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 				replayed = false
 			}
 			ix.Release() // what the check decoded is in the scratch store now
-			if id%64 == 0 {
-				release()
-			}
+			rel.check()
 		}
 		r = c.finish()
 		if c.err != nil {
@@ -290,9 +287,8 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 			if err := sc.flush(); err != nil {
 				return &scratchError{err}
 			}
-			compareIndex(rt, sc, r)
+			compareIndex(rt, sc, r, rel.check)
 		}
-		release()
 		return nil
 	})
 	if err != nil {
@@ -303,7 +299,8 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 
 // compareIndex adds to r every entry that the store holds and a replay of its records does not
 // give, or gives otherwise.
-func compareIndex(rt kv.Reader, sc *scratch, r *Report) {
+// tick is called between the pages of entries it compares.
+func compareIndex(rt kv.Reader, sc *scratch, r *Report, tick func()) {
 	st, err := sc.read()
 	if err != nil {
 		r.Add(Problem{Kind: ProblemIndex, Msg: fmt.Sprintf("the replay cannot be read: %v", err)})
@@ -319,7 +316,7 @@ func compareIndex(rt kv.Reader, sc *scratch, r *Report) {
 				r.Add(Problem{Kind: ProblemIndex, Msg: def.Name + ": " + fmt.Sprintf(format, args...)})
 			}
 		}
-		diffBuckets(rt, st, bucket, report)
+		diffBuckets(rt, st, bucket, report, tick)
 		if found > maxIndexProblems {
 			r.Add(Problem{Kind: ProblemIndex, Msg: fmt.Sprintf("%s: and %d more entries differ", def.Name, found-maxIndexProblems)})
 		}
@@ -336,11 +333,12 @@ func compareIndex(rt kv.Reader, sc *scratch, r *Report) {
 }
 
 // diffBuckets reports the keys of bucket b that a and want do not hold alike.
-func diffBuckets(a, want kv.Reader, b kv.Bucket, report func(string, ...any)) {
+func diffBuckets(a, want kv.Reader, b kv.Bucket, report func(string, ...any), tick func()) {
 	type kvp struct{ k, v []byte }
 	// Both scans go in key order; walk them side by side, a page at a time.
 	var have []kvp
 	next := func(r kv.Reader, from []byte, out *[]kvp) {
+		tick()
 		*out = (*out)[:0]
 		r.Scan(b, nil, kv.ScanOptions{From: from}, func(k, v []byte) (bool, error) {
 			if from != nil && string(k) == string(from) {

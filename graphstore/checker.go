@@ -81,7 +81,10 @@ type checker struct {
 	// deferDangling keeps references that do not resolve until the end, to say whether they
 	// name something recorded later (a check) instead of failing at once (an import).
 	deferDangling bool
-	deferred      []dangling
+	// tick, if set, is called every thousand keys of the scan that judges the end (a
+	// check releases the mapped pages there: see releaser).
+	tick     func()
+	deferred []dangling
 	// applyErr is why the sink refused the transaction the checker applied last, if it did:
 	// the checker applies nothing after it.
 	applyErr error
@@ -623,7 +626,11 @@ func (c *checker) checkLive() {
 		c.reportLive(func() record.Key { return ks.key }, lives)
 	}
 	if ix := st.ix(); ix != nil {
+		n := 0
 		ix.EachKeyVersionsAsOf(st.horizon, func(seq uint64, vs []index.CheckedClaim) bool {
+			if n++; n%1024 == 0 && c.tick != nil {
+				c.tick()
+			}
 			for ; next < len(overlay) && overlay[next].inIndex && overlay[next].seq <= seq; next++ {
 				if overlay[next].seq == seq {
 					fromOverlay(overlay[next])

@@ -79,6 +79,9 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, sink indexSink, flush func() error) (ImportSummary, error) {
 	var sum ImportSummary
 	c := newChecker(opts, sink)
+	if w, ok := sink.(*kvImporter); ok {
+		c.tick = w.committed // a bbolt file's releaser
+	}
 	next, stop := readAhead(newTxReader(newQuadReader(r), 1))
 	defer stop()
 	for {
@@ -226,12 +229,12 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 		return ImportSummary{}, err
 	}
 	defer be.close()
-	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: func() { dropMapped(be.db) }}
+	rel := releasing(be.db)
+	defer rel.stop()
+	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: rel.check}
 	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
-	stop := releasing(be.db)
-	defer stop()
 	sum, err := importTxs(ctx, r, copts, w, w.flush)
-	stop()
+	rel.stop()
 	if err != nil {
 		return sum, err
 	}
@@ -336,7 +339,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 type kvImporter struct {
 	kv        kv.Store
 	guard     func(func() error) error // the backend's, or nil
-	committed func()                   // after each batch (a bbolt file releases its mapped pages)
+	committed func()                   // after each batch and every few hundred entries (a bbolt file releases its mapped pages)
 	wt        kv.WriteTx
 	h         *index.Index
 	head      record.TxID
@@ -368,6 +371,9 @@ func (w *kvImporter) handle() (*index.Index, error) {
 		if err != nil {
 			wt.Rollback()
 			return err
+		}
+		if w.committed != nil {
+			h.EveryPuts(w.committed)
 		}
 		w.wt, w.h = wt, h
 		return nil

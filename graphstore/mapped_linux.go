@@ -1,6 +1,9 @@
 package graphstore
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,4 +25,42 @@ func dropMapped(db *bolt.DB) {
 		}
 		return nil
 	})
+}
+
+// mappedGauge reads how much of the process's resident memory is file-backed: the third field
+// of /proc/self/statm, in pages (the executable's own pages included).
+type mappedGauge struct {
+	f   *os.File
+	buf [128]byte
+}
+
+func openMappedGauge() *mappedGauge {
+	f, _ := os.Open("/proc/self/statm")
+	return &mappedGauge{f: f}
+}
+
+// read returns the file-backed resident bytes, or false if the system does not say.
+func (g *mappedGauge) read() (int64, bool) {
+	if g.f == nil {
+		return 0, false
+	}
+	n, err := g.f.ReadAt(g.buf[:], 0)
+	if n == 0 && err != nil {
+		return 0, false
+	}
+	fields := bytes.Fields(g.buf[:n])
+	if len(fields) < 3 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(string(fields[2]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
+}
+
+func (g *mappedGauge) close() {
+	if g.f != nil {
+		g.f.Close()
+	}
 }

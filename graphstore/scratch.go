@@ -24,6 +24,8 @@ type scratch struct {
 	kv   *boltkv.Store
 	wt   kv.WriteTx
 	h    *index.Index
+	// tick, if set, is called every few hundred entries written (the check's releaser).
+	tick func()
 }
 
 // batchPuts is about how many entries a kv transaction written in bulk (a scratch store, an
@@ -73,6 +75,9 @@ func (s *scratch) handle() (*index.Index, error) {
 		wt.Rollback()
 		return nil, err
 	}
+	if s.tick != nil {
+		h.EveryPuts(s.tick)
+	}
 	s.wt, s.h = wt, h
 	return h, nil
 }
@@ -98,7 +103,6 @@ func (s *scratch) flush() error {
 	}
 	err := s.wt.Commit(context.Background())
 	s.wt, s.h = nil, nil
-	dropMapped(s.db)
 	return err
 }
 
@@ -112,36 +116,78 @@ func (s *scratch) close() {
 	os.Remove(s.path)
 }
 
-// releaseInterval is how often a check or an import releases the pages of the bbolt files it
-// reads and writes (dropMapped). Every read of a page not mapped yet maps the 64 KiB around it
-// that the page cache holds (the kernel's fault-around, which madvise(MADV_RANDOM) does not
-// turn off): the lookups and index entries of one transaction of a thousand claims map a
-// hundred megabytes or more of a large file, far more than its batch or a count of
-// transactions can bound.
-const releaseInterval = 10 * time.Millisecond
+// A check or an import releases the pages of the bbolt files it reads and writes
+// (dropMapped) once more than mappedBudget of them are resident. Every read of a page not
+// mapped yet maps the 64 KiB around it that the page cache holds (the kernel's fault-around,
+// which madvise(MADV_RANDOM) does not turn off): the lookups and index entries of one
+// transaction of a thousand claims map a hundred megabytes or more of a large file, far more
+// than its batch or a count of transactions can bound. Releasing on a timer instead (every
+// 10 ms) spent a tenth of an import's time unmapping pages and faulting them in again.
+const (
+	mappedBudget = 64 << 20
+	releasePoll  = 2 * time.Millisecond
+)
 
-// releasing drops the mapped pages of dbs every releaseInterval, from a goroutine of its own
-// (dropMapped holds off a writer's remapping while it runs), until stop is called. Call stop
-// before closing them.
-func releasing(dbs ...*bolt.DB) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+// releaser drops the mapped pages of its files (dropMapped) whenever the process's
+// file-backed resident pages have grown by more than mappedBudget since it started: checked
+// every releasePoll by a goroutine of its own, and by the scan itself wherever it calls check
+// (between transactions), which bounds the growth however late the goroutine runs on a busy
+// machine. Where the system does not say how much is mapped, every check drops.
+type releaser struct {
+	mu     sync.Mutex // the gauge's buffer, budget
+	g      *mappedGauge
+	base   int64
+	budget int64
+	dbs    []*bolt.DB
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// releasing starts a releaser of dbs. Stop it before closing them.
+func releasing(dbs ...*bolt.DB) *releaser {
+	r := &releaser{g: openMappedGauge(), budget: mappedBudget, dbs: dbs, done: make(chan struct{})}
+	r.base, _ = r.g.read()
+	r.wg.Add(1)
 	go func() {
-		defer wg.Done()
-		t := time.NewTicker(releaseInterval)
+		defer r.wg.Done()
+		t := time.NewTicker(releasePoll)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-r.done:
 				return
 			case <-t.C:
-				for _, db := range dbs {
-					dropMapped(db)
-				}
+				r.check()
 			}
 		}
 	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done); wg.Wait() }) }
+	return r
+}
+
+// check drops the files' mapped pages if more than the budget are resident.
+func (r *releaser) check() {
+	r.mu.Lock()
+	n, ok := r.g.read()
+	within := ok && n-r.base <= r.budget
+	r.mu.Unlock()
+	if within {
+		return
+	}
+	for _, db := range r.dbs {
+		dropMapped(db)
+	}
+}
+
+// stop ends the goroutine and drops what is still mapped: a check in a server leaves nothing
+// of its scan resident.
+func (r *releaser) stop() {
+	r.once.Do(func() {
+		close(r.done)
+		r.wg.Wait()
+		r.g.close()
+		for _, db := range r.dbs {
+			dropMapped(db)
+		}
+	})
 }

@@ -345,7 +345,6 @@ func (s *Store) Read(ctx context.Context, fn func(ix *index.Index) error) error 
 		return err
 	}
 	defer s.leave()
-	var fnErr error
 	err := s.be.guard(func() error {
 		rt, err := s.be.kv().Read(ctx)
 		if err != nil {
@@ -360,15 +359,27 @@ func (s *Store) Read(ctx context.Context, fn func(ix *index.Index) error) error 
 			s.learn(ctx, h)
 		}
 		return index.Guard(func() error {
-			fnErr = fn(ix)
+			if err := fn(ix); err != nil {
+				return &readerError{err}
+			}
 			return nil
 		})
 	})
+	if re, ok := err.(*readerError); ok {
+		return re.err
+	}
 	if err != nil {
 		return s.readErr("reading the store", err)
 	}
-	return fnErr
+	return nil
 }
+
+// readerError carries the error of a read's own function through the guards, which return
+// it as it is, to be told from the store's: it is the caller's, unchanged. (A variable the
+// function's closure set would be one more allocation on every read.)
+type readerError struct{ err error }
+
+func (e *readerError) Error() string { return e.err.Error() }
 
 // learn moves the process's head to at least head, which another process committed: the cache
 // drops what changed meanwhile, and subscribers are told.

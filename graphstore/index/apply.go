@@ -205,6 +205,9 @@ func (ix *Index) put(b kv.Bucket, key, value []byte) {
 		fault(err)
 	}
 	ix.puts++
+	if ix.every != nil && ix.puts%putsPerCall == 0 {
+		ix.every()
+	}
 	ix.forget(b, key)
 	if mutable[b] {
 		ix.touched[string(append([]byte{byte(b)}, key...))] = true
@@ -580,6 +583,14 @@ func (ix *Index) addRunRecords(tx, part *record.Tx, m Mark) error {
 
 // Puts is the number of entries the handle wrote.
 func (ix *Index) Puts() int { return ix.puts }
+
+// putsPerCall is how often a write handle calls the function EveryPuts gave it.
+const putsPerCall = 256
+
+// EveryPuts has a write handle call fn every few hundred entries it writes, in the middle of
+// applying a transaction: a bulk writer (an import, a check's replay) bounds there what the
+// lookups of one large transaction map of a bbolt file.
+func (ix *Index) EveryPuts(fn func()) { ix.every = fn }
 
 // Touched lists the cache keys of the entries the handle changed since it was made (or since
 // the last call), for Cache.Advance once its transaction committed.

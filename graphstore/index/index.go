@@ -84,11 +84,20 @@ type Index struct {
 	few              [memoFew]memoEntry // the first entries a snapshot decodes, before memo
 	nfew             int
 	kbuf             []byte
-	admitted         int             // entries this snapshot added to the cache
-	cur              *applying       // a write handle's transaction being applied
-	judge            bool            // Apply judges claims' relations (JudgeRelations)
-	puts             int             // entries a write handle wrote
-	touched          map[string]bool // cache keys of the entries a write handle overwrote
+	keyBufs
+	admitted int             // entries this snapshot added to the cache
+	cur      *applying       // a write handle's transaction being applied
+	judge    bool            // Apply judges claims' relations (JudgeRelations)
+	puts     int             // entries a write handle wrote
+	every    func()          // called every putsPerCall puts (EveryPuts)
+	touched  map[string]bool // cache keys of the entries a write handle overwrote
+}
+
+// keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated
+// once a read): kbuf's, and a key built to look one up (a key's, a source's, a predicate's, a
+// claim's), which no decoder of that kind of entry reuses while the lookup is in progress.
+type keyBufs struct {
+	kbufs, kkey, skey, pkey, ckey [64]byte
 }
 
 // Open returns the snapshot read by r, or ErrNotStore if r holds no mql index; cache may be
@@ -112,6 +121,7 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 
 func open(r kv.Reader, cache *Cache, st storeState) *Index {
 	ix := &Index{r: r, st: st, head: st.head, cache: cache}
+	ix.kbuf = ix.kbufs[:0]
 	if cache != nil {
 		h := cache.Head()
 		ix.useCache = h >= st.head
@@ -460,12 +470,12 @@ type principalEntry struct {
 }
 
 func (ix *Index) source(id string) *record.Source {
-	return load(ix, bSource, []byte(id), func() string { return fmt.Sprintf("source %q", id) },
+	return load(ix, bSource, append(ix.skey[:0], id...), func() string { return fmt.Sprintf("source %q", id) },
 		func(b []byte) (*record.Source, error) { return decodeSource(id, b) })
 }
 
 func (ix *Index) keyEntry(k record.Key) *keyEntry {
-	return load(ix, bKey, keyKey(k), func() string { return "key " + k.String() },
+	return load(ix, bKey, appendKeyKey(ix.kkey[:0], k), func() string { return "key " + k.String() },
 		func(b []byte) (*keyEntry, error) { return decodeKeyEntry(k, b) })
 }
 
@@ -522,7 +532,7 @@ func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
 // claimOf is version of the key numbered keySeq, which key names when the claim is decoded
 // (a claim found in the cache needs no name).
 func (ix *Index) claimOf(key func() record.Key, keySeq uint64, version int) *ClaimEntry {
-	return load(ix, bClaim, claimKey(keySeq, version), func() string { return fmt.Sprintf("claim %s@%d", key(), version) },
+	return load(ix, bClaim, u(u(ix.ckey[:0], keySeq), uint64(version)), func() string { return fmt.Sprintf("claim %s@%d", key(), version) },
 		func(b []byte) (*ClaimEntry, error) {
 			s, err := decodeClaim(record.ClaimID{Key: key(), Version: version}, b)
 			if err != nil {
@@ -547,7 +557,7 @@ func (ix *Index) claim(id record.ClaimID) *ClaimEntry {
 }
 
 func (ix *Index) pred(p string) *predEntry {
-	return load(ix, bPred, []byte(p), func() string { return "predicate " + p }, decodePred)
+	return load(ix, bPred, append(ix.pkey[:0], p...), func() string { return "predicate " + p }, decodePred)
 }
 
 func (ix *Index) artEntry(name string) *artEntry {

@@ -81,7 +81,10 @@ func u(b []byte, x uint64) []byte { return encoding.AppendUint(b, x) }
 func txKey(id record.TxID) []byte { return u(nil, uint64(id)) }
 
 func keyKey(k record.Key) []byte {
-	b := make([]byte, 0, len(k.Subject)+len(k.Predicate)+1)
+	return appendKeyKey(make([]byte, 0, len(k.Subject)+len(k.Predicate)+1), k)
+}
+
+func appendKeyKey(b []byte, k record.Key) []byte {
 	return append(encoding.AppendName(b, k.Subject), k.Predicate...)
 }
 

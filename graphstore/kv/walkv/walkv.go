@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,7 +100,7 @@ type Store struct {
 	mu sync.Mutex
 	// layers overlay base, oldest first. The last is where commits go; the ones before it are
 	// being applied to base by a checkpoint. Published trees are never changed: a writer
-	// changes a copy and publishes it.
+	// changes a copy and publishes it; nor is the slice (a snapshot shares it): it is replaced.
 	layers []*tree
 	closed bool
 
@@ -126,7 +127,21 @@ type Store struct {
 	rotations uint64
 	// version counts the commits published since Open, guarded by mu (kv.Versioned).
 	version uint64
+
+	// idle holds read transactions of the store below that ended while it had not changed
+	// since they began, for the next snapshots to reuse: a live lookup served from the cache
+	// then begins nothing in bbolt (Begin, its meta page, the bucket's root) and ends nothing.
+	// baseGen counts the changes to the store below (each checkpoint's apply moves it at its
+	// start and at its end, as does Exclusive); a transaction is only kept, or reused, while
+	// baseGen is what it was when the transaction began and nothing is changing the store
+	// below (exclusive == 0). All guarded by mu.
+	idle      []kv.ReadTx
+	baseGen   uint64
+	exclusive int
 }
+
+// maxIdle bounds the read transactions kept for reuse: about the readers that run at once.
+const maxIdle = 8
 
 // Open opens the log in front of base, replays it, and (unless read-only) checkpoints what
 // it replayed, so that base holds every commit the log acknowledged before it returns.
@@ -186,39 +201,113 @@ func (s *Store) guard(fn func() error) error {
 	return fn()
 }
 
-// view is what a transaction reads: base's snapshot and the layers as they were.
-func (s *Store) view(ctx context.Context) (kv.ReadTx, []*tree, uint64, error) {
+// view is what a transaction reads: base's snapshot and the layers as they were. gen is the
+// generation of the store below that the snapshot of base reads, or 0 if it may not be kept
+// for reuse.
+func (s *Store) view(ctx context.Context) (rt kv.ReadTx, layers []*tree, version, gen uint64, err error) {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			return nil, nil, 0, kv.ErrClosed
+			return nil, nil, 0, 0, kv.ErrClosed
 		}
-		layers, rot, version := append([]*tree(nil), s.layers...), s.rotations, s.version
+		layers, version = s.layers, s.version
+		rot, gen0, stable := s.rotations, s.baseGen, s.exclusive == 0
+		if n := len(s.idle); n > 0 && stable {
+			// The store below has not changed since it began (see idle), so it reads what a
+			// new one would: base as the layers expect it.
+			rt = s.idle[n-1]
+			s.idle[n-1] = nil
+			s.idle = s.idle[:n-1]
+			s.mu.Unlock()
+			return rt, layers, version, gen0 + 1, nil
+		}
 		s.mu.Unlock()
 		// Not under mu: bbolt's Begin waits while a checkpoint's commit remaps the file, which
 		// waits for every open read transaction to end, a writer's included, and the writer
 		// needs mu to publish its commit.
-		var rt kv.ReadTx
-		err := s.guard(func() error {
+		err = s.guard(func() error {
 			var err error
 			rt, err = s.base.Read(ctx)
 			return err
 		})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, 0, err
 		}
 		// The snapshot of base and the layers go together unless a new generation started
 		// meanwhile: a checkpoint of it may have put in base commits newer than the layers
 		// taken. A checkpoint of layers taken is harmless: they hold what it put in base.
 		s.mu.Lock()
 		same := s.rotations == rot
+		// Kept for reuse only if base did not change while it began: it then reads base as it
+		// is until the next change.
+		keep := stable && s.exclusive == 0 && s.baseGen == gen0
 		s.mu.Unlock()
 		if same {
-			return rt, layers, version, nil
+			if !keep {
+				return rt, layers, version, 0, nil
+			}
+			return rt, layers, version, gen0 + 1, nil
 		}
 		s.guard(func() error { rt.End(); return nil })
 	}
+}
+
+// Exclusive runs fn, which changes the store below outside a checkpoint, with no read
+// transaction kept idle: bbolt's commit may have to remap the file, which waits for every open
+// read transaction to end, and an idle one never would. Snapshots taken meanwhile read base
+// fresh, and none is kept.
+func (s *Store) Exclusive(fn func() error) error {
+	s.hold()
+	defer s.release()
+	return fn()
+}
+
+// hold stops the reuse of base's read transactions and ends the idle ones: base is about to
+// change.
+func (s *Store) hold() {
+	s.mu.Lock()
+	s.exclusive++
+	s.baseGen++
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	s.endAll(idle)
+}
+
+// release ends a hold: transactions begun from now on read base as changed.
+func (s *Store) release() {
+	s.mu.Lock()
+	s.exclusive--
+	s.baseGen++
+	s.mu.Unlock()
+}
+
+func (s *Store) endAll(txs []kv.ReadTx) {
+	if len(txs) == 0 {
+		return
+	}
+	s.guard(func() error {
+		for _, rt := range txs {
+			rt.End()
+		}
+		return nil
+	})
+}
+
+// endBase ends a transaction's snapshot of base, or keeps it for the next snapshot if base has
+// not changed since it began (gen, from view).
+func (s *Store) endBase(rt kv.ReadTx, gen uint64) {
+	if gen != 0 {
+		s.mu.Lock()
+		if !s.closed && s.exclusive == 0 && s.baseGen+1 == gen && len(s.idle) < maxIdle {
+			s.idle = append(s.idle, rt)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+	s.guard(func() error { rt.End(); return nil })
 }
 
 // Read begins a snapshot.
@@ -226,17 +315,24 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rt, all, version, err := s.view(ctx)
+	rt, all, version, gen, err := s.view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	layers := all[:0]
-	for _, l := range all {
-		if l.Len() > 0 {
-			layers = append(layers, l)
+	// The empty layers left out (all is shared: it is copied only when one is).
+	layers := all
+	for i, l := range all {
+		if l.Len() == 0 {
+			layers = slices.Clone(all[:i])
+			for _, l := range all[i+1:] {
+				if l.Len() > 0 {
+					layers = append(layers, l)
+				}
+			}
+			break
 		}
 	}
-	return &snapshot{readTx{s: s, base: rt, layers: layers}, version}, nil
+	return &snapshot{readTx{s: s, base: rt, gen: gen, layers: layers}, version}, nil
 }
 
 // snapshot is a read transaction; a write transaction is not one (it has no version of its
@@ -262,16 +358,17 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	rt, layers, _, err := s.view(ctx)
+	rt, layers, _, gen, err := s.view(ctx)
 	if err != nil {
 		<-s.wmu
 		return nil, err
 	}
 	// The newest layer, copied: the transaction's writes go into the copy, which Commit
 	// publishes.
+	layers = slices.Clone(layers)
 	cur := layers[len(layers)-1].Copy()
 	layers[len(layers)-1] = cur
-	return &writeTx{readTx: readTx{s: s, base: rt, layers: layers}, cur: cur}, nil
+	return &writeTx{readTx: readTx{s: s, base: rt, gen: gen, layers: layers}, cur: cur}, nil
 }
 
 // throttle waits while the log holds more than MaxPending entries the store below does not,
@@ -314,7 +411,10 @@ func (s *Store) Close() error {
 	if s.opts.ReadOnly {
 		s.mu.Lock()
 		s.closed, s.layers = true, nil
+		idle := s.idle
+		s.idle = nil
 		s.mu.Unlock()
+		s.endAll(idle)
 		return nil
 	}
 	close(s.stop)
@@ -323,7 +423,11 @@ func (s *Store) Close() error {
 	err := s.checkpoint(context.Background(), false)
 	s.mu.Lock()
 	s.closed = true
+	// Ended before the store below closes, which waits for every read transaction.
+	idle := s.idle
+	s.idle = nil
 	s.mu.Unlock()
+	s.endAll(idle)
 	s.mu.Lock()
 	for _, f := range s.logs {
 		f.close()
@@ -496,6 +600,8 @@ func (s *Store) apply(ctx context.Context, layers []*tree) error {
 			})
 		}
 	}
+	s.hold()
+	defer s.release()
 	return s.guard(func() error {
 		wt, err := s.base.Write(ctx)
 		if err != nil {
@@ -522,13 +628,14 @@ func (s *Store) apply(ctx context.Context, layers []*tree) error {
 type readTx struct {
 	s      *Store
 	base   kv.ReadTx
+	gen    uint64  // base's generation, if it may be kept for reuse (view)
 	layers []*tree // oldest first
 	buf    []byte
 }
 
 func (t *readTx) End() {
 	if t.base != nil {
-		t.s.guard(func() error { t.base.End(); return nil })
+		t.s.endBase(t.base, t.gen)
 		t.base, t.layers = nil, nil
 	}
 }
@@ -700,7 +807,9 @@ func (t *writeTx) Commit(ctx context.Context) error {
 		s.mu.Unlock()
 		return kv.ErrClosed
 	}
-	s.layers[len(s.layers)-1] = t.cur
+	layers := slices.Clone(s.layers)
+	layers[len(layers)-1] = t.cur
+	s.layers = layers
 	s.entries += t.entries
 	s.version++
 	s.mu.Unlock()

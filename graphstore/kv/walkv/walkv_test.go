@@ -520,3 +520,125 @@ func TestKeyTooLarge(t *testing.T) {
 		t.Fatalf("close (the checkpoint into bbolt): %v", err)
 	}
 }
+
+// Snapshots reuse the read transactions of the store below that ended while it did not
+// change. Readers must still see every commit (none older than the checkpoint they began
+// after), and a checkpoint that grows bbolt's file, which remaps it and so waits for every
+// read transaction, must not wait for one kept idle; nor must a write outside the log
+// (Exclusive).
+func TestReusedSnapshots(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kv.db")
+	db, err := bolt.Open(path, 0o600, nil) // the default map: the values below grow it often
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := boltkv.Init(db); err != nil {
+		t.Fatal(err)
+	}
+	s, err := walkv.Open(ctx, boltkv.New(db, kvtest.Schema), kvtest.Schema, walkv.Options{
+		Path: path, NoSync: true, CheckpointEntries: 3, CheckpointAfter: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := string(make([]byte, 256<<10))
+	const commits = 60
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				rt, err := s.Read(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := 0
+				if v, err := rt.Get(0, []byte("n")); err == nil && v != nil {
+					fmt.Sscan(string(v), &n)
+				}
+				var bad error
+				if n < last {
+					bad = fmt.Errorf("a snapshot read n=%d after one read %d", n, last)
+				} else if n > 0 {
+					if v, err := rt.Get(0, []byte(fmt.Sprint("v", n))); err != nil || len(v) != len(big) {
+						bad = fmt.Errorf("n=%d but its value has %d bytes (%v)", n, len(v), err)
+					}
+				}
+				rt.End()
+				if bad != nil {
+					errs <- bad
+					return
+				}
+				last = n
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for i := 1; i <= commits; i++ {
+			w, err := s.Write(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			w.Put(0, []byte(fmt.Sprint("v", i)), []byte(big))
+			w.Put(0, []byte("n"), []byte(fmt.Sprint(i)))
+			if err := w.Commit(ctx); err != nil {
+				errs <- err
+				return
+			}
+			if i%10 == 0 {
+				if err := s.Checkpoint(ctx); err != nil {
+					errs <- err
+					return
+				}
+				// A write outside the log that grows the file.
+				err := s.Exclusive(func() error {
+					return db.Update(func(tx *bolt.Tx) error {
+						bk, err := tx.CreateBucketIfNotExists([]byte("outside"))
+						if err != nil {
+							return err
+						}
+						return bk.Put([]byte(fmt.Sprint(i)), make([]byte, 1<<20))
+					})
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	}()
+	select {
+	case <-finished:
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the writer is stuck: a checkpoint or a write outside the log waits for a read transaction")
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, "n"); got != fmt.Sprint(commits) {
+		t.Fatalf("after the last checkpoint a snapshot reads n=%s, want %d", got, commits)
+	}
+}
