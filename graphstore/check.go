@@ -248,6 +248,7 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 		}
 		defer rel.stop()
 		c.tick, sc.tick = rel.check, rel.check
+		ix.Every(rel.check) // the store's records, read a transaction at a time
 		replayed := true
 		for id := record.TxID(1); id <= ix.Head(); id++ {
 			if err := ctx.Err(); err != nil {

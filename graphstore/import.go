@@ -373,7 +373,7 @@ func (w *kvImporter) handle() (*index.Index, error) {
 			return err
 		}
 		if w.committed != nil {
-			h.EveryPuts(w.committed)
+			h.Every(w.committed)
 		}
 		w.wt, w.h = wt, h
 		return nil

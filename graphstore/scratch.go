@@ -76,7 +76,7 @@ func (s *scratch) handle() (*index.Index, error) {
 		return nil, err
 	}
 	if s.tick != nil {
-		h.EveryPuts(s.tick)
+		h.Every(s.tick)
 	}
 	s.wt, s.h = wt, h
 	return h, nil

@@ -205,9 +205,7 @@ func (ix *Index) put(b kv.Bucket, key, value []byte) {
 		fault(err)
 	}
 	ix.puts++
-	if ix.every != nil && ix.puts%putsPerCall == 0 {
-		ix.every()
-	}
+	ix.counted()
 	ix.forget(b, key)
 	if mutable[b] {
 		ix.touched[string(append([]byte{byte(b)}, key...))] = true
@@ -584,13 +582,22 @@ func (ix *Index) addRunRecords(tx, part *record.Tx, m Mark) error {
 // Puts is the number of entries the handle wrote.
 func (ix *Index) Puts() int { return ix.puts }
 
-// putsPerCall is how often a write handle calls the function EveryPuts gave it.
-const putsPerCall = 256
+// entriesPerCall is how often the Index calls the function Every gave it.
+const entriesPerCall = 256
 
-// EveryPuts has a write handle call fn every few hundred entries it writes, in the middle of
-// applying a transaction: a bulk writer (an import, a check's replay) bounds there what the
-// lookups of one large transaction map of a bbolt file.
-func (ix *Index) EveryPuts(fn func()) { ix.every = fn }
+// Every has the Index call fn every few hundred entries it reads from its kv store or writes
+// to it, in the middle of reading or applying a transaction: a bulk reader or writer (an
+// import, a check) bounds there what the lookups of one large transaction map of a bbolt file
+// (each page read maps the 64 KiB around it).
+func (ix *Index) Every(fn func()) { ix.every = fn }
+
+func (ix *Index) counted() {
+	if ix.every != nil {
+		if ix.entries++; ix.entries%entriesPerCall == 0 {
+			ix.every()
+		}
+	}
+}
 
 // Touched lists the cache keys of the entries the handle changed since it was made (or since
 // the last call), for Cache.Advance once its transaction committed.

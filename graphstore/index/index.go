@@ -89,7 +89,8 @@ type Index struct {
 	cur      *applying       // a write handle's transaction being applied
 	judge    bool            // Apply judges claims' relations (JudgeRelations)
 	puts     int             // entries a write handle wrote
-	every    func()          // called every putsPerCall puts (EveryPuts)
+	every    func()          // called every entriesPerCall entries read or written (Every)
+	entries  int             // entries read or written, while every is set
 	touched  map[string]bool // cache keys of the entries a write handle overwrote
 }
 
@@ -208,6 +209,7 @@ func (ix *Index) ArtifactCount() int { return int(ix.st.artifacts) }
 func (ix *Index) ClaimCount() int { return int(ix.st.claims) }
 
 func (ix *Index) get(b kv.Bucket, key []byte) []byte {
+	ix.counted()
 	v, err := ix.r.Get(b, key)
 	if err == nil {
 		v, err = encoding.Unseal(v)
@@ -220,6 +222,7 @@ func (ix *Index) get(b kv.Bucket, key []byte) []byte {
 
 func (ix *Index) scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) bool) {
 	err := ix.r.Scan(b, prefix, opts, func(k, v []byte) (bool, error) {
+		ix.counted()
 		v, err := encoding.Unseal(v)
 		if err != nil {
 			return false, fmt.Errorf("%s %q: %w", Schema.Buckets[b].Name, k, err)
