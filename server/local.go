@@ -26,7 +26,7 @@ func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 	if id.principal != s.owner {
 		// The command line's --as: a principal the store does not know is a usage error.
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "--as " + id.principal + ": " + err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "--as "+id.principal+": ", err)
 			return
 		}
 	}
@@ -46,7 +46,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "", err)
 			return
 		}
 		reader = s.db.As(id.principal)

@@ -16,7 +16,7 @@ func (s *Server) readerFor(w http.ResponseWriter, r *http.Request) (mql.Reader, 
 	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "", err)
 			return reader, false
 		}
 		reader = s.db.As(id.principal)
