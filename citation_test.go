@@ -227,11 +227,29 @@ func TestOpenKV1Store(t *testing.T) {
 	if db, err = mql.Open(ctx, path, mql.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	if got := citedExcerpts(t, db, "Klarveld.hosting"); strings.Join(got, "|") != "src:Klarveld:page: hosted in Frankfurt" {
 		t.Errorf("Klarveld.hosting cites %v", got)
 	}
 	if got := citedExcerpts(t, db, "Klarveld.seats"); strings.Join(got, "|") != "src:Klarveld:page: 44 EUR per seat" {
 		t.Errorf("Klarveld.seats, citing the page without an excerpt of its own, cites %v", got)
+	}
+	db.Close()
+
+	// A format this mql does not read is refused, naming the ones it reads.
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(boltkv.Bucket)).Put([]byte("\x00format"), []byte("mql-kv/9"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bdb.Close()
+	if db, err := mql.Open(ctx, path, mql.Options{}); err == nil || !strings.Contains(err.Error(), `the store is in format "mql-kv/9", and this mql reads "mql-kv/2" and "mql-kv/1"`) {
+		if db != nil {
+			db.Close()
+		}
+		t.Errorf("a store of format mql-kv/9: %v", err)
 	}
 }

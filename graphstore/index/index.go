@@ -149,7 +149,7 @@ func readState(r kv.Reader, checkFormat bool) (storeState, error) {
 			return st, ErrNotStore
 		}
 		if string(f) != encoding.Format && string(f) != encoding.Readable {
-			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
+			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q and %q", ErrNotStore, f, encoding.Format, encoding.Readable)
 		}
 	}
 	if m != nil {
