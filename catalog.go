@@ -55,7 +55,9 @@ type ArtifactInfo struct {
 	Latest   Artifact `json:"latest"`
 }
 
-// SourceInfo is a source as the claims the reader may see cite it.
+// SourceInfo is a source as the claims the reader may see cite it. Its Excerpt is the one an
+// earlier mql recorded with the source, else the first that a claim the reader may see quotes
+// from it (each claim's own is in its Sources).
 type SourceInfo struct {
 	Source
 	SeenBy []string `json:"seen_by,omitempty"` // the audience whose record of the source it is, when restricted
@@ -245,9 +247,16 @@ func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, erro
 		at := map[string]int{} // source key → index in out
 		for _, k := range v.Keys() {
 			for _, e := range v.Versions(k) {
-				for _, key := range e.Sources {
+				for j, key := range e.Sources {
+					quote := ""
+					if j < len(e.Excerpts) {
+						quote = e.Excerpts[j]
+					}
 					if i, ok := at[key]; ok {
 						out[i].Claims++
+						if out[i].Excerpt == "" {
+							out[i].Excerpt = quote
+						}
 						continue
 					}
 					if !MatchName(pattern, record.SourceName(key)) {
@@ -258,6 +267,9 @@ func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, erro
 						continue
 					}
 					si := SourceInfo{Source: Source{ID: record.SourceName(key), Excerpt: s.Excerpt, URI: s.URI, Revision: s.Revision}, Claims: 1}
+					if si.Excerpt == "" {
+						si.Excerpt = quote
+					}
 					if len(e.SeenBy) > 0 {
 						si.SeenBy = strings.Split(e.Audience(), ",")
 					}

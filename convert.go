@@ -33,8 +33,12 @@ func claimOf(v *index.View, e *index.ClaimEntry) Claim {
 		Grant:      e.Grant,
 		Sources:    make([]Source, 0, len(e.Sources)),
 	}
-	for _, id := range e.Sources {
-		c.Sources = append(c.Sources, sourceOf(v, id))
+	for i, id := range e.Sources {
+		src := sourceOf(v, id)
+		if i < len(e.Excerpts) && e.Excerpts[i] != "" {
+			src.Excerpt = e.Excerpts[i]
+		}
+		c.Sources = append(c.Sources, src)
 	}
 	c.Supersedes = visibleRef(v, e.Supersedes)
 	c.Contests = visibleRef(v, e.Contests)
@@ -53,7 +57,8 @@ func visibleRef(v *index.View, id *record.ClaimID) string {
 }
 
 // sourceOf renders the source a claim cites by key: its audience's record, under the id the
-// writer gave it.
+// writer gave it, with the excerpt recorded with the source by an earlier mql (which a
+// citation's own excerpt replaces).
 func sourceOf(v *index.View, key string) Source {
 	s := v.Source(key)
 	if s == nil {

@@ -506,33 +506,47 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 			return nil, err
 		}
 	}
-	var srcIDs []string
+	var srcIDs, excerpts []string
+	quotes := false
 	for _, src := range s.Sources {
 		if err := checkSource(src); err != nil {
 			return nil, err
 		}
 		// The claim cites its own audience's record of the source: one recorded by a claim
-		// that every principal who may see this one may see too, and no other.
+		// that every principal who may see this one may see too, and no other. What it quotes
+		// from it is its own: the citation's, not the source's.
 		sk := record.SourceKey(src.ID, aud)
-		if slices.Contains(srcIDs, sk) {
-			continue
-		}
-		srcIDs = append(srcIDs, sk)
-		if old := p.source(sk); old != nil {
-			if (src.Excerpt != "" && src.Excerpt != old.Excerpt) || (src.URI != "" && src.URI != old.URI) || (src.Revision != "" && src.Revision != old.Revision) {
-				return nil, fmt.Errorf("source %q: %w: it is already recorded with other details; give it a new id (e.g. with its revision)", src.ID, ErrConflict)
+		if i := slices.Index(srcIDs, sk); i >= 0 {
+			switch {
+			case src.Excerpt == "" || src.Excerpt == excerpts[i]:
+			case excerpts[i] == "":
+				excerpts[i], quotes = src.Excerpt, true
+			default:
+				return nil, fmt.Errorf("source %q: %w: the claim cites it twice with two excerpts; cite it once, or give the other page its own id", src.ID, ErrInvalid)
 			}
 			continue
 		}
-		ns := &record.Source{ID: sk, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
+		srcIDs, excerpts = append(srcIDs, sk), append(excerpts, src.Excerpt)
+		quotes = quotes || src.Excerpt != ""
+		if old := p.source(sk); old != nil {
+			if (src.URI != "" && src.URI != old.URI) || (src.Revision != "" && src.Revision != old.Revision) {
+				return nil, fmt.Errorf("source %q: %w: it is already recorded with another URI or revision; give it a new id (e.g. with its revision)", src.ID, ErrConflict)
+			}
+			continue
+		}
+		ns := &record.Source{ID: sk, URI: src.URI, Revision: src.Revision, Tx: tx.ID}
 		tx.Sources = append(tx.Sources, ns)
 		p.sources[sk] = ns
+	}
+	if !quotes {
+		excerpts = nil
 	}
 	c := &record.Claim{
 		ID:         record.ClaimID{Key: key, Version: p.versionCount(key) + 1},
 		Value:      normValue(s.Value),
 		By:         s.By,
 		Sources:    srcIDs,
+		Excerpts:   excerpts,
 		Kind:       kind,
 		Confidence: conf,
 		ValidFrom:  utc(s.ValidFrom),

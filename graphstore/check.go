@@ -238,6 +238,9 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 			return &scratchError{err}
 		}
 		defer sc.close()
+		if sc.label, err = index.Format(rt); err != nil {
+			return err
+		}
 		c := newChecker(opts, sc)
 		c.deferDangling = true
 		var rel *releaser

@@ -26,6 +26,10 @@ type scratch struct {
 	h    *index.Index
 	// tick, if set, is called every few hundred entries written (the check's releaser).
 	tick func()
+	// label is the format the replay starts labelled with: a check replays a store of the
+	// earlier format under its own label, which the replay changes only where the store's
+	// should have changed too (index.Init).
+	label string
 }
 
 // batchPuts is about how many entries a kv transaction written in bulk (a scratch store, an
@@ -67,7 +71,7 @@ func (s *scratch) handle() (*index.Index, error) {
 	}
 	h, err := index.Writer(wt, nil)
 	if err == index.ErrNotStore {
-		if err = index.Init(wt); err == nil {
+		if err = index.InitAs(wt, s.label); err == nil {
 			h, err = index.Writer(wt, nil)
 		}
 	}

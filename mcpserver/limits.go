@@ -12,8 +12,7 @@ import (
 
 // Limits bound what one tool call may cost the server, whatever it asks: how many statements a
 // query call runs, how many bytes its result may hold, how long it may take. A zero field
-// means its default (DefaultLimits). mql serve sets them from its flags; `mql mcp` uses the
-// defaults.
+// means its default (DefaultLimits). mql serve and `mql mcp` set them from their flags.
 type Limits struct {
 	// Statements bounds the statements of one query call; a call with more runs none.
 	Statements int
@@ -59,10 +58,14 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// bound applies the limits to every tool call: its evaluation runs under the time limit, and a
-// result over the output limit is replaced by an error that says so.
+// bound applies the limits to every tool call and resource read: its evaluation runs under the
+// time limit, and a result over the output limit is replaced by an error that says so (a tool
+// error for a tool call, the request's error for a resource read).
 func (s *server) bound(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/read" {
+			return s.boundRead(ctx, next, method, req)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -81,6 +84,32 @@ func (s *server) bound(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return r, nil
 	}
+}
+
+// boundRead holds a resource read (the statistics, the review queue, the language reference)
+// to the time and output limits, as a tool call is.
+func (s *server) boundRead(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.lim.Timeout)
+	defer cancel()
+	res, err := next(ctx, method, req)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: the read ran over the time limit of %s (mql serve --timeout) and was stopped; try again, or raise the limit", errLimit, s.lim.Timeout)
+		}
+		return res, err
+	}
+	r, ok := res.(*mcp.ReadResourceResult)
+	if !ok {
+		return res, nil
+	}
+	var n int64
+	for _, c := range r.Contents {
+		n += int64(len(c.Text) + len(c.Blob))
+	}
+	if n > s.lim.Output {
+		return nil, fmt.Errorf("%w: the resource is %d bytes, over the output limit of %s (mql serve --max-output); raise the limit to read it, or use the tools, which can ask for less", errLimit, n, Bytes(s.lim.Output))
+	}
+	return r, nil
 }
 
 // resultSize is the size of a result's JSON, which is what the output limit bounds.

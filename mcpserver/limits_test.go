@@ -77,3 +77,38 @@ func TestToolCallLimits(t *testing.T) {
 		t.Errorf("a write stopped by the time limit was applied: %v", claims)
 	}
 }
+
+// A resource read is held to the output and time limits, as a tool call is: past one, the read
+// fails with an error that names the limit, and nothing of the resource is sent.
+func TestResourceReadLimits(t *testing.T) {
+	db := openStore(t, "memory:", nil)
+	team(t, db)
+	ctx := context.Background()
+	for i := range 30 {
+		key := fmt.Sprintf("Vendor%d", i)
+		for v := range 2 {
+			if _, err := db.Assert(ctx, mql.AssertSpec{Subject: key, Predicate: "price_per_seat", Value: mql.Number(float64(v)), By: "worker-3"}); err != nil {
+				t.Fatal(err)
+			}
+			if v == 0 {
+				if _, err := db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:" + key, From: []string{key + ".price_per_seat"}, By: "worker-3"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	c := connectLimited(t, db, "worker-3", mcpserver.Limits{Output: 4 << 10})
+	if got := c.readResource(mcpserver.StatsURI); !strings.Contains(got.Text, `"transactions"`) {
+		t.Errorf("the statistics under the limit: %s", got.Text)
+	}
+	for _, uri := range []string{mcpserver.LanguageURI, mcpserver.ReviewURI} {
+		_, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "over the output limit of 4 KiB (mql serve --max-output)") {
+			t.Errorf("%s over the output limit: %v", uri, err)
+		}
+	}
+	c = connectLimited(t, db, "worker-3", mcpserver.Limits{Timeout: time.Nanosecond})
+	if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.ReviewURI}); err == nil || !strings.Contains(err.Error(), "the read ran over the time limit of 1ns (mql serve --timeout)") {
+		t.Errorf("the review queue past the time limit: %v", err)
+	}
+}

@@ -81,16 +81,32 @@ func Check(ctx context.Context, db *mql.DB, as string) error {
 // -32600 invalid request; see lineFilter) and the session goes on; so does a line longer than
 // MaxMessageBytes, which is discarded.
 func Serve(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writer) error {
+	return ServeWith(ctx, db, as, in, out, ServeOptions{})
+}
+
+// ServeOptions configure ServeWith. A zero field means its default.
+type ServeOptions struct {
+	// Limits bound each tool call and resource read (DefaultLimits).
+	Limits Limits
+	// MaxMessage bounds the bytes of one message, one line, from the client (MaxMessageBytes).
+	MaxMessage int
+}
+
+// ServeWith is Serve with options: `mql mcp` sets them from its limit flags.
+func ServeWith(ctx context.Context, db *mql.DB, as string, in io.Reader, out io.Writer, opts ServeOptions) error {
 	if err := Check(ctx, db, as); err != nil {
 		return err
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = MaxMessageBytes
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := newLockedWriter(out)
 	// The filter bounds each line itself, so the SDK's own cap is off. Returning (cancel)
 	// releases an end of input the filter still holds back for unanswered requests.
-	t := &mcp.IOTransport{Reader: io.NopCloser(newLineFilter(in, w, MaxMessageBytes, ctx.Done())), Writer: w, MaxLineLength: -1}
-	srv := New(db, as)
+	t := &mcp.IOTransport{Reader: io.NopCloser(newLineFilter(in, w, opts.MaxMessage, ctx.Done())), Writer: w, MaxLineLength: -1}
+	srv := NewLimited(db, as, opts.Limits)
 	go Watch(ctx, srv, db, as, 200*time.Millisecond)
 	err := srv.Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, context.Canceled) {

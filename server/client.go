@@ -236,8 +236,11 @@ func (c *Client) Export(ctx context.Context, w io.Writer) error {
 	if resp.StatusCode != http.StatusOK {
 		return responseError(resp)
 	}
-	_, err = io.Copy(w, resp.Body)
-	return err
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		// The server cuts an export off when it fails after its first byte.
+		return fmt.Errorf("the export was cut off (%w): the server could not read the whole store; what was written is not a whole export", err)
+	}
+	return nil
 }
 
 // Check runs the server's integrity check of the store it holds.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -285,4 +286,118 @@ func TestWorstRequestsInBoundedMemory(t *testing.T) {
 			t.Errorf("%s: the heap grew by %d MiB, over %d MiB", name, peak>>20, 16*outputLimit>>20)
 		}
 	}
+}
+
+// get fetches base+path with a token (none on the socket) and returns the status and body.
+func get(t *testing.T, base, token, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// The catalog and the review queue are held to the output limit, as /v1/query's answers are:
+// over it, 413 naming the limit and how to raise it; under it, the answer.
+func TestCatalogAndReviewQueueOutputLimit(t *testing.T) {
+	ctx := context.Background()
+	tm := newTeam(t, server.Options{Limits: server.Limits{Output: 2 << 10}})
+	tok := tm.tokens["orchestrator"]
+	for _, path := range []string{"/v1/catalog", "/v1/review-queue"} {
+		if code, body := get(t, tm.http.URL, tok, path); code != http.StatusOK {
+			t.Fatalf("%s under the limit: %d %s", path, code, body)
+		}
+	}
+	for i := range 40 {
+		key := fmt.Sprintf("Vendor%d", i)
+		if _, err := tm.db.Assert(ctx, mql.AssertSpec{Subject: key, Predicate: "price_per_seat", Value: mql.Number(float64(i)), By: "orchestrator"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tm.db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:" + key, From: []string{key + ".price_per_seat"}, By: "orchestrator"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tm.db.Assert(ctx, mql.AssertSpec{Subject: key, Predicate: "price_per_seat", Value: mql.Number(float64(i + 1)), By: "orchestrator"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"/v1/catalog", "/v1/review-queue"} {
+		code, body := get(t, tm.http.URL, tok, path)
+		if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "over 2 KiB, the output limit (mql serve --max-output): raise the limit") {
+			t.Errorf("%s over the limit: %d %.300s", path, code, body)
+		}
+	}
+}
+
+// recorder is a ResponseWriter that keeps the size of the largest single write, and calls
+// onWrite at the first.
+type recorder struct {
+	header        http.Header
+	status        int
+	total, widest int
+	onWrite       func()
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	if r.total == 0 && r.onWrite != nil {
+		r.onWrite()
+	}
+	r.total += len(b)
+	r.widest = max(r.widest, len(b))
+	return len(b), nil
+}
+
+// /v1/export is not held to the output limit: it streams, writing each part of the store as it
+// is read, so that the server never holds the whole export. One that fails after its first
+// byte is cut off (http.ErrAbortHandler), never ended as if it were whole.
+func TestExportStreams(t *testing.T) {
+	ctx := context.Background()
+	tm := newTeam(t, server.Options{Limits: server.Limits{Output: 4 << 10}})
+	for i := range 300 { // more transactions than one chunk of Reader.Export
+		if _, err := tm.db.Assert(ctx, mql.AssertSpec{Subject: fmt.Sprintf("K%d", i), Predicate: "note", Value: mql.String(strings.Repeat("x", 1000)), By: "worker-3"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local := tm.srv.LocalHandler()
+	rec := &recorder{header: http.Header{}}
+	local.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/export", nil))
+	var whole strings.Builder
+	if err := tm.db.Export(ctx, &whole); err != nil {
+		t.Fatal(err)
+	}
+	if rec.status != http.StatusOK || rec.total != whole.Len() {
+		t.Fatalf("export: %d, %d bytes, want 200 and %d", rec.status, rec.total, whole.Len())
+	}
+	if rec.widest > 64<<10 || rec.total < 10*rec.widest {
+		t.Errorf("the export of %d bytes was written %d bytes at a time: it was held, not streamed", rec.total, rec.widest)
+	}
+
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rec = &recorder{header: http.Header{}, onWrite: cancel}
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("an export that failed after its first byte ended with %v (%d of %d bytes written), want it cut off with http.ErrAbortHandler", p, rec.total, whole.Len())
+			}
+		}()
+		local.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/export", nil).WithContext(rctx))
+	}()
 }

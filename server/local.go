@@ -2,8 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mql-dev/mql"
@@ -26,7 +26,7 @@ func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 	if id.principal != s.owner {
 		// The command line's --as: a principal the store does not know is a usage error.
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "--as " + id.principal + ": " + err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "--as "+id.principal+": ", err)
 			return
 		}
 	}
@@ -39,26 +39,46 @@ func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ConnInfo{Store: s.opts.Store, Backend: s.db.Backend(), Principal: id.principal, Owner: s.owner, Head: head, URL: s.opts.URL})
 }
 
-// export streams the store as N-Quads, as the request's principal may see it.
+// export streams the store as N-Quads, as the request's principal may see it. It is the one
+// answer not held to Limits.Output: an export is meant to be the whole store, it is served
+// only on the socket (to the owner, or as a principal the owner names), and it costs the
+// server no memory in proportion to its size, as mql.Reader.Export holds one chunk of
+// transactions at a time and each is written as soon as it is read. An error before the
+// first byte is answered 500; one after it cuts the response off (http.ErrAbortHandler), so
+// that the client sees a broken answer, never a shorter export that looks whole.
 func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
 	setWhat(r, "export")
 	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "", err)
 			return
 		}
 		reader = s.db.As(id.principal)
 	}
-	// Export builds the whole answer before it writes, so an error comes before any byte.
-	var b strings.Builder
-	if err := reader.Export(r.Context(), &b); err != nil {
-		s.fail(w, r, false, &Error{Class: "transfer", ExitCode: 5, Message: err.Error()}, http.StatusInternalServerError)
-		return
-	}
 	w.Header().Set("Content-Type", "application/n-quads")
-	w.Write([]byte(b.String()))
+	cw := &countingWriter{w: w}
+	if err := reader.Export(r.Context(), cw); err != nil {
+		if cw.n == 0 {
+			s.fail(w, r, false, &Error{Class: "transfer", ExitCode: 5, Message: err.Error()}, http.StatusInternalServerError)
+			return
+		}
+		setOutcome(r, "transfer")
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // check runs the integrity check of the open store (owner only).

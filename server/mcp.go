@@ -45,9 +45,6 @@ func (s *Server) mcpHandler() http.Handler {
 		if id.principal == "" {
 			return nil
 		}
-		if id.principal != s.owner && checkPrincipal(r.Context(), s.db, id.principal) != nil {
-			return nil
-		}
 		return s.mcpFor(id.principal)
 	}, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      30 * time.Minute,
@@ -62,7 +59,18 @@ func (s *Server) mcpHandler() http.Handler {
 		}
 		return &auth.TokenInfo{UserID: id.principal}, nil
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	// A principal the store does not know gets no MCP server; one that cannot be looked up
+	// because the store cannot be read gets 503, as every storage outage does.
+	known := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := identityOf(r.Context()); id.principal != s.owner {
+			if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
+				s.principalFailed(w, r, false, "", err)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(known)
 }
 
 // peekMCP notes, for the request log, the JSON-RPC method of an MCP request (and the tool a

@@ -144,3 +144,85 @@ func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 		t.Errorf("the web session after the outage: %d %s", code, body)
 	}
 }
+
+// stillValid is an Authenticator that goes on answering for a token while the store is down:
+// a token checked just before an outage, so that the principal's own lookup is what fails.
+type stillValid struct{ principal string }
+
+func (a stillValid) Authenticate(context.Context, string) (string, error) { return a.principal, nil }
+
+// A principal the request acts as that cannot be looked up because the store cannot be read is
+// an outage, 503 logged as storage, on every path that looks it up: never the 400 of a
+// principal the store does not know.
+func TestPrincipalLookupOutageIs503(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	db, err := mql.Open(ctx, dsn, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	srv := server.New(db, stillValid{"worker-3"}, server.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil)), Poll: time.Hour})
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	local := httptest.NewServer(srv.LocalHandler())
+	defer local.Close()
+
+	do := func(base, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer any")
+		req.Header.Set("Mql-As", "worker-3")
+		if path == "/mcp" {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && path == "/v1/watch" {
+			return resp.StatusCode, "" // a change feed: it goes on until closed
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	type call struct{ base, method, path, body string }
+	calls := []call{
+		{hs.URL, http.MethodPost, "/v1/query", "stats"},
+		{hs.URL, http.MethodGet, "/v1/watch", ""},
+		{hs.URL, http.MethodGet, "/v1/catalog", ""},
+		{hs.URL, http.MethodGet, "/v1/review-queue", ""},
+		{hs.URL, http.MethodPost, "/mcp", initialize},
+		{local.URL, http.MethodPost, "/v1/query", "stats"},
+		{local.URL, http.MethodGet, "/v1/conninfo", ""},
+		{local.URL, http.MethodGet, "/v1/export", ""},
+	}
+	for _, c := range calls {
+		if code, body := do(c.base, c.method, c.path, c.body); code != http.StatusOK {
+			t.Fatalf("%s %s before the outage: %d %s", c.method, c.path, code, body)
+		}
+	}
+	restore := pgOutage(t, dsn)
+	for _, c := range calls {
+		if code, body := do(c.base, c.method, c.path, c.body); code != http.StatusServiceUnavailable || !strings.Contains(body, "storage failure") {
+			t.Errorf("%s %s as worker-3 during the outage: %d %q, want 503 saying the store cannot be read", c.method, c.path, code, body)
+		}
+	}
+	for _, l := range log.lines(t) {
+		if l["status"] == float64(http.StatusServiceUnavailable) && l["outcome"] != "storage" {
+			t.Errorf("a 503 logged with outcome %v, want storage: %v", l["outcome"], l)
+		}
+	}
+	restore()
+	if code, body := do(local.URL, http.MethodPost, "/v1/query", "stats"); code != http.StatusOK {
+		t.Errorf("after the outage: %d %s", code, body)
+	}
+}

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
 )
 
 // Two reads the language has no statement for, which the web page needs: what a search box can
@@ -16,7 +20,7 @@ func (s *Server) readerFor(w http.ResponseWriter, r *http.Request) (mql.Reader, 
 	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, false, "", err)
 			return reader, false
 		}
 		reader = s.db.As(id.principal)
@@ -45,7 +49,7 @@ func (s *Server) catalog(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	s.writeBounded(w, r, c)
 }
 
 // ReviewQueue answers GET /v1/review-queue: the newest artifact versions that need review, as
@@ -66,5 +70,24 @@ func (s *Server) reviewQueue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
 		return
 	}
-	writeJSON(w, http.StatusOK, ReviewQueue{Rows: q})
+	s.writeBounded(w, r, ReviewQueue{Rows: q})
+}
+
+// writeBounded answers v as JSON, or 413 when its JSON is over Limits.Output: the catalog and
+// the review queue are held to the output limit as /v1/query's answers are.
+func (s *Server) writeBounded(w http.ResponseWriter, r *http.Request, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.fail(w, r, false, apiError(err), http.StatusInternalServerError)
+		return
+	}
+	if n := int64(b.Len()); n > s.opts.Limits.Output {
+		s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: fmt.Sprintf("the answer is %d bytes, over %s, the output limit (mql serve --max-output): raise the limit to read it whole", n, mcpserver.Bytes(s.opts.Limits.Output))}, http.StatusRequestEntityTooLarge)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b.Bytes())
 }

@@ -170,7 +170,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	}
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			s.fail(w, r, stream != "", &Error{Class: "usage", ExitCode: exitUsage, Message: err.Error()}, http.StatusBadRequest)
+			s.principalFailed(w, r, stream != "", "", err)
 			return
 		}
 	}
@@ -385,13 +385,27 @@ func kinds(s *query.Script) string {
 	return b.String()
 }
 
-// checkPrincipal reports whether the store knows principal.
+// checkPrincipal reports whether the store knows principal: an error errors.Is finds as
+// mql.ErrUnknownPrincipal when it does not, any other when the store could not be read to tell.
 func checkPrincipal(ctx context.Context, db *mql.DB, principal string) error {
 	ok, err := db.HasPrincipal(ctx, principal)
 	if err == nil && !ok {
 		err = fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", principal, mql.ErrUnknownPrincipal, principal)
 	}
 	return err
+}
+
+// principalFailed answers a request whose principal checkPrincipal did not find: 400 for a
+// principal the store does not know (prefix, if any, says where it was named), 503 logged as
+// storage when the store could not be read to tell, which is an outage, not a bad request. Like
+// storageDown it names no detail of the failure.
+func (s *Server) principalFailed(w http.ResponseWriter, r *http.Request, stream bool, prefix string, err error) {
+	if !errors.Is(err, mql.ErrUnknownPrincipal) {
+		w.Header().Set("Retry-After", "5")
+		s.fail(w, r, stream, &Error{Class: "storage", ExitCode: exitFailed, Message: "the store cannot be read now (a storage failure), so the principal " + strconv.Quote(identityOf(r.Context()).principal) + " could not be looked up; nothing ran: try again shortly"}, http.StatusServiceUnavailable)
+		return
+	}
+	s.fail(w, r, stream, &Error{Class: "usage", ExitCode: exitUsage, Message: prefix + err.Error()}, http.StatusBadRequest)
 }
 
 // readsOnly reports whether every statement of a script is a read.

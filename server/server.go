@@ -345,32 +345,38 @@ func (s *Server) logged(surface string, next http.Handler) http.Handler {
 		start := time.Now()
 		e := &logEntry{}
 		sw := &statusWriter{ResponseWriter: w}
+		// Deferred, so that a response cut off on purpose (http.ErrAbortHandler) is logged too.
+		defer s.logRequest(surface, r, sw, e, start)
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), logKey{}, e)))
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		principal := e.principal
-		if id := identityOf(r.Context()); principal == "" && id.principal != "" {
-			principal = id.principal
-		}
-		outcome := e.outcome
-		if outcome == "" {
-			outcome = "ok"
-			if sw.status >= 400 {
-				outcome = http.StatusText(sw.status)
-			}
-		}
-		took := time.Since(start)
-		s.opts.Metrics.observe(surface, r.URL.Path, e.what, outcome, took)
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.String("principal", principal),
-			slog.String("what", e.what),
-			slog.Int("status", sw.status),
-			slog.String("outcome", outcome),
-			slog.Duration("duration", took),
-		)
 	})
+}
+
+// logRequest writes the log line of a request that ended.
+func (s *Server) logRequest(surface string, r *http.Request, sw *statusWriter, e *logEntry, start time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	principal := e.principal
+	if id := identityOf(r.Context()); principal == "" && id.principal != "" {
+		principal = id.principal
+	}
+	outcome := e.outcome
+	if outcome == "" {
+		outcome = "ok"
+		if sw.status >= 400 {
+			outcome = http.StatusText(sw.status)
+		}
+	}
+	took := time.Since(start)
+	s.opts.Metrics.observe(surface, r.URL.Path, e.what, outcome, took)
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("principal", principal),
+		slog.String("what", e.what),
+		slog.Int("status", sw.status),
+		slog.String("outcome", outcome),
+		slog.Duration("duration", took),
+	)
 }
 
 // ---- MCP ----

@@ -35,7 +35,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			s.principalFailed(w, r, false, "", err)
 			return
 		}
 		reader = s.db.As(id.principal)

@@ -34,6 +34,31 @@ func addLimitFlags(fs *flag.FlagSet) (lim *server.Limits, check func() error) {
 	}
 }
 
+// addMCPLimitFlags defines `mql mcp`'s flags for the limits of its one client: the limits of
+// mql serve that apply to MCP over stdio, each with the default it has there (a message is one
+// line of stdin, bounded as before by mcpserver.MaxMessageBytes).
+func addMCPLimitFlags(fs *flag.FlagSet) (opts *mcpserver.ServeOptions, check func() error) {
+	d := mcpserver.DefaultLimits()
+	o := &mcpserver.ServeOptions{Limits: d}
+	body := int64(mcpserver.MaxMessageBytes)
+	fs.IntVar(&o.Limits.Statements, "max-statements", d.Statements, "run at most `N` statements in one query call")
+	fs.Var(byteSize{&body}, "max-body", "take messages (lines of stdin) of at most `SIZE` (a number of bytes, or with KiB, MiB, GiB)")
+	fs.Var(byteSize{&o.Limits.Output}, "max-output", "answer at most `SIZE` to one tool call or resource read")
+	fs.DurationVar(&o.Limits.Timeout, "timeout", d.Timeout, "stop a tool call or resource read after `DURATION`")
+	return o, func() error {
+		switch {
+		case o.Limits.Statements < 1:
+			return fmt.Errorf("--max-statements %d: give at least 1", o.Limits.Statements)
+		case o.Limits.Timeout <= 0:
+			return fmt.Errorf("--timeout %s: give a duration above 0, e.g. 30s", o.Limits.Timeout)
+		case body > math.MaxInt32:
+			return fmt.Errorf("--max-body %s: give at most 2GiB", byteSize{&body})
+		}
+		o.MaxMessage = int(body)
+		return nil
+	}
+}
+
 // byteSize is a flag of a size in bytes: 1048576, 1MiB, 512 KiB.
 type byteSize struct{ n *int64 }
 

@@ -12,9 +12,11 @@ import (
 	"github.com/mql-dev/mql/server"
 )
 
-const mcpUsage = `usage: mql mcp [--as PRINCIPAL] [DB | --db DB]
+const mcpUsage = `usage: mql mcp [--as PRINCIPAL] [LIMITS] [DB | --db DB]
 Serves the store DB to one MCP client over stdio (JSON-RPC on stdin and stdout), acting as
 PRINCIPAL: tools assert, revoke, derive, review, query, context, why and impact (docs/MCP.md).
+LIMITS bound what one message, tool call or resource read may cost, as mql serve's do:
+--max-statements, --max-body (one line of stdin), --max-output, --timeout (below).
 It creates DB if it does not exist, and says so on stderr.
 ` + dbUsage
 
@@ -23,6 +25,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs := newFlags("mql mcp", mcpUsage, stdout, stderr)
 	as := fs.String("as", "", "act as `PRINCIPAL` (default: the owner)")
 	dbFlag := addDBFlag(fs.FlagSet)
+	opts, checkLimits := addMCPLimitFlags(fs.FlagSet)
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -31,6 +34,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		fmt.Fprintf(stderr, "mql mcp: %v\n", err)
 		fs.usage(stderr)
+		return exitUsage
+	}
+	if err := checkLimits(); err != nil {
+		fmt.Fprintf(stderr, "mql mcp: %v\n", err)
 		return exitUsage
 	}
 	// The server writes for its client, so it creates a missing store, and says so.
@@ -53,7 +60,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := mcpserver.Serve(ctx, db, *as, stdin, stdout); err != nil {
+	if err := mcpserver.ServeWith(ctx, db, *as, stdin, stdout, *opts); err != nil {
 		fmt.Fprintf(stderr, "mql mcp: %v\n", err)
 		return exitFailed
 	}

@@ -359,7 +359,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"check", "--help"}, "usage: mql check [--format text|json] [DB | --db DB]"},
 		{[]string{"backup", "--help"}, "usage: mql backup [--force] DB FILE"},
 		{[]string{"demo", "--help"}, "usage: mql demo [--format FORMAT] [DB | --db DB]"},
-		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [DB | --db DB]"},
+		{[]string{"mcp", "--help"}, "usage: mql mcp [--as PRINCIPAL] [LIMITS] [DB | --db DB]"},
 		{[]string{"serve", "--help"}, "usage: mql serve [--listen ADDR]"},
 		{[]string{"token", "--help"}, "mql token create NAME"},
 		{[]string{"token", "list", "--help"}, "mql token list"},

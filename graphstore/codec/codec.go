@@ -18,6 +18,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -409,6 +410,35 @@ func (e *encoder) list(s, p, order quad.IRI, targets []quad.IRI, what string) er
 		e.add(s, order, quad.String(strings.Join(parts, " ")))
 	}
 	return nil
+}
+
+// excerptsLiteral is the literal of mql:sourceExcerpts: what a claim quotes from each of its
+// n sources, as a JSON list of strings in their order ("" for none), written only when it
+// quotes something.
+func excerptsLiteral(excerpts []string, n int) (string, error) {
+	if len(excerpts) != n {
+		return "", fmt.Errorf("%d excerpts for %d sources", len(excerpts), n)
+	}
+	quotes := false
+	for _, x := range excerpts {
+		if !utf8.ValidString(x) {
+			return "", errors.New("an excerpt is not valid UTF-8")
+		}
+		if strings.IndexByte(x, 0) >= 0 {
+			return "", errors.New("an excerpt contains a NUL byte")
+		}
+		quotes = quotes || x != ""
+	}
+	if !quotes {
+		return "", errors.New("excerpts that quote nothing (record none)")
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(excerpts); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 func checkTx(what string, got, want record.TxID) error {
@@ -852,6 +882,13 @@ func (e *encoder) claim(i int, c *record.Claim) error {
 	}
 	if err := e.list(n, ProvHadPrimarySource, MQLSourceOrder, srcs, what+" sources"); err != nil {
 		return err
+	}
+	if len(c.Excerpts) > 0 {
+		lit, err := excerptsLiteral(c.Excerpts, len(c.Sources))
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		e.add(n, MQLSourceExcerpts, quad.String(lit))
 	}
 	if !c.ValidFrom.IsZero() {
 		e.add(n, MQLValidFrom, TimeLit(c.ValidFrom))
@@ -1932,6 +1969,18 @@ func (d *txDecoder) claim(n *node) (*record.Claim, error) {
 			return nil, d.fail(n, "%v", err)
 		}
 		c.Sources = append(c.Sources, id)
+	}
+	lit, err := d.str(n, MQLSourceExcerpts, false)
+	if err != nil {
+		return nil, err
+	}
+	if lit != "" {
+		if err := json.Unmarshal([]byte(lit), &c.Excerpts); err != nil || c.Excerpts == nil {
+			return nil, d.fail(n, "%s must be a JSON list of strings, one for each source", MQLSourceExcerpts)
+		}
+		if _, err := excerptsLiteral(c.Excerpts, len(c.Sources)); err != nil {
+			return nil, d.fail(n, "%v", err)
+		}
 	}
 	if c.ValidFrom, err = d.time(n, MQLValidFrom, false); err != nil {
 		return nil, err

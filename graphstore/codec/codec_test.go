@@ -113,6 +113,11 @@ func TestEncodeRefuses(t *testing.T) {
 		"confidence":   func(tx *record.Tx) { tx.Claims[0].Confidence = 1.5 },
 		"two records":  func(tx *record.Tx) { tx.Principals[1].Name = "owner" },
 		"dup source":   func(tx *record.Tx) { tx.Claims[0].Sources = []string{"src/b 100%", "src/b 100%"} },
+		// What a claim quotes is one excerpt for each of its sources, and quotes something.
+		"excerpts for other sources": func(tx *record.Tx) { tx.Claims[2].Excerpts = []string{"a", "b"} },
+		"excerpts of nothing":        func(tx *record.Tx) { tx.Claims[2].Excerpts = []string{""} },
+		"excerpt nul byte":           func(tx *record.Tx) { tx.Claims[2].Excerpts = []string{"a\x00b"} },
+		"excerpt invalid utf8":       func(tx *record.Tx) { tx.Claims[2].Excerpts = []string{"\xff"} },
 		"both refs": func(tx *record.Tx) {
 			tx.Artifacts[0].DerivedFrom[0].Artifact = &record.ArtifactID{Name: "x", Version: 1}
 		},
@@ -188,6 +193,19 @@ func TestDecodeRejects(t *testing.T) {
 			out := without(MQLConfidence, claim)
 			return append(out, quad.Quad{Subject: claim, Predicate: MQLConfidence, Object: quad.String("0.9"), Label: label})
 		}(),
+		"excerpts not json": func() []quad.Quad {
+			out := without(MQLSourceExcerpts, claim)
+			return append(out, quad.Quad{Subject: claim, Predicate: MQLSourceExcerpts, Object: quad.String("44 a seat"), Label: label})
+		}(),
+		"excerpts not canonical": func() []quad.Quad {
+			out := without(MQLSourceExcerpts, claim)
+			return append(out, quad.Quad{Subject: claim, Predicate: MQLSourceExcerpts, Object: quad.String(`[ "", "x"]`), Label: label})
+		}(),
+		"excerpts for one of two sources": func() []quad.Quad {
+			out := without(MQLSourceExcerpts, claim)
+			return append(out, quad.Quad{Subject: claim, Predicate: MQLSourceExcerpts, Object: quad.String(`["x"]`), Label: label})
+		}(),
+		"excerpts twice": with(quad.Quad{Subject: claim, Predicate: MQLSourceExcerpts, Object: quad.String(`["","y"]`), Label: label}),
 		"changed ord": func() []quad.Quad {
 			out := without(MQLOrd, GrantIRI("g7.1"))
 			return append(out, quad.Quad{Subject: GrantIRI("g7.1"), Predicate: MQLOrd, Object: quad.Int(1), Label: label})

@@ -106,6 +106,7 @@ var (
 	MQLSeenBy           = quad.IRI(NSMQL + "seenBy")
 	MQLSeenByOrder      = quad.IRI(NSMQL + "seenByOrder")
 	MQLSourceOrder      = quad.IRI(NSMQL + "sourceOrder")
+	MQLSourceExcerpts   = quad.IRI(NSMQL + "sourceExcerpts")
 	MQLDerivedFromOrder = quad.IRI(NSMQL + "derivedFromOrder")
 	MQLContests         = quad.IRI(NSMQL + "contests")
 	MQLCorroborates     = quad.IRI(NSMQL + "corroborates")

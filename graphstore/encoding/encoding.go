@@ -20,8 +20,14 @@ import (
 )
 
 // Format names the layout a store is written in; a store records it at creation and Open
-// refuses any other.
-const Format = "mql-kv/1"
+// refuses any other but Readable's.
+const Format = "mql-kv/2"
+
+// Readable is the earlier layout that this mql reads as it is: mql-kv/2 is mql-kv/1 with what
+// a claim quotes from each of its sources added to its record (a flag that mql-kv/1 never
+// sets). A store of it is labelled Format by the first write that records an excerpt, so that
+// an mql that reads only mql-kv/1 refuses it, saying so, rather than finding it damaged.
+const Readable = "mql-kv/1"
 
 // ErrCorrupt is wrapped by every decoding error: the bytes are not what mql writes.
 var ErrCorrupt = errors.New("corrupt record")

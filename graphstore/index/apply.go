@@ -124,6 +124,9 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 		ix.putPred(d.Predicate, p)
 	}
 	for _, c := range part.Claims {
+		if len(c.Excerpts) > 0 {
+			ix.labelFormat()
+		}
 		if err := ix.addClaim(c, h); err != nil {
 			return err
 		}
@@ -197,6 +200,22 @@ func idsOf[T any](xs []T, id func(T) string) []string {
 		out[i] = id(x)
 	}
 	return out
+}
+
+// labelFormat labels a store of the earlier layout (encoding.Readable) with the current one, in
+// the transaction that first stores what only the current one holds: a claim's excerpts.
+func (ix *Index) labelFormat() {
+	if ix.labelled {
+		return
+	}
+	f, err := ix.w.Get(bMeta, metaFormat)
+	if err == nil && string(f) != encoding.Format {
+		err = ix.w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format))
+	}
+	if err != nil {
+		fault(err)
+	}
+	ix.labelled = true
 }
 
 // put writes an entry and drops what the handle's memo held for it.

@@ -13,7 +13,7 @@ import (
 func FuzzDecode(f *testing.F) {
 	k := record.Key{Subject: "K", Predicate: "p"}
 	c := &storedClaim{c: &record.Claim{ID: record.ClaimID{Key: k, Version: 2}, Value: record.Value{Type: record.Number, Num: 4}, By: "w",
-		Sources: []string{"s"}, Kind: record.Observed, Confidence: 0.5, SeenBy: []string{"a"}, Supersedes: &record.ClaimID{Key: k, Version: 1}}, seq: 7,
+		Sources: []string{"s"}, Excerpts: []string{"e"}, Kind: record.Observed, Confidence: 0.5, SeenBy: []string{"a"}, Supersedes: &record.ClaimID{Key: k, Version: 1}}, seq: 7,
 		revisedBy: []revision{{3, 9}}, revocations: []event{{"r9.1", 9}}}
 	ke := &keyEntry{key: k, seq: 3, n: 2, lastTx: 4, slots: []slotEntry{{audience: "a", first: 1, firstSeq: 1, firstTx: 2, live: 2, tx: 4, inline: true, value: record.Value{Type: record.String, Str: "x"}}}}
 	h := &txHeader{id: 3, by: "w", principals: []string{"w"}, claims: []ref{{1, 2}}, grants: idList{n: 2}, revocations: idList{n: 1, ids: []string{"x"}}}
@@ -58,13 +58,13 @@ func FuzzDecode(f *testing.F) {
 func TestEncodeDecode(t *testing.T) {
 	k := record.Key{Subject: "K", Predicate: "p"}
 	c := &storedClaim{c: &record.Claim{ID: record.ClaimID{Key: k, Version: 2}, Value: record.Value{Type: record.Number, Num: 4}, By: "w",
-		Sources: []string{"s"}, Kind: record.Observed, Confidence: 0.5, SeenBy: []string{"a"}, Grant: "g1.1", Contests: &record.ClaimID{Key: k, Version: 1}, Tx: 5},
+		Sources: []string{"s"}, Excerpts: []string{"44 a seat"}, Kind: record.Observed, Confidence: 0.5, SeenBy: []string{"a"}, Grant: "g1.1", Contests: &record.ClaimID{Key: k, Version: 1}, Tx: 5},
 		seq: 7, slot: 1, listing: 3, revisedBy: []revision{{3, 9}}, revocations: []event{{"r9.1", 9}}, promotions: []event{{"r8.1", 8}}, confirmations: []event{{"c7.1", 7}}}
 	got, err := decodeClaim(c.c.ID, c.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.c.Value != c.c.Value || got.c.Contests.Version != 1 || got.c.Grant != "g1.1" || got.seq != 7 || got.slot != 1 || got.listing != 3 ||
+	if got.c.Value != c.c.Value || got.c.Contests.Version != 1 || got.c.Grant != "g1.1" || len(got.c.Excerpts) != 1 || got.c.Excerpts[0] != "44 a seat" || got.seq != 7 || got.slot != 1 || got.listing != 3 ||
 		len(got.revisedBy) != 1 || got.revocations[0].id != "r9.1" || got.promotions[0].tx != 8 || got.confirmations[0].id != "c7.1" || got.c.Tx != 5 {
 		t.Fatalf("decoded %+v %+v", got, got.c)
 	}

@@ -92,6 +92,7 @@ type Index struct {
 	every    func()          // called every entriesPerCall entries read or written (Every)
 	entries  int             // entries read or written, while every is set
 	touched  map[string]bool // cache keys of the entries a write handle overwrote
+	labelled bool            // a write handle made sure the store is labelled encoding.Format
 }
 
 // keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated
@@ -148,8 +149,8 @@ func readState(r kv.Reader, checkFormat bool) (storeState, error) {
 		if f == nil {
 			return st, ErrNotStore
 		}
-		if string(f) != encoding.Format {
-			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q", ErrNotStore, f, encoding.Format)
+		if string(f) != encoding.Format && string(f) != encoding.Readable {
+			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q and %q", ErrNotStore, f, encoding.Format, encoding.Readable)
 		}
 	}
 	if m != nil {
@@ -179,8 +180,16 @@ func readState(r kv.Reader, checkFormat bool) (storeState, error) {
 }
 
 // Init writes the format of an empty store into w.
-func Init(w kv.Writer) error {
-	return w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format))
+func Init(w kv.Writer) error { return InitAs(w, encoding.Format) }
+
+// InitAs is Init labelling the store format f: encoding.Readable for the replay of a store of
+// that format, which the first claim with excerpts labels encoding.Format, as it does the
+// store's; "" is encoding.Format.
+func InitAs(w kv.Writer, f string) error {
+	if f != encoding.Readable {
+		f = encoding.Format
+	}
+	return w.Put(bMeta, slices.Clone(metaFormat), []byte(f))
 }
 
 // Format returns the format a kv store says it holds ("" for none).

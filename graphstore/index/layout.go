@@ -582,6 +582,7 @@ const (
 	cfSeenBy
 	cfGrant
 	cfEvents
+	cfExcerpts // what the claim quotes from its sources (mql-kv/2)
 )
 
 func (s *storedClaim) encode() []byte {
@@ -605,6 +606,9 @@ func (s *storedClaim) encode() []byte {
 	}
 	if len(s.revisedBy)+len(s.revocations)+len(s.promotions)+len(s.confirmations) > 0 {
 		flags |= cfEvents
+	}
+	if len(c.Excerpts) > 0 {
+		flags |= cfExcerpts
 	}
 	e.Byte(flags)
 	e.Uvarint(s.seq)
@@ -642,6 +646,9 @@ func (s *storedClaim) encode() []byte {
 	}
 	if flags&cfGrant != 0 {
 		e.String(c.Grant)
+	}
+	if flags&cfExcerpts != 0 {
+		e.Strings(c.Excerpts)
 	}
 	if flags&cfEvents != 0 {
 		e.Uvarint(uint64(len(s.revisedBy)))
@@ -717,6 +724,11 @@ func decodeClaim(id record.ClaimID, b []byte) (*storedClaim, error) {
 	}
 	if flags&cfGrant != 0 {
 		c.Grant = d.String()
+	}
+	if flags&cfExcerpts != 0 {
+		if c.Excerpts = d.Strings(); len(c.Excerpts) != len(c.Sources) {
+			d.fail("excerpts do not match sources")
+		}
 	}
 	if flags&cfEvents != 0 {
 		n := d.Len()

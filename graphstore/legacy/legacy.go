@@ -152,7 +152,7 @@ func damaged(name, what string) error {
 
 // current is the error for a store of the current format.
 func current(name string) error {
-	return failure(fmt.Sprintf("%s is already in mql's current format (mql-kv/1), not in the earlier one: there is nothing to migrate; open it with mql as it is", name), ErrNotOld)
+	return failure(fmt.Sprintf("%s is already in mql's current format (mql-kv/1 or mql-kv/2), not in the earlier one: there is nothing to migrate; open it with mql as it is", name), ErrNotOld)
 }
 
 // notOld is the error for something that is not an mql store of the earlier format.

@@ -88,12 +88,16 @@ type Grant struct {
 	Tx      TxID
 }
 
-// Source is the evidence a claim was read from. Sources are recorded the first time they are
-// named; later claims refer to them by ID. Each audience keeps its own record of a source
-// (see SourceKey), so that what a claim seen by some principals says of its evidence is never
-// checked against, nor shown to, anyone else.
+// Source is the evidence a claim was read from: where it is (URI) and which revision.
+// Sources are recorded the first time they are named; later claims refer to them by ID. Each
+// audience keeps its own record of a source (see SourceKey), so that what a claim seen by some
+// principals says of its evidence is never checked against, nor shown to, anyone else. What a
+// claim quotes from its source is the claim's (Claim.Excerpts): one page supports many claims.
 type Source struct {
-	ID       string
+	ID string
+	// Excerpt is the excerpt of a source recorded before excerpts were the citation's (format
+	// mql-kv/1, and exports written then): the excerpt of every citation of it that quotes
+	// none of its own. mql records none now.
 	Excerpt  string
 	URI      string
 	Revision string
@@ -217,10 +221,13 @@ func ParseClaimID(s string) (ClaimID, error) {
 // writer and recorded: it either supersedes the live claim (Supersedes), contests it
 // (Contests), or neither (the key had no live claim).
 type Claim struct {
-	ID         ClaimID
-	Value      Value
-	By         string
-	Sources    []string // source ids
+	ID      ClaimID
+	Value   Value
+	By      string
+	Sources []string // source ids
+	// Excerpts, nil when the claim quotes nothing, holds what it quotes from each of its
+	// Sources, in their order ("" for a source it quotes nothing from).
+	Excerpts   []string
 	Kind       Kind
 	Confidence float64
 	ValidFrom  time.Time // zero: from the transaction time

@@ -41,11 +41,11 @@ func FullTx() *record.Tx {
 		},
 		Claims: []*record.Claim{
 			{ID: *ID("Klarveld.price_per_seat@1"), Value: record.Value{Type: record.Number, Num: 44.5}, By: "worker-3",
-				Sources: []string{"src:Klarveld:rev0", "src/b 100%"}, Kind: record.Observed, Confidence: 0.9, Grant: "g7.1", Tx: id},
+				Sources: []string{"src:Klarveld:rev0", "src/b 100%"}, Excerpts: []string{"", "44.5 \"a\" seat <b>&\n\\ ü"}, Kind: record.Observed, Confidence: 0.9, Grant: "g7.1", Tx: id},
 			{ID: *ID("Klarveld.price_per_seat@2"), Value: record.Value{Type: record.Number, Num: -1e-300}, By: "worker-3",
 				Kind: record.Inferred, Confidence: 0, Supersedes: ID("Klarveld.price_per_seat@1"), Tx: id},
 			{ID: *ID("Klarveld.price_per_seat@3"), Value: record.Value{Type: record.Number, Num: 45}, By: "worker-3",
-				Sources: []string{"src/b 100%"}, Kind: record.Inferred, Confidence: 0.25, Contests: ID("Klarveld.price_per_seat@2"), Tx: id},
+				Sources: []string{"src/b 100%"}, Excerpts: []string{"45 a seat"}, Kind: record.Inferred, Confidence: 0.25, Contests: ID("Klarveld.price_per_seat@2"), Tx: id},
 			{ID: *ID("Klarveld.region@1"), Value: record.Value{Type: record.String, Str: "EU \\x00 \x01 ü\r\n"}, By: "worker-3",
 				Kind: record.Confirmed, Confidence: 1, ValidFrom: ts.Add(-time.Hour), ValidUntil: time.Date(2027, 1, 1, 0, 0, 0, 1, time.UTC),
 				SeenBy: []string{"worker-3", "owner"}, Tx: id},
