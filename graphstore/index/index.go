@@ -376,6 +376,12 @@ const admitPerRead = 16 << 10
 // handful of entries, and a map per read cost more than the lookups.
 const memoFew = 8
 
+// memoMax bounds what a read snapshot keeps in its memo: past it, what it decodes it hands out
+// and forgets (as after Release), so that a read meeting a million entries once (a find whose
+// conditions match most of a large predicate) does not hold them all, nor pay for a map of
+// them. A write handle keeps everything: it compares the objects of the records it changed.
+const memoMax = 64 << 10
+
 type memoEntry struct {
 	k string
 	x any
@@ -404,6 +410,9 @@ func (ix *Index) remember(k string, x any) {
 	if ix.memo == nil && ix.nfew < memoFew {
 		ix.few[ix.nfew] = memoEntry{k, x}
 		ix.nfew++
+		return
+	}
+	if ix.w == nil && len(ix.memo) >= memoMax {
 		return
 	}
 	if ix.memo == nil {

@@ -101,6 +101,11 @@ type readTx struct {
 	tx  *bolt.Tx
 	bk  *bolt.Bucket
 	buf []byte
+	// get is the cursor Get seeks with, made once a transaction: bbolt's own Get makes a
+	// cursor, and the path down the tree it keeps, for every key (a find at 10M claims looks
+	// up hundreds of thousands). Seek repositions it, so a Put between two Gets is harmless;
+	// a Scan, which may call Get from its callback, has a cursor of its own.
+	get *bolt.Cursor
 }
 
 // key is b's prefix and key, in a buffer reused by the next call.
@@ -127,7 +132,13 @@ func (t *readTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.bk.Get(k), nil
+	if t.get == nil {
+		t.get = t.bk.Cursor()
+	}
+	if at, v := t.get.Seek(k); bytes.Equal(at, k) {
+		return v, nil
+	}
+	return nil, nil
 }
 
 func (t *readTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) error {
