@@ -175,6 +175,12 @@ type finder struct {
 	// by key, and, once that was often, every live claim of it by subject (see joined).
 	lookups []int
 	joined  []map[string][]index.LiveRef
+	// The conditions ?v.p = constant on the variable the first condition binds, the first
+	// among them (see intersect), and, while the lists are walked, each one's claims of the
+	// subject at hand.
+	group  []int
+	merged [][]index.LiveRef
+	inStep bool
 }
 
 func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
@@ -200,7 +206,32 @@ func newFinder(ctx context.Context, v *index.View, q FindQuery) *finder {
 		}
 	}
 	f.plan = planFind(q, func(c Cond) int { return v.CountLiveWithValue(c.Predicate, c.Object.Value, planCount) })
+	f.group = intersected(q, f.plan)
+	f.merged = make([][]index.LiveRef, len(q.Where))
 	return f
+}
+
+// intersected returns the conditions that start a find by intersecting lists: when the first
+// condition to run is ?v.p = constant, every condition ?v.q = constant on the same variable,
+// the first one first. It returns nil when there is one such condition or none.
+func intersected(q FindQuery, plan []int) []int {
+	isConst := func(c Cond) bool {
+		return c.Predicate != "" && c.Subject.Var != "" && c.Object.Var == "" && c.Op == "="
+	}
+	first := q.Where[plan[0]]
+	if !isConst(first) {
+		return nil
+	}
+	group := []int{plan[0]}
+	for _, i := range plan[1:] {
+		if c := q.Where[i]; isConst(c) && c.Subject.Var == first.Subject.Var {
+			group = append(group, i)
+		}
+	}
+	if len(group) < 2 {
+		return nil
+	}
+	return group
 }
 
 func (f *finder) has(name string) bool { return f.bound[f.slot[name]] }
@@ -271,7 +302,7 @@ func (f *finder) solve(n int) error {
 		}
 	}
 	i := f.plan[n]
-	c := f.q.Where[i]
+	c := &f.q.Where[i]
 	if c.Predicate == "" {
 		if compare(f.vals[f.slot[c.Subject.Var]], c.Op, f.term(c.Object)) {
 			return f.solve(n + 1)
@@ -394,7 +425,7 @@ const joinMax = 250_000
 // candidates calls each with the live claims condition i (c) may match — one key's if the
 // subject is known, those with the value if an = compares with a known one, else every key's
 // of the predicate — until each returns false.
-func (f *finder) candidates(i int, c Cond, each func(index.LiveRef) bool) {
+func (f *finder) candidates(i int, c *Cond, each func(index.LiveRef) bool) {
 	subj := ""
 	if c.Subject.Var == "" {
 		subj = c.Subject.Value.Str
@@ -404,6 +435,17 @@ func (f *finder) candidates(i int, c Cond, each func(index.LiveRef) bool) {
 			return
 		}
 		subj = b.Str
+	}
+	if subj == "" && f.group != nil && i == f.group[0] && f.intersect(each) {
+		return
+	}
+	if f.inStep && f.merged[i] != nil {
+		for _, e := range f.merged[i] {
+			if !each(e) {
+				return
+			}
+		}
+		return
 	}
 	switch {
 	case subj != "" && c.Subject.Var != "" && c.Object.Var == "" && c.Op == "=":
@@ -439,4 +481,32 @@ func (f *finder) candidates(i int, c Cond, each func(index.LiveRef) bool) {
 	default:
 		f.v.EachLiveRefOf(c.Predicate, each)
 	}
+}
+
+// intersect yields the candidates of the find's first condition by walking the lists of every
+// condition of f.group side by side (View.EachLiveRefsWithValues): only the subjects in all of
+// them, each with its claims of the other conditions at hand for when they run. Where a large
+// value list meets another, this reads the two lists once instead of looking a key up for each
+// entry of one. It reports false, having yielded nothing, where the lists cannot be walked so.
+func (f *finder) intersect(each func(index.LiveRef) bool) bool {
+	conds := make([]index.PredicateValue, len(f.group))
+	for j, i := range f.group {
+		conds[j] = index.PredicateValue{Predicate: f.q.Where[i].Predicate, Value: f.q.Where[i].Object.Value}
+	}
+	f.inStep = true
+	defer func() {
+		f.inStep = false
+		clear(f.merged)
+	}()
+	return f.v.EachLiveRefsWithValues(conds, func(refs [][]index.LiveRef) bool {
+		for j, i := range f.group[1:] {
+			f.merged[i] = refs[j+1]
+		}
+		for _, e := range refs[0] {
+			if !each(e) {
+				return false
+			}
+		}
+		return true
+	})
 }

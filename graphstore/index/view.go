@@ -362,32 +362,40 @@ func (v *View) EachLiveRefWithValue(predicate string, val record.Value, fn func(
 // that the viewer may see, reading each one's value and the rest of its key with value, until
 // fn returns false; it reports whether fn never did.
 func (v *View) eachLiveEntry(predicate string, vk []byte, value func(k []byte) (record.Value, []byte, error), fn func(LiveRef) bool) bool {
-	bad := func() { corrupt("live claims of "+predicate, encoding.ErrCorrupt) }
 	more := true
 	v.ix.scan(bLive, vk, kv.ScanOptions{}, func(k, b []byte) bool {
-		value, rest, err := value(k)
-		if err != nil {
-			bad()
+		if l, ok := v.liveEntryRef(predicate, k, b, value); ok {
+			more = fn(l)
 		}
-		i := slices.Index(rest, 0)
-		if i < 0 {
-			bad()
-		}
-		_, _, ok := encoding.Uint(rest[i+1:])
-		l, err := decodeLiveEntry(b)
-		if !ok || err != nil {
-			bad()
-		}
-		if !v.CanSee(splitAudience(l.audience)) || !l.until.IsZero() && !v.now.Before(l.until) {
-			return true
-		}
-		if l.negZero {
-			value.Num = math.Copysign(0, -1)
-		}
-		more = fn(LiveRef{ID: record.ClaimID{Key: record.Key{Subject: string(rest[:i]), Predicate: predicate}, Version: l.version}, Value: value, listing: l.listing})
 		return more
 	})
 	return more
+}
+
+// liveEntryRef decodes the live entry k, b of predicate (value reads the claim's value and the
+// rest of the key from k), and reports whether the viewer may see it and it is still valid.
+func (v *View) liveEntryRef(predicate string, k, b []byte, value func(k []byte) (record.Value, []byte, error)) (LiveRef, bool) {
+	bad := func() { corrupt("live claims of "+predicate, encoding.ErrCorrupt) }
+	val, rest, err := value(k)
+	if err != nil {
+		bad()
+	}
+	i := slices.Index(rest, 0)
+	if i < 0 {
+		bad()
+	}
+	_, _, ok := encoding.Uint(rest[i+1:])
+	l, err := decodeLiveEntry(b)
+	if !ok || err != nil {
+		bad()
+	}
+	if !v.CanSee(splitAudience(l.audience)) || !l.until.IsZero() && !v.now.Before(l.until) {
+		return LiveRef{}, false
+	}
+	if l.negZero {
+		val.Num = math.Copysign(0, -1)
+	}
+	return LiveRef{ID: record.ClaimID{Key: record.Key{Subject: string(rest[:i]), Predicate: predicate}, Version: l.version}, Value: val, listing: l.listing}, true
 }
 
 // CountLiveWithValue is how many claims of predicate are live with value val at the snapshot's
