@@ -288,3 +288,63 @@ func TestNoDAG(t *testing.T) {
 		}
 	}
 }
+
+// TestReuse: a run with -keep leaves the stores, and -reuse measures their reads again without
+// building or writing anything: the same read rows, with the figures of both engines, and
+// the stores' files unchanged in size.
+func TestReuse(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-sizes", "400", "-hubs", "3,12", "-dag", "40", "-runs", "1", "-json", "-dir", dir, "-drop-caches=false", "-backends", "bbolt,sqlite"}
+	cfg, err := parseFlags(append(args, "-keep", "-import-check=false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "n400", "mql.db")
+	before, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = parseFlags(append(args, "-reuse")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, r := range rep.Sizes[0].Rows {
+		ops = append(ops, r.Op)
+		if r.BBolt == nil || r.SQLite == nil {
+			t.Errorf("%s: a figure missing: %+v", r.Op, r)
+		}
+		if strings.Contains(r.Op, "ingest") || strings.Contains(r.Op, "transactions") || strings.Contains(r.Op, "Derive") {
+			t.Errorf("-reuse measured a write: %s", r.Op)
+		}
+	}
+	for _, want := range []string{"live lookup (one Subject.predicate)", "find: soc2 and EU, cheapest 10", "impact (12 dependents)", "file size"} {
+		if !slices.Contains(ops, want) {
+			t.Errorf("-reuse: no row %q in %q", want, ops)
+		}
+	}
+	if after, err := os.Stat(db); err != nil || after.Size() != before.Size() {
+		t.Errorf("the kept store changed: %v, %d -> %d bytes", err, before.Size(), after.Size())
+	}
+	if _, err := parseFlags([]string{"-reuse"}); err == nil {
+		t.Error("-reuse without -dir was accepted")
+	}
+	cfg, _ = parseFlags([]string{"-reuse", "-sizes", "300", "-dir", dir, "-backends", "bbolt,sqlite"})
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-keep") {
+		t.Errorf("-reuse of a size never kept: %v", err)
+	}
+}

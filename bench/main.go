@@ -58,6 +58,7 @@ type config struct {
 	exportPerTx int
 
 	keep         bool   // keep the stores of the sizes under -dir instead of removing them
+	reuse        bool   // measure the reads of the stores kept under -dir, building nothing
 	dropCaches   bool   // drop the OS page cache before each first read of a fresh process (root only)
 	importCheck  bool   // measure mql export, import and check of each size's store
 	writersStore string // -writers: write into this existing store instead of a new one
@@ -126,6 +127,7 @@ func parseFlags(args []string) (*config, error) {
 	withMetrics := fs.Bool("metrics", false, "-serve: with the server's Prometheus metrics on (as mql serve --metrics), scraped once a second")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
 	perTx := fs.Int("export-per-tx", 1000, "-export: claims per transaction")
+	reuse := fs.Bool("reuse", false, "measure the reads, opens, file sizes and cold reads of the stores an earlier run with -keep left under -dir (the same -sizes, -hubs and -dag), writing nothing: the rows that write (ingest, transactions, derives, import) are left out")
 	keep := fs.Bool("keep", false, "keep each size's stores and the export under -dir (DIR/nN/mql.db, DIR/nN/peer.sqlite, DIR/nN/export.nq) instead of removing them")
 	drop := fs.Bool("drop-caches", true, "drop the OS page cache (echo 1 > /proc/sys/vm/drop_caches: root only) before each first read of a fresh process")
 	ic := fs.Bool("import-check", true, "measure mql export, import and check of each size's store (the targets are set at 1M claims; at 10M they take hours)")
@@ -136,7 +138,10 @@ func parseFlags(args []string) (*config, error) {
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
 		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, metrics: *withMetrics, export: *export, exportPerTx: *perTx,
-		keep: *keep, writersStore: *writersStore, dropCaches: *drop, importCheck: *ic}
+		keep: *keep, reuse: *reuse, writersStore: *writersStore, dropCaches: *drop, importCheck: *ic}
+	if cfg.reuse && (cfg.dir == "" || cfg.postgres != "" || cfg.writers > 0 || cfg.serve || cfg.export != "") {
+		return nil, fmt.Errorf("-reuse measures the sizes' stores a run with -keep left: give -dir, and no -postgres, -writers, -serve or -export")
+	}
 	if cfg.postgres != "" && cfg.writers > 0 {
 		return nil, fmt.Errorf("-postgres and -writers are separate runs; give one of them")
 	}
@@ -387,6 +392,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		return nil, err
 	}
 	boltPath, sqlPath := filepath.Join(sub, "mql.db"), filepath.Join(sub, "peer.sqlite")
+	if cfg.reuse {
+		return reuseSize(ctx, cfg, res, w, boltPath, sqlPath)
+	}
 	// A folder kept by an earlier run (-keep) starts again: each store is built new.
 	for _, f := range []string{boltPath, sqlPath, sqlPath + "-wal", sqlPath + "-shm", filepath.Join(sub, "export.nq"), filepath.Join(sub, "imported.db")} {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
@@ -528,11 +536,82 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		res.Rows = append(res.Rows, r)
 	}
 
+	if err := measureReads(ctx, cfg, res, w, engines, boltPath, sqlPath, logf); err != nil {
+		return nil, err
+	}
+
+	// mql export, import and check, in child processes.
+	if on[colBBolt] && cfg.importCheck {
+		var sqlIngest *stat
+		if on[colSQLite] {
+			sqlIngest = summarize(ingest[colSQLite], "claims/s")
+		}
+		ic, err := importCheck(cfg, n, sub, boltPath, sqlPath, on, sqlIngest, logf)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, ic...)
+	}
+	logf("done")
+	if !cfg.keep {
+		os.RemoveAll(sub)
+	}
+	return res, nil
+}
+
+// reuseSize measures the reads of the stores under the size's folder that a run with -keep
+// left: what runSize measures after its writes, on stores it does not build.
+func reuseSize(ctx context.Context, cfg *config, res *sizeResult, w *workload, boltPath, sqlPath string) (*sizeResult, error) {
+	on := cfg.backends
+	engines := make([]engine, 3)
+	if on[colMemory] {
+		return nil, fmt.Errorf("-reuse: the memory store keeps nothing to reuse; leave memory out of -backends")
+	}
+	for _, p := range []string{boltPath, sqlPath} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("-reuse: %w (a run with -keep -dir DIR and the same -sizes leaves it)", err)
+		}
+	}
+	if on[colBBolt] {
+		e, err := openMQL(ctx, boltPath)
+		if err != nil {
+			return nil, err
+		}
+		engines[colBBolt] = e
+	}
+	if on[colSQLite] {
+		e, err := openSQLite(sqlPath, false)
+		if err != nil {
+			return nil, err
+		}
+		engines[colSQLite] = e
+	}
+	began := time.Now()
+	logf := func(format string, args ...any) {
+		if !cfg.jsonOut {
+			fmt.Fprintf(os.Stderr, "[%d] %s +%s: "+format+"\n", append([]any{res.Claims, time.Now().UTC().Format("15:04:05"), time.Since(began).Round(time.Second)}, args...)...)
+		}
+	}
+	if err := checkDAG(w, engines, backendNames[:]); err != nil {
+		return nil, fmt.Errorf("-reuse: the kept stores do not hold this workload (same -sizes, -hubs, -dag?): %w", err)
+	}
+	if err := measureReads(ctx, cfg, res, w, engines, boltPath, sqlPath, logf); err != nil {
+		return nil, err
+	}
+	logf("done")
+	return res, nil
+}
+
+// measureReads adds the rows of the reads, opens, RSS, file sizes and cold first reads of the
+// stores, interleaved; it closes the engines.
+func measureReads(ctx context.Context, cfg *config, res *sizeResult, w *workload, engines []engine, boltPath, sqlPath string, logf func(string, ...any)) error {
+	on := cfg.backends
+	names := backendNames[:]
 	logf("reads")
 	reads := readOps(w)
 	times, err := timeReads(cfg.runs, reads, engines, names)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for oi, op := range reads {
 		res.Rows = append(res.Rows, timeRow(op.name, times[oi]))
@@ -545,7 +624,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 			continue
 		}
 		if err := e.close(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var mqlRSS uint64
@@ -571,7 +650,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 			}
 			o, r, err := spawnOpen(kind, path)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			opens[i] = append(opens[i], o)
 			rss[i] = append(rss[i], r)
@@ -609,27 +688,11 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	// The reads again, each the first of a new process that opens the store.
 	cold, err := coldReads(cfg, reads, on, [3]string{"", "bbolt", "sqlite"}, [3]string{"", boltPath, sqlPath}, logf)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.Rows = append(res.Rows, cold...)
 
-	// mql export, import and check, in child processes.
-	if on[colBBolt] && cfg.importCheck {
-		var sqlIngest *stat
-		if on[colSQLite] {
-			sqlIngest = summarize(ingest[colSQLite], "claims/s")
-		}
-		ic, err := importCheck(cfg, n, sub, boltPath, sqlPath, on, sqlIngest, logf)
-		if err != nil {
-			return nil, err
-		}
-		res.Rows = append(res.Rows, ic...)
-	}
-	logf("done")
-	if !cfg.keep {
-		os.RemoveAll(sub)
-	}
-	return res, nil
+	return nil
 }
 
 // ingestBatches writes the workload's bulk batches into every engine, interleaved batch by
