@@ -403,33 +403,9 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	}
 	// A disabled engine stays a nil interface: the loops below skip it and its figures stay
 	// empty, which the table shows as "—".
-	engines := make([]engine, 3)
-	if on[colMemory] {
-		e, err := openMQL(ctx, "memory:")
-		if err != nil {
-			return nil, err
-		}
-		if err := e.setup(); err != nil {
-			return nil, err
-		}
-		engines[colMemory] = e
-	}
-	if on[colBBolt] {
-		e, err := openMQL(ctx, boltPath)
-		if err != nil {
-			return nil, err
-		}
-		if err := e.setup(); err != nil {
-			return nil, err
-		}
-		engines[colBBolt] = e
-	}
-	if on[colSQLite] {
-		e, err := openSQLite(sqlPath, true)
-		if err != nil {
-			return nil, err
-		}
-		engines[colSQLite] = e
+	engines, err := openEngines(ctx, on, boltPath, sqlPath, true)
+	if err != nil {
+		return nil, err
 	}
 	names := backendNames[:]
 	// Progress on stderr: the time since this size began, and this process's resident set
@@ -559,12 +535,40 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 	return res, nil
 }
 
+// openEngines opens the engines of the columns on, indexed by column (nil where off): new
+// stores, given the workload's principals and SQLite's schema, or (fresh false) the stores
+// there, as they are.
+func openEngines(ctx context.Context, on [3]bool, boltPath, sqlPath string, fresh bool) ([]engine, error) {
+	engines := make([]engine, 3)
+	for i, path := range []string{"memory:", boltPath} {
+		if !on[i] {
+			continue
+		}
+		e, err := openMQL(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if fresh {
+			if err := e.setup(); err != nil {
+				return nil, err
+			}
+		}
+		engines[i] = e
+	}
+	if on[colSQLite] {
+		e, err := openSQLite(sqlPath, fresh)
+		if err != nil {
+			return nil, err
+		}
+		engines[colSQLite] = e
+	}
+	return engines, nil
+}
+
 // reuseSize measures the reads of the stores under the size's folder that a run with -keep
 // left: what runSize measures after its writes, on stores it does not build.
 func reuseSize(ctx context.Context, cfg *config, res *sizeResult, w *workload, boltPath, sqlPath string) (*sizeResult, error) {
-	on := cfg.backends
-	engines := make([]engine, 3)
-	if on[colMemory] {
+	if cfg.backends[colMemory] {
 		return nil, fmt.Errorf("-reuse: the memory store keeps nothing to reuse; leave memory out of -backends")
 	}
 	for _, p := range []string{boltPath, sqlPath} {
@@ -572,19 +576,9 @@ func reuseSize(ctx context.Context, cfg *config, res *sizeResult, w *workload, b
 			return nil, fmt.Errorf("-reuse: %w (a run with -keep -dir DIR and the same -sizes leaves it)", err)
 		}
 	}
-	if on[colBBolt] {
-		e, err := openMQL(ctx, boltPath)
-		if err != nil {
-			return nil, err
-		}
-		engines[colBBolt] = e
-	}
-	if on[colSQLite] {
-		e, err := openSQLite(sqlPath, false)
-		if err != nil {
-			return nil, err
-		}
-		engines[colSQLite] = e
+	engines, err := openEngines(ctx, cfg.backends, boltPath, sqlPath, false)
+	if err != nil {
+		return nil, err
 	}
 	began := time.Now()
 	logf := func(format string, args ...any) {
