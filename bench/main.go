@@ -512,7 +512,7 @@ func runSize(ctx context.Context, cfg *config, dir string, n int) (*sizeResult, 
 		res.Rows = append(res.Rows, r)
 	}
 
-	if err := measureReads(ctx, cfg, res, w, engines, boltPath, sqlPath, logf); err != nil {
+	if err := measureReads(ctx, cfg, on, res, w, engines, boltPath, sqlPath, logf); err != nil {
 		return nil, err
 	}
 
@@ -589,7 +589,7 @@ func reuseSize(ctx context.Context, cfg *config, res *sizeResult, w *workload, b
 	if err := checkDAG(w, engines, backendNames[:]); err != nil {
 		return nil, fmt.Errorf("-reuse: the kept stores do not hold this workload (same -sizes, -hubs, -dag?): %w", err)
 	}
-	if err := measureReads(ctx, cfg, res, w, engines, boltPath, sqlPath, logf); err != nil {
+	if err := measureReads(ctx, cfg, cfg.backends, res, w, engines, boltPath, sqlPath, logf); err != nil {
 		return nil, err
 	}
 	logf("done")
@@ -598,8 +598,7 @@ func reuseSize(ctx context.Context, cfg *config, res *sizeResult, w *workload, b
 
 // measureReads adds the rows of the reads, opens, RSS, file sizes and cold first reads of the
 // stores, interleaved; it closes the engines.
-func measureReads(ctx context.Context, cfg *config, res *sizeResult, w *workload, engines []engine, boltPath, sqlPath string, logf func(string, ...any)) error {
-	on := cfg.backends
+func measureReads(ctx context.Context, cfg *config, on [3]bool, res *sizeResult, w *workload, engines []engine, boltPath, sqlPath string, logf func(string, ...any)) error {
 	names := backendNames[:]
 	logf("reads")
 	reads := readOps(w)
