@@ -127,6 +127,13 @@ func (db *DB) QuadCount(ctx context.Context) (int64, error) {
 	return n, userError(err)
 }
 
+// Writable returns the error a write would get now for the store's state, or nil:
+// ErrDamaged once the store is known to be damaged (a read met damage, a check recorded its
+// verdict in the file, or the bbolt file is, now, truncated under the store or without a
+// valid meta page), ErrClosed after Close. It writes nothing and reads little (on bbolt, the
+// file's size and two meta pages): what a readiness probe can afford.
+func (db *DB) Writable() error { return userError(db.store.Writable()) }
+
 // Head is the id of the last committed transaction.
 func (db *DB) Head(ctx context.Context) (int64, error) {
 	var head int64

@@ -26,7 +26,10 @@ type serveResult struct {
 	TargetRate int         `json:"target_rate"`
 	Seconds    float64     `json:"seconds"`
 	Writes     []loadStats `json:"writes"` // MCP, then /v1/query
-	Reads      []loadStats `json:"reads"`  // live round trip: in-process, /v1/query, MCP
+	// Reads are the live round trips: in-process, /v1/query, MCP; with the metrics on, then
+	// /v1/query and MCP again, from a second server on the same store without them, each of
+	// its reads paired with one of the first's (pairedReads).
+	Reads []loadStats `json:"reads"`
 }
 
 type loadStats struct {
@@ -78,14 +81,11 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 		}
 		defer stop()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stopServing, err := serveOn(srv.Handler())
 	if err != nil {
 		return nil, err
 	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-	base := "http://" + ln.Addr().String()
+	defer stopServing()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients * 2}}
 
 	res := &serveResult{Clients: clients, Metrics: metrics != nil, TargetRate: cfg.rate, Seconds: cfg.duration.Seconds()}
@@ -113,31 +113,94 @@ func runServe(ctx context.Context, cfg *config, dir string) (*serveResult, error
 	}))
 
 	// Reads: one key, 2,000 sequential round trips each way.
-	const reads = 2000
-	read := func(path string, f func() error) loadStats {
-		lats := make([]float64, 0, reads)
-		errs := 0
-		for range reads {
-			t := time.Now()
-			if err := f(); err != nil {
-				errs++
-				continue
-			}
-			lats = append(lats, time.Since(t).Seconds())
-		}
-		return stats(path, lats, errs, 0)
-	}
 	key := "W0_0.seats"
-	res.Reads = append(res.Reads, read("in-process Reader.Live", func() error { _, err := db.As("agent-0").Live(ctx, key); return err }))
-	res.Reads = append(res.Reads, read("POST /v1/query", func() error { return post(ctx, hc, base, tokens[0], "live "+key) }))
-	res.Reads = append(res.Reads, read("MCP (tools/call query)", func() error {
-		r, err := sessions[0].CallTool(ctx, &mcp.CallToolParams{Name: "query", Arguments: map[string]any{"statement": "live " + key}})
-		if err == nil && r.IsError {
-			err = fmt.Errorf("tool error")
+	viaQuery := func(base string) func() error {
+		return func() error { return post(ctx, hc, base, tokens[0], "live "+key) }
+	}
+	viaMCP := func(cs *mcp.ClientSession) func() error {
+		return func() error {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "query", Arguments: map[string]any{"statement": "live " + key}})
+			if err == nil && r.IsError {
+				err = fmt.Errorf("tool error")
+			}
+			return err
 		}
-		return err
-	}))
+	}
+	res.Reads = append(res.Reads, pairedReads("in-process Reader.Live", func() error { _, err := db.As("agent-0").Live(ctx, key); return err }, "", nil)...)
+	if metrics == nil {
+		res.Reads = append(res.Reads, pairedReads("POST /v1/query", viaQuery(base), "", nil)...)
+		res.Reads = append(res.Reads, pairedReads("MCP (tools/call query)", viaMCP(sessions[0]), "", nil)...)
+		return res, nil
+	}
+	plain := server.New(db, db, server.Options{Store: filepath.Join(dir, "serve.db")})
+	defer plain.Close()
+	plainBase, stopPlain, err := serveOn(plain.Handler())
+	if err != nil {
+		return nil, err
+	}
+	defer stopPlain()
+	plainMCP, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: plainBase + "/mcp", DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: &bearer{tokens[0], hc.Transport}}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer plainMCP.Close()
+	q := pairedReads("POST /v1/query", viaQuery(base), "POST /v1/query, a server without metrics (paired)", viaQuery(plainBase))
+	m := pairedReads("MCP (tools/call query)", viaMCP(sessions[0]), "MCP (tools/call query), a server without metrics (paired)", viaMCP(plainMCP))
+	res.Reads = append(res.Reads, q[0], m[0], q[1], m[1])
 	return res, nil
+}
+
+// serveOn serves h on a loopback port of its own and returns its base URL.
+func serveOn(h http.Handler) (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
+}
+
+// pairedReads times 2,000 sequential round trips of a, and with b, 2,000 of b too, each
+// paired with one of a's, the two in turn first: what the metrics add to a read (a on the
+// server with them, b on one without, on the same store in the same process) is then the
+// difference of two series run at the same moments, free of what separate runs differ by
+// (the garbage collection the writes left behind, other work on the machine), which is many
+// times that (docs/BENCHMARKS.md, "With --metrics").
+func pairedReads(pathA string, a func() error, pathB string, b func() error) []loadStats {
+	const reads = 2000
+	type series struct {
+		lats []float64
+		errs int
+	}
+	var sa, sb series
+	time1 := func(s *series, f func() error) {
+		t := time.Now()
+		if err := f(); err != nil {
+			s.errs++
+			return
+		}
+		s.lats = append(s.lats, time.Since(t).Seconds())
+	}
+	for i := range reads {
+		if b == nil {
+			time1(&sa, a)
+			continue
+		}
+		if i%2 == 0 {
+			time1(&sa, a)
+			time1(&sb, b)
+		} else {
+			time1(&sb, b)
+			time1(&sa, a)
+		}
+	}
+	out := []loadStats{stats(pathA, sa.lats, sa.errs, 0)}
+	if b != nil {
+		out = append(out, stats(pathB, sb.lats, sb.errs, 0))
+	}
+	return out
 }
 
 // scrapeEverySecond serves h (the metrics) on loopback and GETs /metrics once a second, as a

@@ -303,16 +303,20 @@ func (b *bboltBackend) writable() error {
 	if b.db == nil || b.file == nil {
 		return fmt.Errorf("graphstore: %s is not open: %w", b.path, ErrStorage)
 	}
-	st, err := b.file.Stat()
-	if err != nil {
-		return fmt.Errorf("graphstore: %s: %w: %w", b.path, ErrStorage, err)
-	}
+	// The meta pages before the size: a checkpoint may commit to bbolt meanwhile, and bbolt
+	// grows the file before it writes a meta page naming the new pages, so the size read
+	// after a meta page always holds its pages. Read the other way round, a commit between
+	// the two would look like a file truncated under the store.
 	m0 := readBoltMeta(b.file, 0)
 	m0.page = 0
 	m1 := readBoltMeta(b.file, int64(b.layout.pageSize))
 	m := m0
 	if m0.err != nil || (m1.err == nil && m1.txid > m0.txid) {
 		m = m1
+	}
+	st, err := b.file.Stat()
+	if err != nil {
+		return fmt.Errorf("graphstore: %s: %w: %w", b.path, ErrStorage, err)
 	}
 	switch {
 	case m.err != nil:

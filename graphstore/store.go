@@ -321,6 +321,18 @@ func (s *Store) Created() bool { return s.created }
 // Head is the last transaction this process knows committed.
 func (s *Store) Head() record.TxID { return record.TxID(s.head.Load()) }
 
+// Writable returns the error a write would get now for the store's state, or nil: the damage
+// it has seen or that its file shows now (ErrDamaged: on bbolt, a file truncated under it or
+// whose meta pages are no longer valid), or ErrClosed. It writes nothing, and on bbolt reads
+// the file's two meta pages and its size: cheap enough for a readiness probe.
+func (s *Store) Writable() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.be.writable()
+}
+
 func (s *Store) enter() error {
 	s.life.RLock()
 	if s.closed {

@@ -67,6 +67,10 @@ func TestToolList(t *testing.T) {
 	if !slices.Equal(names, toolNames) {
 		t.Fatalf("tools %v, want %v", names, toolNames)
 	}
+	// What the metrics label their calls with is the list a client gets.
+	if got := slices.Sorted(slices.Values(mcpserver.ToolNames())); !slices.Equal(got, names) {
+		t.Errorf("ToolNames() = %v, want the listed tools %v", got, names)
+	}
 	assertSchema := res.Tools[slices.IndexFunc(res.Tools, func(x *mcp.Tool) bool { return x.Name == "assert" })].InputSchema.(map[string]any)
 	props := assertSchema["properties"].(map[string]any)
 	if got := mustJSON(props["kind"].(map[string]any)["enum"]); got != `["observed","inferred"]` {

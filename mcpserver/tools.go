@@ -119,7 +119,26 @@ const (
 	timePattern    = `^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$`
 )
 
-func (s *server) addTools(srv *mcp.Server) {
+// toolAdder is what addTools registers the tools with: an *mcp.Server, or toolNames.
+type toolAdder interface {
+	AddTool(t *mcp.Tool, h mcp.ToolHandler)
+}
+
+// ToolNames are the names of the tools every server offers (New): for what must name each of
+// them, such as the labels of mql serve's metrics, so that a tool added here cannot be missed
+// there.
+func ToolNames() []string {
+	var n toolNames
+	(&server{}).addTools(&n)
+	return n
+}
+
+// toolNames collects the names of the tools registered with it.
+type toolNames []string
+
+func (n *toolNames) AddTool(t *mcp.Tool, _ mcp.ToolHandler) { *n = append(*n, t.Name) }
+
+func (s *server) addTools(srv toolAdder) {
 	f := false
 	write := func(title string) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, DestructiveHint: &f, OpenWorldHint: &f}
@@ -331,7 +350,7 @@ type output struct {
 // addTool registers a typed tool whose handler returns statement results. Arguments that do
 // not fit the tool's schema, the handler's errors (mql's message) and a panic become tool
 // errors.
-func addTool[In any](srv *mcp.Server, t *mcp.Tool, h func(context.Context, In) (output, error), text func(output, json.RawMessage) string) {
+func addTool[In any](srv toolAdder, t *mcp.Tool, h func(context.Context, In) (output, error), text func(output, json.RawMessage) string) {
 	args := newArgChecker(t.Name, t.InputSchema.(*jsonschema.Schema))
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := callTool(ctx, t.Name, args, req.Params.Arguments, h, text)

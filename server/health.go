@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mql-dev/mql"
 )
 
 // ReadyTimeout bounds how long GET /readyz waits for the store's backend to answer: a probe
@@ -27,10 +29,13 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	probeAnswer(w, http.StatusOK, "ok")
 }
 
-// readyz says whether the server can serve requests now: not stopping, and its store answers
-// a read within ReadyTimeout (bbolt: a snapshot of the file and its log; PostgreSQL: a
-// round trip that reads the head). The reason it gives names a class of failure, never a path,
-// a host or anything the store holds; the error itself goes to the server's log.
+// readyz says whether the server can serve requests now: not stopping, its store answers a
+// read within ReadyTimeout (bbolt: a snapshot of the file and its log; PostgreSQL: a round
+// trip that reads the head), and it would take a write: a bbolt store found damaged (by a
+// read, a check's recorded verdict, or its file as it is now: truncated under it, its meta
+// pages no longer valid) still serves some reads, but refuses every write, which is most of
+// what agents ask. The reason it gives names a class of failure, never a path, a host or
+// anything the store holds; the error itself goes to the server's log.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	setWhat(r, "readyz")
 	if s.draining.Load() {
@@ -39,12 +44,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.ready.check(r.Context(), func(ctx context.Context) error {
-		_, err := s.db.Head(ctx)
-		return err
+		if _, err := s.db.Head(ctx); err != nil {
+			return err
+		}
+		return s.db.Writable()
 	}); err != nil {
 		reason := "not ready: the store cannot be read (" + s.db.Backend() + ")"
-		if errors.Is(err, errNotAnswered) {
+		switch {
+		case errors.Is(err, errNotAnswered):
 			reason = "not ready: the store did not answer within " + ReadyTimeout.String() + " (" + s.db.Backend() + ")"
+		case errors.Is(err, mql.ErrDamaged):
+			reason = "not ready: the store is damaged, and refuses every write (" + s.db.Backend() + "): run mql check on it"
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))
 		setOutcome(r, "storage")

@@ -2,11 +2,15 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +83,75 @@ func TestProbesBBolt(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("POST /readyz: 200, want a refusal")
+	}
+}
+
+// A bbolt file damaged under the running server: readyz answers 503 saying that the store is
+// damaged (its writes are refused, whatever reads still succeed) and naming no path; healthz
+// stays 200.
+func TestProbesDamagedBBolt(t *testing.T) {
+	ps := int64(os.Getpagesize()) // bbolt's page size
+	for _, tc := range []struct {
+		name   string
+		damage func(path string) error
+	}{
+		{"truncated", func(path string) error { return os.Truncate(path, 2*ps) }},
+		{"truncated to nothing", func(path string) error { return os.Truncate(path, 0) }},
+		{"meta pages overwritten", func(path string) error {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteAt(make([]byte, 2*ps), 0)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "team.db")
+			db, err := mql.Open(ctx, path, mql.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for i := range 200 {
+				if _, err := db.Assert(ctx, mql.AssertSpec{Subject: fmt.Sprintf("Vendor%d", i), Predicate: "price", Value: mql.Number(float64(i)), By: "owner"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv := server.New(db, db, server.Options{})
+			defer srv.Close()
+			hs := httptest.NewServer(srv.Handler())
+			defer hs.Close()
+			if code, body := getProbe(t, hs.URL, "/readyz"); code != http.StatusOK {
+				t.Fatalf("readyz before the damage: %d %q", code, body)
+			}
+
+			if err := tc.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.Get(hs.URL + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			const want = "not ready: the store is damaged, and refuses every write (bbolt): run mql check on it\n"
+			if resp.StatusCode != http.StatusServiceUnavailable || string(b) != want || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("readyz after the damage: %d %q (Retry-After %q), want 503 %q", resp.StatusCode, b, resp.Header.Get("Retry-After"), want)
+			}
+			if strings.Contains(string(b), "team.db") || strings.Contains(string(b), filepath.Dir(path)) {
+				t.Errorf("readyz says %q: it reveals the path", b)
+			}
+			if code, _ := getProbe(t, hs.URL, "/healthz"); code != http.StatusOK {
+				t.Errorf("healthz after the damage: %d, want 200", code)
+			}
+			// What readyz says is what a writer gets.
+			if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price", Value: mql.Number(1), By: "owner"}); !errors.Is(err, mql.ErrDamaged) {
+				t.Errorf("a write after the damage: %v, want ErrDamaged", err)
+			}
+		})
 	}
 }
 

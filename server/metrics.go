@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
 )
 
 // MetricsOptions configure Metrics. The zero value of each field means its default.
@@ -44,6 +45,8 @@ type Metrics struct {
 	group     prometheus.Histogram
 	latency   prometheus.Histogram
 	lockWait  prometheus.Histogram
+
+	tools map[string]bool // the MCP tools, package mcpserver's: each its own op label
 }
 
 // NewMetrics returns the metrics of one server, with the Go runtime's and the process's.
@@ -54,7 +57,10 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	if opts.RecentRuns <= 0 {
 		opts.RecentRuns = 24 * time.Hour
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), opts: opts}
+	m := &Metrics{reg: prometheus.NewRegistry(), opts: opts, tools: map[string]bool{}}
+	for _, t := range mcpserver.ToolNames() {
+		m.tools[t] = true
+	}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mql_requests_total",
 		Help: "Requests served, by surface (http, mcp, socket), operation (the route, or the MCP tool) and outcome.",
@@ -124,7 +130,7 @@ func (m *Metrics) observe(surface, path, what, outcome string, took time.Duratio
 	}
 	op := routeOf(path)
 	if op == "/mcp" {
-		surface, op = "mcp", mcpOp(what)
+		surface, op = "mcp", m.mcpOp(what)
 	}
 	m.requests.WithLabelValues(surface, op, outcomeLabel(outcome)).Inc()
 	m.durations.WithLabelValues(surface, op).Observe(took.Seconds())
@@ -150,32 +156,28 @@ func routeOf(path string) string {
 	return "other"
 }
 
-// mcpTools are the tools of package mcpserver; mcpMethods the protocol's methods a client
-// sends. Others, whatever a client sends, are "other".
-var (
-	mcpTools = map[string]bool{"assert": true, "revoke": true, "derive": true, "outcome": true,
-		"review": true, "query": true, "context": true, "why": true, "impact": true}
-	mcpMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true,
-		"resources/list": true, "resources/read": true, "resources/subscribe": true,
-		"resources/unsubscribe": true, "resources/templates/list": true, "prompts/list": true,
-		"notifications/initialized": true, "notifications/cancelled": true}
-)
+// mcpMethods are the protocol's methods a client sends; others, whatever a client sends, are
+// "other", as are tools that are not the server's (Metrics.tools).
+var mcpMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true,
+	"resources/list": true, "resources/read": true, "resources/subscribe": true,
+	"resources/unsubscribe": true, "resources/templates/list": true, "prompts/list": true,
+	"notifications/initialized": true, "notifications/cancelled": true}
 
 // mcpOp is the operation of an MCP request from what the request log says of it ("mcp
 // tools/call assert"): the tool of a call, else the method; "stream" for a GET or DELETE.
-func mcpOp(what string) string {
-	m, ok := strings.CutPrefix(what, "mcp ")
+func (m *Metrics) mcpOp(what string) string {
+	method, ok := strings.CutPrefix(what, "mcp ")
 	if !ok {
 		return "stream"
 	}
-	if tool, ok := strings.CutPrefix(m, "tools/call "); ok {
-		if mcpTools[tool] {
+	if tool, ok := strings.CutPrefix(method, "tools/call "); ok {
+		if m.tools[tool] {
 			return tool
 		}
 		return "other"
 	}
-	if mcpMethods[m] {
-		return m
+	if mcpMethods[method] {
+		return method
 	}
 	return "other"
 }

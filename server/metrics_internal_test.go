@@ -1,8 +1,14 @@
 package server
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/mcpserver"
 )
 
 // What the metrics add to a request: one counter and one histogram observation, with the
@@ -37,11 +43,12 @@ func TestMetricLabels(t *testing.T) {
 			t.Errorf("routeOf(%q) = %q, want %q", tc.in, got, tc.route)
 		}
 	}
+	m := NewMetrics(MetricsOptions{})
 	for in, want := range map[string]string{
 		"mcp tools/call assert": "assert", "mcp tools/call nope": "other", "mcp initialize": "initialize",
 		"mcp secret/method": "other", "mcp": "stream", "": "stream",
 	} {
-		if got := mcpOp(in); got != want {
+		if got := m.mcpOp(in); got != want {
 			t.Errorf("mcpOp(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -51,6 +58,41 @@ func TestMetricLabels(t *testing.T) {
 	} {
 		if got := outcomeLabel(in); got != want {
 			t.Errorf("outcomeLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every tool an MCP client is offered is counted under its own name, never as "other": the
+// labels come from the server's own tool list, so a new tool cannot be missed.
+func TestMetricLabelsNameEveryTool(t *testing.T) {
+	ctx := context.Background()
+	db, err := mql.Open(ctx, "memory:", mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcpserver.New(db, "").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) == 0 {
+		t.Fatal("the MCP server lists no tools")
+	}
+	m := NewMetrics(MetricsOptions{})
+	for _, tool := range list.Tools {
+		if got := m.mcpOp("mcp tools/call " + tool.Name); got != tool.Name {
+			t.Errorf("a call of %s is counted as %q, want %q", tool.Name, got, tool.Name)
 		}
 	}
 }
