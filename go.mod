@@ -25,7 +25,11 @@ require (
 	github.com/tidwall/btree v1.8.2
 )
 
-require golang.org/x/text v0.44.0
+require (
+	github.com/blevesearch/segment v0.9.1
+	github.com/blevesearch/snowballstem v0.9.0
+	golang.org/x/text v0.44.0
+)
 
 require github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 
