@@ -333,6 +333,7 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 		ix.putClaim(ke.seq, os)
 	}
 	ix.putClaim(ke.seq, s)
+	ix.addText(c, ke.seq, s.seq)
 	if lifecycle.RelationOf(c).BecomesLive() {
 		ix.setLive(ke, i, c)
 	}

@@ -50,6 +50,8 @@ const (
 	bOutcome                       // id → outcome
 	bRun                           // by NUL name → runEntry
 	bServed                        // node u(tx) u(n) → retrieval id: the retrievals that served node
+	bText                          // term NUL u(keySeq) u(version) → textPosting (text.go)
+	bTextStats                     // audience NUL u(tx) → textStats: an audience's claims up to tx (text.go)
 	nBuckets
 
 	// subjectKeys names, in the cache only, the list of a subject's keys (the bKey entries under
@@ -67,7 +69,7 @@ var Schema = kv.Schema{Buckets: []kv.BucketDef{
 	bArtName: {Name: "artname", Append: true}, bArtVersion: {Name: "artversion", Append: true},
 	bDep: {Name: "dep"}, bReview: {Name: "review"}, bDecay: {Name: "decay"}, bToken: {Name: "token"},
 	bTokenRev: {Name: "tokenrev"}, bRetrieval: {Name: "retrieval"}, bOutcome: {Name: "outcome"},
-	bRun: {Name: "run"}, bServed: {Name: "served"},
+	bRun: {Name: "run"}, bServed: {Name: "served"}, bText: {Name: "text"}, bTextStats: {Name: "textstats"},
 }}
 
 // Meta keys.

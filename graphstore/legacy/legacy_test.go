@@ -252,7 +252,7 @@ func TestNotOld(t *testing.T) {
 	}
 	s.Close()
 	_, _, err = exportOf(t, cur)
-	if !errors.Is(err, legacy.ErrNotOld) || !strings.Contains(err.Error(), "mql-kv/1") {
+	if !errors.Is(err, legacy.ErrNotOld) || !strings.Contains(err.Error(), "mql-kv") {
 		t.Errorf("current format: %v", err)
 	}
 	if _, _, err := exportOf(t, "memory:"); !errors.Is(err, graphstore.ErrNoStore) {

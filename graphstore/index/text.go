@@ -1,0 +1,301 @@
+package index
+
+// The text index: what text search reads, written by Apply with each claim (so that it never
+// disagrees with the claims), in two buckets (layout.go, docs/FORMAT.md):
+//
+//	bText       term NUL u(keySeq) u(version) → textPosting: the claim holds term
+//	bTextStats  audience NUL u(tx)            → textStats: the claims of that audience up to tx
+//
+// Every claim version is indexed once, when it is recorded, and never changed: whether it is
+// live is decided when it is read (View.State), like every read decides it. The statistics
+// BM25 needs are kept per audience and transaction so that a reader's are those of the claims
+// it may see as of the transaction it reads, and nothing else: the number of claims and of
+// their terms come from bTextStats (the last entry at or before the transaction, of each
+// audience the reader may see), and a term's document frequency from the postings the reader
+// may see.
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mql-dev/mql/analysis"
+	"github.com/mql-dev/mql/graphstore/encoding"
+	"github.com/mql-dev/mql/graphstore/kv"
+	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/ranking"
+)
+
+// textPosting is the value of a bText entry: all a search needs to count and score the claim
+// without reading it.
+type textPosting struct {
+	tf       int         // how often the claim holds the term
+	length   int         // the claim's number of terms
+	tx       record.TxID // the claim's transaction
+	seq      uint64      // the claim's global seq: the order of claims that score alike
+	audience string
+}
+
+func (p textPosting) encode() []byte {
+	e := enc{}
+	e.Uvarint(uint64(p.tf))
+	e.Uvarint(uint64(p.length))
+	e.Tx(p.tx)
+	e.Uvarint(p.seq)
+	e.String(p.audience)
+	return e.B
+}
+
+func decodeTextPosting(b []byte) (textPosting, error) {
+	d := dec{encoding.NewDec(b)}
+	p := textPosting{tf: int(d.Uvarint()), length: int(d.Uvarint()), tx: d.Tx(), seq: d.Uvarint(), audience: d.String()}
+	return p, d.Done()
+}
+
+// textStats is the value of a bTextStats entry: the claims of one audience recorded up to a
+// transaction, and their terms in all.
+type textStats struct{ docs, terms uint64 }
+
+func (s textStats) encode() []byte {
+	e := enc{}
+	e.Uvarint(s.docs)
+	e.Uvarint(s.terms)
+	return e.B
+}
+
+func decodeTextStats(b []byte) (textStats, error) {
+	d := dec{encoding.NewDec(b)}
+	s := textStats{docs: d.Uvarint(), terms: d.Uvarint()}
+	return s, d.Done()
+}
+
+func textKey(term string, keySeq uint64, version int) []byte {
+	return u(u(encoding.AppendName(make([]byte, 0, len(term)+8), term), keySeq), uint64(version))
+}
+
+func textStatsKey(audience string, tx record.TxID) []byte {
+	return u(encoding.AppendName(make([]byte, 0, len(audience)+6), audience), uint64(tx))
+}
+
+// claimDocument is the text of claim c, as the analyzer reads it: its key, its value when a
+// string, and the excerpts of its sources (recorded before it, in its transaction or earlier).
+func (ix *Index) claimDocument(c *record.Claim) analysis.Document {
+	d := analysis.Document{Subject: c.ID.Subject, Predicate: c.ID.Predicate}
+	if c.Value.Type == record.String {
+		d.Value = c.Value.Str
+	}
+	for _, id := range c.Sources {
+		if s := ix.source(id); s != nil && s.Excerpt != "" {
+			d.Excerpts = append(d.Excerpts, s.Excerpt)
+		}
+	}
+	return d
+}
+
+// addText writes the postings of claim c (version of the key numbered keySeq, global seq seq)
+// and its audience's statistics as of its transaction.
+func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
+	if ix.analyzer == nil {
+		ix.analyzer = analysis.New()
+	}
+	terms := ix.analyzer.DocumentTerms(ix.claimDocument(c))
+	aud := Audience(c.SeenBy)
+	tf := map[string]int{}
+	for _, t := range terms {
+		tf[t]++
+	}
+	for t, n := range tf {
+		ix.put(bText, textKey(t, keySeq, c.ID.Version),
+			textPosting{tf: n, length: len(terms), tx: c.Tx, seq: seq, audience: aud}.encode())
+	}
+	st := ix.textStatsAt(aud, c.Tx)
+	st.docs++
+	st.terms += uint64(len(terms))
+	ix.put(bTextStats, textStatsKey(aud, c.Tx), st.encode())
+}
+
+// textStatsAt is the statistics of an audience as of tx: its last entry at or before tx.
+func (ix *Index) textStatsAt(aud string, tx record.TxID) textStats {
+	var st textStats
+	prefix := encoding.AppendName(nil, aud)
+	ix.scan(bTextStats, prefix, kv.ScanOptions{From: textStatsKey(aud, tx), Reverse: true}, func(k, v []byte) bool {
+		var err error
+		if st, err = decodeTextStats(v); err != nil {
+			corrupt(fmt.Sprintf("text statistics %q", k), err)
+		}
+		return false
+	})
+	return st
+}
+
+// textAudiences lists the audiences that hold an indexed claim, in key order.
+func (ix *Index) textAudiences() []string {
+	var auds []string
+	var from []byte
+	for {
+		found := false
+		ix.scan(bTextStats, nil, kv.ScanOptions{From: from}, func(k, _ []byte) bool {
+			i := slices.Index(k, 0)
+			if i < 0 {
+				corrupt(fmt.Sprintf("text statistics %q", k), fmt.Errorf("%w: key without a NUL", encoding.ErrCorrupt))
+			}
+			auds = append(auds, string(k[:i]))
+			from = kv.PrefixEnd(k[:i+1])
+			found = true
+			return false
+		})
+		if !found || from == nil {
+			return auds
+		}
+	}
+}
+
+// seesAudience reports whether the viewer may perceive the claims of audience aud.
+func (v *View) seesAudience(aud string) bool {
+	if v.viewer == "" || aud == "" {
+		return true
+	}
+	for a := range strings.SplitSeq(aud, ",") {
+		if a == v.viewer {
+			return true
+		}
+	}
+	return false
+}
+
+// TextCorpus is what the view's text search scores against: the claims the viewer may see as of
+// the view, and their terms in all.
+func (v *View) TextCorpus() ranking.Corpus {
+	var c ranking.Corpus
+	for _, aud := range v.ix.textAudiences() {
+		if v.seesAudience(aud) {
+			st := v.ix.textStatsAt(aud, v.asOf)
+			c.Docs += int64(st.docs)
+			c.Terms += int64(st.terms)
+		}
+	}
+	return c
+}
+
+// TextQuery is a text search: the terms searched for (analysis.Analyzer.Terms of its text),
+// how to score them, and which claims are answers.
+type TextQuery struct {
+	Terms  []string
+	Params ranking.BM25
+	// History makes every matching version an answer, whatever its state; otherwise only live
+	// claims are.
+	History bool
+	// Match, if set, says which claims are answers (a search's `on` patterns). It narrows the
+	// answers only: the statistics are those of every claim the viewer may see.
+	Match func(*ClaimEntry) bool
+	// Limit is the most answers given (0: all).
+	Limit int
+}
+
+// TextHit is one answer of a text search.
+type TextHit struct {
+	Claim *ClaimEntry
+	Score float64
+	// Terms are the search's terms the claim holds, in the search's order.
+	Terms []string
+}
+
+type textCandidate struct {
+	keySeq  uint64
+	version int
+	seq     uint64
+	length  int
+	tf      []int // per distinct search term
+	score   float64
+}
+
+// SearchText returns the answers of q, best first: by score, then in the order the claims were
+// recorded. Everything it counts or scores is a claim the viewer may see as of the view.
+func (v *View) SearchText(q TextQuery) []TextHit {
+	var terms []string
+	for _, t := range q.Terms {
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	corpus := v.TextCorpus()
+	type ref struct {
+		keySeq  uint64
+		version int
+	}
+	cands := map[ref]*textCandidate{}
+	df := make([]int64, len(terms))
+	for i, t := range terms {
+		prefix := encoding.AppendName(nil, t)
+		v.ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
+			p, err := decodeTextPosting(b)
+			if err != nil {
+				corrupt(fmt.Sprintf("text posting %q", k), err)
+			}
+			if !v.in(p.tx) || !v.seesAudience(p.audience) {
+				return true
+			}
+			keySeq, rest, ok1 := encoding.Uint(k[len(prefix):])
+			ver, rest, ok2 := encoding.Uint(rest)
+			if !ok1 || !ok2 || len(rest) > 0 {
+				corrupt(fmt.Sprintf("text posting %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
+			}
+			df[i]++
+			r := ref{keySeq, int(ver)}
+			c := cands[r]
+			if c == nil {
+				c = &textCandidate{keySeq: keySeq, version: int(ver), seq: p.seq, length: p.length, tf: make([]int, len(terms))}
+				cands[r] = c
+			}
+			c.tf[i] = p.tf
+			return true
+		})
+	}
+	idf := make([]float64, len(terms))
+	for i := range terms {
+		idf[i] = q.Params.IDF(corpus, df[i])
+	}
+	list := make([]*textCandidate, 0, len(cands))
+	for _, c := range cands {
+		// Summed in the search's term order, so that equal inputs give equal bits.
+		for i := range terms {
+			c.score += q.Params.Term(idf[i], c.tf[i], c.length, corpus)
+		}
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(a, b *textCandidate) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	var hits []TextHit
+	for _, c := range list {
+		k := v.ix.keyOf(c.keySeq)
+		e := v.ix.claimAt(k, c.keySeq, c.version)
+		if !v.visibleClaim(e) {
+			corrupt(fmt.Sprintf("text posting of %s@%d", k, c.version), fmt.Errorf("%w: the claim is not the one indexed", encoding.ErrCorrupt))
+		}
+		if !q.History && !v.isLive(e) {
+			continue
+		}
+		if q.Match != nil && !q.Match(e) {
+			continue
+		}
+		h := TextHit{Claim: e, Score: c.score}
+		for i, t := range terms {
+			if c.tf[i] > 0 {
+				h.Terms = append(h.Terms, t)
+			}
+		}
+		hits = append(hits, h)
+		if q.Limit > 0 && len(hits) == q.Limit {
+			break
+		}
+	}
+	return hits
+}
