@@ -83,6 +83,12 @@ func csvOf(r *query.Result) (header []string, rows [][]string) {
 			rows = append(rows, []string{d.Artifact.Ref, string(d.Artifact.Review), string(d.Artifact.State), strconv.Itoa(d.Depth), strings.Join(d.Path, csvListSep)})
 		}
 		return header, rows
+	case r.Search != nil:
+		header = append([]string{"score", "signals", "matched_terms"}, csvClaimHeader...)
+		for _, h := range r.Search.Hits {
+			rows = append(rows, append([]string{csvFloat(h.Score), strings.Join(h.Signals, csvListSep), strings.Join(h.Terms, csvListSep)}, csvClaim(h.Claim)...))
+		}
+		return header, rows
 	case r.History != nil:
 		if len(r.History.Artifacts) > 0 {
 			header = []string{"ref", "name", "version", "state", "review", "confidence", "effective_confidence", "derived_by", "derived_from", "recorded_at", "tx"}

@@ -29,6 +29,8 @@ type resultJSON struct {
 	Gate      *[2]float64  `json:"gate,omitempty"`         // beliefs
 	Decision  string       `json:"decision,omitempty"`     // beliefs
 	Top       string       `json:"top,omitempty"`          // beliefs
+	Text      *string      `json:"text,omitempty"`         // search: the text searched for
+	History   bool         `json:"history,omitempty"`      // search ... history
 	Runs      []mql.RunUse `json:"runs,omitempty"`         // impact: the runs served a node of Of
 
 	Rows []any `json:"rows"`
@@ -134,6 +136,15 @@ func revocationOut(r mql.Revocation) *revocationJSON {
 type receiptJSON struct {
 	mql.Receipt
 	At stamp `json:"at"`
+}
+
+// searchHitJSON is a search's row: the claim object every read gives, with its score and what
+// matched.
+type searchHitJSON struct {
+	*claimJSON
+	Score   float64  `json:"score"`
+	Signals []string `json:"signals"`
+	Terms   []string `json:"matched_terms"`
 }
 
 func claimsOut(cs []mql.Claim) []any {
@@ -268,6 +279,11 @@ func jsonOf(r *query.Result) *resultJSON {
 		out.Runs = r.Impact.Runs
 		for _, d := range r.Impact.Dependents {
 			out.Rows = append(out.Rows, dependentJSON{Artifact: artifactOut(d.Artifact), Path: nonNil(d.Path), Depth: d.Depth})
+		}
+	case r.Search != nil:
+		out.Text, out.History = &r.Search.Text, r.Search.History
+		for _, h := range r.Search.Hits {
+			out.Rows = append(out.Rows, searchHitJSON{claimJSON: claimOut(h.Claim), Score: h.Score, Signals: nonNil(h.Signals), Terms: nonNil(h.Terms)})
 		}
 	case r.History != nil:
 		out.Of = r.History.Of

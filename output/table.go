@@ -156,6 +156,9 @@ func writeLine(r *query.Result) string {
 }
 
 // claimGrid is the table of claims shared by live and history.
+// fmtScore is a search score as a person reads it: enough digits to tell the rows apart.
+func fmtScore(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
+
 func claimGrid(claims []mql.Claim) *grid {
 	g := &grid{header: []string{"ref", "value", "state", "confidence", "kind", "asserted by", "sources"}}
 	for _, c := range claims {
@@ -238,6 +241,12 @@ func writeTable(b *strings.Builder, r *query.Result, ex bool) {
 			b.WriteString("(depth limit reached: more dependents lie beyond it)\n")
 		}
 		writeRunUses(b, r.Impact.Runs)
+	case r.Search != nil:
+		g := &grid{header: []string{"score", "ref", "value", "state", "confidence", "asserted by", "matched"}}
+		for _, h := range r.Search.Hits {
+			g.add(fmtScore(h.Score), Escape(h.Ref), valueText(h.Value), string(h.State), fmtConf(h.Effective), Escape(h.By), escapeJoin(h.Terms, " "))
+		}
+		g.render(b, ex)
 	case r.History != nil:
 		if len(r.History.Artifacts) > 0 {
 			artifactGrid(r.History.Artifacts).render(b, ex)

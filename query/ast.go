@@ -14,7 +14,7 @@ type Stmt interface {
 
 // ReadStmt is implemented by the statements that read and so may carry
 // modifiers: Live, Find, Why, RevokedBy, Impact, History, Conflicts, Beliefs,
-// Context and Stats.
+// Context, Stats and Search.
 type ReadStmt interface {
 	Stmt
 	Modifiers() Mods
@@ -367,6 +367,17 @@ type Beliefs struct {
 	Gate    *Gate // nil when absent
 }
 
+// Search finds the claims whose text best matches Text, best first:
+// search TEXT [on PATTERN {, PATTERN}] [limit N] [history].
+type Search struct {
+	Start   Position
+	Mods    Mods
+	Text    string
+	On      []Pattern // nil: every key
+	Limit   int       // >= 1; 0 when absent
+	History bool      // every matching version, each with its state
+}
+
 // Context renders the working context for a model:
 // context Subject {, Subject} [budget N], or context * [budget N].
 type Context struct {
@@ -403,6 +414,7 @@ func (s *History) Pos() Position   { return s.Start }
 func (s *Conflicts) Pos() Position { return s.Start }
 func (s *Beliefs) Pos() Position   { return s.Start }
 func (s *Context) Pos() Position   { return s.Start }
+func (s *Search) Pos() Position    { return s.Start }
 func (s *Stats) Pos() Position     { return s.Start }
 
 func (*Principal) stmtNode() {}
@@ -422,6 +434,7 @@ func (*History) stmtNode()   {}
 func (*Conflicts) stmtNode() {}
 func (*Beliefs) stmtNode()   {}
 func (*Context) stmtNode()   {}
+func (*Search) stmtNode()    {}
 func (*Stats) stmtNode()     {}
 
 func (s *Live) Modifiers() Mods      { return s.Mods }
@@ -433,4 +446,5 @@ func (s *History) Modifiers() Mods   { return s.Mods }
 func (s *Conflicts) Modifiers() Mods { return s.Mods }
 func (s *Beliefs) Modifiers() Mods   { return s.Mods }
 func (s *Context) Modifiers() Mods   { return s.Mods }
+func (s *Search) Modifiers() Mods    { return s.Mods }
 func (s *Stats) Modifiers() Mods     { return s.Mods }

@@ -224,6 +224,26 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 	case *conflictsG:
 		return &Conflicts{Start: start, Mods: mods, Subjects: names(g.Subjects)}
 
+	case *searchG:
+		s := &Search{Start: start, Mods: mods, Text: c.str(g.Text)}
+		seen := once{}
+		for _, cl := range g.Clauses {
+			switch {
+			case cl.On != nil:
+				c.once(seen, "on", cl.Pos)
+				for _, p := range cl.On {
+					s.On = append(s.On, c.pattern(*p))
+				}
+			case present(cl.Limit):
+				c.once(seen, "limit", cl.Pos)
+				s.Limit = int(c.integer(cl.Limit, "limit", 1))
+			case present(cl.History):
+				c.once(seen, "history", cl.Pos)
+				s.History = true
+			}
+		}
+		return s
+
 	case *beliefsG:
 		s := &Beliefs{Start: start, Mods: mods, Pattern: c.pattern(g.Pattern)}
 		seen := once{}

@@ -36,7 +36,7 @@ var stmtParser = participle.MustBuild[stmtG](
 		&principalG{}, &grantG{}, &assertG{}, &revokeG{}, &confirmG{},
 		&deriveG{}, &reviewG{}, &decayG{},
 		&liveG{}, &findG{}, &whyG{}, &revokedByG{}, &impactG{}, &historyG{},
-		&conflictsG{}, &beliefsG{}, &contextG{}, &statsG{},
+		&conflictsG{}, &beliefsG{}, &contextG{}, &statsG{}, &searchG{},
 	}, catalogNodes, controlNodes, runWriteNodes, runReadNodes)...),
 )
 
@@ -252,6 +252,20 @@ type numberClauseG struct {
 	Num tok `parser:"@Number"`
 }
 
+// searchG is search TEXT [on PATTERN {, PATTERN}] [limit N] [history], clauses in any order.
+type searchG struct {
+	Kw      tok              `parser:"@'search'"`
+	Text    tok              `parser:"@String"`
+	Clauses []*searchClauseG `parser:"@@*"`
+}
+
+type searchClauseG struct {
+	Pos     lexer.Position
+	On      []*patternG `parser:"(  'on' @@ ( ',' @@ )*"`
+	Limit   tok         `parser:"| 'limit' @Number"`
+	History tok         `parser:"| @'history' )"`
+}
+
 type historyG struct {
 	Kw   tok  `parser:"@'history'"`
 	Node refG `parser:"@@"`
@@ -308,5 +322,6 @@ func (*impactG) grammarStmt()    {}
 func (*historyG) grammarStmt()   {}
 func (*conflictsG) grammarStmt() {}
 func (*beliefsG) grammarStmt()   {}
+func (*searchG) grammarStmt()    {}
 func (*contextG) grammarStmt()   {}
 func (*statsG) grammarStmt()     {}

@@ -43,6 +43,8 @@ func KindOf(st Stmt) string {
 		return "beliefs"
 	case *Context:
 		return "context"
+	case *Search:
+		return "search"
 	case *Stats:
 		return "stats"
 	case *Principals:

@@ -219,7 +219,7 @@ func (s *sliceLexer) Next() (lexer.Token, error) {
 // statement keywords, in the order error messages list them.
 var (
 	writeKeywords = slices.Concat([]string{"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay"}, runWriteKeywords)
-	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats"}, catalogKeywords, runReadKeywords)
+	readKeywords  = slices.Concat([]string{"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats", "search"}, catalogKeywords, runReadKeywords)
 	keywordList   = strings.Join(slices.Concat(writeKeywords, readKeywords, controlKeywords), ", ")
 	// clauseWords begin the clauses that may follow a complete statement; none begins a
 	// statement, so a line that begins with one can only continue the statement above it.
@@ -300,7 +300,7 @@ func parseTokens(toks []tok, term tok) (st Stmt, err *Error, incomplete bool) {
 	}
 	if cut, run, i := cutForRun(toks); run != "" && i > k {
 		if !servesClaims(kw.Value) {
-			return nil, errorf(at(i), `"for run" applies to the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context); %q does not`, kw.Value), false
+			return nil, errorf(at(i), `"for run" applies to the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, search); %q does not`, kw.Value), false
 		}
 		mods.ForRun = run
 		toks = cut
@@ -437,6 +437,7 @@ var clauses = map[string][]string{
 	"impact":  {"depth"},
 	"beliefs": {"gate"},
 	"context": {"budget"},
+	"search":  {"on", "limit", "history"},
 }
 
 // EditDistance is the Levenshtein distance between a and b, in bytes (99 when either is longer
@@ -524,6 +525,7 @@ var trailing = map[string]string{
 	"impact":  `"depth" or end of statement`,
 	"beliefs": `"gate" or end of statement`,
 	"context": `"budget" or end of statement`,
+	"search":  `a clause (on, limit, history) or end of statement`,
 }
 
 func init() {
@@ -560,6 +562,7 @@ var head = map[string]string{
 	"conflicts":  "a subject name",
 	"beliefs":    patternHelp,
 	"context":    `a subject name or "*"`,
+	"search":     "the text to search for, as a string",
 	"describe":   "a principal, subject, predicate or artifact name",
 	"run":        "a run's name",
 }
@@ -691,6 +694,13 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 	case "context":
 		if p == "budget" {
 			return `a number after "budget"`
+		}
+	case "search":
+		switch p {
+		case "on":
+			return patternHelp + ` after "on"`
+		case "limit":
+			return `a number after "limit"`
 		}
 	case "beliefs":
 		if p == "gate" {

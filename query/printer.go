@@ -302,6 +302,20 @@ func (s *Beliefs) String() string {
 	return out + s.Mods.runSuffix()
 }
 
+func (s *Search) String() string {
+	out := s.Mods.String() + "search " + strconv.Quote(s.Text)
+	for i, p := range s.On {
+		out += map[bool]string{true: " on ", false: ", "}[i == 0] + p.String()
+	}
+	if s.Limit > 0 {
+		out += " limit " + strconv.Itoa(s.Limit)
+	}
+	if s.History {
+		out += " history"
+	}
+	return out + s.Mods.runSuffix()
+}
+
 func (s *Context) String() string {
 	out := s.Mods.String() + "context "
 	if s.All {

@@ -21,6 +21,7 @@ type Result struct {
 	Conflicts []mql.Conflict       `json:"conflicts,omitempty"`  // conflicts
 	Beliefs   *mql.BeliefsResult   `json:"beliefs,omitempty"`    // beliefs
 	Context   *mql.ContextResult   `json:"context,omitempty"`    // context
+	Search    *mql.SearchResult    `json:"search,omitempty"`     // search
 	Stats     *mql.Stats           `json:"stats,omitempty"`      // stats
 	Run       []mql.RunReport      `json:"run,omitempty"`        // run: one report per principal's run of the name
 	Runs      []mql.RunSummary     `json:"runs,omitempty"`       // runs

@@ -149,7 +149,7 @@ func (c *converter) runs(g stmtNode, mods Mods, start Position) Stmt {
 // servesClaims reports whether a read serves claims or artifacts, and so may be made for a run.
 func servesClaims(kw string) bool {
 	switch kw {
-	case "live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context":
+	case "live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "search":
 		return true
 	}
 	return false
@@ -185,7 +185,7 @@ func badForRun(toks []tok, k int) (int, bool) {
 }
 
 // ForRun makes a read that serves claims (live, find, why, revoked-by, impact, history,
-// conflicts, beliefs, context) a read for the run named run, as "for run NAME" does, and
+// conflicts, beliefs, context, search) a read for the run named run, as "for run NAME" does, and
 // reports whether it did; any other statement is left as it is.
 func ForRun(st Stmt, run string) bool {
 	var m *Mods
@@ -207,6 +207,8 @@ func ForRun(st Stmt, run string) bool {
 	case *Beliefs:
 		m = &st.Mods
 	case *Context:
+		m = &st.Mods
+	case *Search:
 		m = &st.Mods
 	default:
 		return false

@@ -500,6 +500,13 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		}
 		b, err := r.Beliefs(ctx, pattern(st.Pattern), gate)
 		return &Result{Kind: "beliefs", Beliefs: &b}, err
+	case *Search:
+		opts := mql.SearchOptions{Limit: st.Limit, History: st.History}
+		for _, p := range st.On {
+			opts.On = append(opts.On, pattern(p))
+		}
+		res, err := r.Search(ctx, st.Text, opts)
+		return &Result{Kind: "search", Search: &res}, err
 	case *Context:
 		subjects := st.Subjects
 		if st.All {
@@ -585,7 +592,7 @@ func value(v Value) mql.Value {
 func Keywords() []string {
 	return []string{
 		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay",
-		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats",
+		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats", "search",
 		"as", "of", "tx", "by", "from", "on", "confidence", "kind", "valid", "until", "seen", "because",
 		"replaced", "half-life", "where", "value", "order", "asc", "desc", "limit", "depth", "gate", "budget",
 		"excerpt", "uri", "revision", "user", "agent", "tool", "confirmed", "observed", "inferred",

@@ -23,7 +23,7 @@ func isWordRune(r rune) bool {
 var (
 	statementKeywords = []string{
 		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay", "outcome",
-		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats",
+		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats", "search",
 		"run", "runs", "principals", "grants", "subjects", "predicates", "artifacts", "sources", "describe",
 		"begin", "commit", "rollback", "as",
 	}
@@ -40,6 +40,7 @@ var (
 		"impact":  {"depth"},
 		"beliefs": {"gate"},
 		"context": {"budget"},
+		"search":  {"on", "limit", "history"},
 	}
 )
 
@@ -206,6 +207,15 @@ func (s *Shell) candidates(before, word string) []string {
 		if len(toks) == i+1 {
 			return names(n.Principals, n.Subjects, n.Predicates, n.Artifacts)
 		}
+	case "search":
+		// The text, then clauses; a pattern after "on" or its ",".
+		if prev == "on" || prev == "," {
+			return names(n.Subjects, n.Keys)
+		}
+		if len(toks) == i+1 {
+			return nil
+		}
+		return keywords(clauseKeywords[kind])
 	case "subjects", "conflicts", "context":
 		if len(toks) == i+1 || prev == "," {
 			return names(n.Subjects)

@@ -46,6 +46,12 @@ declined: the agent said it lacked the evidence to act. The last outcome recorde
 	{"conflicts", "contested claims beside the live claim they dispute", `conflicts [Subject, ...]`, `conflicts Klarveld`},
 	{"beliefs", "the distribution of confidence over candidates, and the gate's decision", `beliefs PATTERN [gate LOW HIGH]`, `beliefs *.holds_horcrux gate 1.0 2.5`},
 	{"context", "compact working context for a model", `context Subject, ... | * [budget TOKENS]`, `context Klarveld, Brimsole budget 60`},
+	{"search", "the live claims whose text best matches, best first (BM25)", `search "TEXT" [on PATTERN, ...] [limit N] [history]
+
+A claim's text is its subject and predicate (split into words: price_per_seat, pricePerSeat),
+its value when a string and its sources' excerpts. Words are matched after case folding and
+English stemming ("pricing" finds "prices"). Only live claims are answers (history: every
+version, each with its state); scores count only what the reader may see. limit defaults to 20.`, `search "EU pricing for the team plan" on Klarveld.*, *.price_per_seat limit 10`},
 	{"stats", "claims by state, reviews due, stale rate; the memory metrics of the runs", `stats [for PRINCIPAL] [since TIME]
 
 for and since narrow the memory metrics to one principal's runs, and to the runs begun at or
@@ -68,7 +74,7 @@ after TIME.`, `stats for worker-3 since 2026-11-01`},
 var statementGroups = []struct {
 	at    int
 	title string
-}{{0, "Writes:"}, {9, "Reads:"}, {21, "What the store holds (PATTERN: names and *, as Kl* or plan:*):"}, {28, "Transactions:"}}
+}{{0, "Writes:"}, {9, "Reads:"}, {22, "What the store holds (PATTERN: names and *, as Kl* or plan:*):"}, {29, "Transactions:"}}
 
 // modifierHelp explains the read modifiers.
 const modifierHelp = `Reads may be prefixed by modifiers:
@@ -76,7 +82,7 @@ const modifierHelp = `Reads may be prefixed by modifiers:
   as of tx N       the store right after transaction N
   as PRINCIPAL     only what PRINCIPAL may see
 and, on the reads that serve claims (live, find, why, revoked-by, impact, history, conflicts,
-beliefs, context), followed by:
+beliefs, context, search), followed by:
   for run RUN      also record what the read served to your run RUN`
 
 // metaHelp lists the meta commands.
