@@ -32,6 +32,7 @@ func shapes() map[string]shape {
 	return map[string]shape{
 		namePattern:    {words: "a name: " + nameWords + `, such as "Klarveld", "price_per_seat" or "plan:pick-vendor"`},
 		subjectPattern: {words: `a subject's name, or "*" for every subject; a name is ` + nameWords + `, such as "Klarveld"`},
+		keyPattern:     {words: `a pattern of claim keys: "Subject", "Subject.*", "*.predicate", "Subject.predicate" or "*", each name ` + nameWords},
 		versionPattern: {words: `a claim version Subject.predicate@N, such as "Klarveld.price_per_seat@2", where Subject and predicate are ` + nameWords},
 		nodePattern:    {words: `a subject, a key Subject.predicate or an artifact, with @N for one version, such as "Klarveld.price_per_seat", "Klarveld.price_per_seat@2" or "plan:pick-vendor@1", each name ` + nameWords},
 		artifactRefPat: {words: `an artifact's name, with @N for one version, such as "plan:pick-vendor" or "plan:pick-vendor@1" (no "."), the name ` + nameWords},

@@ -18,7 +18,7 @@ import (
 	"github.com/mql-dev/mql/query"
 )
 
-var toolNames = []string{"assert", "context", "derive", "impact", "outcome", "query", "review", "revoke", "why"}
+var toolNames = []string{"assert", "context", "derive", "impact", "outcome", "query", "review", "revoke", "search", "why"}
 
 // Every tool is listed with a description and a closed input schema naming its required
 // fields; none takes a principal.
@@ -33,7 +33,7 @@ func TestToolList(t *testing.T) {
 	required := map[string][]string{
 		"assert": {"subject", "predicate", "value"}, "revoke": {"claim"}, "derive": {"artifact", "from"},
 		"review": {"artifact"}, "query": {"statement"}, "context": {"subjects"}, "why": {"ref"}, "impact": {"ref"},
-		"outcome": {"run", "result"},
+		"outcome": {"run", "result"}, "search": {"text"},
 	}
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
@@ -59,7 +59,7 @@ func TestToolList(t *testing.T) {
 				t.Errorf("%s.%s: no description", tool.Name, name)
 			}
 		}
-		if ro := tool.Annotations.ReadOnlyHint; ro != slices.Contains([]string{"query", "context", "why", "impact"}, tool.Name) {
+		if ro := tool.Annotations.ReadOnlyHint; ro != slices.Contains([]string{"query", "context", "why", "impact", "search"}, tool.Name) {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, ro)
 		}
 	}

@@ -87,6 +87,15 @@ type ContextInput struct {
 	Run      string   `json:"run,omitempty"`
 }
 
+// SearchInput is the input of the search tool.
+type SearchInput struct {
+	Text    string   `json:"text"`
+	On      []string `json:"on,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
+	History bool     `json:"history,omitempty"`
+	Run     string   `json:"run,omitempty"`
+}
+
 // WhyInput is the input of the why tool.
 type WhyInput struct {
 	Ref string `json:"ref"`
@@ -116,6 +125,7 @@ const (
 	nodePattern    = `^` + ident + `(\.` + ident + `)?(@[1-9][0-9]*)?$`
 	artifactRefPat = `^` + ident + `(@[1-9][0-9]*)?$`
 	subjectPattern = `^(\*|` + ident + `)$`
+	keyPattern     = `^(\*|` + ident + `)(\.(\*|` + ident + `))?$`
 	timePattern    = `^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$`
 )
 
@@ -259,14 +269,14 @@ func (s *server) addTools(srv toolAdder) {
 		Name:        "query",
 		Annotations: read("Query the memory"),
 		Description: `Run read statements of the mql language and get their results as JSON (one object per statement, as "mql --format json" prints). ` +
-			`Reads: live PATTERN [where value OP VALUE]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
+			`Reads: live PATTERN [where value OP VALUE]; search "TEXT" [on PATTERN, ...] [limit N] [history]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
 			`Any read may start with "as of 2026-11-29T10:00:00Z" or "as of tx 42" to read the past. You always read as yourself (` + s.principal + `); writes are refused here, use the other tools. ` +
 			`Examples: "live Klarveld", "live *.soc2 where value = true", "find ?v, ?p where ?v.soc2 = true, ?v.region = \"EU\", ?v.price_per_seat = ?p order by ?p limit 1", "history Klarveld.price_per_seat", "conflicts". ` +
 			`Separate several statements with ";". The full grammar is the resource mql://language. Errors read query:LINE:COL: message.`,
 		InputSchema: schemaFor[QueryInput](func(p map[string]*jsonschema.Schema) {
 			p["statement"].Description = `One or more mql read statements, separated by ";" or newlines; strings in double quotes.`
 			p["statement"].MinLength = jsonschema.Ptr(1)
-			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): every read that serves claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context) also records, for that run, which versions it served you, as "for run NAME" does. Absent: nothing is recorded.`
+			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): every read that serves claims (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, search) also records, for that run, which versions it served you, as "for run NAME" does. Absent: nothing is recorded.`
 			p["run"].Pattern = namePattern
 		}),
 	}, s.query, jsonText)
@@ -287,6 +297,26 @@ func (s *server) addTools(srv toolAdder) {
 			p["run"].Pattern = namePattern
 		}),
 	}, s.context, contextText)
+
+	addTool(srv, &mcp.Tool{
+		Name:        "search",
+		Annotations: read("Search the memory by its text"),
+		Description: `Find the live claims whose text best matches words or a question, best first, when you do not know their subject: e.g. "EU pricing for the team plan". ` +
+			`A claim's text is its subject and predicate (price_per_seat matches "price per seat"), its value when a string, and its sources' excerpts; words match after case folding and English stemming ("pricing" finds "prices"). ` +
+			`Each row is a claim (as every read gives it) with its score (BM25, comparable within one answer only) and matched_terms. Superseded, revoked, expired and contested claims are never answers, unless history is set. Cite the claim references (ref) in what you write.`,
+		InputSchema: schemaFor[SearchInput](func(p map[string]*jsonschema.Schema) {
+			p["text"].Description = `What to search for: words or a question, at most 4096 bytes.`
+			p["text"].MinLength = jsonschema.Ptr(1)
+			p["on"].Description = `Only claims of keys matching one of these patterns: "Subject", "Subject.*", "*.predicate", "Subject.predicate". Absent: every key.`
+			p["on"].Items.Pattern = keyPattern
+			p["limit"].Description = `The most rows to give, 1 to 10000; 0 or absent for 20.`
+			p["limit"].Minimum = jsonschema.Ptr(0.0)
+			p["limit"].Maximum = jsonschema.Ptr(float64(mql.MaxSearchLimit))
+			p["history"].Description = `Also give matching versions that are no longer live (superseded, revoked, expired, contested), each with its state, for audits.`
+			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): the read also records, for that run, which claim versions it served you, so that the run can later be judged (mql "run NAME"). Absent: nothing is recorded.`
+			p["run"].Pattern = namePattern
+		}),
+	}, s.search, jsonText)
 
 	addTool(srv, &mcp.Tool{
 		Name:        "why",
@@ -501,6 +531,21 @@ func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
 	return s.eval(ctx, &query.Why{Node: n, Mods: query.Mods{ForRun: in.Run}})
 }
 
+func (s *server) search(ctx context.Context, in SearchInput) (output, error) {
+	st := &query.Search{Text: in.Text, Limit: in.Limit, History: in.History, Mods: query.Mods{ForRun: in.Run}}
+	for _, p := range in.On {
+		subj, pred, _ := strings.Cut(p, ".")
+		if subj == "*" {
+			subj = ""
+		}
+		if pred == "*" {
+			pred = ""
+		}
+		st.On = append(st.On, query.Pattern{Subject: subj, Predicate: pred})
+	}
+	return s.eval(ctx, st)
+}
+
 func (s *server) outcome(ctx context.Context, in OutcomeInput) (output, error) {
 	return s.eval(ctx, &query.Outcome{Run: in.Run, Result: in.Result, By: s.principal, Because: in.Because})
 }
@@ -548,7 +593,7 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 			case "begin", "commit", "rollback":
 				what, use = "transaction control", "each write tool call is a transaction of its own"
 			}
-			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, stats, run, runs, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
+			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, search, stats, run, runs, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
 		}
 		// A statement made for one run in a call for another would record its retrieval for
 		// one of them only; which one the caller meant is not for the server to guess.

@@ -1,0 +1,56 @@
+package mcpserver_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// The search tool: live claims by their text, best first, as the server's principal sees them;
+// its bad input is refused with the library's message.
+func TestSearchTool(t *testing.T) {
+	db := openStore(t, "memory:", newClock())
+	team(t, db)
+	w3, w7 := connect(t, db, "worker-3"), connect(t, db, "worker-7")
+	w3.ok("assert", map[string]any{"subject": "Klarveld", "predicate": "pricing_note", "value": "EU pricing for the team plan",
+		"sources": []any{map[string]any{"id": "src:k", "excerpt": "billed yearly"}}})
+	w3.ok("assert", map[string]any{"subject": "Brimsole", "predicate": "pricing_note", "value": "EU pricing, secret", "seen_by": []any{"worker-3"}})
+	w3.ok("assert", map[string]any{"subject": "Ostwind", "predicate": "note", "value": "old EU pricing"})
+	w3.ok("assert", map[string]any{"subject": "Ostwind", "predicate": "note", "value": "US only"})
+
+	refs := func(m map[string]any) []string {
+		var out []string
+		for _, r := range m["rows"].([]any) {
+			row := r.(map[string]any)
+			if row["score"] == nil || row["matched_terms"] == nil || row["state"] == nil {
+				t.Fatalf("row without score, matched_terms or state: %v", row)
+			}
+			out = append(out, row["ref"].(string)+" "+row["state"].(string))
+		}
+		return out
+	}
+	_, m := w3.ok("search", map[string]any{"text": "EU pricing"})
+	if got := strings.Join(refs(m), ", "); got != "Klarveld.pricing_note@1 live, Brimsole.pricing_note@1 live" && got != "Brimsole.pricing_note@1 live, Klarveld.pricing_note@1 live" {
+		t.Errorf("worker-3's search: %s", got)
+	}
+	_, m = w7.ok("search", map[string]any{"text": "EU pricing"})
+	if got := strings.Join(refs(m), ", "); got != "Klarveld.pricing_note@1 live" {
+		t.Errorf("worker-7's search: %s, want only what it may see, live", got)
+	}
+	_, m = w7.ok("search", map[string]any{"text": "EU pricing", "on": []any{"Ostwind.*"}, "history": true, "limit": 5})
+	if got := strings.Join(refs(m), ", "); got != "Ostwind.note@1 superseded" {
+		t.Errorf("worker-7's search on Ostwind.* history: %s", got)
+	}
+	_, m = w7.ok("search", map[string]any{"text": "billed yearly", "run": "r-1"})
+	if got := strings.Join(refs(m), ", "); got != "Klarveld.pricing_note@1 live" {
+		t.Errorf("search by excerpt: %s", got)
+	}
+	runs := w7.query("run r-1")
+	if s := strings.Join(strings.Fields(strings.ReplaceAll(mustJSON(runs), `\"`, `"`)), " "); !strings.Contains(s, "Klarveld.pricing_note@1") {
+		t.Errorf("the run does not name what the search served: %s", s)
+	}
+	w7.fail("search", map[string]any{"text": "   "}, "empty")
+	w7.fail("search", map[string]any{"text": "the of"}, "no word to search for")
+	w7.fail("search", map[string]any{"text": "x", "limit": -1}, "limit")
+	w7.fail("search", map[string]any{"text": "x", "on": []any{"a b"}}, "on")
+	w7.fail("search", map[string]any{"text": strings.Repeat("x", 5000)}, "text")
+}
