@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mql-dev/mql/server"
+)
+
+// POST /v1/query runs search as the token's principal: what another principal keeps to itself
+// is not found, and the rows carry their scores.
+func TestQuerySearch(t *testing.T) {
+	tm := newTeam(t, server.Options{})
+	w3, w7 := tm.tokens["worker-3"], tm.tokens["worker-7"]
+	if code, qr := tm.query(w3, `assert Klarveld.pricing_note = "EU pricing for teams" by worker-3
+assert Brimsole.pricing_note = "EU pricing, ours only" by worker-3 seen by worker-3`); code != http.StatusOK {
+		t.Fatalf("writes: %d %+v", code, qr)
+	}
+	for _, c := range []struct {
+		token string
+		want  []string
+	}{{w3, []string{"Klarveld.pricing_note@1", "Brimsole.pricing_note@1"}}, {w7, []string{"Klarveld.pricing_note@1"}}} {
+		code, qr := tm.query(c.token, `search "EU pricing" limit 5`)
+		if code != http.StatusOK || len(qr.Results) != 1 {
+			t.Fatalf("search: %d %+v", code, qr)
+		}
+		rs := rows(t, qr.Results[0])
+		var got []string
+		for _, r := range rs {
+			if _, ok := r["score"].(float64); !ok {
+				t.Errorf("row without a score: %v", r)
+			}
+			got = append(got, r["ref"].(string))
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("search: %v, want %v (in some order)", got, c.want)
+		}
+		for _, w := range c.want {
+			found := false
+			for _, g := range got {
+				found = found || g == w
+			}
+			if !found {
+				t.Errorf("search: %v, want %v", got, c.want)
+			}
+		}
+	}
+	if code, qr := tm.query(w7, `search "  "`); code != http.StatusUnprocessableEntity || qr.Error == nil {
+		t.Errorf("an empty search: %d %+v, want 422 and the error", code, qr)
+	}
+}
