@@ -15,7 +15,7 @@ package index
 // may see.
 
 import (
-	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -201,13 +201,29 @@ type TextHit struct {
 	Terms []string
 }
 
-type textCandidate struct {
+// textPost is one posting a search reads: a claim holding a term, as its bText entry says.
+type textPost struct {
 	keySeq  uint64
 	version int
 	seq     uint64
 	length  int
-	tf      []int // per distinct search term
+	tf      int
+}
+
+type textCandidate struct {
+	keySeq  uint64
+	version int
+	seq     uint64
 	score   float64
+	tf      []int // per distinct search term
+}
+
+// better orders candidates as the answers come: by score, then in the order recorded.
+func better(a, b *textCandidate) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.seq < b.seq
 }
 
 // SearchText returns the answers of q, best first: by score, then in the order the claims were
@@ -223,58 +239,52 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		return nil
 	}
 	corpus := v.TextCorpus()
-	type ref struct {
-		keySeq  uint64
-		version int
-	}
-	cands := map[ref]*textCandidate{}
-	df := make([]int64, len(terms))
+	// Each term's postings, in key order (keySeq, version): merged below without a map.
+	lists := make([][]textPost, len(terms))
 	for i, t := range terms {
-		prefix := encoding.AppendName(nil, t)
-		v.ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
-			p, err := decodeTextPosting(b)
-			if err != nil {
-				corrupt(fmt.Sprintf("text posting %q", k), err)
-			}
-			if !v.in(p.tx) || !v.seesAudience(p.audience) {
-				return true
-			}
-			keySeq, rest, ok1 := encoding.Uint(k[len(prefix):])
-			ver, rest, ok2 := encoding.Uint(rest)
-			if !ok1 || !ok2 || len(rest) > 0 {
-				corrupt(fmt.Sprintf("text posting %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
-			}
-			df[i]++
-			r := ref{keySeq, int(ver)}
-			c := cands[r]
-			if c == nil {
-				c = &textCandidate{keySeq: keySeq, version: int(ver), seq: p.seq, length: p.length, tf: make([]int, len(terms))}
-				cands[r] = c
-			}
-			c.tf[i] = p.tf
-			return true
-		})
+		lists[i] = v.textPostings(t)
 	}
 	idf := make([]float64, len(terms))
 	for i := range terms {
-		idf[i] = q.Params.IDF(corpus, df[i])
+		idf[i] = q.Params.IDF(corpus, int64(len(lists[i])))
 	}
-	list := make([]*textCandidate, 0, len(cands))
-	for _, c := range cands {
+	var cands []*textCandidate
+	pos := make([]int, len(terms))
+	for {
+		// The smallest claim not merged yet, and the terms it holds.
+		var lo *textPost
+		for i, l := range lists {
+			if pos[i] < len(l) {
+				p := &l[pos[i]]
+				if lo == nil || p.keySeq < lo.keySeq || p.keySeq == lo.keySeq && p.version < lo.version {
+					lo = p
+				}
+			}
+		}
+		if lo == nil {
+			break
+		}
+		c := &textCandidate{keySeq: lo.keySeq, version: lo.version, seq: lo.seq, tf: make([]int, len(terms))}
+		length := lo.length
+		for i, l := range lists {
+			if pos[i] < len(l) && l[pos[i]].keySeq == c.keySeq && l[pos[i]].version == c.version {
+				c.tf[i] = l[pos[i]].tf
+				pos[i]++
+			}
+		}
 		// Summed in the search's term order, so that equal inputs give equal bits.
 		for i := range terms {
-			c.score += q.Params.Term(idf[i], c.tf[i], c.length, corpus)
+			c.score += q.Params.Term(idf[i], c.tf[i], length, corpus)
 		}
-		list = append(list, c)
+		cands = append(cands, c)
 	}
-	slices.SortFunc(list, func(a, b *textCandidate) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	// The answers are taken best first until the limit: a heap gives them in order without
+	// sorting every candidate.
+	h := textHeap(cands)
+	heap.Init(&h)
 	var hits []TextHit
-	for _, c := range list {
+	for h.Len() > 0 {
+		c := heap.Pop(&h).(*textCandidate)
 		k := v.ix.keyOf(c.keySeq)
 		e := v.ix.claimAt(k, c.keySeq, c.version)
 		if !v.visibleClaim(e) {
@@ -286,16 +296,53 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		if q.Match != nil && !q.Match(e) {
 			continue
 		}
-		h := TextHit{Claim: e, Score: c.score}
+		hit := TextHit{Claim: e, Score: c.score}
 		for i, t := range terms {
 			if c.tf[i] > 0 {
-				h.Terms = append(h.Terms, t)
+				hit.Terms = append(hit.Terms, t)
 			}
 		}
-		hits = append(hits, h)
+		hits = append(hits, hit)
 		if q.Limit > 0 && len(hits) == q.Limit {
 			break
 		}
 	}
 	return hits
+}
+
+// textPostings is the postings of term the viewer may see as of the view, in key order.
+func (v *View) textPostings(term string) []textPost {
+	var out []textPost
+	prefix := encoding.AppendName(nil, term)
+	v.ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
+		p, err := decodeTextPosting(b)
+		if err != nil {
+			corrupt(fmt.Sprintf("text posting %q", k), err)
+		}
+		if !v.in(p.tx) || !v.seesAudience(p.audience) {
+			return true
+		}
+		keySeq, rest, ok1 := encoding.Uint(k[len(prefix):])
+		ver, rest, ok2 := encoding.Uint(rest)
+		if !ok1 || !ok2 || len(rest) > 0 {
+			corrupt(fmt.Sprintf("text posting %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
+		}
+		out = append(out, textPost{keySeq: keySeq, version: int(ver), seq: p.seq, length: p.length, tf: p.tf})
+		return true
+	})
+	return out
+}
+
+// textHeap is a max-heap of candidates by better.
+type textHeap []*textCandidate
+
+func (h textHeap) Len() int           { return len(h) }
+func (h textHeap) Less(i, j int) bool { return better(h[i], h[j]) }
+func (h textHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *textHeap) Push(x any)        { *h = append(*h, x.(*textCandidate)) }
+func (h *textHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

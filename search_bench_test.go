@@ -1,0 +1,85 @@
+package mql_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mql-dev/mql"
+)
+
+// benchWords is a vocabulary drawn with Zipf's law, as the words of real text are: a few
+// words are in most claims, most words in few.
+func benchText(rng *rand.Rand, z *rand.Zipf, n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = "w" + strconv.FormatUint(z.Uint64(), 36)
+	}
+	return strings.Join(ws, " ")
+}
+
+func benchClaims() int {
+	if n, err := strconv.Atoi(os.Getenv("MQL_SEARCH_BENCH_CLAIMS")); err == nil && n > 0 {
+		return n
+	}
+	return 20_000
+}
+
+// ingest writes n claims of 12 words each, 500 a transaction, into a new bbolt store.
+func ingest(b *testing.B, n int) *mql.DB {
+	ctx := context.Background()
+	db, err := mql.Open(ctx, filepath.Join(b.TempDir(), "s.db"), mql.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "w", Type: mql.Agent, By: "owner"}); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(rng, 1.1, 2, 50_000)
+	var specs []mql.AssertSpec
+	for i := range n {
+		specs = append(specs, mql.AssertSpec{Subject: fmt.Sprintf("S%d", i%(n/4+1)), Predicate: fmt.Sprintf("note_%d", i%4),
+			Value: mql.String(benchText(rng, z, 12)), By: "w"})
+		if len(specs) == 500 || i == n-1 {
+			if _, err := db.AssertBatch(ctx, "w", specs); err != nil {
+				b.Fatal(err)
+			}
+			specs = specs[:0]
+		}
+	}
+	return db
+}
+
+// BenchmarkIngestText: claims a second into bbolt, the text index included
+// (MQL_SEARCH_BENCH_CLAIMS claims, 20,000 by default).
+func BenchmarkIngestText(b *testing.B) {
+	n := benchClaims()
+	for b.Loop() {
+		ingest(b, n)
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "claims/s")
+}
+
+// BenchmarkSearch: a search of three words drawn as the claims' words are, limit 10.
+func BenchmarkSearch(b *testing.B) {
+	db := ingest(b, benchClaims())
+	rng := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(rng, 1.1, 2, 50_000)
+	ctx := context.Background()
+	var hits int
+	for b.Loop() {
+		res, err := db.Search(ctx, benchText(rng, z, 3), mql.SearchOptions{Limit: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hits += len(res.Hits)
+	}
+	b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
+}
