@@ -30,10 +30,10 @@ func benchClaims() int {
 	return 20_000
 }
 
-// ingest writes n claims of 12 words each, 500 a transaction, into a new bbolt store.
-func ingest(b *testing.B, n int) *mql.DB {
+// ingest writes n claims of 12 words each, 500 a transaction, into a new bbolt store at path.
+func ingest(b *testing.B, n int, path string) *mql.DB {
 	ctx := context.Background()
-	db, err := mql.Open(ctx, filepath.Join(b.TempDir(), "s.db"), mql.Options{})
+	db, err := mql.Open(ctx, path, mql.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,18 +58,27 @@ func ingest(b *testing.B, n int) *mql.DB {
 }
 
 // BenchmarkIngestText: claims a second into bbolt, the text index included
-// (MQL_SEARCH_BENCH_CLAIMS claims, 20,000 by default).
+// (MQL_SEARCH_BENCH_CLAIMS claims, 20,000 by default), and the file's size once closed.
 func BenchmarkIngestText(b *testing.B) {
 	n := benchClaims()
+	var size int64
 	for b.Loop() {
-		ingest(b, n)
+		path := filepath.Join(b.TempDir(), "s.db")
+		db := ingest(b, n, path)
+		b.StopTimer()
+		db.Close()
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "claims/s")
+	b.ReportMetric(float64(size)/(1<<20), "MiB")
 }
 
 // BenchmarkSearch: a search of three words drawn as the claims' words are, limit 10.
 func BenchmarkSearch(b *testing.B) {
-	db := ingest(b, benchClaims())
+	db := ingest(b, benchClaims(), filepath.Join(b.TempDir(), "s.db"))
 	rng := rand.New(rand.NewPCG(3, 4))
 	z := rand.NewZipf(rng, 1.1, 2, 50_000)
 	ctx := context.Background()

@@ -10,10 +10,12 @@
 //     punctuation and spaces are dropped.
 //   - Splitting identifiers: UAX #29 keeps "price_per_seat", "src:Klarveld:rev0" and
 //     "pricePerSeat" whole, which is right for prose and wrong for mql's names. A word is
-//     also split at '_', '.', ':', '-', lower-to-upper case changes and letter/digit
-//     boundaries, and both the whole word and its parts are terms, so "per seat" finds
-//     price_per_seat and "Player7" finds Player7 (no library knows mql's naming conventions,
-//     so this step is mql's own).
+//     split at '_', '.', ':', '-', lower-to-upper case changes and letter/digit boundaries,
+//     and its parts are its terms, so "per seat" finds price_per_seat, and "pricePerSeat",
+//     "price_per_seat" and "price per seat" all find one another (no library knows mql's
+//     naming conventions, so this step is mql's own). The whole word is not a term besides
+//     its parts: it would find nothing its parts do not, and would double the index of every
+//     name. Numbers ("44.5", "1,000") are kept whole.
 //   - Case folding (golang.org/x/text/cases, Unicode full case folding: "Straße" and
 //     "STRASSE" fold alike), and a Latin word's accents dropped ("naïve" is "naive"), as
 //     SQLite's unicode61 tokenizer does.
@@ -79,28 +81,27 @@ func (a *Analyzer) AppendTerms(ts []string, text string) []string {
 	}
 	for i, v := range a.vals {
 		switch a.types[i] {
-		case segment.Letter, segment.Number:
+		case segment.Letter:
 			ts = a.word(ts, string(v), true)
-		case segment.Ideo, segment.Kana:
+		case segment.Number, segment.Ideo, segment.Kana:
 			ts = a.word(ts, string(v), false)
 		}
 	}
 	return ts
 }
 
-// word appends the terms of one segmented word: the word, and its parts when it has several.
+// word appends the terms of one segmented word: its parts when split and it has several,
+// else the word.
 func (a *Analyzer) word(ts []string, w string, split bool) []string {
-	ts = a.term(ts, w)
-	if !split {
-		return ts
-	}
-	parts := splitIdent(w)
-	if len(parts) > 1 {
-		for _, p := range parts {
-			ts = a.term(ts, p)
+	if split {
+		if parts := splitIdent(w); len(parts) > 1 {
+			for _, p := range parts {
+				ts = a.term(ts, p)
+			}
+			return ts
 		}
 	}
-	return ts
+	return a.term(ts, w)
 }
 
 // term appends the folded, stemmed form of w, unless it is a stop word.

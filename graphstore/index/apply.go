@@ -189,6 +189,7 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 	h.tokenRevs = listOf(prefTokenRev, tx.ID, idsOf(tx.TokenRevocations, func(r *record.TokenRevocation) string { return r.ID }))
 	h.retrievals = listOf(prefRetrieval, tx.ID, idsOf(tx.Retrievals, func(r *record.Retrieval) string { return r.ID }))
 	h.outcomes = listOf(prefOutcome, tx.ID, idsOf(tx.Outcomes, func(o *record.Outcome) string { return o.ID }))
+	ix.flushText()
 	h.counts = [4]uint64{ix.st.claims, ix.st.artifacts, ix.st.keys, ix.st.names}
 	ix.put(bTx, txKey(tx.ID), h.encode())
 	return nil

@@ -24,7 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mql-dev/mql/analysis"
 	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
@@ -86,15 +85,15 @@ type Index struct {
 	nfew             int
 	kbuf             []byte
 	keyBufs
-	admitted int                // entries this snapshot added to the cache
-	cur      *applying          // a write handle's transaction being applied
-	judge    bool               // Apply judges claims' relations (JudgeRelations)
-	puts     int                // entries a write handle wrote
-	every    func()             // called every entriesPerCall entries read or written (Every)
-	entries  int                // entries read or written, while every is set
-	touched  map[string]bool    // cache keys of the entries a write handle overwrote
-	labelled bool               // a write handle made sure the store is labelled encoding.Format
-	analyzer *analysis.Analyzer // a write handle's, for the text index (text.go)
+	admitted int             // entries this snapshot added to the cache
+	cur      *applying       // a write handle's transaction being applied
+	judge    bool            // Apply judges claims' relations (JudgeRelations)
+	puts     int             // entries a write handle wrote
+	every    func()          // called every entriesPerCall entries read or written (Every)
+	entries  int             // entries read or written, while every is set
+	touched  map[string]bool // cache keys of the entries a write handle overwrote
+	labelled bool            // a write handle made sure the store is labelled encoding.Format
+	text     *textWriter     // a write handle's text indexing (text.go)
 }
 
 // keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated

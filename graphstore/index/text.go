@@ -93,13 +93,25 @@ func (ix *Index) claimDocument(c *record.Claim) analysis.Document {
 	return d
 }
 
+// textWriter is what a write handle keeps to index text: its analyzer, and the statistics of
+// the audiences the transaction being applied wrote claims of, written once at its end.
+type textWriter struct {
+	an      *analysis.Analyzer
+	tx      record.TxID
+	pending map[string]textStats
+}
+
 // addText writes the postings of claim c (version of the key numbered keySeq, global seq seq)
-// and its audience's statistics as of its transaction.
+// and counts it in its audience's statistics as of its transaction (flushText writes them).
 func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
-	if ix.analyzer == nil {
-		ix.analyzer = analysis.New()
+	if ix.text == nil {
+		ix.text = &textWriter{an: analysis.New()}
 	}
-	terms := ix.analyzer.DocumentTerms(ix.claimDocument(c))
+	tw := ix.text
+	if tw.tx != c.Tx {
+		tw.tx, tw.pending = c.Tx, map[string]textStats{}
+	}
+	terms := tw.an.DocumentTerms(ix.claimDocument(c))
 	aud := Audience(c.SeenBy)
 	tf := map[string]int{}
 	for _, t := range terms {
@@ -109,10 +121,24 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 		ix.put(bText, textKey(t, keySeq, c.ID.Version),
 			textPosting{tf: n, length: len(terms), tx: c.Tx, seq: seq, audience: aud}.encode())
 	}
-	st := ix.textStatsAt(aud, c.Tx)
+	st, ok := tw.pending[aud]
+	if !ok {
+		st = ix.textStatsAt(aud, c.Tx)
+	}
 	st.docs++
 	st.terms += uint64(len(terms))
-	ix.put(bTextStats, textStatsKey(aud, c.Tx), st.encode())
+	tw.pending[aud] = st
+}
+
+// flushText writes the statistics of the audiences the transaction being applied counted
+// claims of (again, for a transaction applied in parts: the same keys, the counts so far).
+func (ix *Index) flushText() {
+	if ix.text == nil || ix.text.tx != ix.cur.tx.ID {
+		return
+	}
+	for aud, st := range ix.text.pending {
+		ix.put(bTextStats, textStatsKey(aud, ix.text.tx), st.encode())
+	}
 }
 
 // textStatsAt is the statistics of an audience as of tx: its last entry at or before tx.
