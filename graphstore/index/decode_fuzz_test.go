@@ -46,6 +46,8 @@ func FuzzDecode(f *testing.F) {
 		decodeTokenRev("k1.1", b)
 		decodeRetrieval("q1.1", b, keyOf, nameOf)
 		decodeOutcome("o1.1", b)
+		decodeTextBlock(b)
+		decodeTextStats(b)
 		var st storeState
 		decodeStoreMeta(b, &st)
 		decodeCounts(b, &st)

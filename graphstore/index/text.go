@@ -3,8 +3,13 @@ package index
 // The text index: what text search reads, written by Apply with each claim (so that it never
 // disagrees with the claims), in two buckets (layout.go, docs/FORMAT.md):
 //
-//	bText       term NUL u(keySeq) u(version) → textPosting: the claim holds term
-//	bTextStats  audience NUL u(tx)            → textStats: the claims of that audience up to tx
+//	bText       term NUL u(tx)      → textBlock: the claims of tx that hold term
+//	bTextStats  audience NUL u(tx)  → textStats: the claims of that audience up to tx
+//
+// A term's postings are kept one entry per transaction, not one per claim: a bulk load of
+// 100,000 claims writes each of its terms once, and a search reads a term's claims a block at
+// a time. Postings come in the order the claims were recorded (by global seq), within a block
+// and across blocks (key order is tx order), which is the order the search merges them in.
 //
 // Every claim version is indexed once, when it is recorded, and never changed: whether it is
 // live is decided when it is read (View.State), like every read decides it. The statistics
@@ -27,30 +32,54 @@ import (
 	"github.com/mql-dev/mql/ranking"
 )
 
-// textPosting is the value of a bText entry: all a search needs to count and score the claim
-// without reading it.
-type textPosting struct {
-	tf       int         // how often the claim holds the term
-	length   int         // the claim's number of terms
-	tx       record.TxID // the claim's transaction
-	seq      uint64      // the claim's global seq: the order of claims that score alike
-	audience string
+// textBlock is the value of a bText entry: the postings of one term in one transaction, in
+// seq order, and the audiences they name (each once, in the order of its first posting).
+type textBlock struct {
+	audiences []string
+	posts     []textPost
 }
 
-func (p textPosting) encode() []byte {
+// textPost is one posting: a claim holding a term.
+type textPost struct {
+	seq      uint64 // the claim's global seq: the order of claims that score alike
+	keySeq   uint64
+	version  int
+	tf       int // how often the claim holds the term
+	length   int // the claim's number of terms
+	audience int // in textBlock.audiences
+}
+
+func (b *textBlock) encode() []byte {
 	e := enc{}
-	e.Uvarint(uint64(p.tf))
-	e.Uvarint(uint64(p.length))
-	e.Tx(p.tx)
-	e.Uvarint(p.seq)
-	e.String(p.audience)
+	e.Strings(b.audiences)
+	e.Uvarint(uint64(len(b.posts)))
+	var last uint64
+	for _, p := range b.posts {
+		e.Uvarint(p.seq - last) // seqs only grow: a small delta
+		last = p.seq
+		e.Uvarint(p.keySeq)
+		e.Uvarint(uint64(p.version))
+		e.Uvarint(uint64(p.tf))
+		e.Uvarint(uint64(p.length))
+		e.Uvarint(uint64(p.audience))
+	}
 	return e.B
 }
 
-func decodeTextPosting(b []byte) (textPosting, error) {
+func decodeTextBlock(b []byte) (*textBlock, error) {
 	d := dec{encoding.NewDec(b)}
-	p := textPosting{tf: int(d.Uvarint()), length: int(d.Uvarint()), tx: d.Tx(), seq: d.Uvarint(), audience: d.String()}
-	return p, d.Done()
+	t := &textBlock{audiences: d.Strings()}
+	n := d.Len()
+	var last uint64
+	for i := 0; i < n && d.Err == nil; i++ {
+		p := textPost{seq: last + d.Uvarint(), keySeq: d.Uvarint(), version: d.version(), tf: int(d.Uvarint()), length: int(d.Uvarint()), audience: int(d.Uvarint())}
+		if p.audience >= len(t.audiences) || i > 0 && p.seq <= last || p.tf < 1 {
+			d.fail("text posting")
+		}
+		last = p.seq
+		t.posts = append(t.posts, p)
+	}
+	return t, d.Done()
 }
 
 // textStats is the value of a bTextStats entry: the claims of one audience recorded up to a
@@ -70,8 +99,8 @@ func decodeTextStats(b []byte) (textStats, error) {
 	return s, d.Done()
 }
 
-func textKey(term string, keySeq uint64, version int) []byte {
-	return u(u(encoding.AppendName(make([]byte, 0, len(term)+8), term), keySeq), uint64(version))
+func textKey(term string, tx record.TxID) []byte {
+	return u(encoding.AppendName(make([]byte, 0, len(term)+6), term), uint64(tx))
 }
 
 func textStatsKey(audience string, tx record.TxID) []byte {
@@ -93,12 +122,44 @@ func (ix *Index) claimDocument(c *record.Claim) analysis.Document {
 	return d
 }
 
-// textWriter is what a write handle keeps to index text: its analyzer, and the statistics of
-// the audiences the transaction being applied wrote claims of, written once at its end.
+// textWriter is what a write handle keeps to index text: its analyzer, and the postings and
+// statistics of the transaction being applied, written at the end of each Apply.
 type textWriter struct {
 	an      *analysis.Analyzer
 	tx      record.TxID
-	pending map[string]textStats
+	pending map[string]textStats  // by audience
+	blocks  map[string]*textBlock // by term
+	tf      map[string]int
+	// names keeps the terms of the subjects and predicates analyzed last: a bulk load names
+	// the same few predicates in every claim. Analysis is a function of the text alone.
+	names map[string][]string
+}
+
+// maxNames bounds textWriter.names.
+const maxNames = 4096
+
+// nameTerms appends the terms of a subject or predicate name to ts.
+func (tw *textWriter) nameTerms(ts []string, name string) []string {
+	t, ok := tw.names[name]
+	if !ok {
+		if tw.names == nil || len(tw.names) >= maxNames {
+			tw.names = map[string][]string{}
+		}
+		t = tw.an.Terms(name)
+		tw.names[name] = t
+	}
+	return append(ts, t...)
+}
+
+// terms is analysis.Analyzer.DocumentTerms of d, with its names' terms remembered.
+func (tw *textWriter) terms(d analysis.Document) []string {
+	ts := tw.nameTerms(nil, d.Subject)
+	ts = tw.nameTerms(ts, d.Predicate)
+	ts = tw.an.AppendTerms(ts, d.Value)
+	for _, e := range d.Excerpts {
+		ts = tw.an.AppendTerms(ts, e)
+	}
+	return ts
 }
 
 // addText writes the postings of claim c (version of the key numbered keySeq, global seq seq)
@@ -109,17 +170,34 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 	}
 	tw := ix.text
 	if tw.tx != c.Tx {
-		tw.tx, tw.pending = c.Tx, map[string]textStats{}
+		tw.tx, tw.pending, tw.blocks = c.Tx, map[string]textStats{}, map[string]*textBlock{}
 	}
-	terms := tw.an.DocumentTerms(ix.claimDocument(c))
+	terms := tw.terms(ix.claimDocument(c))
 	aud := Audience(c.SeenBy)
-	tf := map[string]int{}
-	for _, t := range terms {
-		tf[t]++
+	clear(tw.tf)
+	if tw.tf == nil {
+		tw.tf = map[string]int{}
 	}
-	for t, n := range tf {
-		ix.put(bText, textKey(t, keySeq, c.ID.Version),
-			textPosting{tf: n, length: len(terms), tx: c.Tx, seq: seq, audience: aud}.encode())
+	for _, t := range terms {
+		tw.tf[t]++
+	}
+	for _, t := range terms {
+		n := tw.tf[t]
+		if n == 0 {
+			continue // a repetition, counted at its first
+		}
+		tw.tf[t] = 0
+		b := tw.blocks[t]
+		if b == nil {
+			b = &textBlock{}
+			tw.blocks[t] = b
+		}
+		a := slices.Index(b.audiences, aud)
+		if a < 0 {
+			a = len(b.audiences)
+			b.audiences = append(b.audiences, aud)
+		}
+		b.posts = append(b.posts, textPost{seq: seq, keySeq: keySeq, version: c.ID.Version, tf: n, length: len(terms), audience: a})
 	}
 	st, ok := tw.pending[aud]
 	if !ok {
@@ -130,11 +208,14 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 	tw.pending[aud] = st
 }
 
-// flushText writes the statistics of the audiences the transaction being applied counted
-// claims of (again, for a transaction applied in parts: the same keys, the counts so far).
+// flushText writes the postings and statistics the transaction being applied gave (again,
+// for a transaction applied in parts: the same keys, with what it gave so far).
 func (ix *Index) flushText() {
 	if ix.text == nil || ix.text.tx != ix.cur.tx.ID {
 		return
+	}
+	for t, b := range ix.text.blocks {
+		ix.put(bText, textKey(t, ix.text.tx), b.encode())
 	}
 	for aud, st := range ix.text.pending {
 		ix.put(bTextStats, textStatsKey(aud, ix.text.tx), st.encode())
@@ -227,15 +308,6 @@ type TextHit struct {
 	Terms []string
 }
 
-// textPost is one posting a search reads: a claim holding a term, as its bText entry says.
-type textPost struct {
-	keySeq  uint64
-	version int
-	seq     uint64
-	length  int
-	tf      int
-}
-
 type textCandidate struct {
 	keySeq  uint64
 	version int
@@ -265,7 +337,7 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		return nil
 	}
 	corpus := v.TextCorpus()
-	// Each term's postings, in key order (keySeq, version): merged below without a map.
+	// Each term's postings, in seq order: merged below without a map.
 	lists := make([][]textPost, len(terms))
 	for i, t := range terms {
 		lists[i] = v.textPostings(t)
@@ -282,7 +354,7 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		for i, l := range lists {
 			if pos[i] < len(l) {
 				p := &l[pos[i]]
-				if lo == nil || p.keySeq < lo.keySeq || p.keySeq == lo.keySeq && p.version < lo.version {
+				if lo == nil || p.seq < lo.seq {
 					lo = p
 				}
 			}
@@ -293,7 +365,7 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		c := &textCandidate{keySeq: lo.keySeq, version: lo.version, seq: lo.seq, tf: make([]int, len(terms))}
 		length := lo.length
 		for i, l := range lists {
-			if pos[i] < len(l) && l[pos[i]].keySeq == c.keySeq && l[pos[i]].version == c.version {
+			if pos[i] < len(l) && l[pos[i]].seq == c.seq {
 				c.tf[i] = l[pos[i]].tf
 				pos[i]++
 			}
@@ -336,24 +408,31 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 	return hits
 }
 
-// textPostings is the postings of term the viewer may see as of the view, in key order.
+// textPostings is the postings of term the viewer may see as of the view, in seq order.
 func (v *View) textPostings(term string) []textPost {
 	var out []textPost
 	prefix := encoding.AppendName(nil, term)
 	v.ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
-		p, err := decodeTextPosting(b)
+		tx, rest, ok := encoding.Uint(k[len(prefix):])
+		if !ok || len(rest) > 0 {
+			corrupt(fmt.Sprintf("text postings %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
+		}
+		if !v.in(record.TxID(tx)) {
+			return false // blocks come in tx order: the rest are later still
+		}
+		blk, err := decodeTextBlock(b)
 		if err != nil {
-			corrupt(fmt.Sprintf("text posting %q", k), err)
+			corrupt(fmt.Sprintf("text postings %q", k), err)
 		}
-		if !v.in(p.tx) || !v.seesAudience(p.audience) {
-			return true
+		sees := make([]bool, len(blk.audiences))
+		for i, a := range blk.audiences {
+			sees[i] = v.seesAudience(a)
 		}
-		keySeq, rest, ok1 := encoding.Uint(k[len(prefix):])
-		ver, rest, ok2 := encoding.Uint(rest)
-		if !ok1 || !ok2 || len(rest) > 0 {
-			corrupt(fmt.Sprintf("text posting %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
+		for _, p := range blk.posts {
+			if sees[p.audience] {
+				out = append(out, p)
+			}
 		}
-		out = append(out, textPost{keySeq: keySeq, version: int(ver), seq: p.seq, length: p.length, tf: p.tf})
 		return true
 	})
 	return out
