@@ -50,7 +50,7 @@ const (
 	bOutcome                       // id → outcome
 	bRun                           // by NUL name → runEntry
 	bServed                        // node u(tx) u(n) → retrieval id: the retrievals that served node
-	bText                          // term NUL u(keySeq) u(version) → textPosting (text.go)
+	bText                          // term NUL u(tx) → textBlock: the claims of tx holding term (text.go)
 	bTextStats                     // audience NUL u(tx) → textStats: an audience's claims up to tx (text.go)
 	nBuckets
 
