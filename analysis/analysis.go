@@ -28,6 +28,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -50,7 +51,13 @@ type Analyzer struct {
 	marks transform.Transformer
 	vals  [][]byte
 	types []int
+	// words keeps the terms of the words analyzed last: text repeats its words, and folding
+	// and stemming cost more than a lookup. A word's terms are a function of the word alone.
+	words map[string][]string
 }
+
+// maxWords bounds Analyzer.words.
+const maxWords = 1 << 15
 
 // New returns an Analyzer.
 func New() *Analyzer {
@@ -93,6 +100,21 @@ func (a *Analyzer) AppendTerms(ts []string, text string) []string {
 // word appends the terms of one segmented word: its parts when split and it has several,
 // else the word.
 func (a *Analyzer) word(ts []string, w string, split bool) []string {
+	if t, ok := a.words[w]; ok {
+		return append(ts, t...)
+	}
+	n := len(ts)
+	ts = a.analyzeWord(ts, w, split)
+	if a.words == nil || len(a.words) >= maxWords {
+		a.words = map[string][]string{}
+	}
+	// Keyed by the word alone: split is false only for numbers, ideographs and kana, whose
+	// words are never a letter word's.
+	a.words[w] = slices.Clone(ts[n:])
+	return ts
+}
+
+func (a *Analyzer) analyzeWord(ts []string, w string, split bool) []string {
 	if split {
 		if parts := splitIdent(w); len(parts) > 1 {
 			for _, p := range parts {
