@@ -335,3 +335,38 @@ func TestSearchAsOfTxTwins(t *testing.T) {
 		})
 	}
 }
+
+// A search inside a transaction sees the transaction's own claims, as every read there does.
+func TestSearchInsideATransaction(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	f.assert("Klarveld", "note", mql.String("first pricing note"), "worker-3")
+	_, err := f.db.Tx(f.ctx, "owner", func(tx *mql.Tx) error {
+		if _, err := tx.Assert(mql.AssertSpec{Subject: "Brimsole", Predicate: "note", Value: mql.String("second pricing note"), By: "worker-3"}); err != nil {
+			return err
+		}
+		res, err := tx.Reader().Search(f.ctx, "pricing", mql.SearchOptions{})
+		if err != nil {
+			return err
+		}
+		if got := refsOf(res); len(got) != 2 {
+			t.Errorf("inside the transaction: %v, want both claims", got)
+		}
+		if _, err := tx.Assert(mql.AssertSpec{Subject: "Ostwind", Predicate: "note", Value: mql.String("third pricing note"), By: "worker-3"}); err != nil {
+			return err
+		}
+		if got := refsOf(must2(tx.Reader().Search(f.ctx, "pricing", mql.SearchOptions{}))); len(got) != 3 {
+			t.Errorf("after a second write: %v, want the three claims", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := refsOf(must2(f.db.Search(f.ctx, "pricing", mql.SearchOptions{}))); len(got) != 3 {
+		t.Errorf("after the commit: %v", got)
+	}
+	rep, err := f.db.Check(f.ctx)
+	if err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("check: %v %+v", err, rep.Problems)
+	}
+}
