@@ -465,6 +465,11 @@ func TestComplete(t *testing.T) {
 		{`.ti`, "mer|ming"},
 		{`\format j`, "son "},
 		{`\help rev`, "iew|oke|oked-by"},
+		{"sea", "rch "},
+		{`search "eu pricing" l`, "imit "},
+		{`search "eu pricing" h`, "istory "},
+		{`search "eu pricing" on Kl`, "arveld"},
+		{`\help sea`, "rch "},
 	} {
 		got := strings.Join(complete(tc.line), "|")
 		if got != tc.want {
