@@ -261,6 +261,13 @@ var stmtCases = []stmtCase{
 	{src: `beliefs *.holds_horcrux gate 1.0 2.5`, want: &Beliefs{Pattern: pat("", "holds_horcrux"), Gate: &Gate{Low: 1, High: 2.5}}, canon: `beliefs *.holds_horcrux gate 1 2.5`},
 	{src: `beliefs Harry.* gate 0 0`, want: &Beliefs{Pattern: pat("Harry", ""), Gate: &Gate{Low: 0, High: 0}}, canon: `beliefs Harry gate 0 0`},
 
+	// search
+	{src: `search "EU pricing for the team plan"`, want: &Search{Text: "EU pricing for the team plan"}},
+	{src: `search "stealth" on Player7.*, *.mood, Architect limit 5 history`, want: &Search{Text: "stealth", On: []Pattern{pat("Player7", ""), pat("", "mood"), pat("Architect", "")}, Limit: 5, History: true},
+		canon: `search "stealth" on Player7, *.mood, Architect limit 5 history`},
+	{src: `search "x" history limit 3 on *`, want: &Search{Text: "x", On: []Pattern{pat("", "")}, Limit: 3, History: true}, canon: `search "x" on * limit 3 history`},
+	{src: `as of tx 4 as worker-3 search "say \"hi\"" for run r-1`, want: &Search{Mods: Mods{AsOfTx: i64p(4), As: "worker-3", ForRun: "r-1"}, Text: `say "hi"`}},
+
 	// context
 	{src: `context Klarveld, Brimsole budget 60`, want: &Context{Subjects: []string{"Klarveld", "Brimsole"}, Budget: 60}},
 	{src: `context Klarveld`, want: &Context{Subjects: []string{"Klarveld"}}},
