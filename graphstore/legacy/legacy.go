@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
@@ -152,7 +153,7 @@ func damaged(name, what string) error {
 
 // current is the error for a store of the current format.
 func current(name string) error {
-	return failure(fmt.Sprintf("%s is already in mql's current format (mql-kv/1 or mql-kv/2), not in the earlier one: there is nothing to migrate; open it with mql as it is", name), ErrNotOld)
+	return failure(fmt.Sprintf("%s is already in mql's current format (%s or %s), not in the earlier one: there is nothing to migrate; open it with mql as it is", name, encoding.Format, encoding.Readable), ErrNotOld)
 }
 
 // notOld is the error for something that is not an mql store of the earlier format.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/legacy"
 	"github.com/mql-dev/mql/graphstore/record"
 )
@@ -252,7 +253,7 @@ func TestNotOld(t *testing.T) {
 	}
 	s.Close()
 	_, _, err = exportOf(t, cur)
-	if !errors.Is(err, legacy.ErrNotOld) || !strings.Contains(err.Error(), "mql-kv") {
+	if !errors.Is(err, legacy.ErrNotOld) || !strings.Contains(err.Error(), encoding.Format) {
 		t.Errorf("current format: %v", err)
 	}
 	if _, _, err := exportOf(t, "memory:"); !errors.Is(err, graphstore.ErrNoStore) {
