@@ -108,15 +108,26 @@ func textStatsKey(audience string, tx record.TxID) []byte {
 }
 
 // claimDocument is the text of claim c, as the analyzer reads it: its key, its value when a
-// string, and the excerpts of its sources (recorded before it, in its transaction or earlier).
+// string, and the excerpt it shows for each source: what it quotes from it, or, when it quotes
+// nothing, the excerpt an earlier mql recorded with the source (recorded before it, in its
+// transaction or earlier), as every read shows the citation.
 func (ix *Index) claimDocument(c *record.Claim) analysis.Document {
 	d := analysis.Document{Subject: c.ID.Subject, Predicate: c.ID.Predicate}
 	if c.Value.Type == record.String {
 		d.Value = c.Value.Str
 	}
-	for _, id := range c.Sources {
-		if s := ix.source(id); s != nil && s.Excerpt != "" {
-			d.Excerpts = append(d.Excerpts, s.Excerpt)
+	for i, id := range c.Sources {
+		quote := ""
+		if i < len(c.Excerpts) {
+			quote = c.Excerpts[i]
+		}
+		if quote == "" {
+			if s := ix.source(id); s != nil {
+				quote = s.Excerpt
+			}
+		}
+		if quote != "" {
+			d.Excerpts = append(d.Excerpts, quote)
 		}
 	}
 	return d
