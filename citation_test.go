@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/kv/boltkv"
 )
 
@@ -166,76 +167,68 @@ func storeFormat(t *testing.T, path string) string {
 	return f
 }
 
-// A store of format mql-kv/1 (testdata/source-excerpts-kv1.db, written by the mql of commit
-// 4830098 with the statements of testdata/source-excerpts-v1.nq, its export then) opens as it
-// is: it answers as it did, exports byte for byte what that mql exported, and checks clean. A
-// write that quotes an excerpt labels it mql-kv/2 in the same commit, so that an mql that reads
-// only mql-kv/1 refuses it by name rather than reading a claim it cannot decode as damage.
-func TestOpenKV1Store(t *testing.T) {
-	src, err := os.ReadFile("testdata/source-excerpts-kv1.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := os.ReadFile("testdata/source-excerpts-v1.nq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kv1.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	if rep, err := mql.CheckStore(ctx, path, mql.Options{}); err != nil || len(rep.Problems) != 0 {
-		t.Fatalf("check of the mql-kv/1 store: %+v %v", rep, err)
-	}
-	db, err := mql.Open(ctx, path, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := citedExcerpts(t, db, "Klarveld.region"); strings.Join(got, "|") != "src:Klarveld:page: 44 EUR per seat|src:Klarveld:imprint: Klarveld GmbH, Frankfurt" {
-		t.Errorf("Klarveld.region cites %v", got)
-	}
-	var exp bytes.Buffer
-	if err := db.Export(ctx, &exp); err != nil {
-		t.Fatal(err)
-	}
-	if exp.String() != string(old) {
-		t.Errorf("the mql-kv/1 store exports differently from what its mql exported:\n%s\nwant\n%s", exp.String(), old)
-	}
-	// A write that quotes nothing leaves the label as it is.
-	if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "seats", Value: mql.Number(5), By: "worker-3", Sources: []mql.Source{{ID: "src:Klarveld:page"}}}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if f := storeFormat(t, path); f != "mql-kv/1" {
-		t.Errorf("after a write that quotes nothing, the store is labelled %q", f)
-	}
-	if db, err = mql.Open(ctx, path, mql.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "hosting", Value: mql.String("Frankfurt"), By: "worker-3",
-		Sources: []mql.Source{{ID: "src:Klarveld:page", Excerpt: "hosted in Frankfurt"}}}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if f := storeFormat(t, path); f != "mql-kv/2" {
-		t.Errorf("after a write that quotes an excerpt, the store is labelled %q, want mql-kv/2", f)
-	}
-	if rep, err := mql.CheckStore(ctx, path, mql.Options{}); err != nil || len(rep.Problems) != 0 {
-		t.Fatalf("check after the writes: %+v %v", rep, err)
-	}
-	if db, err = mql.Open(ctx, path, mql.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := citedExcerpts(t, db, "Klarveld.hosting"); strings.Join(got, "|") != "src:Klarveld:page: hosted in Frankfurt" {
-		t.Errorf("Klarveld.hosting cites %v", got)
-	}
-	if got := citedExcerpts(t, db, "Klarveld.seats"); strings.Join(got, "|") != "src:Klarveld:page: 44 EUR per seat" {
-		t.Errorf("Klarveld.seats, citing the page without an excerpt of its own, cites %v", got)
-	}
-	db.Close()
+// Stores of the earlier key-value formats, written by the mql that wrote each: mql-kv/1
+// (testdata/source-excerpts-kv1.db, by the mql of commit 4830098 with the statements of
+// testdata/source-excerpts-v1.nq, its export then) and mql-kv/2 (testdata/excerpts-kv2.db,
+// by the mql of commit aff6f0d running testdata/excerpts-kv2.mql; excerpts-kv2.nq is its
+// export). Neither has the text index.
+var earlierStores = []struct{ format, db, export string }{
+	{"mql-kv/1", "testdata/source-excerpts-kv1.db", "testdata/source-excerpts-v1.nq"},
+	{"mql-kv/2", "testdata/excerpts-kv2.db", "testdata/excerpts-kv2.nq"},
+}
 
-	// A format this mql does not read is refused, naming the ones it reads.
+// copyFixture copies the fixture file src into a new directory and returns the copy's path.
+func copyFixture(t *testing.T, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A store of an earlier key-value format is opened by nothing but `mql migrate`: Open (for a
+// read, for a write, with MustExist) and the check refuse it with an error wrapping
+// graphstore.ErrOldFormat that names the command to run, and leave it as it was, beside it
+// nothing new.
+func TestOpenEarlierFormats(t *testing.T) {
+	ctx := t.Context()
+	for _, es := range earlierStores {
+		t.Run(es.format, func(t *testing.T) {
+			path := copyFixture(t, es.db)
+			if f := storeFormat(t, path); f != es.format {
+				t.Fatalf("the fixture is labelled %q, want %q", f, es.format)
+			}
+			before, _ := os.ReadFile(path)
+			want := "convert it with `mql migrate " + path + " NEW`"
+			for _, opts := range []mql.Options{{}, {MustExist: true}} {
+				db, err := mql.Open(ctx, path, opts)
+				if err == nil {
+					db.Close()
+					t.Fatalf("Open(MustExist %v) opened a store of %s", opts.MustExist, es.format)
+				}
+				if !errors.Is(err, graphstore.ErrOldFormat) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"`+es.format+`"`) {
+					t.Errorf("Open(MustExist %v): %v; want ErrOldFormat naming %s and saying %q", opts.MustExist, err, es.format, want)
+				}
+			}
+			if _, err := mql.CheckStore(ctx, path, mql.Options{}); !errors.Is(err, graphstore.ErrOldFormat) || !strings.Contains(err.Error(), want) {
+				t.Errorf("CheckStore: %v; want ErrOldFormat saying %q", err, want)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+				t.Error("the store changed")
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+				t.Errorf("beside the store: %v", ents)
+			}
+		})
+	}
+
+	// A format this mql does not know is refused, naming the ones it reads and migrates.
+	path := copyFixture(t, earlierStores[0].db)
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +239,8 @@ func TestOpenKV1Store(t *testing.T) {
 		t.Fatal(err)
 	}
 	bdb.Close()
-	if db, err := mql.Open(ctx, path, mql.Options{}); err == nil || !strings.Contains(err.Error(), `the store is in format "mql-kv/9", and this mql reads "mql-kv/2" and "mql-kv/1"`) {
+	if db, err := mql.Open(ctx, path, mql.Options{}); err == nil || errors.Is(err, graphstore.ErrOldFormat) ||
+		!strings.Contains(err.Error(), `the store is in format "mql-kv/9", and this mql reads "mql-kv/3" (and migrates "mql-kv/1" and "mql-kv/2")`) {
 		if db != nil {
 			db.Close()
 		}

@@ -30,6 +30,7 @@ type bboltBackend struct {
 	path      string
 	timeout   time.Duration
 	mustExist bool // never create the file nor initialise it (Options.MustExist)
+	readOnly  bool // never write the file nor a log beside it (openBBoltReadOnly)
 	db        *bolt.DB
 	store     *boltkv.Store // the file's kv store, under the log
 	wal       *walkv.Store  // the write-ahead log in front of store (none for an import)
@@ -54,29 +55,41 @@ type bboltBackend struct {
 // checks only; their pages are checked by `mql check`, and by bbolt as it reads them.
 const walkOnOpenBytes = 16 << 20
 
-// ErrOldFormat is wrapped by Open's error for a store written in the format of mql before
-// its records and index were stored in their own buckets (Cayley's quads, a gob snapshot):
-// `mql migrate OLD NEW` converts it.
+// ErrOldFormat is wrapped by Open's error for a store written in an earlier format, which
+// `mql migrate OLD NEW` converts: the format of mql before its records and index were stored
+// in their own buckets (Cayley's quads, a gob snapshot), or an earlier key-value format
+// (mql-kv/1, mql-kv/2: no text index).
 var ErrOldFormat = errors.New("store is in an old format")
 
 // openBBoltFile opens the file at path; with mustExist it neither creates nor initialises it,
 // and a file that is missing, empty or not an mql store is ErrNoStore.
 func openBBoltFile(path string, timeout time.Duration, mustExist bool) (*bboltBackend, error) {
-	if mustExist {
+	return openBBolt(&bboltBackend{path: path, timeout: timeout, mustExist: mustExist})
+}
+
+// openBBoltReadOnly opens the store at path, which must exist, to read it and nothing else
+// (ReadEarlier): the file is opened read-only, its log replayed into memory only, and no
+// commit, checkpoint or log file is written. It holds the lock bbolt takes to read, which
+// keeps every writer out.
+func openBBoltReadOnly(path string, timeout time.Duration) (*bboltBackend, error) {
+	return openBBolt(&bboltBackend{path: path, timeout: timeout, mustExist: true, readOnly: true})
+}
+
+func openBBolt(b *bboltBackend) (*bboltBackend, error) {
+	if b.mustExist {
 		// bolt.Open creates a missing file and initialises an empty one: look first.
-		fi, err := os.Stat(path)
+		fi, err := os.Stat(b.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, errNoStore(err, "%s does not exist", path)
+			return nil, errNoStore(err, "%s does not exist", b.path)
 		case err != nil:
-			return nil, fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", path, ErrStorage, err)
+			return nil, fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err)
 		case fi.IsDir():
-			return nil, errNoStore(nil, "%s is a directory, not an mql store", path)
+			return nil, errNoStore(nil, "%s is a directory, not an mql store", b.path)
 		case fi.Size() == 0:
-			return nil, errNoStore(nil, "%s is an empty file, not an mql store", path)
+			return nil, errNoStore(nil, "%s is an empty file, not an mql store", b.path)
 		}
 	}
-	b := &bboltBackend{path: path, timeout: timeout, mustExist: mustExist}
 	if err := b.open(); err != nil {
 		return nil, err
 	}
@@ -85,7 +98,10 @@ func openBBoltFile(path string, timeout time.Duration, mustExist bool) (*bboltBa
 
 func (b *bboltBackend) open() error {
 	flags := os.O_RDWR | os.O_CREATE
-	if b.mustExist {
+	switch {
+	case b.readOnly:
+		flags = os.O_RDONLY
+	case b.mustExist:
 		flags = os.O_RDWR
 	}
 	f, err := os.OpenFile(b.path, flags, 0o600)
@@ -132,6 +148,7 @@ func (b *bboltBackend) open() error {
 		db, err = bolt.Open(b.path, 0o600, &bolt.Options{
 			Timeout:  b.timeout,
 			NoSync:   b.noSync,
+			ReadOnly: b.readOnly,
 			OpenFile: func(string, int, os.FileMode) (*os.File, error) { return f, nil },
 		})
 		return err
@@ -200,7 +217,7 @@ func (b *bboltBackend) open() error {
 	}
 	b.wal, err = walkv.Open(context.Background(), b.store, index.Schema, walkv.Options{
 		Path:     logPath,
-		ReadOnly: b.damage() != nil,
+		ReadOnly: b.damage() != nil || b.readOnly,
 		MaxKey:   kv.MaxKey,
 		Guard:    b.guard,
 	})

@@ -130,7 +130,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOptions) (*Report, error) {
 	if r := storageReport(ctx, s.be); r != nil {
 		return r, nil
 	}
-	r, err := checkKV(ctx, s.be, opts)
+	r, err := checkKV(ctx, s.be, opts, nil)
 	if errors.Is(err, ErrNoStore) {
 		return nil, err
 	}
@@ -199,9 +199,12 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 	if r := storageReport(ctx, be); r != nil {
 		return r, nil
 	}
-	r, err := checkKV(ctx, be, copts)
+	r, err := checkKV(ctx, be, copts, nil)
 	if errors.Is(err, ErrNoStore) {
 		return nil, err
+	}
+	if errors.Is(err, index.ErrEarlierFormat) {
+		return nil, earlierFormatErr(be.name(), err)
 	}
 	if se := (*scratchError)(nil); errors.As(err, &se) {
 		return nil, storageErr("checking the store", se)
@@ -216,8 +219,10 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 // maxIndexProblems bounds the differences a check lists per bucket.
 const maxIndexProblems = 20
 
-// checkKV checks the records and the index of be's kv store (see the file comment).
-func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error) {
+// checkKV checks the records and the index of be's kv store (see the file comment). each, if
+// set, is called with each transaction once it was checked, and makes checkKV check a store of
+// an earlier format too (ReadEarlier); an error it returns ends the check, as an *eachError.
+func checkKV(ctx context.Context, be backend, opts CheckOptions, each func(*record.Tx) error) (*Report, error) {
 	var r *Report
 	err := be.guard(func() error {
 		rt, err := be.kv().Read(ctx)
@@ -225,7 +230,11 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 			return err
 		}
 		defer rt.End()
-		ix, err := index.Open(rt, nil)
+		open := func(r kv.Reader) (*index.Index, error) { return index.Open(r, nil) }
+		if each != nil {
+			open = index.OpenEarlier
+		}
+		ix, err := open(rt)
 		if errors.Is(err, index.ErrNotStore) && !strings.Contains(err.Error(), "format") || err == nil && ix.Head() == 0 {
 			// Its creation was interrupted before the genesis: Open finishes it.
 			return errNoStore(nil, "%s holds no mql memory yet (no genesis transaction): opening it with mql makes it a store", be.name())
@@ -280,6 +289,11 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions) (*Report, error
 				c.add(ProblemIndex, id, "", "the transaction cannot be indexed again: %v", err)
 				replayed = false
 			}
+			if each != nil {
+				if err := each(tx); err != nil {
+					return &eachError{err}
+				}
+			}
 			ix.Release() // what the check decoded is in the scratch store now
 			rel.check()
 		}
@@ -330,11 +344,14 @@ func compareIndex(rt kv.Reader, sc *scratch, r *Report, tick func()) {
 	}
 	for _, p := range r.Problems {
 		if p.Kind == ProblemIndex {
-			r.Add(Problem{Kind: ProblemIndex, Msg: "the store's entries are not what its records give: copy it with `mql export` and `mql import`, which rebuilds them"})
+			r.Add(Problem{Kind: ProblemIndex, Msg: rebuildAdvice})
 			return
 		}
 	}
 }
+
+// rebuildAdvice is the problem a check adds after the entries that differ.
+const rebuildAdvice = "the store's entries are not what its records give: copy it with `mql export` and `mql import`, which rebuilds them"
 
 // diffBuckets reports the keys of bucket b that a and want do not hold alike.
 func diffBuckets(a, want kv.Reader, b kv.Bucket, report func(string, ...any), tick func()) {

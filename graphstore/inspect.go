@@ -135,6 +135,9 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 // inspectKV says what a kv store holds: an mql store's head and meta, or what else.
 func inspectKV(r kv.Reader) (Inspection, error) {
 	ix, err := index.Open(r, nil)
+	if errors.Is(err, index.ErrEarlierFormat) {
+		return other("an mql store in an earlier format (%v): convert it with `mql migrate`", err)
+	}
 	if errors.Is(err, index.ErrNotStore) {
 		return other("a store that does not hold a valid mql memory (%v)", err)
 	}

@@ -26,9 +26,9 @@ type scratch struct {
 	h    *index.Index
 	// tick, if set, is called every few hundred entries written (the check's releaser).
 	tick func()
-	// label is the format the replay starts labelled with: a check replays a store of the
-	// earlier format under its own label, which the replay changes only where the store's
-	// should have changed too (index.Init).
+	// label is the format the replay is labelled with: a check replays a store of an earlier
+	// format (ReadEarlier) under its own label, which keeps the replay to what that format
+	// holds (index.InitAs).
 	label string
 }
 
@@ -69,10 +69,11 @@ func (s *scratch) handle() (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := index.Writer(wt, nil)
+	// WriterEarlier: the replay of a store of an earlier format is labelled with it.
+	h, err := index.WriterEarlier(wt)
 	if err == index.ErrNotStore {
 		if err = index.InitAs(wt, s.label); err == nil {
-			h, err = index.Writer(wt, nil)
+			h, err = index.WriterEarlier(wt)
 		}
 	}
 	if err != nil {

@@ -261,6 +261,8 @@ func (s *Store) readErr(what string, err error) error {
 	switch {
 	case errors.Is(err, ErrDamaged), errors.Is(err, ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.Is(err, index.ErrEarlierFormat):
+		return earlierFormatErr(s.be.name(), err)
 	case errors.Is(err, index.ErrNotStore):
 		return fmt.Errorf("graphstore: %s: %w: %w", s.be.name(), ErrStorage, err)
 	}

@@ -30,21 +30,23 @@ import (
 )
 
 const migrateUsage = `usage: mql migrate OLD [NEW | --db NEW]
-Converts OLD, a store written by an earlier mql (Cayley quads, in a bbolt file or a PostgreSQL
-database), into the new store NEW in the current format; OLD is only read. NEW must not exist
-yet. Every transaction of OLD is checked as it is imported (as mql import checks it), NEW is
+Converts OLD, a store written by an earlier mql, in a bbolt file or a PostgreSQL database,
+into the new store NEW in the current format (mql-kv/3); OLD is only read. OLD holds Cayley
+quads (an mql before mql-kv/1) or is of format mql-kv/1 or mql-kv/2 (before the text index:
+it is first checked as mql check checks a store). NEW must not exist yet. Every transaction
+of OLD is checked as it is imported (as mql import checks it, indexing every claim), NEW is
 checked afterwards (as mql check checks it), and the export of NEW must be byte for byte the
 export of OLD. A bbolt NEW appears only once all of this passed; an interrupted or failed
 migration creates nothing.
 OLD and NEW are a bbolt file path, bbolt:PATH or postgres://…; NEW is the argument or --db NEW
 (not both), and without it $MQL_DB, else $XDG_DATA_HOME/mql/default.db.
-Exit status: 0 migrated; 2 usage; 4 OLD cannot be read (no such store, in use, not of the
+Exit status: 0 migrated; 2 usage; 4 OLD cannot be read (no such store, in use, not of an
 earlier format, damaged); 5 refused or failed (NEW exists or is OLD, a check failed); 130
 interrupted.
 `
 
-// runMigrate is `mql migrate OLD [NEW | --db NEW]`: it streams OLD's transactions, read by
-// package legacy, as N-Quads into an import of NEW (the check before), checks NEW (the check
+// runMigrate is `mql migrate OLD [NEW | --db NEW]`: it streams OLD's transactions, read (and,
+// for a store of an earlier key-value format, checked) by package legacy, as N-Quads into an import of NEW (the check before), checks NEW (the check
 // after), and compares the SHA-256 of NEW's export with that of the N-Quads it imported. A
 // bbolt NEW is built under a hidden name beside it and linked into place at the end, so that
 // an interrupted or failed migrate leaves no NEW.

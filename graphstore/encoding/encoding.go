@@ -19,15 +19,22 @@ import (
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// Format names the layout a store is written in; a store records it at creation and Open
-// refuses any other but Readable's.
-const Format = "mql-kv/2"
+// Format names the layout a store is written in; a store records it at creation, and Open
+// refuses any other (a store of an earlier key-value layout saying how to migrate it).
+const Format = "mql-kv/3"
 
-// Readable is the earlier layout that this mql reads as it is: mql-kv/2 is mql-kv/1 with what
-// a claim quotes from each of its sources added to its record (a flag that mql-kv/1 never
-// sets). A store of it is labelled Format by the first write that records an excerpt, so that
-// an mql that reads only mql-kv/1 refuses it, saying so, rather than finding it damaged.
-const Readable = "mql-kv/1"
+// The earlier key-value layouts. mql-kv/2 is mql-kv/1 with what a claim quotes from each of its
+// sources added to its record (a flag that mql-kv/1 never sets); Format is mql-kv/2 with the
+// text index (buckets text and textstats). A store of either lacks the text index, which only
+// indexing every claim again gives, so it is not opened as it is: `mql migrate` copies it into
+// a new store.
+const (
+	FormatKV1 = "mql-kv/1"
+	FormatKV2 = "mql-kv/2"
+)
+
+// Earlier reports whether f names one of the earlier key-value layouts.
+func Earlier(f string) bool { return f == FormatKV1 || f == FormatKV2 }
 
 // ErrCorrupt is wrapped by every decoding error: the bytes are not what mql writes.
 var ErrCorrupt = errors.New("corrupt record")

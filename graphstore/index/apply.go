@@ -54,11 +54,31 @@ func Writer(w kv.Writer, cache *Cache) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ix.writer(w), nil
+}
+
+// WriterEarlier is Writer, without a cache, over a store of this format or an earlier one
+// (OpenEarlier): the replay that a check of a store of an earlier format compares it with,
+// which writes what that format holds, and so no text index.
+func WriterEarlier(w kv.Writer) (*Index, error) {
+	ix, err := OpenEarlier(w)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Format(w)
+	if err != nil {
+		return nil, err
+	}
+	ix.earlier = encoding.Earlier(f)
+	return ix.writer(w), nil
+}
+
+func (ix *Index) writer(w kv.Writer) *Index {
 	ix.w = w
 	ix.insert = false
 	ix.dirty = map[string]bool{}
 	ix.touched = map[string]bool{}
-	return ix, nil
+	return ix
 }
 
 // applying is what a write handle knows of the transaction it is applying.
@@ -124,9 +144,6 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 		ix.putPred(d.Predicate, p)
 	}
 	for _, c := range part.Claims {
-		if len(c.Excerpts) > 0 {
-			ix.labelFormat()
-		}
 		if err := ix.addClaim(c, h); err != nil {
 			return err
 		}
@@ -201,22 +218,6 @@ func idsOf[T any](xs []T, id func(T) string) []string {
 		out[i] = id(x)
 	}
 	return out
-}
-
-// labelFormat labels a store of the earlier layout (encoding.Readable) with the current one, in
-// the transaction that first stores what only the current one holds: a claim's excerpts.
-func (ix *Index) labelFormat() {
-	if ix.labelled {
-		return
-	}
-	f, err := ix.w.Get(bMeta, metaFormat)
-	if err == nil && string(f) != encoding.Format {
-		err = ix.w.Put(bMeta, slices.Clone(metaFormat), []byte(encoding.Format))
-	}
-	if err != nil {
-		fault(err)
-	}
-	ix.labelled = true
 }
 
 // put writes an entry and drops what the handle's memo held for it.

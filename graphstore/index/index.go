@@ -67,6 +67,10 @@ func Guard(fn func() error) (err error) {
 // ErrNotStore is returned by Open for a kv store that holds no mql index.
 var ErrNotStore = errors.New("not an mql store")
 
+// ErrEarlierFormat is returned by Open for a store of an earlier key-value format
+// (encoding.Earlier), which lacks the text index: OpenEarlier reads one, to migrate it.
+var ErrEarlierFormat = errors.New("the store is in an earlier format")
+
 // Index is one consistent snapshot of a store: every transaction up to its head (for a write
 // handle, also the ones being written). It is used by one goroutine at a time, and only while
 // the kv transaction it reads is open.
@@ -92,7 +96,7 @@ type Index struct {
 	every    func()          // called every entriesPerCall entries read or written (Every)
 	entries  int             // entries read or written, while every is set
 	touched  map[string]bool // cache keys of the entries a write handle overwrote
-	labelled bool            // a write handle made sure the store is labelled encoding.Format
+	earlier  bool            // a write handle on a store of an earlier format (WriterEarlier): no text index
 	text     *textWriter     // a write handle's text indexing (text.go)
 }
 
@@ -112,7 +116,7 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 			return open(r, cache, st), nil
 		}
 	}
-	st, err := readState(r, cache == nil)
+	st, err := readState(r, cache == nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +124,17 @@ func Open(r kv.Reader, cache *Cache) (*Index, error) {
 		cache.open(v.Version(), st)
 	}
 	return open(r, cache, st), nil
+}
+
+// OpenEarlier is Open, without a cache, that also opens a store of an earlier format
+// (encoding.Earlier), for the check and the migration of one. Such a store has no text index:
+// a search of it finds nothing.
+func OpenEarlier(r kv.Reader) (*Index, error) {
+	st, err := readState(r, true, true)
+	if err != nil {
+		return nil, err
+	}
+	return open(r, nil, st), nil
 }
 
 func open(r kv.Reader, cache *Cache, st storeState) *Index {
@@ -134,8 +149,8 @@ func open(r kv.Reader, cache *Cache, st storeState) *Index {
 }
 
 // readState reads the store's owner and its last transaction's counts; checkFormat also
-// checks its format.
-func readState(r kv.Reader, checkFormat bool) (storeState, error) {
+// checks its format, which may be an earlier one (encoding.Earlier) only if earlier is set.
+func readState(r kv.Reader, checkFormat, earlier bool) (storeState, error) {
 	var st storeState
 	m, err := r.Get(bMeta, metaStore)
 	if err != nil {
@@ -150,8 +165,13 @@ func readState(r kv.Reader, checkFormat bool) (storeState, error) {
 		if f == nil {
 			return st, ErrNotStore
 		}
-		if string(f) != encoding.Format && string(f) != encoding.Readable {
-			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q and %q", ErrNotStore, f, encoding.Format, encoding.Readable)
+		switch {
+		case encoding.Earlier(string(f)):
+			if !earlier {
+				return st, fmt.Errorf("%w, %q, written by an mql before the text index (this mql reads %q)", ErrEarlierFormat, f, encoding.Format)
+			}
+		case string(f) != encoding.Format:
+			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q (and migrates %q and %q)", ErrNotStore, f, encoding.Format, encoding.FormatKV1, encoding.FormatKV2)
 		}
 	}
 	if m != nil {
@@ -183,11 +203,11 @@ func readState(r kv.Reader, checkFormat bool) (storeState, error) {
 // Init writes the format of an empty store into w.
 func Init(w kv.Writer) error { return InitAs(w, encoding.Format) }
 
-// InitAs is Init labelling the store format f: encoding.Readable for the replay of a store of
-// that format, which the first claim with excerpts labels encoding.Format, as it does the
-// store's; "" is encoding.Format.
+// InitAs is Init labelling the store format f: an earlier one (encoding.Earlier) for the
+// replay a check of a store of that format compares it with (WriterEarlier); any other f is
+// encoding.Format.
 func InitAs(w kv.Writer, f string) error {
-	if f != encoding.Readable {
+	if !encoding.Earlier(f) {
 		f = encoding.Format
 	}
 	return w.Put(bMeta, slices.Clone(metaFormat), []byte(f))

@@ -176,6 +176,9 @@ func (tw *textWriter) terms(d analysis.Document) []string {
 // addText writes the postings of claim c (version of the key numbered keySeq, global seq seq)
 // and counts it in its audience's statistics as of its transaction (flushText writes them).
 func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
+	if ix.earlier {
+		return
+	}
 	if ix.text == nil {
 		ix.text = &textWriter{an: analysis.New()}
 	}

@@ -188,7 +188,7 @@ func (b *boltReader) read(ctx context.Context, fn func(*record.Tx) error) (Summa
 	}
 	switch kind {
 	case "current":
-		return r.sum, current(b.path)
+		return r.sum, errKV
 	case "":
 		return r.sum, notOld("%s is a bbolt file but not an mql store of the earlier format (it has no Cayley buckets log, sp, ops and meta)", b.path)
 	}

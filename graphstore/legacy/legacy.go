@@ -1,5 +1,7 @@
-// Package legacy reads the stores of the mql before the storage rewrite (docs/FORMAT.md,
-// "Stores of the earlier format"), read-only, so that `mql migrate OLD NEW` can convert them.
+// Package legacy reads the stores of earlier formats (docs/FORMAT.md, "Stores of earlier
+// formats"), read-only, so that `mql migrate OLD NEW` can convert them: those of the mql before
+// the storage rewrite, below, and those of the key-value formats before the text index
+// (mql-kv/1, mql-kv/2), which graphstore.ReadEarlier reads and checks.
 //
 // That mql kept every record as Cayley quads (about 20 a claim) and a cache of decoded
 // transactions beside them:
@@ -47,9 +49,9 @@ import (
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// ErrNotOld is wrapped by the error for a store that is not of the earlier format: a store
+// ErrNotOld is wrapped by the error for a store that is not of an earlier format: a store
 // already in mql's current format, or (with graphstore.ErrNoStore) no mql store at all.
-var ErrNotOld = errors.New("not a store of the earlier mql format")
+var ErrNotOld = errors.New("not a store of an earlier mql format")
 
 // Options tune Read.
 type Options struct {
@@ -63,11 +65,11 @@ type Summary struct {
 	Backend      string // "bbolt" or "postgres"
 	Transactions int
 	Claims       int
-	Quads        int  // every quad of the store, each read in its transaction
+	Quads        int  // every quad of a store of Cayley's quads, each read in its transaction (0 for a key-value store)
 	Snapshot     bool // the store has a gob snapshot (ignored: the quads are read)
 }
 
-// Transactions calls fn with every transaction of the old-format store dsn (a bbolt file path,
+// Transactions calls fn with every transaction of the store dsn of an earlier format (a bbolt file path,
 // bbolt:PATH, or postgres://…), in id order from the genesis, and returns nil only if the
 // whole store was read and is sound. See the package comment.
 func Transactions(ctx context.Context, dsn string, fn func(*record.Tx) error) error {
@@ -85,12 +87,46 @@ func Read(ctx context.Context, dsn string, opts Options, fn func(*record.Tx) err
 	case dsn == "memory:" || dsn == "memory":
 		return Summary{}, failure("no such store: memory: holds no store of an earlier mql (a memory: store starts empty and is gone when its process ends); name the file or database of the old store", graphstore.ErrNoStore)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
-		return readPostgres(ctx, dsn, opts, fn)
+		sum, err := readPostgres(ctx, dsn, opts, fn)
+		if err == errKV {
+			return readKV(ctx, dsn, "the database "+graphstore.RedactDSN(dsn), "postgres", opts, fn)
+		}
+		return sum, err
 	}
 	if path, ok := graphstore.FilePath(dsn); ok {
-		return readBBolt(ctx, path, opts, fn)
+		sum, err := readBBolt(ctx, path, opts, fn)
+		if err == errKV {
+			return readKV(ctx, dsn, path, "bbolt", opts, fn)
+		}
+		return sum, err
 	}
 	return Summary{}, fmt.Errorf("cannot read %q: %w; name a bbolt file (a path or bbolt:PATH) or postgres://user@host:port/db", dsn, graphstore.ErrBadDSN)
+}
+
+// errKV is readBBolt's and readPostgres's error for a store of mql's key-value formats, which
+// Read reads through graphstore instead (readKV), once they have let go of it.
+var errKV = errors.New("a store of mql's key-value formats")
+
+// readKV reads the store dsn (named name in messages), of mql's key-value formats: one of an
+// earlier one (mql-kv/1, mql-kv/2, without the text index) through graphstore.ReadEarlier,
+// which checks it as `mql check` does and hands on its transactions; one of the current format
+// has nothing to migrate.
+func readKV(ctx context.Context, dsn, name, backend string, opts Options, fn func(*record.Tx) error) (Summary, error) {
+	r := &reader{fn: fn, sum: Summary{Backend: backend}}
+	label, err := graphstore.ReadEarlier(ctx, dsn, graphstore.Options{OpenTimeout: opts.OpenTimeout}, func(tx *record.Tx) error {
+		return r.call(tx, 0)
+	})
+	switch {
+	case err != nil:
+		return r.sum, unwrapFn(err)
+	case label == encoding.Format:
+		return r.sum, current(name)
+	case label == "":
+		return r.sum, notOld("%s has mql's buckets but no format: its creation was interrupted before it held anything (open it with mql to finish it)", name)
+	case !encoding.Earlier(label):
+		return r.sum, notOld("%s is an mql store of format %q, which this mql neither reads nor migrates (it reads %s, and migrates %s and %s)", name, label, encoding.Format, encoding.FormatKV1, encoding.FormatKV2)
+	}
+	return r.sum, nil
 }
 
 // reader hands decoded transactions to fn and counts them. Its callers give them in id order
@@ -153,7 +189,7 @@ func damaged(name, what string) error {
 
 // current is the error for a store of the current format.
 func current(name string) error {
-	return failure(fmt.Sprintf("%s is already in mql's current format (%s or %s), not in the earlier one: there is nothing to migrate; open it with mql as it is", name, encoding.Format, encoding.Readable), ErrNotOld)
+	return failure(fmt.Sprintf("%s is already in mql's current format (%s), not in an earlier one: there is nothing to migrate; open it with mql as it is", name, encoding.Format), ErrNotOld)
 }
 
 // notOld is the error for something that is not an mql store of the earlier format.

@@ -148,7 +148,7 @@ WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'p') AND (c.relname IN
 	}
 	switch {
 	case currentFormat:
-		return r.sum, current("the database " + p.shown)
+		return r.sum, errKV
 	case !tables["quads"] || !tables["nodes"]:
 		return r.sum, notOld("the database %s holds no mql store of the earlier format (no Cayley tables quads and nodes)", p.shown)
 	}
