@@ -99,14 +99,23 @@ type pgBackend struct {
 // genesis, in the genesis's write transaction, unless opts.MustExist: then it is ErrNoStore,
 // and nothing is created. A database of the earlier format is refused (ErrOldFormat).
 func openPostgres(ctx context.Context, dsn string, opts Options) (backend, error) {
-	b, err := openPG(ctx, dsn, opts, false)
+	b, err := openPG(ctx, dsn, opts, pgReadWrite)
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBackend, error) {
+// pgMode says how openPG opens a database.
+type pgMode int
+
+const (
+	pgReadWrite pgMode = iota
+	pgReadOnly         // every transaction read-only
+	pgEarlier          // read-only, and a store of an earlier format too (ReadEarlier), without the tables of the text index
+)
+
+func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBackend, error) {
 	b := &pgBackend{shown: RedactDSN(dsn), lockTimeout: opts.WriteLockTimeout, idleTimeout: opts.WriteIdleTimeout, wc: pgkv.NewCache(pgWriteCache)}
 	if b.lockTimeout <= 0 {
 		b.lockTimeout = defaultWriteLockTimeout
@@ -118,7 +127,11 @@ func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBa
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w: %v", b.shown, ErrBadDSN, err)
 	}
-	if readOnly {
+	var absent []kv.Bucket
+	if mode == pgEarlier {
+		absent = index.TextBuckets
+	}
+	if mode != pgReadWrite {
 		q := u.Query()
 		q.Set("default_transaction_read_only", "on")
 		u.RawQuery = q.Encode()
@@ -132,6 +145,7 @@ func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBa
 		Begin:        b.begin,
 		Cache:        b.wc,
 		Create:       []string{pgChangesSchema},
+		Absent:       absent,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -156,12 +170,38 @@ func openPG(ctx context.Context, dsn string, opts Options, readOnly bool) (*pgBa
 			kvs.Close()
 			return nil, fmt.Errorf("graphstore: %s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: the new store is checked, and the old one left as it is)", b.shown, ErrOldFormat, b.shown)
 		}
+		// A store of an earlier format has every table but the text index's.
+		if f, err := pgEarlierFormat(ctx, kvs); err != nil || f != "" {
+			kvs.Close()
+			if err != nil {
+				return nil, fmt.Errorf("graphstore: cannot read the format of %s: %w: %w", b.shown, ErrStorage, err)
+			}
+			return nil, earlierFormatErr(b.shown, index.EarlierFormatError(f))
+		}
 		if opts.MustExist {
 			kvs.Close()
 			return nil, errNoStore(nil, "the database %s holds no mql store (no mql tables)", b.shown)
 		}
 	}
 	return b, nil
+}
+
+// pgEarlierFormat returns the format a database without every table of this format is
+// labelled with, if it is an earlier one (encoding.Earlier), and "" otherwise.
+func pgEarlierFormat(ctx context.Context, kvs *pgkv.Store) (string, error) {
+	meta := kvs.Tables()[pgMetaBucket]
+	found, err := kvs.Found(ctx, []string{meta})
+	if err != nil || !found[meta] {
+		return "", err
+	}
+	var f []byte
+	err = kvs.Conn(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT v FROM "+meta+" WHERE k = $1", []byte("format")).Scan(&f)
+	})
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !encoding.Earlier(string(f)) {
+		return "", nil
+	}
+	return string(f), err
 }
 
 func (b *pgBackend) kind() string                { return "postgres" }
@@ -691,8 +731,10 @@ func (b *pgBackend) announced(payload string) (record.TxID, bool) {
 // ---- inspect and import --------------------------------------------------------------------
 
 func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
-	b, err := openPG(ctx, dsn, Options{MustExist: true}, true)
+	b, err := openPG(ctx, dsn, Options{MustExist: true}, pgReadOnly)
 	switch {
+	case errors.Is(err, index.ErrEarlierFormat):
+		return other("an mql store in an earlier format (mql-kv/1 or mql-kv/2, without the text index): convert it with `mql migrate`")
 	case errors.Is(err, ErrOldFormat):
 		return other("an mql store in the format of an earlier mql (Cayley quads): convert it with `mql migrate`")
 	case errors.Is(err, ErrNoStore):
@@ -748,7 +790,7 @@ const pgImportIdle = 10 * time.Minute
 // importPostgres writes the store into an empty database in one SQL transaction that holds
 // the writer lock, its writes sent every few MiB: everything or nothing.
 func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, copts CheckOptions) (ImportSummary, error) {
-	b, err := openPG(ctx, dsn, opts, false)
+	b, err := openPG(ctx, dsn, opts, pgReadWrite)
 	if err != nil {
 		return ImportSummary{}, err
 	}

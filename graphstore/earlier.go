@@ -64,7 +64,7 @@ func ReadEarlier(ctx context.Context, dsn string, opts Options, fn func(*record.
 	if path, ok := bboltPath(dsn); ok {
 		be, err = openBBoltReadOnly(path, opts.OpenTimeout)
 	} else if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		be, err = openPG(ctx, dsn, opts, true)
+		be, err = openPG(ctx, dsn, opts, pgEarlier)
 	} else {
 		be, err = openBackend(ctx, dsn, opts) // memory: holds no store to read
 	}

@@ -71,6 +71,12 @@ var ErrNotStore = errors.New("not an mql store")
 // (encoding.Earlier), which lacks the text index: OpenEarlier reads one, to migrate it.
 var ErrEarlierFormat = errors.New("the store is in an earlier format")
 
+// EarlierFormatError is Open's error for a store of the earlier format f: it wraps
+// ErrEarlierFormat and names f.
+func EarlierFormatError(f string) error {
+	return fmt.Errorf("%w, %q, written by an mql before the text index (this mql reads %q)", ErrEarlierFormat, f, encoding.Format)
+}
+
 // Index is one consistent snapshot of a store: every transaction up to its head (for a write
 // handle, also the ones being written). It is used by one goroutine at a time, and only while
 // the kv transaction it reads is open.
@@ -168,7 +174,7 @@ func readState(r kv.Reader, checkFormat, earlier bool) (storeState, error) {
 		switch {
 		case encoding.Earlier(string(f)):
 			if !earlier {
-				return st, fmt.Errorf("%w, %q, written by an mql before the text index (this mql reads %q)", ErrEarlierFormat, f, encoding.Format)
+				return st, EarlierFormatError(string(f))
 			}
 		case string(f) != encoding.Format:
 			return st, fmt.Errorf("%w: the store is in format %q, and this mql reads %q (and migrates %q and %q)", ErrNotStore, f, encoding.Format, encoding.FormatKV1, encoding.FormatKV2)

@@ -72,6 +72,10 @@ var Schema = kv.Schema{Buckets: []kv.BucketDef{
 	bRun: {Name: "run"}, bServed: {Name: "served"}, bText: {Name: "text"}, bTextStats: {Name: "textstats"},
 }}
 
+// TextBuckets are the buckets of the text index, which a store of an earlier format
+// (encoding.Earlier) lacks: on PostgreSQL, their tables too.
+var TextBuckets = []kv.Bucket{bText, bTextStats}
+
 // Meta keys.
 var (
 	metaFormat = []byte("format") // encoding.Format

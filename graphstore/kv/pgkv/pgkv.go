@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,10 @@ type Options struct {
 	Create []string
 	// MaxConns bounds the connections snapshots use at once; default 8.
 	MaxConns int
+	// Absent lists buckets whose tables a store of an earlier layout lacks: the store exists
+	// without them, and such a bucket reads as empty. A store opened with Absent is read, never
+	// written: its write transactions fail.
+	Absent []kv.Bucket
 }
 
 // Entry names one entry of a bucket.
@@ -93,6 +98,10 @@ type Store struct {
 	schema kv.Schema
 	tables []string // per bucket
 	get    []string // per bucket: the Get statement
+	// required are the tables that must exist for the store to exist (those of the buckets not in
+	// Options.Absent); missing, the buckets of Options.Absent whose tables do not.
+	required []string
+	missing  map[kv.Bucket]bool
 
 	exists atomic.Bool // every bucket's table exists
 	closed atomic.Bool
@@ -140,10 +149,13 @@ func Open(ctx context.Context, dsn string, schema kv.Schema, opts Options) (*Sto
 		opts.MaxConns = 8
 	}
 	s := &Store{cfg: cfg, opts: opts, schema: schema, wmu: make(chan struct{}, 1), lockID: strconv.FormatInt(opts.LockKey, 10)}
-	for _, b := range schema.Buckets {
+	for i, b := range schema.Buckets {
 		t := opts.Prefix + b.Name
 		s.tables = append(s.tables, t)
 		s.get = append(s.get, "SELECT v FROM "+t+" WHERE k = $1")
+		if !slices.Contains(opts.Absent, kv.Bucket(i)) {
+			s.required = append(s.required, t)
+		}
 	}
 	s.pool = newPool(s, opts.MaxConns)
 	c, err := s.pool.get(ctx)
@@ -156,6 +168,16 @@ func Open(ctx context.Context, dsn string, schema kv.Schema, opts Options) (*Sto
 		return nil, err
 	}
 	s.exists.Store(ok)
+	if len(opts.Absent) > 0 {
+		found, err := s.Found(ctx, s.tables)
+		if err != nil {
+			return nil, err
+		}
+		s.missing = map[kv.Bucket]bool{}
+		for _, b := range opts.Absent {
+			s.missing[b] = !found[s.tables[b]]
+		}
+	}
 	return s, nil
 }
 
@@ -194,14 +216,14 @@ func (s *Store) Exists() bool { return s.exists.Load() }
 const probeSQL = `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = ANY($1) AND c.relkind IN ('r', 'p')`
 
-// probe says whether every bucket's table exists. It reads pg_class rather than asking
-// to_regclass, which answers from the session's catalog cache.
+// probe says whether every bucket's table exists (but those of Options.Absent). It reads
+// pg_class rather than asking to_regclass, which answers from the session's catalog cache.
 func (s *Store) probe(ctx context.Context, c *pgx.Conn) (bool, error) {
 	var n int
-	if err := c.QueryRow(ctx, probeSQL, s.tables).Scan(&n); err != nil {
+	if err := c.QueryRow(ctx, probeSQL, s.required).Scan(&n); err != nil {
 		return false, err
 	}
-	return n == len(s.tables), nil
+	return n == len(s.required), nil
 }
 
 // Found returns which of names are tables, views or sequences in the database's current
@@ -327,7 +349,7 @@ func (t *ReadTx) begin(ctx context.Context) error {
 	b.Queue(gateSQL).QueryRow(func(r pgx.Row) error { return r.Scan(&flushed, &lsn) })
 	n := -1
 	if !exists {
-		b.Queue(probeSQL, s.tables).QueryRow(func(r pgx.Row) error { return r.Scan(&n) })
+		b.Queue(probeSQL, s.required).QueryRow(func(r pgx.Row) error { return r.Scan(&n) })
 	}
 	var after func(kv.Reader)
 	if exists {
@@ -340,7 +362,7 @@ func (t *ReadTx) begin(ctx context.Context) error {
 		return err
 	}
 	if !exists {
-		if n != len(s.tables) {
+		if n != len(s.required) {
 			t.empty = true
 		} else {
 			// Created since we looked: read the rest in a second round trip, same snapshot.
@@ -552,7 +574,7 @@ func (t *ReadTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
 		return e.v, nil
 	}
-	if t.empty {
+	if t.empty || t.s.missing[b] {
 		return nil, nil
 	}
 	return getOn(t.ctx, t.c, t.s.get[b], key)
@@ -578,7 +600,7 @@ func (t *ReadTx) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k
 	if t.done {
 		return kv.ErrClosed
 	}
-	if t.empty {
+	if t.empty || t.s.missing[b] {
 		return nil
 	}
 	sc, done, err := t.s.fromLast(t.ctx, t.c, t.last, b, prefix, opts, fn)

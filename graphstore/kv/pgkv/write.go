@@ -75,6 +75,9 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 	if s.closed.Load() {
 		return nil, kv.ErrClosed
 	}
+	if len(s.opts.Absent) > 0 {
+		return nil, errors.New("pgkv: a store opened with Options.Absent is only read")
+	}
 	select {
 	case s.wmu <- struct{}{}:
 	case <-ctx.Done():
