@@ -547,7 +547,7 @@ func (q FindQuery) statement() string {
 	b.WriteString("find " + strings.Join(q.Select, ", ") + " where ")
 	for i, c := range q.Where {
 		if i > 0 {
-			b.WriteString(" and ")
+			b.WriteString(", ")
 		}
 		if c.Predicate != "" {
 			b.WriteString(term(c.Subject) + "." + c.Predicate + " " + c.Op + " " + term(c.Object))
