@@ -514,3 +514,30 @@ func ExampleMatchRef() {
 	// *.price_per_seat true false
 	// plan:* false true
 }
+
+// A store's size where it is kept, as an operator's dashboard shows it (mql serve --metrics
+// reports it as mql_store_bytes). A bbolt file and its log grow in steps of megabytes, ahead
+// of what they hold; 5 MB of values take them past their first.
+func ExampleDB_Size() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "mql-example")
+	defer os.RemoveAll(dir)
+	db, err := mql.Open(ctx, filepath.Join(dir, "team.db"), mql.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+	before, _ := db.Size(ctx)
+	specs := make([]mql.AssertSpec, 5000)
+	for i := range specs {
+		specs[i] = mql.AssertSpec{Subject: fmt.Sprintf("Vendor%d", i), Predicate: "note", Value: mql.String(strings.Repeat("x", 1000)), By: "owner"}
+	}
+	if _, err := db.AssertBatch(ctx, "owner", specs); err != nil {
+		fmt.Println(err)
+		return
+	}
+	after, err := db.Size(ctx)
+	fmt.Println(err, before > 0, after > before)
+	// Output: <nil> true true
+}

@@ -134,6 +134,14 @@ func (db *DB) QuadCount(ctx context.Context) (int64, error) {
 // file's size and two meta pages): what a readiness probe can afford.
 func (db *DB) Writable() error { return userError(db.store.Writable()) }
 
+// Size is how many bytes the store takes where it is kept: on bbolt its file and write-ahead
+// log on disk, on PostgreSQL its tables with their indexes (pg_total_relation_size), on the
+// memory store 0. It reads no record.
+func (db *DB) Size(ctx context.Context) (int64, error) {
+	n, err := db.store.Size(ctx)
+	return n, userError(err)
+}
+
 // Head is the id of the last committed transaction.
 func (db *DB) Head(ctx context.Context) (int64, error) {
 	var head int64

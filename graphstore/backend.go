@@ -21,6 +21,10 @@ type backend interface {
 	kv() kv.Store
 	// writable reports the damage that forbids writing (a bbolt file's), or nil.
 	writable() error
+	// size is how many bytes the store takes where it is kept: a bbolt file and its
+	// write-ahead log on disk, PostgreSQL's tables with their indexes and TOAST, the memory
+	// store's nothing (0).
+	size(ctx context.Context) (int64, error)
 	// guard runs fn, a call into the kv store, turning a panic or a fault of the storage
 	// engine into an error wrapping ErrDamaged.
 	guard(fn func() error) error
@@ -88,10 +92,11 @@ func openMemory() *memoryBackend {
 // returns the old one.
 func (b *memoryBackend) swap(s *memkv.Store) *memkv.Store { return b.s.Swap(s) }
 
-func (b *memoryBackend) kind() string                { return "memory" }
-func (b *memoryBackend) name() string                { return "memory:" }
-func (b *memoryBackend) shared() bool                { return false }
-func (b *memoryBackend) kv() kv.Store                { return b.s.Load() }
-func (b *memoryBackend) writable() error             { return nil }
-func (b *memoryBackend) guard(fn func() error) error { return fn() }
-func (b *memoryBackend) close() error                { return b.s.Load().Close() }
+func (b *memoryBackend) kind() string                        { return "memory" }
+func (b *memoryBackend) name() string                        { return "memory:" }
+func (b *memoryBackend) shared() bool                        { return false }
+func (b *memoryBackend) kv() kv.Store                        { return b.s.Load() }
+func (b *memoryBackend) writable() error                     { return nil }
+func (b *memoryBackend) size(context.Context) (int64, error) { return 0, nil }
+func (b *memoryBackend) guard(fn func() error) error         { return fn() }
+func (b *memoryBackend) close() error                        { return b.s.Load().Close() }

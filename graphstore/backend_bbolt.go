@@ -346,6 +346,21 @@ func (b *bboltBackend) writable() error {
 
 func (b *bboltBackend) kind() string { return "bbolt" }
 func (b *bboltBackend) name() string { return b.path }
+
+func (b *bboltBackend) size(context.Context) (int64, error) {
+	fi, err := os.Stat(b.path)
+	if err != nil {
+		return 0, err
+	}
+	n := fi.Size()
+	logs, _ := filepath.Glob(b.path + "-log-*")
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil { // a log a checkpoint removed meanwhile counts nothing
+			n += fi.Size()
+		}
+	}
+	return n, nil
+}
 func (b *bboltBackend) shared() bool { return false }
 func (b *bboltBackend) kv() kv.Store {
 	if b.wal != nil {

@@ -204,11 +204,21 @@ func pgEarlierFormat(ctx context.Context, kvs *pgkv.Store) (string, error) {
 	return string(f), err
 }
 
-func (b *pgBackend) kind() string                { return "postgres" }
-func (b *pgBackend) name() string                { return b.shown }
-func (b *pgBackend) shared() bool                { return true }
-func (b *pgBackend) kv() kv.Store                { return pgKV{b} }
-func (b *pgBackend) writable() error             { return nil }
+func (b *pgBackend) kind() string    { return "postgres" }
+func (b *pgBackend) name() string    { return b.shown }
+func (b *pgBackend) shared() bool    { return true }
+func (b *pgBackend) kv() kv.Store    { return pgKV{b} }
+func (b *pgBackend) writable() error { return nil }
+
+func (b *pgBackend) size(ctx context.Context) (int64, error) {
+	tables := append(b.kvs.Tables(), "mql_changes")
+	var n int64
+	err := b.kvs.Conn(ctx, func(c *pgx.Conn) error {
+		// to_regclass: a table not created yet (the text index's in a store being made) is NULL.
+		return c.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)::bigint FROM unnest($1::text[]) AS t`, tables).Scan(&n)
+	})
+	return n, err
+}
 func (b *pgBackend) guard(fn func() error) error { return fn() }
 func (b *pgBackend) close() error                { return b.kvs.Close() }
 

@@ -323,6 +323,20 @@ func (s *Store) Created() bool { return s.created }
 // Head is the last transaction this process knows committed.
 func (s *Store) Head() record.TxID { return record.TxID(s.head.Load()) }
 
+// Size is how many bytes the store takes where it is kept: a bbolt file with its write-ahead
+// log, PostgreSQL's tables of the store (with their indexes), 0 for a memory store.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	n, err := s.be.size(ctx)
+	if err != nil {
+		return 0, storageErr("measuring the store's size", err)
+	}
+	return n, nil
+}
+
 // Writable returns the error a write would get now for the store's state, or nil: the damage
 // it has seen or that its file shows now (ErrDamaged: on bbolt, a file truncated under it or
 // whose meta pages are no longer valid), or ErrClosed. It writes nothing, and on bbolt reads

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -211,9 +209,7 @@ func (m *Metrics) attach(s *Server) {
 	c := &storeCollector{db: s.db, opts: m.opts, log: func(err error) {
 		s.log.Warn("metrics: the health gauges could not be computed", "error", err.Error())
 	}}
-	if s.db.Backend() == "bbolt" {
-		c.path = mql.FilePath(s.opts.Store)
-	}
+	c.sized = s.db.Backend() != "memory"
 	m.reg.MustRegister(c)
 }
 
@@ -223,11 +219,16 @@ func (m *Metrics) attach(s *Server) {
 // scan (mql.DB.Stats: every claim and artifact), run at most once per HealthInterval and only
 // once the head moved since the last one, apart from the scrape: a scrape never waits for a
 // scan, but for the very first.
+// sizeTimeout bounds the scrape's question of the store's size (a query on PostgreSQL): a
+// scrape waits no longer than that for a database that does not answer, and the gauge is left
+// out of it.
+const sizeTimeout = 2 * time.Second
+
 type storeCollector struct {
-	db   *mql.DB
-	path string // the bbolt file, "" for another backend
-	opts MetricsOptions
-	log  func(error)
+	db    *mql.DB
+	sized bool // the store has a size to report (not the memory store)
+	opts  MetricsOptions
+	log   func(error)
 
 	mu       sync.Mutex
 	snap     *healthSnapshot
@@ -246,7 +247,7 @@ type healthSnapshot struct {
 
 var (
 	descHead         = prometheus.NewDesc("mql_store_head_transaction", "The last committed transaction.", nil, nil)
-	descBytes        = prometheus.NewDesc("mql_store_bytes", "The bbolt store's size on disk: its file and its write-ahead log.", nil, nil)
+	descBytes        = prometheus.NewDesc("mql_store_bytes", "The store's size: a bbolt file and its write-ahead log on disk; PostgreSQL's tables of the store with their indexes.", nil, nil)
 	descPending      = prometheus.NewDesc("mql_health_computed_timestamp_seconds", "When the health gauges were last computed (Unix time).", nil, nil)
 	descScan         = prometheus.NewDesc("mql_health_compute_seconds", "How long the last computation of the health gauges took.", nil, nil)
 	descClaims       = prometheus.NewDesc("mql_claims", "Claims (every version), by state.", []string{"state"}, nil)
@@ -274,18 +275,13 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	if c.path != "" {
-		var n int64
-		if fi, err := os.Stat(c.path); err == nil {
-			n = fi.Size()
+	if c.sized {
+		ctx, cancel := context.WithTimeout(context.Background(), sizeTimeout)
+		n, err := c.db.Size(ctx)
+		cancel()
+		if err == nil {
+			gauge(descBytes, float64(n))
 		}
-		logs, _ := filepath.Glob(c.path + "-log-*")
-		for _, l := range logs {
-			if fi, err := os.Stat(l); err == nil {
-				n += fi.Size()
-			}
-		}
-		gauge(descBytes, float64(n))
 	}
 	s := c.snapshot()
 	if s == nil {
