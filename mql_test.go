@@ -370,63 +370,6 @@ func TestDecay(t *testing.T) {
 	}
 }
 
-// Rule 4: derivation, review state, review and re-derivation.
-func TestReviewState(t *testing.T) {
-	f := open(t, mql.Options{}).team()
-	f.assert("Klarveld", "price_per_seat", mql.Number(44), "worker-3", "src:Klarveld:rev0")
-	f.assert("Brimsole", "price_per_seat", mql.Number(50), "worker-3", "src:Brimsole:rev0")
-	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat", "Brimsole.price_per_seat"}, By: "orchestrator"}))
-	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "decision:buy", From: []string{"plan:pick-vendor"}, By: "orchestrator"}))
-	review := func(ref string) mql.ReviewState {
-		t.Helper()
-		h, err := f.db.History(f.ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.Artifacts[len(h.Artifacts)-1].Review
-	}
-	if r := review("plan:pick-vendor"); r != mql.ReviewOK {
-		t.Fatalf("fresh plan: %s", r)
-	}
-	f.assert("Klarveld", "price_per_seat", mql.Number(89), "worker-7", "src:Klarveld:rev1")
-	if r := review("plan:pick-vendor"); r != mql.NeedsReview {
-		t.Fatalf("plan after its input changed: %s", r)
-	}
-	if r := review("decision:buy"); r != mql.NeedsReview {
-		t.Fatalf("transitive dependent: %s", r)
-	}
-	imp, err := f.db.Impact(f.ctx, "Klarveld.price_per_seat@1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(imp.Dependents) != 2 || imp.Dependents[0].Artifact.Ref != "plan:pick-vendor@1" ||
-		strings.Join(imp.Dependents[1].Path, " → ") != "Klarveld.price_per_seat@1 → plan:pick-vendor@1 → decision:buy@1" {
-		t.Fatalf("impact = %+v", imp)
-	}
-	f.ok(f.db.Review(f.ctx, mql.ReviewSpec{Artifact: "plan:pick-vendor", By: "alice", Because: "re-checked"}))
-	if r := review("plan:pick-vendor"); r != mql.ReviewOK {
-		t.Fatalf("after review: %s", r)
-	}
-	if r := review("decision:buy"); r != mql.NeedsReview {
-		t.Fatalf("reviewing the plan does not review the decision: %s", r)
-	}
-	f.assert("Brimsole", "price_per_seat", mql.Number(51), "worker-7", "src:Brimsole:rev1")
-	if r := review("plan:pick-vendor"); r != mql.NeedsReview {
-		t.Fatalf("after another change: %s", r)
-	}
-	rc := f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat", "Brimsole.price_per_seat"}, By: "orchestrator"}))
-	if rc.Ref != "plan:pick-vendor@2" || rc.Supersedes != "plan:pick-vendor@1" {
-		t.Fatalf("re-derive receipt %+v", rc)
-	}
-	h, _ := f.db.History(f.ctx, "plan:pick-vendor")
-	if h.Artifacts[0].State != mql.Superseded || h.Artifacts[1].State != mql.Live || h.Artifacts[1].Review != mql.ReviewOK {
-		t.Fatalf("history after re-derive = %+v", h.Artifacts)
-	}
-	if r := review("decision:buy"); r != mql.NeedsReview {
-		t.Fatalf("decision rests on the superseded plan: %s", r)
-	}
-}
-
 func TestDerivationCycle(t *testing.T) {
 	f := open(t, mql.Options{}).team()
 	f.assert("K", "p", mql.Number(1), "worker-3")

@@ -18,7 +18,12 @@ import (
 	"github.com/mql-dev/mql/provenance"
 )
 
-// refReviewState is rule 4 read literally: walk all of the artifact's inputs afresh.
+// refReviewState is rule 4 read literally: an input that is not live is stale when the artifact
+// was not reviewed since it stopped being live and some path of derivations leads down to it
+// through no artifact whose review, made before the artifact above it on the path was derived,
+// had accepted it. Each stale input is found by a breadth-first walk of its own, from the
+// artifact, that enters only the artifacts its review had not accepted; inputs are reported by
+// the first path that walk finds them by: shortest, then first in derivation order.
 func refReviewState(v *index.View, a *index.ArtifactNode) provenance.Review {
 	var r provenance.Review
 	reviewed := time.Time{}
@@ -26,11 +31,64 @@ func refReviewState(v *index.View, a *index.ArtifactNode) provenance.Review {
 		r.Last = rs[len(rs)-1]
 		reviewed = v.TxTime(r.Last.Tx)
 	}
+	all := v.All()
+	// path finds the first path to n that no review in between accepted, as the positions of
+	// its inputs, or nil.
+	path := func(n record.NodeRef, since time.Time) []int {
+		type step struct {
+			a    *index.ArtifactNode
+			path []int
+		}
+		entered := map[*index.ArtifactNode]bool{a: true}
+		queue := []step{{a, nil}}
+		for len(queue) > 0 {
+			st := queue[0]
+			queue = queue[1:]
+			for i, in := range st.a.DerivedFrom {
+				p := append(slices.Clone(st.path), i)
+				if in.String() == n.String() {
+					return p
+				}
+				if in.Artifact == nil {
+					continue
+				}
+				an := all.Artifact(*in.Artifact)
+				if an == nil || entered[an] {
+					continue
+				}
+				accepted := false
+				for _, rv := range v.Reviews(an) {
+					if rv.Tx <= st.a.Tx && !since.After(v.TxTime(rv.Tx)) {
+						accepted = true
+					}
+				}
+				if !accepted {
+					entered[an] = true
+					queue = append(queue, step{an, p})
+				}
+			}
+		}
+		return nil
+	}
+	type found struct {
+		node record.NodeRef
+		path []int
+	}
+	var stale []found
 	for _, in := range provenance.Inputs(v, a) {
 		live, since := provenance.NodeLive(v, in)
-		if !live && (r.Last == nil || since.After(reviewed)) {
-			r.Stale = append(r.Stale, in)
+		if live || r.Last != nil && !since.After(reviewed) {
+			continue
 		}
+		if p := path(in, since); p != nil {
+			stale = append(stale, found{in, p})
+		}
+	}
+	slices.SortStableFunc(stale, func(x, y found) int {
+		return cmp.Or(cmp.Compare(len(x.path), len(y.path)), slices.Compare(x.path, y.path))
+	})
+	for _, s := range stale {
+		r.Stale = append(r.Stale, s.node)
 	}
 	r.Needs = len(r.Stale) > 0
 	return r

@@ -135,7 +135,7 @@ type Artifact struct {
 	Version     int         `json:"version"`
 	State       State       `json:"state"` // live or superseded
 	Review      ReviewState `json:"review"`
-	Stale       []string    `json:"stale,omitempty"` // inputs (transitive) no longer live since the last review
+	Stale       []string    `json:"stale,omitempty"` // inputs (transitive) that make it need review (rule 4, docs/MODEL.md)
 	By          string      `json:"derived_by"`
 	Run         string      `json:"run,omitempty"` // the run it was decided in, when the reader may see the deriver's runs
 	DerivedFrom []string    `json:"derived_from"`

@@ -65,13 +65,17 @@ func Inputs(v *index.View, a *index.ArtifactNode) []record.NodeRef {
 type Review struct {
 	Needs bool
 	// Stale lists the inputs (transitive) that stopped being live after the last review, or at
-	// all if it was never reviewed.
+	// all if it was never reviewed, leaving out those a review of an artifact in between had
+	// accepted before what rests on it was derived.
 	Stale []record.NodeRef
 	Last  *record.Review
 }
 
 // ReviewState applies rule 4: an artifact needs review when anything it was derived from,
 // transitively, is no longer live, unless it was reviewed after that input stopped being live.
+// A review says an artifact is sound as of then, so what was derived from it afterwards rests on
+// the reviewed artifact: an input that had stopped being live by that review does not make them
+// need review (through that artifact; reached another way, it still may).
 func ReviewState(v *index.View, a *index.ArtifactNode) Review {
 	return NewCache(v).ReviewState(a)
 }
@@ -157,8 +161,9 @@ func (c *Cache) newFacts(confidence float64) *facts {
 type facts struct {
 	done       bool
 	confidence float64
-	// notLive are the transitive inputs that are not live, in the breadth-first order of
-	// Inputs, which is the order Review.Stale reports them in.
+	// notLive are the transitive inputs that are not live and that no review of an artifact in
+	// between accepted (ReviewState's rule), each at the shortest depth it is reached at without
+	// one, in the order Review.Stale reports them in.
 	notLive []input
 }
 
@@ -241,7 +246,9 @@ func (c *Cache) facts(a *index.ArtifactNode) *facts {
 // fill works out a's facts from those of its direct inputs. A node reached through several
 // inputs counts at its shortest depth, through the first input that gives it; ordering by
 // depth, that input, and the node's place among that input's own not-live inputs reproduces
-// the breadth-first order of Inputs.
+// the breadth-first order of a walk that enters an input artifact only for the nodes its
+// review had not accepted when the artifact above it was derived (refReviewState in the root
+// package's tests is that walk).
 func (c *Cache) fill(a *index.ArtifactNode, f *facts) {
 	type cand struct {
 		input
@@ -286,7 +293,16 @@ func (c *Cache) fill(a *index.ArtifactNode, f *facts) {
 				continue
 			}
 			f.confidence = math.Min(f.confidence, g.confidence)
+			var reviewed time.Time
+			accepted := false
+			if len(g.notLive) > 0 {
+				// A review of an in a's own transaction or earlier was made before a was derived.
+				reviewed, accepted = c.all.ReviewedBy(an, a.Tx)
+			}
 			for pos, x := range g.notLive {
+				if accepted && !x.since.After(reviewed) {
+					continue // that review accepted it, and a rests on what was reviewed
+				}
 				x.depth++
 				add(cand{x, i, pos})
 			}

@@ -856,6 +856,23 @@ func (v *View) Reviews(n *ArtifactNode) []*record.Review {
 	return out
 }
 
+// ReviewedBy returns the time of the last review of n recorded in transaction tx or earlier,
+// within the view, and whether there is one. It reads no review record: provenance asks it for
+// every artifact input it walks through.
+func (v *View) ReviewedBy(n *ArtifactNode, tx record.TxID) (time.Time, bool) {
+	var last record.TxID
+	for _, x := range n.s.reviews {
+		if x.tx > tx || !v.in(x.tx) {
+			break
+		}
+		last = x.tx
+	}
+	if last == 0 {
+		return time.Time{}, false
+	}
+	return v.ix.txTime(last), true
+}
+
 // nodeKeyOf is the stored form of node, or nil when the store holds no such record.
 func (v *View) nodeKeyOf(node record.NodeRef) []byte {
 	switch {
