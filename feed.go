@@ -56,9 +56,10 @@ const MaxEventTxs = 1000
 // see them, oldest first, keeping those whose reference matches pattern ("" or "*" for all;
 // see MatchRef). It returns the events and the last transaction it read, to pass as after in
 // the next call. A transaction that recorded nothing the reader may see yields no event. An
-// artifact that a transaction made need review (an input of it, transitively, stopped being
-// live) yields a "needs review" event in that transaction. Expiry is not an event: nothing
-// was written when time passed.
+// artifact that a transaction made need review, by the review state rule (provenance's
+// ReviewState: an input of it, transitively, stopped being live, and no review accepted that)
+// yields a "needs review" event in that transaction; one that already needed review yields
+// none. Expiry is not an event: nothing was written when time passed.
 func (r Reader) Events(ctx context.Context, after int64, pattern string) ([]Event, int64, error) {
 	if after < 0 {
 		return nil, 0, fmt.Errorf("events after tx %d: %w: transactions start at 1", after, ErrInvalid)

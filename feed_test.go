@@ -1,7 +1,9 @@
 package mql_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +82,47 @@ func TestEvents(t *testing.T) {
 	}
 	if _, _, err := f.db.Reader().Events(f.ctx, 1000, ""); err == nil {
 		t.Error("events after a transaction past the head: no error")
+	}
+}
+
+// The feed's needs-review events follow the review state rule (docs/MODEL.md, rule 4): a report
+// derived from a plan after the plan's review does not need review for what that review
+// accepted, so when another input of the plan goes stale later, the report starts needing
+// review, and the feed says so, with the plan.
+func TestEventsNeedsReviewFollowsReviews(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	f.assert("Klarveld", "price_per_seat", mql.Number(44), "worker-3")
+	f.assert("Klarveld", "region", mql.String("EU"), "worker-3")
+	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan", From: []string{"Klarveld.price_per_seat", "Klarveld.region"}, By: "orchestrator"}))
+	f.assert("Klarveld", "price_per_seat", mql.Number(89), "worker-7")
+	f.ok(f.db.Review(f.ctx, mql.ReviewSpec{Artifact: "plan", By: "alice", Because: "89 still wins"}))
+	head, _ := f.db.Head(f.ctx)
+	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "report", From: []string{"plan"}, By: "orchestrator"}))
+	f.assert("Klarveld", "region", mql.String("US"), "worker-7")
+
+	events, _, err := f.db.Reader().Events(f.ctx, head, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		s := fmt.Sprintf("tx %d %s %s", e.Tx, e.Kind, e.Ref)
+		if e.Artifact != nil {
+			s += " (" + string(e.Artifact.Review) + ")"
+		}
+		if len(e.Because) > 0 {
+			s += " because " + strings.Join(e.Because, " ")
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		fmt.Sprintf("tx %d artifact report@1 (ok)", head+1),
+		fmt.Sprintf("tx %d claim Klarveld.region@2", head+2),
+		fmt.Sprintf("tx %d needs review plan@1 (needs review) because Klarveld.region@1", head+2),
+		fmt.Sprintf("tx %d needs review report@1 (needs review) because Klarveld.region@1", head+2),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got %q\nwant %q", got, want)
 	}
 }
 
