@@ -49,8 +49,8 @@ func unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 
 // Watch tells srv's clients subscribed to the review queue when a transaction changes it (an
 // artifact starts or stops needing review, or another of its inputs goes stale), as principal
-// as ("" for the owner) may see it, until ctx ends. A transaction that derives or reviews
-// without changing the queue tells nothing. poll, if positive, is how often it looks for other
+// as ("" for the owner) may see it, until ctx ends. A transaction that leaves the queue as it
+// was tells nothing. poll, if positive, is how often it looks for other
 // processes' commits on a shared store (PostgreSQL).
 func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll time.Duration) error {
 	reader := db.Reader()
@@ -67,24 +67,37 @@ func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll tim
 	}
 	seen := int64(0) // the queue is read once per transaction, however many events it had
 	return reader.Follow(ctx, after, "", poll, func(e mql.Event) error {
-		switch e.Kind {
-		case mql.EventNeedsReview, mql.EventReview, mql.EventArtifact:
-			if e.Tx == seen {
-				return nil
+		if !mayChangeQueue(e) || e.Tx == seen {
+			return nil
+		}
+		seen = e.Tx
+		// A queue that cannot be read is told as changed: the client's own read of it then
+		// says what went wrong, and the watch goes on.
+		q, err := queueOf(ctx, reader.AsOfTx(e.Tx))
+		if err != nil || q != last {
+			if err == nil {
+				last = q
 			}
-			seen = e.Tx
-			// A queue that cannot be read is told as changed: the client's own read of it then
-			// says what went wrong, and the watch goes on.
-			q, err := queueOf(ctx, reader.AsOfTx(e.Tx))
-			if err != nil || q != last {
-				if err == nil {
-					last = q
-				}
-				srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ReviewURI})
-			}
+			srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ReviewURI})
 		}
 		return nil
 	})
+}
+
+// mayChangeQueue reports whether a transaction with event e may have changed the review queue:
+// it derived or reviewed, superseded a claim, or revoked one (which may put another back).
+// Each such transaction is compared, not only those that made something need review: one that
+// empties the queue (a revocation putting an earlier version back) or adds another stale input
+// to an artifact already in it is told then, and the queue last told stays current, so that the
+// next derivation is not told as a change it did not make.
+func mayChangeQueue(e mql.Event) bool {
+	switch e.Kind {
+	case mql.EventNeedsReview, mql.EventReview, mql.EventArtifact, mql.EventRevocation:
+		return true
+	case mql.EventClaim:
+		return e.Supersedes != ""
+	}
+	return false
 }
 
 // queueOf is what the review queue holds as r sees it: each artifact version that needs review

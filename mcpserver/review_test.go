@@ -102,8 +102,10 @@ func drain(ch chan string) {
 	}
 }
 
-// The review queue's subscribers are told only when the queue changes: a derivation that
-// leaves it as it was tells nothing; one that replaces a version needing review tells them.
+// The review queue's subscribers are told only when the queue changes, and then at once: a
+// derivation that leaves it as it was tells nothing (one from a plan reviewed before it, too);
+// one that replaces a version needing review tells them, and so do a revocation that puts a
+// plan's input back and a second input of a plan in the queue going stale.
 func TestReviewQueueTellsOnlyChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -167,4 +169,24 @@ func TestReviewQueueTellsOnlyChanges(t *testing.T) {
 	told("plan:pick-vendor@2 replaced the version that needed review")
 	write(db.Review(ctx, mql.ReviewSpec{Artifact: "plan:budget", By: "orchestrator", Because: "still fits"}))
 	told("plan:budget was reviewed")
+	// The review accepted the superseded price for what is derived from the plan after it.
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "report", From: []string{"plan:budget"}, By: "orchestrator"}))
+	quiet("a report derived from plan:budget after its review")
+
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(95), By: "worker-7", Sources: []mql.Source{{ID: "src:rev2"}}}))
+	told("the input of plan:other and plan:pick-vendor@2 was superseded")
+	// A revocation that puts their input back empties the queue: no artifact is derived or
+	// reviewed, and nothing starts needing review, yet the queue changed.
+	write(db.Revoke(ctx, mql.RevokeSpec{Claim: "Klarveld.price_per_seat@3", ReplacedBy: "Klarveld.price_per_seat@2", By: "worker-7", Because: "misread"}))
+	told("the revocation put the plans' input back")
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:more", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
+	quiet("a derivation from the live claim after the revocation")
+
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "region", Value: mql.String("EU"), By: "worker-3", Sources: []mql.Source{{ID: "src:rev0"}}}))
+	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:two", From: []string{"Klarveld.price_per_seat", "Klarveld.region"}, By: "orchestrator"}))
+	quiet("a new claim, and a derivation from it")
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(99), By: "worker-7", Sources: []mql.Source{{ID: "src:rev3"}}}))
+	told("the plans' price was superseded")
+	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "region", Value: mql.String("US"), By: "worker-7", Sources: []mql.Source{{ID: "src:rev3"}}}))
+	told("another input of plan:two, already in the queue, went stale")
 }
