@@ -78,11 +78,15 @@ func (db *DB) Live(ctx context.Context, pattern string, where ...Filter) ([]Clai
 // Live returns the live claims that match pattern and every filter.
 func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
 	if r.run != "" {
-		// The language takes one filter (where value OP LITERAL); a read with several records
-		// each as its own clause, which says what was asked but does not parse back.
+		// As the language writes it: live P where value OP V, value OP V, …
 		stmt := "live " + pat
-		for _, f := range where {
-			stmt += " where value " + f.Op + " " + f.Value.String()
+		for i, f := range where {
+			if i == 0 {
+				stmt += " where"
+			} else {
+				stmt += ","
+			}
+			stmt += " value " + f.Op + " " + f.Value.String()
 		}
 		return forRun(ctx, r, stmt, func(r Reader) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
 	}

@@ -303,12 +303,12 @@ type Decay struct {
 
 // ---- reads ----
 
-// Live lists live claims: live PATTERN [where value OP LITERAL].
+// Live lists live claims: live PATTERN [where value OP LITERAL {, value OP LITERAL}].
 type Live struct {
 	Start   Position
 	Mods    Mods
 	Pattern Pattern
-	Where   *Filter // nil when absent
+	Where   []Filter // all must hold; none when absent
 }
 
 // Find matches conjunctive patterns over live claims:

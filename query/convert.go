@@ -187,7 +187,10 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 		seen := once{}
 		for _, cl := range g.Clauses {
 			c.once(seen, "where", cl.Kw.Pos)
-			s.Where = &Filter{Pos: posOf(cl.Kw.Pos), Op: Op(cl.Op.Value), Value: c.value(cl.Value)}
+			s.Where = []Filter{{Pos: posOf(cl.Kw.Pos), Op: Op(cl.Op.Value), Value: c.value(cl.Value)}}
+			for _, m := range cl.More {
+				s.Where = append(s.Where, Filter{Pos: posOf(m.Kw.Pos), Op: Op(m.Op.Value), Value: c.value(m.Value)})
+			}
 		}
 		return s
 

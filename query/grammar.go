@@ -196,8 +196,17 @@ type liveG struct {
 	Clauses []*whereValueG `parser:"@@*"`
 }
 
+// whereValueG is live's filter: one comparison of the value, or several joined by ",", all of
+// which must hold.
 type whereValueG struct {
-	Kw    tok    `parser:"@'where' 'value'"`
+	Kw    tok           `parser:"@'where' 'value'"`
+	Op    tok           `parser:"@Op"`
+	Value valueG        `parser:"@@"`
+	More  []*valueCondG `parser:"( ',' @@ )*"`
+}
+
+type valueCondG struct {
+	Kw    tok    `parser:"@'value'"`
 	Op    tok    `parser:"@Op"`
 	Value valueG `parser:"@@"`
 }

@@ -670,7 +670,7 @@ func expectAfter(kind string, toks []tok, k, i int) string {
 		case "where":
 			return `"value" after "where" (where value OP LITERAL)`
 		case "value":
-			if prev2.Value == "where" {
+			if prev2.Value == "where" || prev2.Value == "," {
 				return `a comparison operator (=, !=, <, <=, >, >=) after "value"`
 			}
 		}
@@ -764,6 +764,8 @@ func listExpect(kind string, toks []tok, k, c int) string {
 		}
 	}
 	switch kind {
+	case "live":
+		return `"value" after "," (where value OP LITERAL, value OP LITERAL)`
 	case "find":
 		return `a ?variable after ","`
 	case "conflicts", "context":

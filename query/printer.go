@@ -231,8 +231,13 @@ func (s *Decay) String() string {
 
 func (s *Live) String() string {
 	out := s.Mods.String() + "live " + s.Pattern.String()
-	if s.Where != nil {
-		out += " where value " + string(s.Where.Op) + " " + s.Where.Value.String()
+	for i, f := range s.Where {
+		if i == 0 {
+			out += " where"
+		} else {
+			out += ","
+		}
+		out += " value " + string(f.Op) + " " + f.Value.String()
 	}
 	return out + s.Mods.runSuffix()
 }

@@ -445,8 +445,8 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 	switch st := st.(type) {
 	case *Live:
 		var where []mql.Filter
-		if st.Where != nil {
-			where = append(where, mql.Filter{Op: string(st.Where.Op), Value: value(st.Where.Value)})
+		for _, f := range st.Where {
+			where = append(where, mql.Filter{Op: string(f.Op), Value: value(f.Value)})
 		}
 		claims, err := r.Live(ctx, pattern(st.Pattern), where...)
 		return &Result{Kind: "live", Claims: claims}, err

@@ -29,6 +29,10 @@ func TestRecordedStatementsParse(t *testing.T) {
 			_, err := r.Live(ctx, "*.price_per_seat", mql.Filter{Op: ">", Value: mql.Number(10)})
 			return err
 		}},
+		{`live *.price_per_seat where value > 10, value <= 89, value != 50`, func() error {
+			_, err := r.Live(ctx, "*.price_per_seat", mql.Filter{Op: ">", Value: mql.Number(10)}, mql.Filter{Op: "<=", Value: mql.Number(89)}, mql.Filter{Op: "!=", Value: mql.Number(50)})
+			return err
+		}},
 		{`find ?v, ?p where ?v.soc2 = true, ?v.region = "EU", ?v.price_per_seat = ?p, ?p < 100 order by ?p desc limit 3`, func() error {
 			_, err := r.Find(ctx, mql.FindQuery{Select: []string{"?v", "?p"}, Where: []mql.Cond{
 				{Subject: v, Predicate: "soc2", Op: "=", Object: mql.Const(mql.Bool(true))},
