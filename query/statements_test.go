@@ -10,7 +10,7 @@ import (
 
 // TestRecordedStatementsParse: every read made for a run records the statement it answered,
 // in the language, so that an auditor can run it again. Each one, made through the library
-// with every clause it takes, must parse back into the statement it describes.
+// with every clause it takes (and with none), must parse back into the statement it describes.
 func TestRecordedStatementsParse(t *testing.T) {
 	db := openDB(t)
 	ctx := context.Background()
@@ -49,7 +49,17 @@ func TestRecordedStatementsParse(t *testing.T) {
 			}})
 			return err
 		}},
+		{`live Klarveld.region where value != "US \"west\"", value >= Klarveld`, func() error {
+			_, err := r.Live(ctx, "Klarveld.region", mql.Filter{Op: "!=", Value: mql.String(`US "west"`)}, mql.Filter{Op: ">=", Value: mql.Ref("Klarveld")})
+			return err
+		}},
 		{`why Klarveld.price_per_seat`, func() error { _, err := r.Why(ctx, "Klarveld.price_per_seat"); return err }},
+		{`revoked-by Klarveld.price_per_seat@1`, func() error { _, err := r.RevokedBy(ctx, "Klarveld.price_per_seat@1"); return err }},
+		{`impact Klarveld.price_per_seat`, func() error { _, err := r.Impact(ctx, "Klarveld.price_per_seat", 0); return err }},
+		{`context Klarveld, Brimsole`, func() error { _, err := r.Context(ctx, []string{"Klarveld", "Brimsole"}, 0); return err }},
+		{`conflicts`, func() error { _, err := r.Conflicts(ctx); return err }},
+		{`beliefs Klarveld.*`, func() error { _, err := r.Beliefs(ctx, "Klarveld.*", nil); return err }},
+		{`search "EU"`, func() error { _, err := r.Search(ctx, "EU", mql.SearchOptions{}); return err }},
 		{`history Klarveld.price_per_seat`, func() error { _, err := r.History(ctx, "Klarveld.price_per_seat"); return err }},
 		{`impact Klarveld.price_per_seat@1 depth 2`, func() error { _, err := r.Impact(ctx, "Klarveld.price_per_seat@1", 2); return err }},
 		{`context Klarveld budget 60`, func() error { _, err := r.Context(ctx, []string{"Klarveld"}, 60); return err }},
