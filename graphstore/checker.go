@@ -138,12 +138,61 @@ func (c *checker) missing(from, to, head record.TxID) {
 // After it, c.applyErr says whether the sink refused it, and c.err whether the index failed
 // (then the checker does nothing more).
 func (c *checker) addTx(id record.TxID, quads []quad.Quad) (tx *record.Tx, encoded []quad.Quad) {
+	return c.addPrepared(prepareTx(id, quads))
+}
+
+// addPrepared is addTx of a transaction prepareTx read.
+func (c *checker) addPrepared(p *preparedTx) (tx *record.Tx, encoded []quad.Quad) {
 	c.applyErr = nil
 	if c.err != nil {
 		return nil, nil
 	}
-	c.guard(func() { tx, encoded = c.checkTx(id, quads) })
+	c.guard(func() { tx, encoded = c.checkTx(p) })
 	return tx, encoded
+}
+
+// preparedTx is what checking a transaction needs that depends on its quads alone: its nodes
+// and their properties, its canonical quads and its decoding. An import prepares the next
+// transaction on the goroutine that parses it, while the checker applies the one before.
+type preparedTx struct {
+	id    record.TxID
+	n     int         // the quads read, duplicates included
+	canon []quad.Quad // the distinct well-formed quads, canonical, in the file's order
+	nodes map[quad.IRI]*rawNode
+	order []quad.IRI  // nodes' subjects, in order of first appearance
+	bad   []quad.Quad // quads whose subject or predicate is not an IRI, or with no object
+
+	tx        *record.Tx
+	encoded   []quad.Quad
+	decodeErr error
+}
+
+func prepareTx(id record.TxID, quads []quad.Quad) *preparedTx {
+	p := &preparedTx{id: id, n: len(quads), canon: make([]quad.Quad, 0, len(quads)), nodes: make(map[quad.IRI]*rawNode)}
+	var dd codec.Dedup
+	for i := range quads {
+		q := codec.CanonQuad(quads[i])
+		s, ok1 := q.Subject.(quad.IRI)
+		pr, ok2 := q.Predicate.(quad.IRI)
+		if !ok1 || !ok2 || q.Object == nil {
+			p.bad = append(p.bad, q)
+			continue
+		}
+		n := p.nodes[s]
+		if n == nil {
+			n = &rawNode{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
+			p.nodes[s] = n
+			p.order = append(p.order, s)
+		}
+		vs, added := dd.Add(n.props[pr], q)
+		if !added {
+			continue // RDF: a graph is a set of quads
+		}
+		n.props[pr] = vs
+		p.canon = append(p.canon, q)
+	}
+	p.tx, p.encoded, p.decodeErr = codec.DecodeTxQuads(id, p.canon)
+	return p
 }
 
 // guard runs fn, turning a failure of the index it read (an *index.Fault) into c.err.
@@ -160,37 +209,17 @@ func (c *checker) guard(fn func()) {
 	fn()
 }
 
-func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad) {
+func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
+	id := p.id
 	c.id = id
 	c.r.Transactions++
 	c.r.Head = max(c.r.Head, id)
-	c.r.Quads += len(quads)
-	c.cur = make(map[quad.IRI]*rawNode)
-	c.order = c.order[:0]
+	c.r.Quads += p.n
+	c.cur, c.order = p.nodes, p.order
 	before := c.added
 
-	canon := make([]quad.Quad, 0, len(quads))
-	var dd codec.Dedup
-	for i := range quads {
-		q := codec.CanonQuad(quads[i])
-		s, ok1 := q.Subject.(quad.IRI)
-		p, ok2 := q.Predicate.(quad.IRI)
-		if !ok1 || !ok2 || q.Object == nil {
-			c.add(ProblemRecord, id, "", "quad %s: subject and predicate must be IRIs and the object present", formatQuadShort(q))
-			continue
-		}
-		n := c.cur[s]
-		if n == nil {
-			n = &rawNode{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
-			c.cur[s] = n
-			c.order = append(c.order, s)
-		}
-		vs, added := dd.Add(n.props[p], q)
-		if !added {
-			continue // RDF: a graph is a set of quads
-		}
-		n.props[p] = vs
-		canon = append(canon, q)
+	for _, q := range p.bad {
+		c.add(ProblemRecord, id, "", "quad %s: subject and predicate must be IRIs and the object present", formatQuadShort(q))
 	}
 	c.classes()
 	c.txNode()
@@ -251,7 +280,7 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 	c.checkInvalidations(revs, revOrder)
 	dirty := c.added > before
 
-	tx, encoded, err := codec.DecodeTxQuads(id, canon)
+	tx, encoded, err := p.tx, p.encoded, p.decodeErr
 	if err != nil {
 		c.sound = false
 		if !dirty {
@@ -300,7 +329,7 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 		c.apply(tx, applied)
 	}
 	c.recs.head = id
-	c.cur, c.order = nil, c.order[:0]
+	c.cur, c.order = nil, nil
 	return tx, encoded
 }
 

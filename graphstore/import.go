@@ -88,7 +88,7 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, sink indexSi
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		g, err := next()
+		g, p, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -96,7 +96,7 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, sink indexSi
 			return sum, err
 		}
 		before := len(c.r.Problems)
-		tx, quads := c.addTx(g.id, g.quads) // which applies it to sink if it decodes and chains
+		tx, quads := c.addPrepared(p) // which applies it to sink if it decodes and chains
 		if c.err != nil {
 			return sum, storageErr("reading the imported store", c.err)
 		}
@@ -133,13 +133,15 @@ func importTxs(ctx context.Context, r io.Reader, opts CheckOptions, sink indexSi
 	return sum, nil
 }
 
-// readAhead parses the next transaction while the one before it is checked and written: the
-// parse was a fifth of an import's time, and a machine has another core. It holds at most one
-// transaction ahead. stop ends it and waits for the read in progress, so that nothing reads r
-// after the import returns.
-func readAhead(tr *txReader) (next func() (*txGroup, error), stop func()) {
+// readAhead parses and prepares (prepareTx: groups and decodes) the next transaction while
+// the one before it is checked and written: that was two fifths of an import's time on the
+// goroutine that writes, and a machine has another core. It holds at most one transaction
+// ahead. stop ends it and waits for the read in progress, so that nothing reads r after the
+// import returns.
+func readAhead(tr *txReader) (next func() (*txGroup, *preparedTx, error), stop func()) {
 	type result struct {
 		g   *txGroup
+		p   *preparedTx
 		err error
 	}
 	out := make(chan result)
@@ -149,8 +151,12 @@ func readAhead(tr *txReader) (next func() (*txGroup, error), stop func()) {
 		defer close(done)
 		for {
 			g, err := tr.read()
+			var p *preparedTx
+			if err == nil {
+				p = prepareTx(g.id, g.quads)
+			}
 			select {
-			case out <- result{g, err}:
+			case out <- result{g, p, err}:
 			case <-quit:
 				return
 			}
@@ -160,15 +166,15 @@ func readAhead(tr *txReader) (next func() (*txGroup, error), stop func()) {
 		}
 	}()
 	var ended error
-	next = func() (*txGroup, error) {
+	next = func() (*txGroup, *preparedTx, error) {
 		if ended != nil {
-			return nil, ended
+			return nil, nil, ended
 		}
 		r := <-out
 		if r.err != nil {
 			ended = r.err
 		}
-		return r.g, r.err
+		return r.g, r.p, r.err
 	}
 	stopped := false
 	stop = func() {
