@@ -366,6 +366,13 @@ func Impact(v *index.View, start []record.NodeRef, maxDepth, limit int) (out []R
 			}
 			return out, false
 		}
+		if depth > 1 {
+			nodes := make([]*index.ArtifactNode, len(frontier))
+			for i, st := range frontier {
+				nodes[i] = st.node
+			}
+			v.PrefetchDependents(nodes)
+		}
 		var next []step
 		for _, st := range frontier {
 			for _, d := range dependents(st) {

@@ -339,17 +339,22 @@ func (ix *Index) depsOf(node []byte) *depList {
 		l := &depList{}
 		size := 0
 		ix.scan(bDep, node, kv.ScanOptions{}, func(k, b []byte) bool {
-			d := dec{encoding.NewDec(b)}
-			r := d.ref()
-			if d.Err != nil {
-				corrupt("dependents", d.Err)
-			}
-			l.refs = append(l.refs, r)
-			size += len(k) + len(b)
+			size += l.add(k, b)
 			return true
 		})
 		return l, size, true
 	})
+}
+
+// add appends the dependent that the bDep entry k → b names, and returns the entry's size.
+func (l *depList) add(k, b []byte) int {
+	d := dec{encoding.NewDec(b)}
+	r := d.ref()
+	if d.Err != nil {
+		corrupt("dependents", d.Err)
+	}
+	l.refs = append(l.refs, r)
+	return len(k) + len(b)
 }
 
 // follow is the target of a link, or nil when it has none, the cache dropped the target, or
@@ -380,6 +385,7 @@ func (ix *Index) depNodes(l *depList) []*ArtifactNode {
 	}
 	ns := make([]*ArtifactNode, len(l.refs))
 	linkable := isShared(l)
+	ix.prefetchArtifacts(l.refs)
 	for i, r := range l.refs {
 		ns[i] = ix.artifactByRef(r)
 		if ns[i] == nil {
@@ -485,23 +491,32 @@ func (ix *Index) txTime(id record.TxID) time.Time {
 	if id < 1 || id > ix.st.head {
 		return time.Time{}
 	}
-	k := append(txKey(id), 't') // a key of its own in the cache: no stored key ends so
+	k := txTimeKey(id)
 	t := cached(ix, bTx, k, func() (*time.Time, int, bool) {
 		b := ix.get(bTx, k[:len(k)-1])
 		if b == nil {
 			return nil, 0, false
 		}
-		d := encoding.NewDec(b)
-		t := d.Time()
-		if d.Err != nil {
-			corrupt(fmt.Sprintf("tx %d", id), d.Err)
-		}
-		return &t, 16, true
+		return decodeTxTime(id, b), 16, true
 	})
 	if t == nil {
 		return time.Time{}
 	}
 	return *t
+}
+
+// txTimeKey is the cache's key of a transaction's time: a key of its own, since no stored key
+// ends so.
+func txTimeKey(id record.TxID) []byte { return append(txKey(id), 't') }
+
+// decodeTxTime is the time in transaction id's header b.
+func decodeTxTime(id record.TxID, b []byte) *time.Time {
+	d := encoding.NewDec(b)
+	t := d.Time()
+	if d.Err != nil {
+		corrupt(fmt.Sprintf("tx %d", id), d.Err)
+	}
+	return &t
 }
 
 func (ix *Index) principal(name string) *principalEntry {
@@ -564,13 +579,16 @@ func (ix *Index) keyOf(seq uint64) record.Key {
 }
 
 func (ix *Index) nameOf(seq uint64) string {
-	n := load(ix, bArtName, u(nil, seq), func() string { return fmt.Sprintf("artifact number %d", seq) },
-		func(b []byte) (*string, error) { s := string(b); return &s, nil })
+	n := load(ix, bArtName, u(nil, seq), func() string { return artNumber(seq) }, decodeArtName)
 	if n == nil {
 		corrupt(fmt.Sprintf("artifact number %d", seq), fmt.Errorf("%w: no such artifact", encoding.ErrCorrupt))
 	}
 	return *n
 }
+
+func artNumber(seq uint64) string { return fmt.Sprintf("artifact number %d", seq) }
+
+func decodeArtName(b []byte) (*string, error) { s := string(b); return &s, nil }
 
 // claimAt is version of the key numbered keySeq.
 func (ix *Index) claimAt(k record.Key, keySeq uint64, version int) *ClaimEntry {
@@ -619,13 +637,18 @@ func (ix *Index) artifactAt(name string, nameSeq uint64, version int) *ArtifactN
 
 func (ix *Index) artifactOf(name func() string, nameSeq uint64, version int) *ArtifactNode {
 	return load(ix, bArtVersion, artVersionKey(nameSeq, version), func() string { return fmt.Sprintf("artifact %s@%d", name(), version) },
-		func(b []byte) (*ArtifactNode, error) {
-			s, err := decodeArtifact(record.ArtifactID{Name: name(), Version: version}, b)
-			if err != nil {
-				return nil, err
-			}
-			return ix.newArtifactNode(s, nameSeq), nil
-		})
+		ix.artifactDecoder(name, nameSeq, version))
+}
+
+// artifactDecoder decodes the record of version of the artifact numbered nameSeq, named name().
+func (ix *Index) artifactDecoder(name func() string, nameSeq uint64, version int) func([]byte) (*ArtifactNode, error) {
+	return func(b []byte) (*ArtifactNode, error) {
+		s, err := decodeArtifact(record.ArtifactID{Name: name(), Version: version}, b)
+		if err != nil {
+			return nil, err
+		}
+		return ix.newArtifactNode(s, nameSeq), nil
+	}
 }
 
 func (ix *Index) artifactByRef(r ref) *ArtifactNode {
