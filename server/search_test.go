@@ -49,3 +49,31 @@ assert Brimsole.pricing_note = "EU pricing, ours only" by worker-3 seen by worke
 		t.Errorf("an empty search: %d %+v, want 422 and the error", code, qr)
 	}
 }
+
+// POST /v1/query runs context for a question as the token's principal: the context text holds
+// only what it may see, and a bad question is refused with the library's message.
+func TestQueryContextFor(t *testing.T) {
+	tm := newTeam(t, server.Options{})
+	w3, w7 := tm.tokens["worker-3"], tm.tokens["worker-7"]
+	if code, qr := tm.query(w3, `assert Klarveld.pricing_note = "EU pricing for teams" by worker-3
+assert Brimsole.pricing_note = "EU pricing, ours only" by worker-3 seen by worker-3`); code != http.StatusOK {
+		t.Fatalf("writes: %d %+v", code, qr)
+	}
+	for _, c := range []struct {
+		token, want string
+	}{
+		{w3, "Klarveld: pricing_note=\"EU pricing for teams\" @1\nBrimsole: pricing_note=\"EU pricing, ours only\" @1\n"},
+		{w7, "Klarveld: pricing_note=\"EU pricing for teams\" @1\n"},
+	} {
+		code, qr := tm.query(c.token, `context for "EU pricing for teams" budget 100`)
+		if code != http.StatusOK || len(qr.Results) != 1 {
+			t.Fatalf("context for: %d %+v", code, qr)
+		}
+		if rs := rows(t, qr.Results[0]); len(rs) != 1 || rs[0]["text"] != c.want || rs[0]["question"] != "EU pricing for teams" {
+			t.Errorf("context for: %v, want the text %q", rs, c.want)
+		}
+	}
+	if code, qr := tm.query(w7, `context for "  "`); code != http.StatusUnprocessableEntity || qr.Error == nil {
+		t.Errorf("an empty question: %d %+v, want 422 and the error", code, qr)
+	}
+}
