@@ -270,7 +270,7 @@ func (s *server) addTools(srv toolAdder) {
 		Name:        "query",
 		Annotations: read("Query the memory"),
 		Description: `Run read statements of the mql language and get their results as JSON (one object per statement, as "mql --format json" prints). ` +
-			`Reads: live PATTERN [where value OP VALUE]; search "TEXT" [on PATTERN, ...] [limit N] [history]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
+			`Reads: live PATTERN [where value OP VALUE]; search "TEXT" [on PATTERN, ...] [limit N] [history]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects | for "QUESTION" [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
 			`Any read may start with "as of 2026-11-29T10:00:00Z" or "as of tx 42" to read the past. You always read as yourself (` + s.principal + `); writes are refused here, use the other tools. ` +
 			`Examples: "live Klarveld", "live *.soc2 where value = true", "find ?v, ?p where ?v.soc2 = true, ?v.region = \"EU\", ?v.price_per_seat = ?p order by ?p limit 1", "history Klarveld.price_per_seat", "conflicts". ` +
 			`Separate several statements with ";". The full grammar is the resource mql://language. Errors read query:LINE:COL: message.`,
