@@ -91,8 +91,9 @@ func (r Reader) ContextFor(ctx context.Context, question string, budget int) (Co
 	if err := checkBudget(budget); err != nil {
 		return out, err
 	}
-	// One search, so one view: the lines are made of its hits alone, and so are what the
-	// reader saw as of the read, whatever is written meanwhile.
+	// The lines are made of the search's hits alone, read in one view of the store: they are
+	// what the reader saw as of one transaction, the one a run's record names, whatever is
+	// written meanwhile.
 	res, err := r.Search(ctx, question, SearchOptions{Limit: MaxSearchLimit})
 	if err != nil {
 		return out, err
