@@ -1,9 +1,11 @@
 package mql_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -223,5 +225,30 @@ func TestContextForAsOfTxTwins(t *testing.T) {
 				t.Fatalf("context for %q as of tx %d:\nthe full store    %q %v\nthe first %d txs %q %v", text, n, got.Text, errF, n, want.Text, errP)
 			}
 		}
+	}
+}
+
+// BenchmarkContextFor: a context for a question of three words on the store of BenchmarkSearch,
+// within a budget of 200 tokens, beside the search of the same words that gives its first
+// lines: the context ranks up to MaxSearchLimit claims to say what it left out.
+func BenchmarkContextFor(b *testing.B) {
+	db := ingest(b, benchClaims(), filepath.Join(b.TempDir(), "s.db"))
+	rng := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(rng, 1.1, 2, 50_000)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		read func(text string) error
+	}{
+		{"search limit 20", func(text string) error { _, err := db.Search(ctx, text, mql.SearchOptions{}); return err }},
+		{"context for budget 200", func(text string) error { _, err := db.ContextFor(ctx, text, 200); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := c.read(benchText(rng, z, 3)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
