@@ -531,7 +531,7 @@
       }
       if (names.length) {
         out.append(el('h2', {}, 'Names'), el('ul', { class: 'names' }, names.slice(0, SEARCH_NAMES).map(([view, kind, n]) =>
-          el('li', { 'data-name': n }, kind + ' ', link(view, n)))));
+          el('li', { 'data-name': n }, el('span', { class: 'kind' }, kind), ' ', link(view, n)))));
         if (names.length > SEARCH_NAMES) out.append(el('p', { class: 'sub' }, 'and ' + (names.length - SEARCH_NAMES) + ' more: type more of the name.'));
       }
       out.append(el('h2', {}, 'Claims'));
