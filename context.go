@@ -28,16 +28,13 @@ func (db *DB) Context(ctx context.Context, subjects []string, budget int) (Conte
 // Context renders compact working-context text within a token budget.
 func (r Reader) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
 	if r.run != "" {
-		stmt := "context " + strings.Join(subjects, ", ")
-		if budget > 0 {
-			stmt += " budget " + strconv.Itoa(budget)
-		}
+		stmt := "context " + strings.Join(subjects, ", ") + budgetClause(budget)
 		return forRun(ctx, r, stmt, func(r Reader) (ContextResult, error) { return r.Context(ctx, subjects, budget) },
 			func(c ContextResult) []string { return c.Refs })
 	}
 	out := ContextResult{Budget: budget, Lines: []string{}, Refs: []string{}}
-	if budget < 0 {
-		return out, fmt.Errorf("budget %d: %w: give a positive number of tokens, or 0 for none", budget, ErrInvalid)
+	if err := checkBudget(budget); err != nil {
+		return out, err
 	}
 	if len(subjects) == 0 {
 		return out, fmt.Errorf("context: %w: name the subjects, or * for all", ErrInvalid)
@@ -65,66 +62,131 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 				}
 			}
 		}
-		used := 0
-		for i, s := range order {
-			line, refs := contextLine(v, s)
-			if line == "" {
-				if !slices.Contains(subjects, "*") || slices.Contains(subjects, s) {
-					out.Empty = append(out.Empty, s)
-				}
-				continue
-			}
-			cost := EstimateTokens(line + "\n")
-			if budget > 0 {
-				// Keep room for the line that says what was left out, unless this is the last subject.
-				reserve := 0
-				if i < len(order)-1 {
-					reserve = EstimateTokens(shortOmittedLine(len(order)-i-1) + "\n")
-				}
-				if used+cost+reserve > budget {
-					out.Omitted = omittedSubjects(v, order[i:])
-					break
-				}
-			}
-			used += cost
-			out.Lines = append(out.Lines, line)
-			out.Refs = append(out.Refs, refs...)
-		}
-		text := strings.Join(out.Lines, "\n")
-		if len(out.Lines) > 0 {
-			text += "\n"
-		}
-		// Saying that nothing could be shown matters more than the budget when nothing is;
-		// otherwise the names of the empty subjects are added when they fit. (The same text
-		// whether the store holds claims the reader may not see or none at all.)
-		if len(out.Empty) > 0 || len(out.Lines) == 0 && len(out.Omitted) == 0 {
-			notice := emptyLine(out.Empty, len(out.Lines) == 0)
-			if len(out.Lines) == 0 || budget == 0 || EstimateTokens(text+notice+"\n") <= budget {
-				text += notice + "\n"
-			}
-		}
-		if len(out.Omitted) > 0 {
-			notice := omittedLine(out.Omitted)
-			if budget > 0 && EstimateTokens(text+notice+"\n") > budget {
-				notice = shortOmittedLine(len(out.Omitted))
-			}
-			text += notice + "\n"
-		}
-		out.Text = text
-		out.Tokens = EstimateTokens(text)
+		line := func(s string) (string, []string) { return contextLine(v, s) }
+		named := func(s string) bool { return !slices.Contains(subjects, "*") || slices.Contains(subjects, s) }
+		fillContext(&out, order, line, named, "(nothing visible: no live claims)")
 		return nil
 	})
 	return out, err
 }
 
-func omittedSubjects(v *index.View, subjects []string) []string {
-	var out []string
-	for _, s := range subjects {
-		if l, _ := contextLine(v, s); l != "" {
-			out = append(out, s)
+// ContextFor renders, as Context does, the live claims that best match question: the
+// claims Search finds for it (of those the reader may see, ranked as Search ranks them, the
+// MaxSearchLimit best at most), one line per subject with that subject's matching claims best
+// first, the subjects in the order of their best claim. Lines are added until the next would
+// pass budget tokens (0: no budget); a last line names the matching subjects left out. The
+// question is refused as Search refuses its text.
+func (db *DB) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
+	return db.Reader().ContextFor(ctx, question, budget)
+}
+
+// ContextFor renders the working context that best answers question within a token budget.
+func (r Reader) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
+	if r.run != "" {
+		stmt := "context for " + strconv.Quote(question) + budgetClause(budget)
+		return forRun(ctx, r, stmt, func(r Reader) (ContextResult, error) { return r.ContextFor(ctx, question, budget) },
+			func(c ContextResult) []string { return c.Refs })
+	}
+	out := ContextResult{Question: question, Budget: budget, Lines: []string{}, Refs: []string{}}
+	if err := checkBudget(budget); err != nil {
+		return out, err
+	}
+	// The lines are made of the search's hits alone, read in one view of the store: they are
+	// what the reader saw as of one transaction, the one a run's record names, whatever is
+	// written meanwhile.
+	res, err := r.Search(ctx, question, SearchOptions{Limit: MaxSearchLimit})
+	if err != nil {
+		return out, err
+	}
+	var order []string
+	hits := map[string][]SearchHit{}
+	for _, h := range res.Hits {
+		if hits[h.Subject] == nil {
+			order = append(order, h.Subject)
+		}
+		hits[h.Subject] = append(hits[h.Subject], h)
+	}
+	// Every subject found has a line, so named is never asked.
+	fillContext(&out, order, func(s string) (string, []string) { return hitsLine(s, hits[s]) }, nil,
+		"(nothing visible: no live claims match the question)")
+	return out, nil
+}
+
+// budgetClause is a recorded context statement's budget clause: "" for no budget.
+func budgetClause(budget int) string {
+	if budget > 0 {
+		return " budget " + strconv.Itoa(budget)
+	}
+	return ""
+}
+
+func checkBudget(budget int) error {
+	if budget < 0 {
+		return fmt.Errorf("budget %d: %w: give a positive number of tokens, or 0 for none", budget, ErrInvalid)
+	}
+	return nil
+}
+
+// fillContext adds to out the lines of subjects, in order, until the next would pass
+// out.Budget, and writes its text. line gives a subject's line and the references it holds
+// ("" when it has none the reader may see); named says whether such a subject is named in the
+// text as having none; none is the notice when no subject has a line.
+func fillContext(out *ContextResult, subjects []string, line func(string) (string, []string), named func(string) bool, none string) {
+	budget := out.Budget
+	used := 0
+	for i, s := range subjects {
+		text, refs := line(s)
+		if text == "" {
+			if named(s) {
+				out.Empty = append(out.Empty, s)
+			}
+			continue
+		}
+		cost := EstimateTokens(text + "\n")
+		if budget > 0 {
+			// Keep room for the line that says what was left out, unless this is the last subject.
+			reserve := 0
+			if i < len(subjects)-1 {
+				reserve = EstimateTokens(shortOmittedLine(len(subjects)-i-1) + "\n")
+			}
+			if used+cost+reserve > budget {
+				for _, s := range subjects[i:] {
+					if l, _ := line(s); l != "" {
+						out.Omitted = append(out.Omitted, s)
+					}
+				}
+				break
+			}
+		}
+		used += cost
+		out.Lines = append(out.Lines, text)
+		out.Refs = append(out.Refs, refs...)
+	}
+	text := strings.Join(out.Lines, "\n")
+	if len(out.Lines) > 0 {
+		text += "\n"
+	}
+	// Saying that nothing could be shown matters more than the budget when nothing is;
+	// otherwise the names of the empty subjects are added when they fit. (The same text
+	// whether the store holds claims the reader may not see or none at all.)
+	if len(out.Empty) > 0 || len(out.Lines) == 0 && len(out.Omitted) == 0 {
+		notice := none
+		if len(out.Empty) > 0 {
+			notice = emptyLine(out.Empty, len(out.Lines) == 0)
+		}
+		if len(out.Lines) == 0 || budget == 0 || EstimateTokens(text+notice+"\n") <= budget {
+			text += notice + "\n"
 		}
 	}
-	return out
+	if len(out.Omitted) > 0 {
+		notice := omittedLine(out.Omitted)
+		if budget > 0 && EstimateTokens(text+notice+"\n") > budget {
+			notice = shortOmittedLine(len(out.Omitted))
+		}
+		text += notice + "\n"
+	}
+	out.Text = text
+	out.Tokens = EstimateTokens(text)
 }
 
 // shortOmittedLine is the notice when the names do not fit the budget. A budget too small for
@@ -134,12 +196,9 @@ func shortOmittedLine(n int) string {
 }
 
 // emptyLine says which subjects asked for have no live claim the reader may see; nothing says
-// that none of them has.
+// that no subject has.
 func emptyLine(subjects []string, nothing bool) string {
-	switch {
-	case nothing && len(subjects) == 0:
-		return "(nothing visible: no live claims)"
-	case nothing:
+	if nothing {
 		return fmt.Sprintf("(nothing visible: no live claims of %s)", strings.Join(subjects, ", "))
 	}
 	return fmt.Sprintf("(no live claims of %s)", strings.Join(subjects, ", "))
@@ -156,28 +215,39 @@ func contextLine(v *index.View, subject string) (string, []string) {
 	var refs []string
 	v.EachLiveOfSubject(subject, func(k record.Key, live []*index.ClaimEntry) {
 		for _, e := range live {
-			writeContextClaim(&b, v, subject, k, e, len(refs) == 0)
+			writeContextClaim(&b, subject, k.Predicate, e.Value, e.ID.Version, v.EffectiveConfidence(e), len(refs) == 0)
 			refs = append(refs, e.ID.String())
 		}
 	})
 	return b.String(), refs
 }
 
-func writeContextClaim(b *strings.Builder, v *index.View, subject string, k record.Key, e *index.ClaimEntry, first bool) {
+// hitsLine is contextLine for the claims of subject a search found, in their order.
+func hitsLine(subject string, hits []SearchHit) (string, []string) {
+	var b strings.Builder
+	refs := make([]string, len(hits))
+	for i, h := range hits {
+		writeContextClaim(&b, subject, h.Predicate, h.Value, h.Version, h.Effective, i == 0)
+		refs[i] = h.Ref
+	}
+	return b.String(), refs
+}
+
+func writeContextClaim(b *strings.Builder, subject, predicate string, value Value, version int, confidence float64, first bool) {
 	if first {
 		b.WriteString(subject)
 		b.WriteString(": ")
 	} else {
 		b.WriteString(", ")
 	}
-	b.WriteString(k.Predicate)
+	b.WriteString(predicate)
 	b.WriteByte('=')
-	b.WriteString(e.Value.String())
+	b.WriteString(value.String())
 	b.WriteString(" @")
-	b.WriteString(strconv.Itoa(e.ID.Version))
-	if c := v.EffectiveConfidence(e); c < 1 {
+	b.WriteString(strconv.Itoa(version))
+	if confidence < 1 {
 		b.WriteString(" (")
-		b.WriteString(strconv.FormatFloat(c, 'f', 2, 64))
+		b.WriteString(strconv.FormatFloat(confidence, 'f', 2, 64))
 		b.WriteByte(')')
 	}
 }

@@ -281,6 +281,21 @@ func ExampleDB_Context() {
 	// 16 tokens
 }
 
+// A context for a question, when the subjects are not known: the claims search finds for it,
+// one line per subject, the best match first, within the budget.
+func ExampleDB_ContextFor() {
+	db, ctx := procurement()
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Brimsole", Predicate: "region", Value: mql.String("EU and US"), By: "worker-7"}))
+	must(db.Assert(ctx, mql.AssertSpec{Subject: "Ostwind", Predicate: "region", Value: mql.String("US"), By: "worker-7"}))
+	c, _ := db.ContextFor(ctx, "which vendors sell in the EU region", 24)
+	fmt.Print(c.Text)
+	fmt.Println(c.Tokens, "tokens", c.Refs)
+	// Output:
+	// Klarveld: region="EU" @1
+	// (left out for the token budget: 2 subjects: Brimsole, Ostwind)
+	// 22 tokens [Klarveld.region@1]
+}
+
 func ExampleDB_Stats() {
 	db, ctx := procurement()
 	s, _ := db.Stats(ctx)

@@ -315,11 +315,13 @@ type BeliefsResult struct {
 
 // ContextResult is compact working-context text for a model.
 type ContextResult struct {
-	Text    string   `json:"text"`
-	Lines   []string `json:"lines"`
-	Tokens  int      `json:"tokens"`            // estimated: see EstimateTokens
-	Budget  int      `json:"budget"`            // 0: no budget
-	Omitted []string `json:"omitted,omitempty"` // subjects left out for the budget
+	// Question is what a context for a question (ContextFor) was asked; "" for one of subjects.
+	Question string   `json:"question,omitempty"`
+	Text     string   `json:"text"`
+	Lines    []string `json:"lines"`
+	Tokens   int      `json:"tokens"`            // estimated: see EstimateTokens
+	Budget   int      `json:"budget"`            // 0: no budget
+	Omitted  []string `json:"omitted,omitempty"` // subjects left out for the budget (for a question: that matched)
 	// Empty lists the subjects asked for by name of which the reader may see no live claim:
 	// the text says so rather than nothing.
 	Empty []string `json:"empty,omitempty"`

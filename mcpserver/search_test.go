@@ -54,3 +54,48 @@ func TestSearchTool(t *testing.T) {
 	w7.fail("search", map[string]any{"text": "x", "on": []any{"a b"}}, "on")
 	w7.fail("search", map[string]any{"text": strings.Repeat("x", 5000)}, "text")
 }
+
+// The context tool takes a question instead of subjects: the live claims the search finds for
+// it, as the server's principal sees them, one line per subject, within the budget.
+func TestContextToolQuestion(t *testing.T) {
+	db := openStore(t, "memory:", newClock())
+	team(t, db)
+	w3, w7 := connect(t, db, "worker-3"), connect(t, db, "worker-7")
+	w3.ok("assert", map[string]any{"subject": "Klarveld", "predicate": "pricing_note", "value": "EU pricing for the team plan"})
+	w3.ok("assert", map[string]any{"subject": "Klarveld", "predicate": "region", "value": "EU"})
+	w3.ok("assert", map[string]any{"subject": "Brimsole", "predicate": "pricing_note", "value": "EU pricing, secret", "seen_by": []any{"worker-3"}})
+	w3.ok("assert", map[string]any{"subject": "Ostwind", "predicate": "note", "value": "US pricing, billed monthly per seat, for teams of up to fifty people"})
+
+	for _, c := range []struct {
+		who  *client
+		args map[string]any
+		want string
+	}{
+		{w7, map[string]any{"question": "EU pricing"},
+			"Klarveld: pricing_note=\"EU pricing for the team plan\" @1, region=\"EU\" @1\nOstwind: note=\"US pricing, billed monthly per seat, for teams of up to fifty people\" @1\n"},
+		{w3, map[string]any{"question": "EU pricing"},
+			"Brimsole: pricing_note=\"EU pricing, secret\" @1\nKlarveld: pricing_note=\"EU pricing for the team plan\" @1, region=\"EU\" @1\nOstwind: note=\"US pricing, billed monthly per seat, for teams of up to fifty people\" @1\n"},
+		{w7, map[string]any{"question": "EU pricing", "budget": 32},
+			"Klarveld: pricing_note=\"EU pricing for the team plan\" @1, region=\"EU\" @1\n(left out for the token budget: 1 subjects: Ostwind)\n"},
+		{w7, map[string]any{"question": "secret"}, "(nothing visible: no live claims match the question)\n"},
+	} {
+		txt, m := c.who.ok("context", c.args)
+		if txt != c.want || m["kind"] != "context" {
+			t.Errorf("%s context %v:\n%s\nwant\n%s", c.who.as, c.args, txt, c.want)
+		}
+	}
+	w7.ok("context", map[string]any{"question": "team plan", "run": "r-1"})
+	if runs := mustJSON(w7.query("run r-1")); !strings.Contains(runs, "Klarveld.pricing_note@1") || !strings.Contains(runs, `context for \"team plan\"`) {
+		t.Errorf("the run does not name the context and what it served: %s", runs)
+	}
+	before := w7.stats()
+	w7.fail("context", map[string]any{"question": "EU", "subjects": []any{"Klarveld"}}, "give subjects or a question, not both")
+	w7.fail("context", map[string]any{}, "give the subjects")
+	w7.fail("context", map[string]any{"question": "   ", "run": "r-2"}, `search text "   ": invalid input: it is empty`)
+	w7.fail("context", map[string]any{"question": "the of"}, "no word to search for")
+	w7.fail("context", map[string]any{"question": strings.Repeat("x", 5000)}, "at most 4096 bytes")
+	w7.fail("context", map[string]any{"question": "EU", "budget": -1}, "budget")
+	if after := w7.stats(); after.Transactions != before.Transactions {
+		t.Errorf("refused contexts wrote: tx %d → %d", before.Transactions, after.Transactions)
+	}
+}

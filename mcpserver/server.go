@@ -128,7 +128,7 @@ func instructions(as string) string {
 You act as the principal %q. Every write is recorded as made by %s, and you see only what %s may see.
 
 How to use it:
-- Before reasoning about some subjects, call context with them, and cite claims by their references (Klarveld.price_per_seat@2).
+- Before reasoning about some subjects, call context with them (or with a question, when you do not know the subjects), and cite claims by their references (Klarveld.price_per_seat@2).
 - Record what you read with assert, naming the source (a URL or document id with its revision) and, if you can, the exact excerpt.
 - A newer value for the same Subject.predicate supersedes the old one; use revoke only to declare an exact version wrong.
 - Record a plan, decision or summary with derive, naming what it rests on; when an input changes, impact lists what needs review, and review records that it still holds.

@@ -80,9 +80,10 @@ type QueryInput struct {
 	Run       string `json:"run,omitempty"`
 }
 
-// ContextInput is the input of the context tool.
+// ContextInput is the input of the context tool: subjects or a question, exactly one.
 type ContextInput struct {
-	Subjects []string `json:"subjects"`
+	Subjects []string `json:"subjects,omitempty"`
+	Question string   `json:"question,omitempty"`
 	Budget   int      `json:"budget,omitempty"`
 	Run      string   `json:"run,omitempty"`
 }
@@ -269,7 +270,7 @@ func (s *server) addTools(srv toolAdder) {
 		Name:        "query",
 		Annotations: read("Query the memory"),
 		Description: `Run read statements of the mql language and get their results as JSON (one object per statement, as "mql --format json" prints). ` +
-			`Reads: live PATTERN [where value OP VALUE, ...]; search "TEXT" [on PATTERN, ...] [limit N] [history]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
+			`Reads: live PATTERN [where value OP VALUE, ...]; search "TEXT" [on PATTERN, ...] [limit N] [history]; find ?VARS where CONDS [order by ?VAR [desc]] [limit N]; why NODE; revoked-by Subject.predicate@N; impact NODE [depth N]; history Subject.predicate | ARTIFACT; conflicts [Subjects]; beliefs PATTERN [gate LOW HIGH]; context Subjects | for "QUESTION" [budget N]; stats; run NAME (what was served to your run, what it decided, how it ended); runs [since TIME]. ` +
 			`Any read may start with "as of 2026-11-29T10:00:00Z" or "as of tx 42" to read the past. You always read as yourself (` + s.principal + `); writes are refused here, use the other tools. ` +
 			`Examples: "live Klarveld", "live *.soc2 where value = true", "find ?v, ?p where ?v.soc2 = true, ?v.region = \"EU\", ?v.price_per_seat = ?p order by ?p limit 1", "history Klarveld.price_per_seat", "conflicts". ` +
 			`Separate several statements with ";". The full grammar is the resource mql://language. Errors read query:LINE:COL: message.`,
@@ -283,14 +284,17 @@ func (s *server) addTools(srv toolAdder) {
 
 	addTool(srv, &mcp.Tool{
 		Name:        "context",
-		Annotations: read("Working context for subjects"),
-		Description: `Get the compact working context to reason with about some subjects: one line per subject with its live claims only, e.g. ` +
+		Annotations: read("Working context for subjects or a question"),
+		Description: `Get the compact working context to reason with about some subjects, or about a question: one line per subject with its live claims only, e.g. ` +
 			`Klarveld: price_per_seat=89 @2, region="EU" @1, soc2=true @1 (0.80) — "@2" means the claim Klarveld.price_per_seat@2, a number in parentheses an effective confidence below 1. ` +
-			`Lines come in the order asked, within the token budget; a last line names the subjects left out. Call it before reasoning about subjects, and cite the claim references in what you write.`,
+			`Give subjects or a question, not both. With subjects, lines come in the order asked; with a question, the live claims that best match it (as the search tool finds them), the best subject first, each line holding that subject's matching claims. ` +
+			`Lines are added within the token budget; a last line names the subjects left out. Call it before reasoning, and cite the claim references in what you write.`,
 		InputSchema: schemaFor[ContextInput](func(p map[string]*jsonschema.Schema) {
-			p["subjects"].Description = `The subjects, most important first, e.g. ["Klarveld", "Brimsole"]; ["*"] for every subject.`
+			p["subjects"].Description = `The subjects, most important first, e.g. ["Klarveld", "Brimsole"]; ["*"] for every subject. Absent when a question is given.`
 			p["subjects"].MinItems = jsonschema.Ptr(1)
 			p["subjects"].Items.Pattern = subjectPattern
+			p["question"].Description = `A question or some words, at most 4096 bytes, e.g. "EU pricing for the team plan": the context is the live claims that best match it. Absent when subjects are given.`
+			p["question"].MinLength = jsonschema.Ptr(1)
 			p["budget"].Description = `The token budget for the text (1 token ≈ 4 bytes); 0 or absent for no limit.`
 			p["budget"].Minimum = jsonschema.Ptr(0.0)
 			p["run"].Description = `Your run (one episode or decision cycle, a name such as "r-17"): the read also records, for that run, which claim and artifact versions it served you, so that the run can later be judged (mql "run NAME"). Absent: nothing is recorded.`
@@ -565,7 +569,14 @@ func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
 
 func (s *server) context(ctx context.Context, in ContextInput) (output, error) {
 	st := &query.Context{Subjects: in.Subjects, Budget: in.Budget, Mods: query.Mods{ForRun: in.Run}}
-	if len(in.Subjects) == 1 && in.Subjects[0] == "*" {
+	switch {
+	case in.Question != "" && len(in.Subjects) > 0:
+		return output{}, fmt.Errorf("context: %w: give subjects or a question, not both", mql.ErrInvalid)
+	case in.Question != "":
+		st.Question = &in.Question
+	case len(in.Subjects) == 0:
+		return output{}, fmt.Errorf(`context: %w: give the subjects (["*"] for every subject) or a question`, mql.ErrInvalid)
+	case len(in.Subjects) == 1 && in.Subjects[0] == "*":
 		st.All, st.Subjects = true, nil
 	}
 	return s.eval(ctx, st)

@@ -379,13 +379,17 @@ type Search struct {
 }
 
 // Context renders the working context for a model:
-// context Subject {, Subject} [budget N], or context * [budget N].
+// context Subject {, Subject} [budget N], context * [budget N], or
+// context for QUESTION [budget N].
 type Context struct {
 	Start    Position
 	Mods     Mods
 	All      bool     // context *: every subject
-	Subjects []string // nil when All
-	Budget   int      // token budget, >= 1; 0 when absent
+	Subjects []string // nil when All or Question
+	// Question is the text of context for QUESTION: the live claims that best match it, as
+	// search finds them. nil otherwise.
+	Question *string
+	Budget   int // token budget, >= 1; 0 when absent
 }
 
 // Stats summarises the store, with the memory metrics of the runs:

@@ -266,6 +266,16 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 
 	case *contextG:
 		s := &Context{Start: start, Mods: mods, All: present(g.All), Subjects: names(g.Subjects)}
+		if present(g.Question) {
+			switch {
+			case len(g.Subjects) == 1 && g.Subjects[0].Tok.Value != "for":
+				c.failf(g.Subjects[0].Tok, `unexpected %q; expected "for" before the question: context for "QUESTION"`, g.Subjects[0].Tok.Value)
+			case len(g.Subjects) != 1:
+				c.failf(g.Question, `unexpected string; a question is asked alone: context for "QUESTION"`)
+			}
+			q := c.str(g.Question)
+			s.Subjects, s.Question = nil, &q
+		}
 		seen := once{}
 		for _, cl := range g.Clauses {
 			if cl.Kw.Value != "budget" {

@@ -297,10 +297,14 @@ type gateClauseG struct {
 	High tok `parser:"@Number"`
 }
 
+// contextG is context (* | Subject {, Subject}) [budget N], or context for QUESTION [budget N].
+// "for" is taken as a subject and the question after it checked by convert: a subject may be
+// called "for", and a branch of its own would have to look past it to tell.
 type contextG struct {
 	Kw       tok              `parser:"@'context'"`
 	All      tok              `parser:"( @'*'"`
 	Subjects []*identG        `parser:"| @@ ( ',' @@ )* )"`
+	Question tok              `parser:"@String?"`
 	Clauses  []*numberClauseG `parser:"@@*"`
 }
 

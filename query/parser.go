@@ -561,7 +561,7 @@ var head = map[string]string{
 	"history":    "a claim key (Subject.predicate) or an artifact name",
 	"conflicts":  "a subject name",
 	"beliefs":    patternHelp,
-	"context":    `a subject name or "*"`,
+	"context":    `a subject name, "*", or "for" and a question`,
 	"search":     "the text to search for, as a string",
 	"describe":   "a principal, subject, predicate or artifact name",
 	"run":        "a run's name",

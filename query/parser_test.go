@@ -12,6 +12,7 @@ import (
 
 func fp(f float64) *float64 { return &f }
 func ip(i int) *int         { return &i }
+func sp(s string) *string   { return &s }
 func ip64(i int64) *int64   { return &i }
 func i64p(i int64) *int64   { return &i }
 
@@ -275,6 +276,11 @@ var stmtCases = []stmtCase{
 	{src: `context Klarveld`, want: &Context{Subjects: []string{"Klarveld"}}},
 	{src: `context *`, want: &Context{All: true}},
 	{src: `as worker-3 context * budget 200`, want: &Context{Mods: Mods{As: "worker-3"}, All: true, Budget: 200}},
+	{src: `context for "EU pricing for the team plan" budget 60`, want: &Context{Question: sp("EU pricing for the team plan"), Budget: 60}},
+	{src: `as of tx 4 as worker-3 context for "say \"hi\"" for run r-1`, want: &Context{Mods: Mods{AsOfTx: i64p(4), As: "worker-3", ForRun: "r-1"}, Question: sp(`say "hi"`)}},
+	{src: `context for ""`, want: &Context{Question: sp("")}},
+	{src: `context for`, want: &Context{Subjects: []string{"for"}}},
+	{src: `context for, Klarveld budget 5`, want: &Context{Subjects: []string{"for", "Klarveld"}, Budget: 5}},
 
 	// stats
 	{src: `stats`, want: &Stats{}},
@@ -387,6 +393,16 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if len(s1.Stmts) != len(stmtCases) {
 		t.Errorf("got %d statements, want %d", len(s1.Stmts), len(stmtCases))
+	}
+}
+
+// A question after a name other than "for" is blamed on the name: it is where the input stops
+// being either form of context.
+func TestContextForNamesTheWrongWord(t *testing.T) {
+	_, err := ParseStmt("q.mql", `context Klarveld "EU pricing"`)
+	var e *Error
+	if !errors.As(err, &e) || e.Pos.Column != 9 || e.Msg != `unexpected "Klarveld"; expected "for" before the question: context for "QUESTION"` {
+		t.Errorf("context Klarveld \"EU pricing\": %v", err)
 	}
 }
 

@@ -323,9 +323,12 @@ func (s *Search) String() string {
 
 func (s *Context) String() string {
 	out := s.Mods.String() + "context "
-	if s.All {
+	switch {
+	case s.Question != nil:
+		out += "for " + strconv.Quote(*s.Question)
+	case s.All:
 		out += "*"
-	} else {
+	default:
 		out += strings.Join(s.Subjects, ", ")
 	}
 	if s.Budget > 0 {

@@ -508,6 +508,10 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		res, err := r.Search(ctx, st.Text, opts)
 		return &Result{Kind: "search", Search: &res}, err
 	case *Context:
+		if st.Question != nil {
+			c, err := r.ContextFor(ctx, *st.Question, st.Budget)
+			return &Result{Kind: "context", Context: &c}, err
+		}
 		subjects := st.Subjects
 		if st.All {
 			subjects = []string{"*"}

@@ -63,6 +63,8 @@ func TestRecordedStatementsParse(t *testing.T) {
 		{`history Klarveld.price_per_seat`, func() error { _, err := r.History(ctx, "Klarveld.price_per_seat"); return err }},
 		{`impact Klarveld.price_per_seat@1 depth 2`, func() error { _, err := r.Impact(ctx, "Klarveld.price_per_seat@1", 2); return err }},
 		{`context Klarveld budget 60`, func() error { _, err := r.Context(ctx, []string{"Klarveld"}, 60); return err }},
+		{`context for "EU \"pricing\" per seat" budget 60`, func() error { _, err := r.ContextFor(ctx, `EU "pricing" per seat`, 60); return err }},
+		{`context for "price per seat"`, func() error { _, err := r.ContextFor(ctx, "price per seat", 0); return err }},
 		{`conflicts Klarveld`, func() error { _, err := r.Conflicts(ctx, "Klarveld"); return err }},
 		{`beliefs Klarveld.price_per_seat gate 0.5 0.9`, func() error {
 			_, err := r.Beliefs(ctx, "Klarveld.price_per_seat", &[2]float64{0.5, 0.9})

@@ -216,7 +216,19 @@ func (s *Shell) candidates(before, word string) []string {
 			return nil
 		}
 		return keywords(clauseKeywords[kind])
-	case "subjects", "conflicts", "context":
+	case "context":
+		// Subjects, or "for" and a question; after the question, its clauses only.
+		switch {
+		case len(toks) == i+1:
+			return append(keywords([]string{"for"}), names(n.Subjects)...)
+		case prev == ",":
+			return names(n.Subjects)
+		case toks[i+1] == "for" && len(toks) == i+2:
+			return nil
+		case toks[i+1] == "for" && strings.HasPrefix(toks[i+2], `"`):
+			return keywords(clauseKeywords[kind])
+		}
+	case "subjects", "conflicts":
 		if len(toks) == i+1 || prev == "," {
 			return names(n.Subjects)
 		}

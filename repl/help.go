@@ -45,7 +45,11 @@ declined: the agent said it lacked the evidence to act. The last outcome recorde
 	{"history", "every version of a key or artifact", `history Subject.predicate | ARTIFACT`, `history Klarveld.price_per_seat`},
 	{"conflicts", "contested claims beside the live claim they dispute", `conflicts [Subject, ...]`, `conflicts Klarveld`},
 	{"beliefs", "the distribution of confidence over candidates, and the gate's decision", `beliefs PATTERN [gate LOW HIGH]`, `beliefs *.holds_horcrux gate 1.0 2.5`},
-	{"context", "compact working context for a model", `context Subject, ... | * [budget TOKENS]`, `context Klarveld, Brimsole budget 60`},
+	{"context", "compact working context for a model", `context Subject, ... | * | for "QUESTION" [budget TOKENS]
+
+One line per subject with its live claims, in the order asked, until the budget is spent; a
+last line names the subjects left out. for "QUESTION": the live claims search finds for the
+question, each subject's matching claims in one line, the best match first.`, `context for "EU pricing for the team plan" budget 60`},
 	{"search", "the live claims whose text best matches, best first (BM25)", `search "TEXT" [on PATTERN, ...] [limit N] [history]
 
 A claim's text is its subject and predicate (split into words: price_per_seat, pricePerSeat),

@@ -470,6 +470,11 @@ func TestComplete(t *testing.T) {
 		{`search "eu pricing" h`, "istory "},
 		{`search "eu pricing" on Kl`, "arveld"},
 		{`\help sea`, "rch "},
+		{"context ", "Klarveld|for"},
+		{"context f", "or "},
+		{"context Klarveld, K", "larveld "},
+		{`context for "eu pricing" b`, "udget "},
+		{`context for "eu pricing" `, "budget "},
 	} {
 		got := strings.Join(complete(tc.line), "|")
 		if got != tc.want {

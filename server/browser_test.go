@@ -388,7 +388,7 @@ var everyView = []string{
 	"#/", "#/subject/Klarveld", "#/why/Klarveld.price_per_seat", "#/why/Klarveld.price_per_seat@1",
 	"#/impact/Klarveld.price_per_seat", "#/impact/Klarveld.price_per_seat@1", "#/history/Klarveld.price_per_seat",
 	"#/why/plan:pick-vendor", "#/impact/plan:pick-vendor", "#/history/plan:pick-vendor", "#/principal/worker-3",
-	"#/review", "#/conflicts", "#/stats", "#/changes", "#/subject/Klarveld?tx=2",
+	"#/review", "#/conflicts", "#/stats", "#/changes", "#/subject/Klarveld?tx=2", "#/search/secret%20discount",
 }
 
 // A run of worker-7's that read Klarveld.price_per_seat@2 and ended in failure: the impact view

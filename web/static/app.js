@@ -267,14 +267,23 @@
     $('names').replaceChildren(...opts);
   }
 
+  // search opens the view of what the box names (a claim, an artifact, a subject, a
+  // principal) and otherwise searches: the names that hold the text, and the claims' text.
   function search(v) {
     if (!v) return;
     const c = S.catalog || { subjects: [], keys: [], artifacts: [], principals: [] };
-    if (isClaimRef(v) || c.artifacts.includes(keyOf(v))) location.hash = route('why', v);
+    if (REF.test(v) && (isClaimRef(v) || c.artifacts.includes(keyOf(v)))) location.hash = route('why', v);
     else if (c.subjects.includes(v)) location.hash = route('subject', v);
     else if (c.principals.includes(v)) location.hash = route('principal', v);
-    else location.hash = route('subject', v);
+    else location.hash = route('search', v);
   }
+
+  // The most names and claims the search view lists.
+  const SEARCH_NAMES = 20;
+  const SEARCH_CLAIMS = 50;
+
+  // score is a search score as the command line's table prints it.
+  function score(x) { return typeof x === 'number' ? x.toFixed(3) : ''; }
 
   // ---- time travel ----
 
@@ -506,6 +515,40 @@
       }
       out.append(el('table', { class: 'stats' }, el('tbody', {}, rows.map(([k, v, nested]) =>
         el('tr', { 'data-metric': k }, el('th', { class: nested ? 'nested' : undefined }, k), el('td', {}, show(v)))))));
+    },
+
+    // search: the names the catalog holds that contain the text, and the live claims whose
+    // text best matches it, found by the language's search as the signed-in principal (so
+    // counted, scored and shown among what it may see only), best first.
+    async search(out, text) {
+      out.append(el('h1', {}, 'Search: ' + show(text)),
+        el('p', { class: 'sub' }, 'Names that hold the text, and the live claims whose text (subject, predicate, value, excerpts) best matches it, best first.'));
+      const c = S.catalog || { subjects: [], keys: [], artifacts: [], principals: [] };
+      const low = text.toLowerCase();
+      const names = [];
+      for (const [view, kind, list] of [['subject', 'subject', c.subjects], ['why', 'key', c.keys], ['why', 'artifact', c.artifacts], ['principal', 'principal', c.principals]]) {
+        for (const n of list) if (n.toLowerCase().includes(low)) names.push([view, kind, n]);
+      }
+      if (names.length) {
+        out.append(el('h2', {}, 'Names'), el('ul', { class: 'names' }, names.slice(0, SEARCH_NAMES).map(([view, kind, n]) =>
+          el('li', { 'data-name': n }, el('span', { class: 'kind' }, kind), ' ', link(view, n)))));
+        if (names.length > SEARCH_NAMES) out.append(el('p', { class: 'sub' }, 'and ' + (names.length - SEARCH_NAMES) + ' more: type more of the name.'));
+      }
+      out.append(el('h2', {}, 'Claims'));
+      // JSON's string escapes are Go's, so a JSON string is a string of the language.
+      const [res] = await query('search ' + JSON.stringify(text) + ' limit ' + SEARCH_CLAIMS);
+      if (!res.rows.length) { out.append(el('p', {}, 'No live claim that you may see matches.')); return; }
+      out.append(el('table', { class: 'claims hits' },
+        el('thead', {}, el('tr', {}, ['score', 'subject', 'claim', 'value', 'state', 'by', 'matched'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, res.rows.map((h) => el('tr', { class: stateClass(h.state), 'data-ref': h.ref },
+          el('td', { class: 'score mono' }, score(h.score)),
+          el('td', {}, link('subject', h.subject)),
+          el('td', { class: 'ref' }, link('why', h.ref), h.seen_by && h.seen_by.length ? [' ', privateMark(h.seen_by)] : ''),
+          el('td', { class: 'value' }, valueText(h)),
+          el('td', {}, badge(h.state)),
+          el('td', {}, link('principal', h.asserted_by)),
+          el('td', { class: 'mono' }, (h.matched_terms || []).map(show).join(' ')))))));
+      if (res.rows.length === SEARCH_CLAIMS) out.append(el('p', { class: 'sub' }, 'The ' + SEARCH_CLAIMS + ' best matches: add words to narrow the search.'));
     },
 
     async runs(out) {
