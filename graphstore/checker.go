@@ -928,6 +928,11 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 			c.target(n, codec.MQLGrantPred, v, codec.MQLGrant, "grant")
 		}
 	}
+	if v, ok := c.opt(n, codec.MQLVector, "vector"); ok {
+		if _, err := codec.ParseVector(v); err != nil {
+			c.add(ProblemRecord, c.id, n.iri, "its vector: %v", err)
+		}
+	}
 	if err != nil || !okS || !okP || ver == 0 {
 		return record.ClaimID{}, false
 	}
