@@ -316,3 +316,32 @@ func TestVectorSearchTwins(t *testing.T) {
 		})
 	}
 }
+
+// An import reads vectors as the export writes them and refuses one that is not a vector of
+// the store's dimension, naming its line; nothing is imported.
+func TestImportRefusesBadVectors(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	vectorStory(f)
+	var exp bytes.Buffer
+	if err := f.db.Export(f.ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	good := `"0 0.8 0.6 0"^^<urn:mql:Vector>`
+	if !strings.Contains(exp.String(), good) {
+		t.Fatalf("the export lacks %s", good)
+	}
+	for bad, want := range map[string]string{
+		`"0 0.8 NaN 0"^^<urn:mql:Vector>`:  "component 2 is NaN",
+		`"0 0.8 0.60 0"^^<urn:mql:Vector>`: `not in its shortest form "0.6"`,
+		`"0 0.8 0.6"^^<urn:mql:Vector>`:    "3 dimensions; the store's vectors have 4",
+		`"0 0 0 0"^^<urn:mql:Vector>`:      "no direction",
+		`"0 0.8 0.6 0"`:                    "must be a literal of datatype <urn:mql:Vector>",
+	} {
+		path := filepath.Join(t.TempDir(), "copy.db")
+		_, err := mql.ImportStore(f.ctx, path, strings.NewReader(strings.Replace(exp.String(), good, bad, 1)), mql.Options{})
+		var ie *mql.ImportError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) || ie.Line < 1 {
+			t.Errorf("import with %s: %v; want an ImportError naming its line and saying %q", bad, err, want)
+		}
+	}
+}

@@ -300,6 +300,9 @@ func (c *checker) checkTx(id record.TxID, quads []quad.Quad) (*record.Tx, []quad
 		c.apply(tx, applied)
 	}
 	c.recs.head = id
+	if tx != nil {
+		c.recs.dim = codec.VectorDimAfter(c.recs.dim, tx)
+	}
 	c.cur, c.order = nil, c.order[:0]
 	return tx, encoded
 }

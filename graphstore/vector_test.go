@@ -114,7 +114,7 @@ func TestCheckVectors(t *testing.T) {
 			editBucket(t, path, "text", func(w kv.Writer, b kv.Bucket, _ []entry) error {
 				return w.Put(b, es[1].k, vectorValue(t, es[1].v, 1, 2))
 			})
-		}, kind: ProblemIndex, want: "tx 4: the transaction cannot be indexed again: transaction does not apply: K.note@1 has a vector of 2 dimensions, the store's have 3"},
+		}, kind: ProblemReference, want: "tx 4: claim K.note@1 has a vector of 2 dimensions; the store's vectors have 3"},
 		{name: "a vector holding a NaN", edit: func(t *testing.T, path string) {
 			es := vectorEntries(t, path)
 			editBucket(t, path, "text", func(w kv.Writer, b kv.Bucket, _ []entry) error {
