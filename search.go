@@ -287,10 +287,7 @@ func searchLimit(n int) (int, error) {
 
 // searchStatement is the statement a search for a run records.
 func searchStatement(text string, opts SearchOptions) string {
-	s := "search"
-	if text != "" {
-		s += " " + strconv.Quote(text)
-	}
+	s := "search " + strconv.Quote(text)
 	if len(opts.On) > 0 {
 		s += " on " + strings.Join(opts.On, ", ")
 	}
@@ -324,13 +321,13 @@ func ParseVector(s string) ([]float32, error) {
 		return nil, fmt.Errorf("vector %q: %w: %w: it is empty", s, ErrInvalid, ErrVector)
 	}
 	if len(fields) > MaxVectorDim {
-		return nil, fmt.Errorf("vector: %w: %w: %d components, at most %d", ErrInvalid, ErrVector, len(fields), MaxVectorDim)
+		return nil, fmt.Errorf("vector of %d components: %w: %w: at most %d", len(fields), ErrInvalid, ErrVector, MaxVectorDim)
 	}
 	out := make([]float32, len(fields))
 	for i, f := range fields {
 		x, err := strconv.ParseFloat(f, 32)
 		if err != nil {
-			return nil, fmt.Errorf("vector: %w: %w: component %d, %.40q, is not a float32", ErrInvalid, ErrVector, i, f)
+			return nil, fmt.Errorf("vector: %w: %w: component %d, %.40q, is not a number (components are separated by spaces or commas)", ErrInvalid, ErrVector, i, f)
 		}
 		out[i] = float32(x)
 	}

@@ -387,7 +387,7 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 	case *Assert:
 		spec := mql.AssertSpec{
 			Subject: st.Key.Subject, Predicate: st.Key.Predicate, Value: value(st.Value), By: st.By,
-			Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy,
+			Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy, Vector: st.Vector,
 		}
 		for _, src := range st.Sources {
 			spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
@@ -501,7 +501,7 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		b, err := r.Beliefs(ctx, pattern(st.Pattern), gate)
 		return &Result{Kind: "beliefs", Beliefs: &b}, err
 	case *Search:
-		opts := mql.SearchOptions{Limit: st.Limit, History: st.History}
+		opts := mql.SearchOptions{Limit: st.Limit, History: st.History, Vector: st.Vector, Signals: st.Signals}
 		for _, p := range st.On {
 			opts.On = append(opts.On, pattern(p))
 		}
