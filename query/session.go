@@ -19,10 +19,22 @@ var ErrActAs = errors.New("cannot act as another principal")
 // Session evaluates statements against one store, acting as one principal. It is what the
 // REPL, the command line and the MCP server share; it calls only mql's public API.
 type Session struct {
-	db   *mql.DB
-	as   string              // "" or the owner: may write by anyone and read everything
-	hold func(*Result) error // judges each result a transaction holds until it commits
+	db    *mql.DB
+	as    string              // "" or the owner: may write by anyone and read everything
+	hold  func(*Result) error // judges each result a transaction holds until it commits
+	embed Embedder            // nil: none
 }
+
+// Embedder gives the vectors of texts, in their order (package embedder's Client is one).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedWith makes the session embed, with e, the claims it asserts without a vector (before
+// the write, so that the claim and its vector are committed together, and a failure of e
+// fails the write: nothing is written) and the text of each search that may rank by vector
+// and gives none.
+func (s *Session) EmbedWith(e Embedder) { s.embed = e }
 
 // NewSession evaluates statements against db. as is the acting principal ("" = the owner):
 // reads are made as it, and a write whose `by` names another principal is refused unless as is
@@ -398,6 +410,13 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 		if st.ValidUntil != nil {
 			spec.ValidUntil = *st.ValidUntil
 		}
+		if spec.Vector == nil && s.embed != nil {
+			v, err := s.embedOne(ctx, claimText(spec))
+			if err != nil {
+				return nil, fmt.Errorf("embedding %s.%s: %w; nothing was written", spec.Subject, spec.Predicate, err)
+			}
+			spec.Vector = v
+		}
 		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
 		spec := mql.RevokeSpec{Claim: st.Claim.String(), By: st.By, Because: st.Because}
@@ -504,6 +523,13 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		opts := mql.SearchOptions{Limit: st.Limit, History: st.History, Vector: st.Vector, Signals: st.Signals}
 		for _, p := range st.On {
 			opts.On = append(opts.On, pattern(p))
+		}
+		if opts.Vector == nil && s.embed != nil && strings.TrimSpace(st.Text) != "" && (opts.Signals == nil || slices.Contains(opts.Signals, mql.SignalVector)) {
+			v, err := s.embedOne(ctx, st.Text)
+			if err != nil {
+				return nil, fmt.Errorf("embedding the search text: %w; search with `signals text` to rank by text alone", err)
+			}
+			opts.Vector = v
 		}
 		res, err := r.Search(ctx, st.Text, opts)
 		return &Result{Kind: "search", Search: &res}, err
@@ -624,4 +650,33 @@ func Prefixed(candidates []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// embedOne is the session embedder's vector of text.
+func (s *Session) embedOne(ctx context.Context, text string) ([]float32, error) {
+	vs, err := s.embed.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("the embedder gave %d vectors for one text", len(vs))
+	}
+	return vs[0], nil
+}
+
+// claimText is what the session embeds of a claim: what its text index reads of it (its key,
+// its value, what it quotes from its sources), one line each.
+func claimText(spec mql.AssertSpec) string {
+	lines := []string{spec.Subject + " " + spec.Predicate}
+	if spec.Value.Type == mql.TypeString {
+		lines = append(lines, spec.Value.Str)
+	} else {
+		lines = append(lines, spec.Value.String())
+	}
+	for _, src := range spec.Sources {
+		if src.Excerpt != "" {
+			lines = append(lines, src.Excerpt)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
