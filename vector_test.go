@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -343,5 +344,56 @@ func TestImportRefusesBadVectors(t *testing.T) {
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) || ie.Line < 1 {
 			t.Errorf("import with %s: %v; want an ImportError naming its line and saying %q", bad, err, want)
 		}
+	}
+}
+
+// testdata/kv3-before-vectors.db is a store of format mql-kv/3 written by mql before vectors
+// (at 7e09da4: a claim with a source and excerpt, one seen by worker-3 only, a number). It
+// opens as it is, checks clean, searches by text as before, and then takes vectors: the first
+// fixes the dimension, and the store still checks clean and exports what it imports.
+func TestStoreBeforeVectors(t *testing.T) {
+	src, err := os.ReadFile("testdata/kv3-before-vectors.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := openDSN(t, path, mql.Options{})
+	if rep, err := f.db.Check(f.ctx); err != nil || !rep.OK() || rep.Claims != 3 {
+		t.Fatalf("check of the store before vectors: %v, %+v", err, rep)
+	}
+	if got := refsOf(must2(f.db.Search(f.ctx, "billed yearly", mql.SearchOptions{}))); !slices.Equal(got, []string{"Klarveld.pricing_note@1"}) {
+		t.Errorf("search billed yearly = %v", got)
+	}
+	// No vector yet: a search by vector finds nothing, and says nothing of a dimension.
+	if got := vectorRefs(f.db.Search(f.ctx, "", mql.SearchOptions{Vector: vec(1, 2)})); len(got) != 0 {
+		t.Errorf("a search by vector in a store without vectors: %q", got)
+	}
+	f.ok(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "pricing_note", Value: mql.String("EU pricing, 48 a seat"), By: "worker-3",
+		Sources: []mql.Source{{ID: "src:k"}}, Vector: vec(0, 1, 0)}))
+	f.ok(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Ostwind", Predicate: "summary", Value: mql.String("ship sensors"), By: "worker-3", SeenBy: []string{"worker-3"}, Vector: vec(1, 0, 0)}))
+	// Text ranks the pricing note, then price_per_seat ("price"); the vector, Ostwind's
+	// summary (seen by worker-3), then the pricing note.
+	want := []string{"Klarveld.pricing_note@2 text+vector 0.0325", "Ostwind.summary@2 vector 0.0164", "Klarveld.price_per_seat@1 text 0.0161"}
+	if got := vectorRefs(f.db.As("worker-3").Search(f.ctx, "pricing", mql.SearchOptions{Vector: vec(1, 0.1, 0)})); !slices.Equal(got, want) {
+		t.Errorf("fused search after the first vectors: %q", got)
+	}
+	if rep, err := f.db.Check(f.ctx); err != nil || !rep.OK() {
+		t.Fatalf("check after the first vectors: %v, %+v", err, rep)
+	}
+	var exp bytes.Buffer
+	if err := f.db.Export(f.ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	if _, err := mql.ImportStore(f.ctx, cp, bytes.NewReader(exp.Bytes()), mql.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	g := openDSN(t, cp, mql.Options{})
+	var again bytes.Buffer
+	if err := g.db.Export(g.ctx, &again); err != nil || !bytes.Equal(again.Bytes(), exp.Bytes()) {
+		t.Fatalf("the import exports differently (%v)", err)
 	}
 }
