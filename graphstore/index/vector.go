@@ -110,14 +110,17 @@ func (ix *Index) addVector(c *record.Claim, keySeq, seq uint64) error {
 }
 
 // txVectors gives each claim of tx (read back by Tx, in the order recorded, of global seqs
-// seqs and key numbers keySeqs) the vector stored with it. The claims are copies: a
-// ClaimEntry's claim is shared with the cache.
+// seqs, which grow, and key numbers keySeqs) the vector stored with it. The claims are copies:
+// a ClaimEntry's claim is shared with the cache.
 func (ix *Index) txVectors(tx *record.Tx, seqs, keySeqs []uint64) {
 	prefix := u(slices.Clone(vectorPrefix), uint64(tx.ID))
+	i := 0 // the keys come in seq order too: one pass over the claims
 	ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
 		seq, rest, ok := encoding.Uint(k[len(prefix):])
-		i := slices.Index(seqs, seq)
-		if !ok || len(rest) > 0 || i < 0 {
+		for i < len(seqs) && seqs[i] < seq {
+			i++
+		}
+		if !ok || len(rest) > 0 || i == len(seqs) || seqs[i] != seq {
 			corrupt(fmt.Sprintf("vector %q", k), fmt.Errorf("%w: it names no claim of tx %d", encoding.ErrCorrupt, tx.ID))
 		}
 		x, err := decodeVectorEntry(b)
