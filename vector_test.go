@@ -397,3 +397,62 @@ func TestStoreBeforeVectors(t *testing.T) {
 		t.Fatalf("the import exports differently (%v)", err)
 	}
 }
+
+// A search by vector (and fused) as of tx N gives the rows, order and scores that a store
+// holding only the first N transactions gives: a vector recorded later is not compared.
+func TestVectorSearchAsOfTxTwins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2121))
+	type write struct {
+		spec   mql.AssertSpec
+		revoke bool
+	}
+	var writes []write
+	subjects := []string{"Klarveld", "Brimsole", "Ostwind"}
+	for range 40 {
+		subj := subjects[rng.IntN(len(subjects))]
+		if rng.IntN(5) == 0 {
+			writes = append(writes, write{spec: mql.AssertSpec{Subject: subj, Predicate: "note"}, revoke: true})
+			continue
+		}
+		writes = append(writes, write{spec: mql.AssertSpec{Subject: subj, Predicate: "note", Value: mql.String(randomText(rng)), By: "worker-3", Vector: vectorOf(rng)}})
+	}
+	apply := func(f *fixture, w write) {
+		if w.revoke {
+			f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: w.spec.Subject + ".note", By: "owner"}) // may find none live
+		} else {
+			f.ok(f.db.Assert(f.ctx, w.spec))
+		}
+		f.clk.Add(time.Second)
+	}
+	full := open(t, mql.Options{}).team()
+	for _, w := range writes {
+		apply(full, w)
+	}
+	head, _ := full.db.Head(full.ctx)
+	compared := 0
+	for n := int64(10); n <= head; n += 1 + int64(rng.IntN(6)) {
+		part := open(t, mql.Options{}).team()
+		for _, w := range writes {
+			if h, _ := part.db.Head(part.ctx); h >= n {
+				break
+			}
+			apply(part, w)
+		}
+		for range 4 {
+			text := randomText(rng)
+			opts := mql.SearchOptions{History: rng.IntN(2) == 0, Vector: vectorOf(rng)}
+			if rng.IntN(2) == 0 {
+				text = ""
+			}
+			got := searchRows(full.db.AsOfTx(n).Search(full.ctx, text, opts))
+			want := searchRows(part.db.AsOfTx(n).Search(part.ctx, text, opts))
+			if !slices.Equal(got, want) {
+				t.Fatalf("search %q %+v as of tx %d:\nthe full store    %q\nthe first %d txs %q", text, opts, n, got, n, want)
+			}
+			compared += len(got)
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no rows compared")
+	}
+}
