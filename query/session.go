@@ -167,15 +167,20 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 		}
 		return emit(&Result{Kind: "rollback", Statement: end.String(), Control: &Control{Statements: len(body)}})
 	}
+	// The statements as written are what the results echo: an embedded vector is the store's.
+	embedded, ee := s.embedBlock(ctx, body)
+	if ee != nil {
+		return &TxError{Begin: begin.Pos(), Err: ee}
+	}
 	var results []*Result
 	id, err := s.db.Tx(ctx, s.actor(), func(tx *mql.Tx) error {
 		results = results[:0]
-		for _, st := range body {
+		for i, st := range embedded {
 			res, err := s.eval(ctx, st, txWriter{tx}, tx.Reader())
 			if err != nil {
 				return &EvalError{Pos: st.Pos(), Err: err}
 			}
-			res.Statement = st.String()
+			res.Statement = body[i].String()
 			if s.hold != nil {
 				if err := s.hold(res); err != nil {
 					return &EvalError{Pos: st.Pos(), Err: err}
@@ -397,19 +402,7 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
-		spec := mql.AssertSpec{
-			Subject: st.Key.Subject, Predicate: st.Key.Predicate, Value: value(st.Value), By: st.By,
-			Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy, Vector: st.Vector,
-		}
-		for _, src := range st.Sources {
-			spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
-		}
-		if st.ValidFrom != nil {
-			spec.ValidFrom = *st.ValidFrom
-		}
-		if st.ValidUntil != nil {
-			spec.ValidUntil = *st.ValidUntil
-		}
+		spec := assertSpec(st)
 		if spec.Vector == nil && s.embed != nil {
 			v, err := s.embedOne(ctx, claimText(spec))
 			if err != nil {
@@ -524,7 +517,7 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		for _, p := range st.On {
 			opts.On = append(opts.On, pattern(p))
 		}
-		if opts.Vector == nil && s.embed != nil && strings.TrimSpace(st.Text) != "" && (opts.Signals == nil || slices.Contains(opts.Signals, mql.SignalVector)) {
+		if opts.Vector == nil && s.embed != nil && embedsSearch(st) {
 			v, err := s.embedOne(ctx, st.Text)
 			if err != nil {
 				return nil, fmt.Errorf("embedding the search text: %w; search with `signals text` to rank by text alone", err)
@@ -650,6 +643,78 @@ func Prefixed(candidates []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// assertSpec is the library's form of st.
+func assertSpec(st *Assert) mql.AssertSpec {
+	spec := mql.AssertSpec{
+		Subject: st.Key.Subject, Predicate: st.Key.Predicate, Value: value(st.Value), By: st.By,
+		Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy, Vector: st.Vector,
+	}
+	for _, src := range st.Sources {
+		spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
+	}
+	if st.ValidFrom != nil {
+		spec.ValidFrom = *st.ValidFrom
+	}
+	if st.ValidUntil != nil {
+		spec.ValidUntil = *st.ValidUntil
+	}
+	return spec
+}
+
+// embedsSearch reports whether a session with an embedder embeds the text of search st: it
+// has text, no vector, and may rank by vector.
+func embedsSearch(st *Search) bool {
+	return st.Vector == nil && strings.TrimSpace(st.Text) != "" && (st.Signals == nil || slices.Contains(st.Signals, mql.SignalVector))
+}
+
+// embedBlock is body with the vectors the session's embedder gives its asserts without one
+// and its searches that embed their text, asked for in one request before the transaction
+// begins: a transaction holds the store's writer, which must not wait on the embedder.
+func (s *Session) embedBlock(ctx context.Context, body []Stmt) ([]Stmt, *EvalError) {
+	if s.embed == nil {
+		return body, nil
+	}
+	var texts []string
+	var at []int
+	for i, st := range body {
+		switch st := st.(type) {
+		case *Assert:
+			if st.Vector == nil {
+				texts, at = append(texts, claimText(assertSpec(st))), append(at, i)
+			}
+		case *Search:
+			if embedsSearch(st) {
+				texts, at = append(texts, st.Text), append(at, i)
+			}
+		}
+	}
+	if len(texts) == 0 {
+		return body, nil
+	}
+	vs, err := s.embed.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("the embedder gave %d vectors for %d texts", len(vs), len(texts))
+	}
+	if err != nil {
+		st := body[at[0]]
+		return nil, &EvalError{Pos: st.Pos(), Err: fmt.Errorf("embedding the transaction's claims and searches: %w; nothing was written", err)}
+	}
+	out := slices.Clone(body)
+	for j, i := range at {
+		switch st := out[i].(type) {
+		case *Assert:
+			c := *st
+			c.Vector = vs[j]
+			out[i] = &c
+		case *Search:
+			c := *st
+			c.Vector = vs[j]
+			out[i] = &c
+		}
+	}
+	return out, nil
 }
 
 // embedOne is the session embedder's vector of text.

@@ -23,12 +23,14 @@ import (
 type wordsEmbedder struct {
 	mu      sync.Mutex
 	texts   []string
+	calls   atomic.Int32
 	failing atomic.Bool
 }
 
 var embedWords = []string{"pricing", "ship", "sensors", "drones"}
 
 func (e *wordsEmbedder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.calls.Add(1)
 	if e.failing.Load() {
 		http.Error(w, `{"error":{"message":"the model is loading"}}`, http.StatusServiceUnavailable)
 		return
@@ -141,21 +143,42 @@ assert Brimsole.note = "pricing of drones" by worker-3 vector "0.01 0 0 0 1"`); 
 		t.Errorf("the MCP claim was not embedded: %q", got)
 	}
 
+	// A transaction's claims are embedded in one request, before it takes the store's writer;
+	// its results echo the statements as written.
+	calls := fe.calls.Load()
+	code, qr := tm.query(w3, "begin\nassert A.note = \"ship one\" by worker-3\nassert B.note = \"ship two\" by worker-3\ncommit")
+	if code != http.StatusOK || qr.Error != nil {
+		t.Fatalf("a transaction: %d %+v", code, qr)
+	}
+	if got := fe.seen(); fe.calls.Load() != calls+1 || !slices.Equal(got[len(got)-2:], []string{"A note\nship one", "B note\nship two"}) {
+		t.Errorf("a transaction's claims: %d requests, texts %q", fe.calls.Load()-calls, got[len(got)-2:])
+	}
+	if b, _ := json.Marshal(qr.Results); strings.Contains(string(b), "vector") {
+		t.Errorf("the transaction's results echo the embedded vectors: %s", b)
+	}
+
 	// The embedder fails: the write fails, names the claim, and writes nothing.
 	fe.failing.Store(true)
 	head, _ := tm.db.Head(ctx)
-	code, qr := tm.query(w3, `assert Zed.note = "ship ahoy" by worker-3`)
+	code, qr = tm.query(w3, `assert Zed.note = "ship ahoy" by worker-3`)
 	if code == http.StatusOK || qr.Error == nil || !strings.Contains(qr.Error.Message, "embedding Zed.note") || !strings.Contains(qr.Error.Message, "the model is loading") || !strings.Contains(qr.Error.Message, "nothing was written") {
 		t.Errorf("a write while the embedder fails: %d %+v", code, qr.Error)
 	}
 	if h, _ := tm.db.Head(ctx); h != head {
 		t.Errorf("the failed write moved the head from %d to %d", head, h)
 	}
+	code, qr = tm.query(w3, "begin\nassert Zed.note = \"ship ahoy\" by worker-3\ncommit")
+	if code == http.StatusOK || qr.Error == nil || !strings.Contains(qr.Error.Message, "the model is loading") || !strings.Contains(qr.Error.Message, "nothing was written") {
+		t.Errorf("a transaction while the embedder fails: %d %+v", code, qr.Error)
+	}
+	if h, _ := tm.db.Head(ctx); h != head {
+		t.Errorf("the failed transaction moved the head from %d to %d", head, h)
+	}
 	code, qr = tm.query(w3, `search "ship"`)
 	if code == http.StatusOK || qr.Error == nil || !strings.Contains(qr.Error.Message, "signals text") {
 		t.Errorf("a search while the embedder fails: %d %+v", code, qr.Error)
 	}
-	if got := search(`search "ship" signals text`); !slices.Equal(got, []string{"Ostwind.note@1 text"}) {
+	if got := search(`search "sensors" signals text`); !slices.Equal(got, []string{"Ostwind.note@1 text"}) {
 		t.Errorf("a search by text while the embedder fails: %q", got)
 	}
 	if got := search(`search "" vector "0.01 0 0 0 1" limit 1`); !slices.Equal(got, []string{"Brimsole.note@1 vector"}) {
