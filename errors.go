@@ -6,6 +6,7 @@ import (
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // Errors returned by mql. Each is wrapped with detail, so match them with errors.Is. A write
@@ -29,6 +30,10 @@ var (
 	// unknown kind, right or principal type, a negative half-life, an empty budget, a seen-by
 	// that leaves out its (non-owner) writer.
 	ErrInvalid = errors.New("invalid input")
+	// ErrVector is returned, with ErrInvalid, for a claim's or a search's vector that is
+	// empty, holds a NaN or an infinity, is zero, has more than MaxVectorDim dimensions, or
+	// has not the store's dimension (fixed by the first vector written).
+	ErrVector = record.ErrVector
 	// ErrCycle is returned when a derivation would make an artifact depend on itself.
 	ErrCycle = errors.New("derivation cycle")
 	// ErrNoStanding is returned when the acting principal lacks the right a write needs; the

@@ -1,14 +1,20 @@
 package mql
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/cayleygraph/quad"
+
 	"github.com/mql-dev/mql/analysis"
+	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
+	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/ranking"
 )
 
@@ -32,15 +38,41 @@ type SearchOptions struct {
 	// History makes every matching version an answer, each with its state; otherwise only
 	// live claims are.
 	History bool
+	// Vector, if set, ranks the claims that carry a vector (AssertSpec.Vector) by its cosine
+	// similarity to theirs: the "vector" signal. It must have the store's dimension.
+	Vector []float32
+	// Signals are the signals that rank, "text" (BM25 over the search text) and "vector"
+	// (cosine similarity to Vector); empty: each one the search has the input of. With both,
+	// the answers are fused by reciprocal rank (see Search).
+	Signals []string
 }
+
+// The search signals.
+const (
+	SignalText   = "text"
+	SignalVector = "vector"
+)
+
+// RRFK is the constant of reciprocal rank fusion: a claim ranked r-th (from 1) by a signal
+// gets 1/(RRFK + r) from it. 60 is the value of Cormack, Clarke and Büttcher's paper, where
+// it did well across collections; it keeps the first few ranks of each signal close.
+const RRFK = 60
+
+// RRFWindow is how many answers of each signal a fused search ranks: its limit, and at least
+// this many, so that a claim second best by both signals is not lost to a limit of 1.
+const RRFWindow = 100
 
 // SearchHit is one answer of a search: a claim, its score, and what matched.
 type SearchHit struct {
 	Claim
-	// Score is the claim's BM25 score for the search (package ranking): relative to the
-	// claims the reader may see as of the read, and only comparable within one answer.
+	// Score is the claim's score for the search, only comparable within one answer: with the
+	// text signal alone, its BM25 score (package ranking), relative to the claims the reader
+	// may see as of the read; with the vector signal alone, the cosine similarity of its
+	// vector to the search's (-1 to 1); with both, the sum over the signals that ranked it of
+	// 1/(RRFK + its rank by the signal).
 	Score float64 `json:"score"`
-	// Signals names what ranked the claim: "text" (BM25 over its text) for now.
+	// Signals names what ranked the claim: "text" (its text holds a term of the search),
+	// "vector" (its vector was among the most similar).
 	Signals []string `json:"signals"`
 	// Terms are the search's terms (as the analyzer gives them: folded and stemmed) that the
 	// claim's text holds.
@@ -49,19 +81,25 @@ type SearchHit struct {
 
 // SearchResult is a search's answers, best first.
 type SearchResult struct {
-	Text    string      `json:"text"`
-	History bool        `json:"history,omitempty"`
+	Text    string `json:"text"`
+	History bool   `json:"history,omitempty"`
+	// Signals are the signals the search ranked by.
+	Signals []string    `json:"signals"`
 	Hits    []SearchHit `json:"hits"`
 }
 
 // Search finds the claims whose text (key, value when a string, sources' excerpts) best
-// matches text: live ones only, unless opts.History.
+// matches text, or whose vector is most similar to opts.Vector, or both: live ones only,
+// unless opts.History. With both signals, each ranks its best RRFWindow answers (or its
+// limit's worth, if more) and a claim's score is the sum of 1/(RRFK + rank) over them:
+// reciprocal rank fusion, which needs no common scale for BM25 and cosine similarity.
 func (db *DB) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
 	return db.Reader().Search(ctx, text, opts)
 }
 
-// Search finds the claims whose text best matches text, as the reader sees the store: only
-// what it may see is counted, scored or returned.
+// Search finds the claims whose text best matches text (or whose vector is most similar to
+// opts.Vector: see DB.Search), as the reader sees the store: only what it may see is counted,
+// scored, compared or returned.
 func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
 	if r.run != "" {
 		return forRun(ctx, r, searchStatement(text, opts), func(r Reader) (SearchResult, error) { return r.Search(ctx, text, opts) },
@@ -73,9 +111,15 @@ func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (Se
 				return refs
 			})
 	}
-	terms, err := searchTerms(text)
+	byText, byVector, err := searchSignals(text, opts)
 	if err != nil {
 		return SearchResult{}, err
+	}
+	var terms []string
+	if byText {
+		if terms, err = searchTerms(text); err != nil {
+			return SearchResult{}, err
+		}
 	}
 	limit, err := searchLimit(opts.Limit)
 	if err != nil {
@@ -87,25 +131,126 @@ func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (Se
 			return SearchResult{}, fmt.Errorf("search on %s: %w", s, err)
 		}
 	}
-	out := SearchResult{Text: text, History: opts.History, Hits: []SearchHit{}}
-	err = r.view(ctx, func(v *index.View) error {
-		q := index.TextQuery{Terms: terms, Params: ranking.Default, History: opts.History, Limit: limit}
-		if len(pats) > 0 {
-			q.Match = func(e *index.ClaimEntry) bool {
-				for _, p := range pats {
-					if p.matches(e.ID.Subject, e.ID.Predicate) {
-						return true
-					}
+	var match func(e *index.ClaimEntry) bool
+	if len(pats) > 0 {
+		match = func(e *index.ClaimEntry) bool {
+			for _, p := range pats {
+				if p.matches(e.ID.Subject, e.ID.Predicate) {
+					return true
 				}
-				return false
 			}
+			return false
 		}
-		for _, h := range v.SearchText(q) {
-			out.Hits = append(out.Hits, SearchHit{Claim: claimOf(v, h.Claim), Score: h.Score, Signals: []string{"text"}, Terms: h.Terms})
+	}
+	out := SearchResult{Text: text, History: opts.History, Hits: []SearchHit{}}
+	window := limit
+	if byText && byVector {
+		window = max(limit, RRFWindow)
+	}
+	err = r.view(ctx, func(v *index.View) error {
+		var texts []index.TextHit
+		var vecs []index.VectorHit
+		if byText {
+			out.Signals = append(out.Signals, SignalText)
+			texts = v.SearchText(index.TextQuery{Terms: terms, Params: ranking.Default, History: opts.History, Match: match, Limit: window})
 		}
+		if byVector {
+			if err := checkSearchVector(v, opts.Vector); err != nil {
+				return err
+			}
+			out.Signals = append(out.Signals, SignalVector)
+			vecs = v.SearchVector(index.VectorQuery{Vector: opts.Vector, History: opts.History, Match: match, Limit: window})
+		}
+		out.Hits = fuse(v, texts, vecs, limit)
 		return nil
 	})
 	return out, err
+}
+
+// searchSignals says which signals a search ranks by: those opts.Signals names, or each one
+// the search has the input of.
+func searchSignals(text string, opts SearchOptions) (bool, bool, error) {
+	hasText, hasVector := text != "", opts.Vector != nil
+	if len(opts.Signals) == 0 {
+		if !hasText && !hasVector {
+			return false, false, fmt.Errorf("search: %w: it is empty (neither text nor a vector); say what to search for", ErrInvalid)
+		}
+		return hasText, hasVector, nil
+	}
+	var t, vec bool
+	for _, s := range opts.Signals {
+		switch s {
+		case SignalText:
+			if !hasText {
+				return false, false, fmt.Errorf("signal text: %w: the search has no text to rank by", ErrInvalid)
+			}
+			t = true
+		case SignalVector:
+			if !hasVector {
+				return false, false, fmt.Errorf("signal vector: %w: the search has no vector to rank by; give one (or serve with an embedder, which embeds the search text)", ErrInvalid)
+			}
+			vec = true
+		default:
+			return false, false, fmt.Errorf("signal %q: %w: the signals are text and vector", s, ErrInvalid)
+		}
+	}
+	return t, vec, nil
+}
+
+// checkSearchVector checks a search's vector against the store's dimension (any, while the
+// store holds no vector: nothing is similar to it then).
+func checkSearchVector(v *index.View, vec []float32) error {
+	if err := record.CheckVector(vec); err != nil {
+		return fmt.Errorf("search vector: %w: %w", ErrInvalid, err)
+	}
+	if dim := v.Index().VectorDim(); dim != 0 && dim != len(vec) {
+		return fmt.Errorf("search vector: %w: %w: %d dimensions, and the store's vectors have %d; embed with the model the store's vectors came from", ErrInvalid, ErrVector, len(vec), dim)
+	}
+	return nil
+}
+
+// fuse makes the answers of a search from what each signal ranked: the text hits, the vector
+// hits, or both fused by reciprocal rank (ties in the order the text signal, then the vector
+// signal, ranked them), the best limit of them.
+func fuse(v *index.View, texts []index.TextHit, vecs []index.VectorHit, limit int) []SearchHit {
+	hits := []SearchHit{}
+	if vecs == nil {
+		for _, h := range texts {
+			hits = append(hits, SearchHit{Claim: claimOf(v, h.Claim), Score: h.Score, Signals: []string{SignalText}, Terms: h.Terms})
+		}
+		return hits
+	}
+	if texts == nil {
+		for _, h := range vecs {
+			hits = append(hits, SearchHit{Claim: claimOf(v, h.Claim), Score: h.Cosine, Signals: []string{SignalVector}})
+		}
+		return hits
+	}
+	at := map[record.ClaimID]int{}
+	type fused struct {
+		e   *index.ClaimEntry
+		hit SearchHit
+	}
+	var all []fused
+	for r, h := range texts {
+		at[h.Claim.ID] = len(all)
+		all = append(all, fused{h.Claim, SearchHit{Score: 1 / float64(RRFK+r+1), Signals: []string{SignalText}, Terms: h.Terms}})
+	}
+	for r, h := range vecs {
+		i, ok := at[h.Claim.ID]
+		if !ok {
+			i = len(all)
+			all = append(all, fused{e: h.Claim})
+		}
+		all[i].hit.Score += 1 / float64(RRFK+r+1)
+		all[i].hit.Signals = append(all[i].hit.Signals, SignalVector)
+	}
+	slices.SortStableFunc(all, func(a, b fused) int { return cmp.Compare(b.hit.Score, a.hit.Score) })
+	for _, f := range all[:min(limit, len(all))] {
+		f.hit.Claim = claimOf(v, f.e)
+		hits = append(hits, f.hit)
+	}
+	return hits
 }
 
 // matches reports whether the key subject.predicate fits the pattern.
@@ -146,6 +291,12 @@ func searchStatement(text string, opts SearchOptions) string {
 	if len(opts.On) > 0 {
 		s += " on " + strings.Join(opts.On, ", ")
 	}
+	if opts.Vector != nil {
+		s += " vector " + strconv.Quote(FormatVector(opts.Vector))
+	}
+	if len(opts.Signals) > 0 {
+		s += " signals " + strings.Join(opts.Signals, ", ")
+	}
 	if opts.Limit != 0 {
 		s += " limit " + strconv.Itoa(opts.Limit)
 	}
@@ -153,4 +304,32 @@ func searchStatement(text string, opts SearchOptions) string {
 		s += " history"
 	}
 	return s
+}
+
+// FormatVector writes a vector as the language and the export do: each component in the
+// shortest decimal form that reads back to the same float32, separated by spaces.
+func FormatVector(v []float32) string {
+	return string(codec.VectorLit(v).(quad.TypedString).Value)
+}
+
+// ParseVector reads a vector written as FormatVector writes it, or with other decimal forms
+// of its components, separated by spaces or commas ("0.25 -1 3.5e-05", "0.25, -1, 3.5e-05").
+// It checks only the syntax: record.CheckVector, at the write or the search, the rest.
+func ParseVector(s string) ([]float32, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("vector %q: %w: %w: it is empty", s, ErrInvalid, ErrVector)
+	}
+	if len(fields) > MaxVectorDim {
+		return nil, fmt.Errorf("vector of %d components: %w: %w: at most %d", len(fields), ErrInvalid, ErrVector, MaxVectorDim)
+	}
+	out := make([]float32, len(fields))
+	for i, f := range fields {
+		x, err := strconv.ParseFloat(f, 32)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %w: %w: component %d, %.40q, is not a number (components are separated by spaces or commas)", ErrInvalid, ErrVector, i, f)
+		}
+		out[i] = float32(x)
+	}
+	return out, nil
 }

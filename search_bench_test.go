@@ -92,3 +92,58 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
 }
+
+func benchVectorDim() int {
+	if n, err := strconv.Atoi(os.Getenv("MQL_VECTOR_BENCH_DIM")); err == nil && n > 0 {
+		return n
+	}
+	return 384
+}
+
+func randomVector(rng *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// BenchmarkSearchVector: an exact search by a vector (limit 10) over n claims that each carry
+// a random vector of MQL_VECTOR_BENCH_DIM dimensions (384 by default, a small sentence
+// model's), in a bbolt store written 500 claims a transaction.
+func BenchmarkSearchVector(b *testing.B) {
+	dim := benchVectorDim()
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			ctx := context.Background()
+			db, err := mql.Open(ctx, filepath.Join(b.TempDir(), "v.db"), mql.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "w", Type: mql.Agent, By: "owner"}); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			var specs []mql.AssertSpec
+			for i := range n {
+				specs = append(specs, mql.AssertSpec{Subject: fmt.Sprintf("S%d", i), Predicate: "note", Value: mql.Number(float64(i)), By: "w", Vector: randomVector(rng, dim)})
+				if len(specs) == 500 || i == n-1 {
+					if _, err := db.AssertBatch(ctx, "w", specs); err != nil {
+						b.Fatal(err)
+					}
+					specs = specs[:0]
+				}
+			}
+			var hits int
+			for b.Loop() {
+				res, err := db.Search(ctx, "", mql.SearchOptions{Vector: randomVector(rng, dim), Limit: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				hits += len(res.Hits)
+			}
+			b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
+		})
+	}
+}

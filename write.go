@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/authority"
+	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
@@ -94,7 +95,15 @@ type AssertSpec struct {
 	ValidFrom  time.Time
 	ValidUntil time.Time
 	SeenBy     []string // empty: visible to all
+	// Vector is the claim's embedding (nil: none), which a search by similarity compares
+	// (SearchOptions.Vector): finite, not zero, of the store's dimension (the first vector
+	// written fixes it, at most MaxVectorDim). It is stored with the claim, in the same
+	// commit, and exported with it.
+	Vector []float32
 }
+
+// MaxVectorDim is the most dimensions a vector may have.
+const MaxVectorDim = record.MaxVectorDim
 
 // RevokeSpec revokes one claim version ("Subject.predicate@N").
 type RevokeSpec struct {
@@ -499,6 +508,9 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 	if err := checkAudience(v, s.By, seen); err != nil {
 		return nil, err
 	}
+	if err := checkClaimVector(v, tx, key, s.Vector); err != nil {
+		return nil, err
+	}
 	aud := index.Audience(seen)
 	grant := ""
 	if v.Meta().Strict {
@@ -553,6 +565,7 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 		ValidUntil: utc(s.ValidUntil),
 		SeenBy:     seen,
 		Grant:      grant,
+		Vector:     slices.Clone(s.Vector),
 		Tx:         tx.ID,
 	}
 	live := p.liveOf(key, aud)
@@ -575,6 +588,23 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 		p.live[audKey{key, aud}] = liveClaim{id: c.ID, kind: kind, value: c.Value, ok: c.ValidUntil.IsZero() || tx.Time.Before(c.ValidUntil)}
 	}
 	return c, nil
+}
+
+// checkClaimVector checks the vector of a claim of key being built into tx: nil, or one
+// record.CheckVector accepts of the store's dimension, which the store's first vector fixed,
+// or else the first one of tx.
+func checkClaimVector(v *index.View, tx *record.Tx, key record.Key, vec []float32) error {
+	if vec == nil {
+		return nil
+	}
+	if err := record.CheckVector(vec); err != nil {
+		return fmt.Errorf("vector of %s: %w: %w", key, ErrInvalid, err)
+	}
+	dim := codec.VectorDimAfter(v.Index().VectorDim(), tx)
+	if dim != 0 && len(vec) != dim {
+		return fmt.Errorf("vector of %s: %w: %w: %d dimensions, and the store's vectors have %d (fixed by its first); embed with the model the store's vectors came from", key, ErrInvalid, ErrVector, len(vec), dim)
+	}
+	return nil
 }
 
 func utc(t time.Time) time.Time {

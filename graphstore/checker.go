@@ -329,6 +329,9 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 		c.apply(tx, applied)
 	}
 	c.recs.head = id
+	if tx != nil {
+		c.recs.dim = codec.VectorDimAfter(c.recs.dim, tx)
+	}
 	c.cur, c.order = nil, nil
 	return tx, encoded
 }
@@ -955,6 +958,11 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 		// "owner" is the standing the store owner asserts by in a strict store; it names no grant.
 		if g, err := codec.ParseNamed(codec.PrefGrant, "grant", v); err != nil || g != "owner" {
 			c.target(n, codec.MQLGrantPred, v, codec.MQLGrant, "grant")
+		}
+	}
+	if v, ok := c.opt(n, codec.MQLVector, "vector"); ok {
+		if _, err := codec.ParseVector(v); err != nil {
+			c.add(ProblemRecord, c.id, n.iri, "its vector: %v", err)
 		}
 	}
 	if err != nil || !okS || !okP || ver == 0 {

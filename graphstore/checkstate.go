@@ -579,10 +579,12 @@ func (s *CheckState) overlayKeys() []*keyState {
 type stateRecords struct {
 	s    *CheckState
 	head record.TxID
+	dim  int
 }
 
 func (r *stateRecords) Top() record.TxID  { return r.head }
-func (r *stateRecords) Add(tx *record.Tx) { r.head = tx.ID }
+func (r *stateRecords) Add(tx *record.Tx) { r.head, r.dim = tx.ID, codec.VectorDimAfter(r.dim, tx) }
+func (r *stateRecords) VectorDim() int    { return r.dim }
 func (r *stateRecords) HasClaim(id record.ClaimID) bool {
 	_, ok := r.s.claimTx(id)
 	return ok

@@ -958,6 +958,7 @@ func (r indexRecords) HasClaim(id record.ClaimID) bool       { return r.ix.HasCl
 func (r indexRecords) HasArtifact(id record.ArtifactID) bool { return r.ix.HasArtifact(id) }
 func (r indexRecords) Add(*record.Tx)                        {}
 func (r indexRecords) HasToken(id string) bool               { return r.ix.HasToken(id) }
+func (r indexRecords) VectorDim() int                        { return r.ix.VectorDim() }
 func (r indexRecords) HasSource(id string) bool              { return r.ix.HasSource(id) }
 func (r indexRecords) KeyVersion(k record.Key) int           { return r.ix.KeyVersion(k) }
 func (r indexRecords) ArtifactVersion(name string) int       { return r.ix.ArtifactVersion(name) }

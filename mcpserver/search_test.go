@@ -99,3 +99,42 @@ func TestContextToolQuestion(t *testing.T) {
 		t.Errorf("refused contexts wrote: tx %d → %d", before.Transactions, after.Transactions)
 	}
 }
+
+// The assert tool takes a claim's vector, the search tool a query vector and the signals:
+// fused rows say which signals ranked them; a vector of another dimension is refused by name.
+func TestSearchToolVectors(t *testing.T) {
+	db := openStore(t, "memory:", newClock())
+	team(t, db)
+	w3 := connect(t, db, "worker-3")
+	w3.ok("assert", map[string]any{"subject": "Klarveld", "predicate": "note", "value": "EU pricing", "vector": []any{1, 0, 0}})
+	w3.ok("assert", map[string]any{"subject": "Ostwind", "predicate": "note", "value": "ship sensors", "vector": []any{0, 1, 0.5}})
+	w3.ok("assert", map[string]any{"subject": "Brimsole", "predicate": "note", "value": "no vector here"})
+	rows := func(m map[string]any) []string {
+		var out []string
+		for _, r := range m["rows"].([]any) {
+			row := r.(map[string]any)
+			var sig []string
+			for _, s := range row["signals"].([]any) {
+				sig = append(sig, s.(string))
+			}
+			out = append(out, row["ref"].(string)+" "+strings.Join(sig, "+"))
+		}
+		return out
+	}
+	_, m := w3.ok("search", map[string]any{"text": "EU pricing", "vector": []any{0, 1, 0}})
+	if got := strings.Join(rows(m), ", "); got != "Klarveld.note@1 text+vector, Ostwind.note@1 vector" {
+		t.Errorf("fused search: %s", got)
+	}
+	_, m = w3.ok("search", map[string]any{"vector": []any{0, 1, 0}, "limit": 1})
+	if got := strings.Join(rows(m), ", "); got != "Ostwind.note@1 vector" {
+		t.Errorf("search by vector: %s", got)
+	}
+	_, m = w3.ok("search", map[string]any{"text": "EU pricing", "vector": []any{0, 1, 0}, "signals": []any{"text"}})
+	if got := strings.Join(rows(m), ", "); got != "Klarveld.note@1 text" {
+		t.Errorf("search by text only: %s", got)
+	}
+	w3.fail("assert", map[string]any{"subject": "X", "predicate": "note", "value": "x", "vector": []any{1, 2}}, "2 dimensions, and the store's vectors have 3")
+	w3.fail("assert", map[string]any{"subject": "X", "predicate": "note", "value": "x", "vector": []any{0, 0, 0}}, "no direction")
+	w3.fail("search", map[string]any{"vector": []any{1, 2}}, "2 dimensions")
+	w3.fail("search", map[string]any{}, "empty")
+}

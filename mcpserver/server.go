@@ -43,10 +43,27 @@ func New(db *mql.DB, as string) *mcp.Server { return NewLimited(db, as, Limits{}
 
 // NewLimited is New with the limits lim on every tool call.
 func NewLimited(db *mql.DB, as string, lim Limits) *mcp.Server {
+	return NewWith(db, as, Options{Limits: lim})
+}
+
+// Options are what a server may be given beyond its store and principal.
+type Options struct {
+	// Limits bound every tool call (zero fields: the defaults).
+	Limits Limits
+	// Embedder, if set, embeds the claims asserted without a vector and the search texts
+	// (query.Session.EmbedWith).
+	Embedder query.Embedder
+}
+
+// NewWith is New with opts.
+func NewWith(db *mql.DB, as string, opts Options) *mcp.Server {
 	if as == "" {
 		as = db.Owner()
 	}
-	s := &server{db: db, principal: as, sess: query.NewSession(db, as), lim: lim.orDefaults()}
+	s := &server{db: db, principal: as, sess: query.NewSession(db, as), lim: opts.Limits.orDefaults()}
+	if opts.Embedder != nil {
+		s.sess.EmbedWith(opts.Embedder)
+	}
 	srv := mcp.NewServer(&mcp.Implementation{
 		Name:    "mql",
 		Title:   "mql memory",

@@ -33,7 +33,7 @@ func TestToolList(t *testing.T) {
 	required := map[string][]string{
 		"assert": {"subject", "predicate", "value"}, "revoke": {"claim"}, "derive": {"artifact", "from"},
 		"review": {"artifact"}, "query": {"statement"}, "why": {"ref"}, "impact": {"ref"},
-		"outcome": {"run", "result"}, "search": {"text"},
+		"outcome": {"run", "result"}, "search": nil, // context: subjects or a question; search: text or vector
 	}
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)

@@ -35,6 +35,7 @@ type AssertInput struct {
 	ValidFrom  string        `json:"valid_from,omitempty"`
 	ValidUntil string        `json:"valid_until,omitempty"`
 	SeenBy     []string      `json:"seen_by,omitempty"`
+	Vector     []float32     `json:"vector,omitempty"`
 }
 
 // SourceInput is one piece of evidence named by an assert.
@@ -90,11 +91,13 @@ type ContextInput struct {
 
 // SearchInput is the input of the search tool.
 type SearchInput struct {
-	Text    string   `json:"text"`
-	On      []string `json:"on,omitempty"`
-	Limit   int      `json:"limit,omitempty"`
-	History bool     `json:"history,omitempty"`
-	Run     string   `json:"run,omitempty"`
+	Text    string    `json:"text,omitempty"`
+	On      []string  `json:"on,omitempty"`
+	Vector  []float32 `json:"vector,omitempty"`
+	Signals []string  `json:"signals,omitempty"`
+	Limit   int       `json:"limit,omitempty"`
+	History bool      `json:"history,omitempty"`
+	Run     string    `json:"run,omitempty"`
 }
 
 // WhyInput is the input of the why tool.
@@ -200,6 +203,8 @@ func (s *server) addTools(srv toolAdder) {
 			p["valid_until"].Pattern = timePattern
 			p["seen_by"].Description = `Principals who alone (with the store's owner) may see this claim; omit it for a claim visible to everyone. It must include your own name (` + s.principal + `): you write only what you may see.`
 			p["seen_by"].Items.Pattern = namePattern
+			p["vector"].Description = `The claim's embedding, if you have one (the server may embed claims itself): the numbers your embedding model gives for its text, of the dimension of the store's other vectors (the first one fixes it). A search with a vector ranks claims by its similarity to theirs.`
+			p["vector"].MinItems = jsonschema.Ptr(1)
 		}),
 	}, s.assert, jsonText)
 
@@ -307,10 +312,14 @@ func (s *server) addTools(srv toolAdder) {
 		Annotations: read("Search the memory by its text"),
 		Description: `Find the live claims whose text best matches words or a question, best first, when you do not know their subject: e.g. "EU pricing for the team plan". ` +
 			`A claim's text is its subject and predicate (price_per_seat matches "price per seat"), its value when a string, and its sources' excerpts; words match after case folding and English stemming ("pricing" finds "prices"). ` +
-			`Each row is a claim (as every read gives it) with its score (BM25, comparable within one answer only) and matched_terms. Superseded, revoked, expired and contested claims are never answers, unless history is set. Cite the claim references (ref) in what you write.`,
+			`With a vector (or, on a server with an embedder, the text's own embedding), claims are also ranked by the cosine similarity of their vectors, and the two rankings fused by reciprocal rank. ` +
+			`Each row is a claim (as every read gives it) with its score (BM25 by text alone, cosine by vector alone, the fused score with both: comparable within one answer only), the signals that ranked it (text, vector) and matched_terms. Superseded, revoked, expired and contested claims are never answers, unless history is set. Cite the claim references (ref) in what you write.`,
 		InputSchema: schemaFor[SearchInput](func(p map[string]*jsonschema.Schema) {
-			p["text"].Description = `What to search for: words or a question, at most 4096 bytes.`
-			p["text"].MinLength = jsonschema.Ptr(1)
+			p["text"].Description = `What to search for: words or a question, at most 4096 bytes. It may be absent when a vector is given.`
+			p["vector"].Description = `A query embedding, of the dimension of the store's vectors: ranks claims by the similarity of their vectors to it.`
+			p["vector"].MinItems = jsonschema.Ptr(1)
+			p["signals"].Description = `The signals to rank by, "text" and "vector"; absent: each one the search has the input of.`
+			p["signals"].Items.Enum = []any{mql.SignalText, mql.SignalVector}
 			p["on"].Description = `Only claims of keys matching one of these patterns: "Subject", "Subject.*", "*.predicate", "Subject.predicate". Absent: every key.`
 			p["on"].Items.Pattern = keyPattern
 			p["limit"].Description = `The most rows to give, 1 to 10000; 0 or absent for 20.`
@@ -462,6 +471,7 @@ func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
 		Confidence: in.Confidence,
 		Kind:       query.ClaimKind(in.Kind),
 		SeenBy:     in.SeenBy,
+		Vector:     in.Vector,
 	}
 	srcs := in.Sources
 	if in.Source != "" && !slices.ContainsFunc(srcs, func(x SourceInput) bool { return x.ID == in.Source }) {
@@ -536,7 +546,7 @@ func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
 }
 
 func (s *server) search(ctx context.Context, in SearchInput) (output, error) {
-	st := &query.Search{Text: in.Text, Limit: in.Limit, History: in.History, Mods: query.Mods{ForRun: in.Run}}
+	st := &query.Search{Text: in.Text, Vector: in.Vector, Signals: in.Signals, Limit: in.Limit, History: in.History, Mods: query.Mods{ForRun: in.Run}}
 	for _, p := range in.On {
 		subj, pred, _ := strings.Cut(p, ".")
 		if subj == "*" {

@@ -232,7 +232,7 @@ type Grant struct {
 }
 
 // Assert records a claim: assert Subject.predicate = VALUE by NAME, then the
-// optional clauses from, confidence, kind, valid from, valid until, seen by.
+// optional clauses from, confidence, kind, valid from, valid until, seen by, vector.
 type Assert struct {
 	Start      Position
 	Key        Ref // Subject.predicate, no version
@@ -244,6 +244,7 @@ type Assert struct {
 	ValidFrom  *time.Time // UTC; nil when absent
 	ValidUntil *time.Time // UTC; nil when absent
 	SeenBy     []string   // nil when absent
+	Vector     []float32  // vector STRING (mql.ParseVector); nil when absent
 }
 
 // Revoke revokes a claim version: revoke Subject.predicate@N by NAME
@@ -367,13 +368,17 @@ type Beliefs struct {
 	Gate    *Gate // nil when absent
 }
 
-// Search finds the claims whose text best matches Text, best first:
-// search TEXT [on PATTERN {, PATTERN}] [limit N] [history].
+// Search finds the claims whose text best matches Text, or whose vector is most similar to
+// Vector, or both (mql.Reader.Search), best first: search TEXT [on PATTERN {, PATTERN}]
+// [vector STRING] [signals NAME {, NAME}] [limit N] [history]. TEXT "" searches by the vector
+// alone.
 type Search struct {
 	Start   Position
 	Mods    Mods
-	Text    string
+	Text    string    // "": none (a search by vector)
 	On      []Pattern // nil: every key
+	Vector  []float32 // nil when absent
+	Signals []string  // nil when absent: each signal the search has the input of
 	Limit   int       // >= 1; 0 when absent
 	History bool      // every matching version, each with its state
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/mql-dev/mql"
 )
 
 // convert turns a participle capture into the AST, checking what the grammar
@@ -109,6 +111,9 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 			case cl.SeenBy != nil:
 				c.once(seen, "seen by", cl.Pos)
 				s.SeenBy = names(cl.SeenBy)
+			case present(cl.Vector):
+				c.once(seen, "vector", cl.Pos)
+				s.Vector = c.vector(cl.Vector)
 			}
 		}
 		if c.ok() && s.ValidFrom != nil && s.ValidUntil != nil && !s.ValidFrom.Before(*s.ValidUntil) {
@@ -237,6 +242,12 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 				for _, p := range cl.On {
 					s.On = append(s.On, c.pattern(*p))
 				}
+			case present(cl.Vector):
+				c.once(seen, "vector", cl.Pos)
+				s.Vector = c.vector(cl.Vector)
+			case cl.Signals != nil:
+				c.once(seen, "signals", cl.Pos)
+				s.Signals = names(cl.Signals)
 			case present(cl.Limit):
 				c.once(seen, "limit", cl.Pos)
 				s.Limit = int(c.integer(cl.Limit, "limit", 1))
@@ -668,6 +679,17 @@ func parseDuration(s string) (time.Duration, error) {
 		total = -total
 	}
 	return total, nil
+}
+
+// vector reads a vector STRING clause (mql.ParseVector's syntax); what makes a vector fit for
+// a claim or a search (finite, not zero, the store's dimension) the write or the search checks.
+func (c *converter) vector(t tok) []float32 {
+	v, err := mql.ParseVector(c.str(t))
+	if err != nil {
+		c.failf(t, "%v", err)
+		return nil
+	}
+	return v
 }
 
 func (c *converter) str(t tok) string {

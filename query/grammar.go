@@ -123,7 +123,8 @@ type assertClauseG struct {
 	Kind       tok        `parser:"| 'kind' @Ident"`
 	ValidFrom  tok        `parser:"| 'valid' ( 'from' @Time"`
 	ValidUntil tok        `parser:"          | 'until' @Time )"`
-	SeenBy     []*identG  `parser:"| 'seen' 'by' @@ ( ',' @@ )* )"`
+	SeenBy     []*identG  `parser:"| 'seen' 'by' @@ ( ',' @@ )*"`
+	Vector     tok        `parser:"| 'vector' @String )"`
 }
 
 type sourceG struct {
@@ -261,7 +262,8 @@ type numberClauseG struct {
 	Num tok `parser:"@Number"`
 }
 
-// searchG is search TEXT [on PATTERN {, PATTERN}] [limit N] [history], clauses in any order.
+// searchG is search TEXT [on PATTERN {, PATTERN}] [vector STRING] [signals NAME {, NAME}]
+// [limit N] [history], clauses in any order.
 type searchG struct {
 	Kw      tok              `parser:"@'search'"`
 	Text    tok              `parser:"@String"`
@@ -271,6 +273,8 @@ type searchG struct {
 type searchClauseG struct {
 	Pos     lexer.Position
 	On      []*patternG `parser:"(  'on' @@ ( ',' @@ )*"`
+	Vector  tok         `parser:"| 'vector' @String"`
+	Signals []*identG   `parser:"| 'signals' @@ ( ',' @@ )*"`
 	Limit   tok         `parser:"| 'limit' @Number"`
 	History tok         `parser:"| @'history' )"`
 }

@@ -428,7 +428,7 @@ func closest(s string, list []string) string {
 
 // clauses lists the clause keywords of each statement, for "did you mean".
 var clauses = map[string][]string{
-	"assert":  {"from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision"},
+	"assert":  {"from", "confidence", "kind", "valid", "seen", "excerpt", "uri", "revision", "vector"},
 	"revoke":  {"because", "replaced"},
 	"derive":  {"confidence", "seen"},
 	"review":  {"because"},
@@ -437,7 +437,7 @@ var clauses = map[string][]string{
 	"impact":  {"depth"},
 	"beliefs": {"gate"},
 	"context": {"budget"},
-	"search":  {"on", "limit", "history"},
+	"search":  {"on", "vector", "signals", "limit", "history"},
 }
 
 // EditDistance is the Levenshtein distance between a and b, in bytes (99 when either is longer
@@ -516,7 +516,7 @@ func translate(err error, kind string, toks []tok, k int, found func(int) string
 
 // trailing lists what may follow a complete statement of each kind.
 var trailing = map[string]string{
-	"assert":  "a clause (from, confidence, kind, valid from, valid until, seen by) or end of statement",
+	"assert":  "a clause (from, confidence, kind, valid from, valid until, seen by, vector) or end of statement",
 	"revoke":  "a clause (because, replaced by) or end of statement",
 	"derive":  "a clause (confidence, seen by) or end of statement",
 	"review":  `"because" or end of statement`,
@@ -525,7 +525,7 @@ var trailing = map[string]string{
 	"impact":  `"depth" or end of statement`,
 	"beliefs": `"gate" or end of statement`,
 	"context": `"budget" or end of statement`,
-	"search":  `a clause (on, limit, history) or end of statement`,
+	"search":  `a clause (on, vector, signals, limit, history) or end of statement`,
 }
 
 func init() {

@@ -141,6 +141,8 @@ var stmtCases = []stmtCase{
 	{src: `assert K.p = 1 by w confidence 0`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Confidence: fp(0)}},
 	{src: `assert K.p = 1 by w confidence 1`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Confidence: fp(1)}},
 	{src: `assert K.p = 1 by w seen by a, b, worker-3`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", SeenBy: []string{"a", "b", "worker-3"}}},
+	{src: `assert K.p = 1 by w vector "1,2 , 3e2" seen by a`, want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", SeenBy: []string{"a"}, Vector: []float32{1, 2, 300}},
+		canon: `assert K.p = 1 by w seen by a vector "1 2 300"`},
 	{src: `assert K.p = 1 by w from "s1" revision "r1" uri "https://k.example/pricing" excerpt "44 EUR per seat", "s2"`,
 		want: &Assert{Key: ref("K.p"), Value: vnum(1), By: "w", Sources: []Source{
 			{ID: "s1", Excerpt: "44 EUR per seat", URI: "https://k.example/pricing", Revision: "r1"}, src("s2")}},
@@ -269,6 +271,9 @@ var stmtCases = []stmtCase{
 	{src: `search "stealth" on Player7.*, *.mood, Architect limit 5 history`, want: &Search{Text: "stealth", On: []Pattern{pat("Player7", ""), pat("", "mood"), pat("Architect", "")}, Limit: 5, History: true},
 		canon: `search "stealth" on Player7, *.mood, Architect limit 5 history`},
 	{src: `search "x" history limit 3 on *`, want: &Search{Text: "x", On: []Pattern{pat("", "")}, Limit: 3, History: true}, canon: `search "x" on * limit 3 history`},
+	{src: `search "x" signals vector, text vector "0.50, -1 3.5e-05" limit 2`, want: &Search{Text: "x", Vector: []float32{0.5, -1, 3.5e-05}, Signals: []string{"vector", "text"}, Limit: 2},
+		canon: `search "x" vector "0.5 -1 3.5e-05" signals vector, text limit 2`},
+	{src: `search "" vector "1 0"`, want: &Search{Vector: []float32{1, 0}}},
 	{src: `as of tx 4 as worker-3 search "say \"hi\"" for run r-1`, want: &Search{Mods: Mods{AsOfTx: i64p(4), As: "worker-3", ForRun: "r-1"}, Text: `say "hi"`}},
 
 	// context

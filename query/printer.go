@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mql-dev/mql"
 )
 
 // The printer writes canonical source: lowercase keywords, single spaces,
@@ -166,6 +168,9 @@ func (s *Assert) String() string {
 	if len(s.SeenBy) > 0 {
 		b.WriteString(" seen by " + strings.Join(s.SeenBy, ", "))
 	}
+	if s.Vector != nil {
+		b.WriteString(" vector " + strconv.Quote(mql.FormatVector(s.Vector)))
+	}
 	return b.String()
 }
 
@@ -311,6 +316,12 @@ func (s *Search) String() string {
 	out := s.Mods.String() + "search " + strconv.Quote(s.Text)
 	for i, p := range s.On {
 		out += map[bool]string{true: " on ", false: ", "}[i == 0] + p.String()
+	}
+	if s.Vector != nil {
+		out += " vector " + strconv.Quote(mql.FormatVector(s.Vector))
+	}
+	if len(s.Signals) > 0 {
+		out += " signals " + strings.Join(s.Signals, ", ")
 	}
 	if s.Limit > 0 {
 		out += " limit " + strconv.Itoa(s.Limit)

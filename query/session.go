@@ -19,10 +19,22 @@ var ErrActAs = errors.New("cannot act as another principal")
 // Session evaluates statements against one store, acting as one principal. It is what the
 // REPL, the command line and the MCP server share; it calls only mql's public API.
 type Session struct {
-	db   *mql.DB
-	as   string              // "" or the owner: may write by anyone and read everything
-	hold func(*Result) error // judges each result a transaction holds until it commits
+	db    *mql.DB
+	as    string              // "" or the owner: may write by anyone and read everything
+	hold  func(*Result) error // judges each result a transaction holds until it commits
+	embed Embedder            // nil: none
 }
+
+// Embedder gives the vectors of texts, in their order (package embedder's Client is one).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedWith makes the session embed, with e, the claims it asserts without a vector (before
+// the write, so that the claim and its vector are committed together, and a failure of e
+// fails the write: nothing is written) and the text of each search that may rank by vector
+// and gives none.
+func (s *Session) EmbedWith(e Embedder) { s.embed = e }
 
 // NewSession evaluates statements against db. as is the acting principal ("" = the owner):
 // reads are made as it, and a write whose `by` names another principal is refused unless as is
@@ -155,15 +167,20 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 		}
 		return emit(&Result{Kind: "rollback", Statement: end.String(), Control: &Control{Statements: len(body)}})
 	}
+	// The statements as written are what the results echo: an embedded vector is the store's.
+	embedded, ee := s.embedBlock(ctx, body)
+	if ee != nil {
+		return &TxError{Begin: begin.Pos(), Err: ee}
+	}
 	var results []*Result
 	id, err := s.db.Tx(ctx, s.actor(), func(tx *mql.Tx) error {
 		results = results[:0]
-		for _, st := range body {
+		for i, st := range embedded {
 			res, err := s.eval(ctx, st, txWriter{tx}, tx.Reader())
 			if err != nil {
 				return &EvalError{Pos: st.Pos(), Err: err}
 			}
-			res.Statement = st.String()
+			res.Statement = body[i].String()
 			if s.hold != nil {
 				if err := s.hold(res); err != nil {
 					return &EvalError{Pos: st.Pos(), Err: err}
@@ -385,18 +402,13 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
-		spec := mql.AssertSpec{
-			Subject: st.Key.Subject, Predicate: st.Key.Predicate, Value: value(st.Value), By: st.By,
-			Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy,
-		}
-		for _, src := range st.Sources {
-			spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
-		}
-		if st.ValidFrom != nil {
-			spec.ValidFrom = *st.ValidFrom
-		}
-		if st.ValidUntil != nil {
-			spec.ValidUntil = *st.ValidUntil
+		spec := assertSpec(st)
+		if spec.Vector == nil && s.embed != nil {
+			v, err := s.embedOne(ctx, claimText(spec))
+			if err != nil {
+				return nil, fmt.Errorf("embedding %s.%s: %w; nothing was written", spec.Subject, spec.Predicate, err)
+			}
+			spec.Vector = v
 		}
 		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
@@ -501,9 +513,16 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		b, err := r.Beliefs(ctx, pattern(st.Pattern), gate)
 		return &Result{Kind: "beliefs", Beliefs: &b}, err
 	case *Search:
-		opts := mql.SearchOptions{Limit: st.Limit, History: st.History}
+		opts := mql.SearchOptions{Limit: st.Limit, History: st.History, Vector: st.Vector, Signals: st.Signals}
 		for _, p := range st.On {
 			opts.On = append(opts.On, pattern(p))
+		}
+		if opts.Vector == nil && s.embed != nil && embedsSearch(st) {
+			v, err := s.embedOne(ctx, st.Text)
+			if err != nil {
+				return nil, fmt.Errorf("embedding the search text: %w; search with `signals text` to rank by text alone", err)
+			}
+			opts.Vector = v
 		}
 		res, err := r.Search(ctx, st.Text, opts)
 		return &Result{Kind: "search", Search: &res}, err
@@ -628,4 +647,105 @@ func Prefixed(candidates []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// assertSpec is the library's form of st.
+func assertSpec(st *Assert) mql.AssertSpec {
+	spec := mql.AssertSpec{
+		Subject: st.Key.Subject, Predicate: st.Key.Predicate, Value: value(st.Value), By: st.By,
+		Confidence: st.Confidence, Kind: mql.Kind(st.Kind), SeenBy: st.SeenBy, Vector: st.Vector,
+	}
+	for _, src := range st.Sources {
+		spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
+	}
+	if st.ValidFrom != nil {
+		spec.ValidFrom = *st.ValidFrom
+	}
+	if st.ValidUntil != nil {
+		spec.ValidUntil = *st.ValidUntil
+	}
+	return spec
+}
+
+// embedsSearch reports whether a session with an embedder embeds the text of search st: it
+// has text, no vector, and may rank by vector.
+func embedsSearch(st *Search) bool {
+	return st.Vector == nil && strings.TrimSpace(st.Text) != "" && (st.Signals == nil || slices.Contains(st.Signals, mql.SignalVector))
+}
+
+// embedBlock is body with the vectors the session's embedder gives its asserts without one
+// and its searches that embed their text, asked for in one request before the transaction
+// begins: a transaction holds the store's writer, which must not wait on the embedder.
+func (s *Session) embedBlock(ctx context.Context, body []Stmt) ([]Stmt, *EvalError) {
+	if s.embed == nil {
+		return body, nil
+	}
+	var texts []string
+	var at []int
+	for i, st := range body {
+		switch st := st.(type) {
+		case *Assert:
+			if st.Vector == nil {
+				texts, at = append(texts, claimText(assertSpec(st))), append(at, i)
+			}
+		case *Search:
+			if embedsSearch(st) {
+				texts, at = append(texts, st.Text), append(at, i)
+			}
+		}
+	}
+	if len(texts) == 0 {
+		return body, nil
+	}
+	vs, err := s.embed.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("the embedder gave %d vectors for %d texts", len(vs), len(texts))
+	}
+	if err != nil {
+		st := body[at[0]]
+		return nil, &EvalError{Pos: st.Pos(), Err: fmt.Errorf("embedding the transaction's claims and searches: %w; nothing was written", err)}
+	}
+	out := slices.Clone(body)
+	for j, i := range at {
+		switch st := out[i].(type) {
+		case *Assert:
+			c := *st
+			c.Vector = vs[j]
+			out[i] = &c
+		case *Search:
+			c := *st
+			c.Vector = vs[j]
+			out[i] = &c
+		}
+	}
+	return out, nil
+}
+
+// embedOne is the session embedder's vector of text.
+func (s *Session) embedOne(ctx context.Context, text string) ([]float32, error) {
+	vs, err := s.embed.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("the embedder gave %d vectors for one text", len(vs))
+	}
+	return vs[0], nil
+}
+
+// claimText is what the session embeds of a claim: what its text index reads of it (its key,
+// its value, what it quotes from its sources), one line each.
+func claimText(spec mql.AssertSpec) string {
+	lines := []string{spec.Subject + " " + spec.Predicate}
+	if spec.Value.Type == mql.TypeString {
+		lines = append(lines, spec.Value.Str)
+	} else {
+		lines = append(lines, spec.Value.String())
+	}
+	for _, src := range spec.Sources {
+		if src.Excerpt != "" {
+			lines = append(lines, src.Excerpt)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

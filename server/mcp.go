@@ -26,7 +26,7 @@ func (s *Server) mcpFor(principal string) *mcp.Server {
 	if as == s.owner {
 		as = ""
 	}
-	srv := mcpserver.NewLimited(s.db, as, s.opts.Limits.mcp())
+	srv := mcpserver.NewWith(s.db, as, mcpserver.Options{Limits: s.opts.Limits.mcp(), Embedder: s.opts.Embedder})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.stop

@@ -177,6 +177,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Limits.Timeout)
 	defer cancel()
 	sess := query.NewSession(s.db, id.principal)
+	if s.opts.Embedder != nil {
+		sess.EmbedWith(s.opts.Embedder)
+	}
 	m := &meter{limit: s.opts.Limits.Output}
 	exec := func(ctx context.Context, emit func(*query.Result) error) error {
 		if sc.tx {

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/query"
 	"github.com/mql-dev/mql/web"
 )
 
@@ -57,6 +58,10 @@ type Options struct {
 	CodeTTL time.Duration
 	// Metrics, if set, count every request and report the store (NewMetrics); nil: none.
 	Metrics *Metrics
+	// Embedder, if set, embeds the claims written without a vector, over MCP and /v1/query,
+	// and the text of each search, for the vector signal (query.Session.EmbedWith); nil:
+	// claims get only the vectors their writers give, and searches rank by text.
+	Embedder query.Embedder
 }
 
 // Server serves one store. Make it with New; it is safe for concurrent use.

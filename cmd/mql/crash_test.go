@@ -109,7 +109,10 @@ type crashStmt struct {
 	ref   string // the reference the receipt names
 	node  func(tx int64) string
 	value any // asserts: the value
-	apply func(g *crashGen)
+	// vector is an assert's vector, as the export writes it ("" for none): a vector is
+	// committed with its claim, so a kill keeps both or neither.
+	vector string
+	apply  func(g *crashGen)
 }
 
 type crashGen struct {
@@ -236,8 +239,13 @@ func (g *crashGen) next() crashStmt {
 	if g.rng.IntN(2) == 0 {
 		src += fmt.Sprintf(" from \"src:%d\"", g.n)
 	}
+	var vec string
+	if g.rng.IntN(2) == 0 {
+		vec = fmt.Sprintf("1 %d 0.5", g.n%7)
+		src += fmt.Sprintf(" vector %q", vec)
+	}
 	ref := fmt.Sprintf("%s@%d", key, g.vers[key]+1)
-	return crashStmt{src: src, kind: "assert", ref: ref, value: val,
+	return crashStmt{src: src, kind: "assert", ref: ref, value: val, vector: vec,
 		node: func(int64) string { return "urn:mql:claim:" + ref },
 		apply: func(g *crashGen) {
 			g.vers[key]++
@@ -290,6 +298,10 @@ func crashVerify(t *testing.T, path string, done []crashStmt) {
 			}
 			if got, _ := json.Marshal(rb.Claim.Value); string(got) != mustJSON(st.value) {
 				t.Fatalf("%s = %s, want %s", st.ref, got, mustJSON(st.value))
+			}
+			line := fmt.Sprintf("<urn:mql:claim:%s> <urn:mql:vector> %q^^<urn:mql:Vector>", st.ref, st.vector)
+			if has := strings.Contains(nq.String(), line); has != (st.vector != "") || st.vector == "" && strings.Contains(nq.String(), "<urn:mql:claim:"+st.ref+"> <urn:mql:vector>") {
+				t.Fatalf("%s: the export holds its vector %v, want %q", st.ref, has, st.vector)
 			}
 		}
 	}

@@ -27,6 +27,8 @@ func TestServeRefusesBadLimits(t *testing.T) {
 		"--max-body 9999999999GiB": `is not a size`,
 		"--timeout 0s":             "--timeout 0s: give a duration above 0",
 		"--max-sessions -1":        "--max-sessions -1: give at least 1",
+		"--embedder ftp://e":       `--embedder: embedder URL "ftp://e": want http://HOST[:PORT][/PATH]`,
+		"--embedder http://127.0.0.1:1 --embedder-model=": "--embedder: embedder: no model named",
 	} {
 		var out, errb strings.Builder
 		code := runServe(context.Background(), append(strings.Fields(args), "memory:"), &out, &errb)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mql-dev/mql/embedder"
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/server"
 )
@@ -23,16 +24,25 @@ import (
 // defaultListen is where `mql serve` listens unless told otherwise: loopback only.
 const defaultListen = "127.0.0.1:7411"
 
+// embedderKeyEnv names the environment variable that holds the embedder's key: a flag would
+// show it to every user of the machine in the process list.
+const embedderKeyEnv = "MQL_EMBEDDER_KEY"
+
+// defaultEmbedderModel is OpenAI's small embedding model (1536 dimensions).
+const defaultEmbedderModel = "text-embedding-3-small"
+
 // shutdownGrace bounds how long a stopping server waits for requests in flight.
 const shutdownGrace = 10 * time.Second
 
 const serveUsage = `usage: mql serve [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--log text|json] [--open] [--metrics ADDR] [--drain-delay DURATION]
-                 [LIMITS] [DB | --db DB]
+                 [--embedder URL [--embedder-model NAME]] [LIMITS] [DB | --db DB]
 Serves DB to a team: MCP at /mcp, the language at POST /v1/query, changes at GET /v1/watch, each
 request as the principal of its bearer token (mql token create NAME DB), and a web page at / that
 draws the memory for a person who signs in with a token (--open: the owner, by a one-time link);
 the command line attaches over a local socket beside a bbolt store. GET /healthz and GET /readyz
-answer probes without a token. Stops on SIGINT or SIGTERM, letting requests finish. LIMITS
+answer probes without a token. With --embedder, claims written without a vector get one from
+that OpenAI-compatible embeddings endpoint (its key, if it needs one, in $MQL_EMBEDDER_KEY), and
+searches rank by similarity too. Stops on SIGINT or SIGTERM, letting requests finish. LIMITS
 bound what one request may cost, whoever sends it:
 --max-statements, --max-body, --max-output, --timeout, --max-sessions (below).
 ` + dbUsage
@@ -48,6 +58,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logFormat := fs.String("log", "text", "request log `FORMAT` on stderr: text or json")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at GET /metrics on `ADDR` (host:port), a listener of its own; off unless given")
 	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving for `DURATION` with GET /readyz answering 503 before refusing new connections, so that a load balancer stops sending work first")
+	embedURL := fs.String("embedder", "", "embed claims written without a vector, and search texts, with the OpenAI-compatible endpoint at `URL` (POST URL/v1/embeddings, or URL as given if it ends in /embeddings); its key, if any, from $"+embedderKeyEnv)
+	embedModel := fs.String("embedder-model", defaultEmbedderModel, "the `NAME` of the model the embedder embeds with")
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
 	limits, checkLimits := addLimitFlags(fs.FlagSet)
 	dbFlag := addDBFlag(fs.FlagSet)
@@ -64,6 +76,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := checkLimits(); err != nil {
 		fmt.Fprintf(stderr, "mql serve: %v\n", err)
 		return exitUsage
+	}
+	var emb *embedder.Client
+	if *embedURL != "" {
+		if emb, err = embedder.New(*embedURL, *embedModel, os.Getenv(embedderKeyEnv)); err != nil {
+			fmt.Fprintf(stderr, "mql serve: --embedder: %v\n", err)
+			return exitUsage
+		}
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		fmt.Fprintln(stderr, "mql serve: --tls-cert and --tls-key go together")
@@ -117,7 +136,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s", scheme, ln.Addr())
-	srv := server.New(db, db, server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url, Limits: *limits, Metrics: metrics})
+	opts := server.Options{Logger: log, Store: graphstore.RedactDSN(dsn), URL: url, Limits: *limits, Metrics: metrics}
+	if emb != nil {
+		// A nil *Client in the interface would not be nil: set it only when there is one.
+		opts.Embedder = emb
+		log.Info("embedder", "endpoint", emb.Endpoint(), "model", emb.Model())
+	}
+	srv := server.New(db, db, opts)
 	defer srv.Close()
 	hs := httpServer(srv.Handler())
 	errc := make(chan error, 3)

@@ -911,6 +911,16 @@ func (e *encoder) claim(i int, c *record.Claim) error {
 	if c.Grant != "" {
 		e.add(n, MQLGrantPred, GrantIRI(c.Grant))
 	}
+	if c.Vector != nil {
+		if err := record.CheckVector(c.Vector); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		// A check (ValidateTx, at every write) needs no literal: its digits are what is
+		// costly, and they are always valid text.
+		if !e.check {
+			e.add(n, MQLVector, VectorLit(c.Vector))
+		}
+	}
 	e.add(n, MQLOrd, quad.Int(i))
 	return nil
 }
@@ -2009,7 +2019,53 @@ func (d *txDecoder) claim(n *node) (*record.Claim, error) {
 			return nil, d.fail(n, "%v", err)
 		}
 	}
+	vec, err := d.opt(n, MQLVector)
+	if err != nil {
+		return nil, err
+	}
+	if vec != nil {
+		if c.Vector, err = ParseVector(vec); err != nil {
+			return nil, d.fail(n, "%v", err)
+		}
+	}
 	return c, nil
+}
+
+// VectorLit is the literal of a claim's vector (MQLVectorType).
+func VectorLit(v []float32) quad.Value {
+	b := make([]byte, 0, 12*len(v))
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	return quad.TypedString{Value: quad.String(b), Type: MQLVectorType}
+}
+
+// ParseVector reads a literal of MQLVectorType, which must be a vector record.CheckVector
+// accepts, written as VectorLit writes it: an export read back is the same bytes.
+func ParseVector(v quad.Value) ([]float32, error) {
+	t, ok := v.(quad.TypedString)
+	if !ok || t.Type != MQLVectorType {
+		return nil, fmt.Errorf("%s must be a literal of datatype %s, got %s", MQLVector, MQLVectorType, Show(v))
+	}
+	fields := strings.Split(string(t.Value), " ")
+	out := make([]float32, len(fields))
+	for i, s := range fields {
+		f, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s: component %d, %q, is not a float32 (components are separated by single spaces)", MQLVector, i, s)
+		}
+		if short := strconv.FormatFloat(f, 'g', -1, 32); short != s {
+			return nil, fmt.Errorf("%s: component %d, %q, is not in its shortest form %q", MQLVector, i, s, short)
+		}
+		out[i] = float32(f)
+	}
+	if err := record.CheckVector(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", MQLVector, err)
+	}
+	return out, nil
 }
 
 func (d *txDecoder) artifact(n *node) (*record.Artifact, error) {
@@ -2085,6 +2141,8 @@ type Records interface {
 	ArtifactVersion(name string) int
 	HasSource(id string) bool
 	HasToken(id string) bool
+	// VectorDim is the dimension of the vectors recorded (0: none yet).
+	VectorDim() int
 	Add(tx *record.Tx)
 }
 
@@ -2106,6 +2164,7 @@ type recordSets struct {
 	artVer  map[string]int
 	sources map[string]bool
 	tokens  map[string]bool
+	dim     int
 }
 
 func newRecordSets() *recordSets {
@@ -2123,6 +2182,7 @@ func (r *recordSets) HasArtifact(id record.ArtifactID) bool { return r.arts[id] 
 func (r *recordSets) ArtifactVersion(name string) int       { return r.artVer[name] }
 func (r *recordSets) HasSource(id string) bool              { return r.sources[id] }
 func (r *recordSets) HasToken(id string) bool               { return r.tokens[id] }
+func (r *recordSets) VectorDim() int                        { return r.dim }
 
 func (r *recordSets) Add(tx *record.Tx) {
 	r.head = tx.ID
@@ -2133,6 +2193,7 @@ func (r *recordSets) Add(tx *record.Tx) {
 		r.claims[cl.ID] = true
 		r.keyVer[cl.ID.Key] = cl.ID.Version
 	}
+	r.dim = VectorDimAfter(r.dim, tx)
 	for _, a := range tx.Artifacts {
 		r.arts[a.ID] = true
 		r.artVer[a.ID.Name] = a.ID.Version
@@ -2140,6 +2201,18 @@ func (r *recordSets) Add(tx *record.Tx) {
 	for _, k := range tx.Tokens {
 		r.tokens[k.ID] = true
 	}
+}
+
+// VectorDimAfter is the dimension of a store's vectors after tx, dim before it: the first
+// vector recorded fixes it.
+func VectorDimAfter(dim int, tx *record.Tx) int {
+	for _, cl := range tx.Claims {
+		if dim != 0 {
+			break
+		}
+		dim = len(cl.Vector)
+	}
+	return dim
 }
 
 // Check reports the first problem with appending tx; it changes nothing.
@@ -2194,6 +2267,16 @@ func (c *Chain) CheckPart(tx *record.Tx, cont bool) error {
 		}
 		newClaims[cl.ID] = true
 		newVer[cl.ID.Key] = cl.ID.Version
+	}
+	dim := c.rec.VectorDim()
+	for _, cl := range tx.Claims {
+		switch {
+		case cl.Vector == nil:
+		case dim == 0:
+			dim = len(cl.Vector)
+		case len(cl.Vector) != dim:
+			return fail("claim %s has a vector of %d dimensions; the store's vectors have %d (fixed by its first)", cl.ID, len(cl.Vector), dim)
+		}
 	}
 	for _, r := range tx.Revocations {
 		if !hasClaim(r.Claim) {

@@ -79,6 +79,11 @@ var (
 
 	// MQLRefType is the datatype of a claim value of type Ref: "Brimsole"^^<urn:mql:Ref>.
 	MQLRefType = quad.IRI(NSMQL + "Ref")
+
+	// MQLVectorType is the datatype of a claim's vector: its components as float32, in
+	// Go's shortest decimal form that reads back to the same float32, separated by single
+	// spaces ("0.25 -1 3.5e-05"^^<urn:mql:Vector>).
+	MQLVectorType = quad.IRI(NSMQL + "Vector")
 )
 
 // mql predicates.
@@ -124,4 +129,5 @@ var (
 	MQLStatement        = quad.IRI(NSMQL + "statement")
 	MQLUsedOrder        = quad.IRI(NSMQL + "usedOrder")
 	MQLResult           = quad.IRI(NSMQL + "result")
+	MQLVector           = quad.IRI(NSMQL + "vector")
 )

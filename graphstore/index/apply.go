@@ -336,6 +336,9 @@ func (ix *Index) addClaim(c *record.Claim, h *txHeader) error {
 	}
 	ix.putClaim(ke.seq, s)
 	ix.addText(c, ke.seq, s.seq)
+	if err := ix.addVector(c, ke.seq, s.seq); err != nil {
+		return err
+	}
 	if lifecycle.RelationOf(c).BecomesLive() {
 		ix.setLive(ke, i, c)
 	}

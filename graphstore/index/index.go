@@ -726,6 +726,7 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 		corrupt(fmt.Sprintf("tx %d", id), fmt.Errorf("%w: its %s is missing", encoding.ErrCorrupt, what))
 	}
 	tx := &record.Tx{ID: id, Time: h.time, By: h.by, Meta: h.meta}
+	var seqs, keySeqs []uint64 // of tx.Claims, for their vectors
 	for _, name := range h.principals {
 		p := ix.principal(name)
 		if p == nil {
@@ -760,6 +761,10 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 			missing(fmt.Sprintf("claim %s@%d", ix.keyOf(r.seq), r.version))
 		}
 		tx.Claims = append(tx.Claims, e.Claim)
+		seqs, keySeqs = append(seqs, e.seq), append(keySeqs, r.seq)
+	}
+	if len(tx.Claims) > 0 {
+		ix.txVectors(tx, seqs, keySeqs)
 	}
 	for i := range h.revocations.n {
 		r := ix.revocation(h.revocations.id(prefRevocation, id, i))

@@ -397,15 +397,8 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 	var hits []TextHit
 	for h.Len() > 0 {
 		c := heap.Pop(&h).(*textCandidate)
-		k := v.ix.keyOf(c.keySeq)
-		e := v.ix.claimAt(k, c.keySeq, c.version)
-		if !v.visibleClaim(e) {
-			corrupt(fmt.Sprintf("text posting of %s@%d", k, c.version), fmt.Errorf("%w: the claim is not the one indexed", encoding.ErrCorrupt))
-		}
-		if !q.History && !v.isLive(e) {
-			continue
-		}
-		if q.Match != nil && !q.Match(e) {
+		e := v.answer(c.keySeq, c.version, q.History, q.Match, "text posting")
+		if e == nil {
 			continue
 		}
 		hit := TextHit{Claim: e, Score: c.score}

@@ -11,7 +11,9 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -239,7 +241,40 @@ type Claim struct {
 	// evidence and is superseded from birth, never live.
 	Corroborates *ClaimID
 	Grant        string // grant id that gave the asserter standing, "" when none was needed
-	Tx           TxID
+	// Vector is the embedding its writer gave the claim (nil: none): what a search by
+	// similarity compares. A store's vectors all have one dimension.
+	Vector []float32
+	Tx     TxID
+}
+
+// MaxVectorDim is the most dimensions a claim's vector may have: more than embedding models
+// give (OpenAI's largest gives 3072), few enough that a vector stays a small entry.
+const MaxVectorDim = 8192
+
+// ErrVector is wrapped by CheckVector's errors.
+var ErrVector = errors.New("invalid vector")
+
+// CheckVector reports what makes v unfit as a claim's or a search's vector: empty, more than
+// MaxVectorDim dimensions, a component that is NaN or infinite, or every component zero (a
+// zero vector has no direction, so no similarity).
+func CheckVector(v []float32) error {
+	switch {
+	case len(v) == 0:
+		return fmt.Errorf("%w: it is empty", ErrVector)
+	case len(v) > MaxVectorDim:
+		return fmt.Errorf("%w: %d dimensions, at most %d", ErrVector, len(v), MaxVectorDim)
+	}
+	zero := true
+	for i, f := range v {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("%w: component %d is %v; every component must be a finite number", ErrVector, i, f)
+		}
+		zero = zero && f == 0
+	}
+	if zero {
+		return fmt.Errorf("%w: every component is 0, so it has no direction", ErrVector)
+	}
+	return nil
 }
 
 // Revocation hard-invalidates a claim.
