@@ -91,6 +91,10 @@ func (r Reader) ContextFor(ctx context.Context, question string, budget int) (Co
 	if err := checkBudget(budget); err != nil {
 		return out, err
 	}
+	// A question is text: a search may also go by a vector alone, a question may not.
+	if _, err := searchTerms(question); err != nil {
+		return out, err
+	}
 	// The lines are made of the search's hits alone, read in one view of the store: they are
 	// what the reader saw as of one transaction, the one a run's record names, whatever is
 	// written meanwhile.
