@@ -29,6 +29,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/internal/benchknob"
 	"github.com/mql-dev/mql/ranking"
 )
 
@@ -176,7 +177,7 @@ func (tw *textWriter) terms(d analysis.Document) []string {
 // addText writes the postings of claim c (version of the key numbered keySeq, global seq seq)
 // and counts it in its audience's statistics as of its transaction (flushText writes them).
 func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
-	if ix.earlier {
+	if ix.earlier || benchknob.NoTextIndex.Load() {
 		return
 	}
 	if ix.text == nil {
