@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/benchknob"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
@@ -397,6 +398,9 @@ func TestSearch(t *testing.T) {
 	if sr.IngestMQL == nil || sr.IngestNoText == nil || sr.IngestRatio <= 0 || sr.TextIndexBytes <= 0 || sr.TextKVBytes <= 0 {
 		t.Errorf("ingest and size: %+v", sr)
 	}
+	if (sr.FTS5 == "") != strings.Contains(rep.Command, "go run -tags sqlite_fts5 ./bench") {
+		t.Errorf("command %q, FTS5 %q", rep.Command, sr.FTS5)
+	}
 	if (sr.FTS5 == "") != (sr.FTSIndexBytes > 0 && sr.IngestSQLite != nil) {
 		t.Errorf("FTS5's ingest and size: %+v", sr)
 	}
@@ -435,5 +439,51 @@ func TestFTSQueries(t *testing.T) {
 	}
 	if got, want := ftsQueryKept(q), `"Caroline" OR "Reyes" OR "name" OR "puppy" OR "adopted"`; got != want {
 		t.Errorf("mql's words: %s, want %s", got, want)
+	}
+}
+
+// BenchmarkSearchIngest writes the -search corpus of 20,000 claims into a new store, with the
+// text index and without it (benchknob.NoTextIndex): the profile of where the index's cost
+// goes (go test -run XXX -bench SearchIngest -benchtime 2x -cpuprofile cpu.out ./bench).
+func BenchmarkSearchIngest(b *testing.B) {
+	sc := newSearchCorpus(20_000, 1)
+	convs := make([]conversation, sc.conversations)
+	for i := range convs {
+		convs[i] = sc.conversation(i)
+	}
+	for _, noText := range []bool{false, true} {
+		name := "text"
+		if noText {
+			name = "notext"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				e, err := openSearchMQL(context.Background(), filepath.Join(b.TempDir(), "s.db"), sc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				benchknob.NoTextIndex.Store(noText)
+				versions := map[string]int{}
+				for _, c := range convs {
+					vers := make([]int, len(c.ops))
+					for j, op := range c.ops {
+						if !op.Revoke {
+							versions[op.key()]++
+						}
+						vers[j] = versions[op.key()]
+					}
+					if err := e.ingest(c.ops, vers); err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchknob.NoTextIndex.Store(false)
+				b.StopTimer()
+				e.db.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(sc.claims*b.N)/b.Elapsed().Seconds(), "claims/s")
+		})
 	}
 }

@@ -260,6 +260,10 @@ func run(ctx context.Context, cfg *config) error {
 			return err
 		}
 		rep.Search = sr
+		if len(sr) > 0 && sr[0].FTS5 == "" {
+			// FTS5 was compiled in: mattn/go-sqlite3 has it only with the build tag.
+			rep.Command = strings.Replace(rep.Command, "go run ./bench", "go run -tags sqlite_fts5 ./bench", 1)
+		}
 	case cfg.serve:
 		sr, err := runServe(ctx, cfg, dir)
 		if err != nil {
