@@ -79,12 +79,13 @@ type searchResult struct {
 	FileNoText   float64 `json:"file_mql_without_text_index"`
 	// The pages in use of the two stores' trees (bbolt grows a file in steps of many pages,
 	// so the files' sizes differ by more or less than what they hold).
-	PagesMQL, PagesNoText float64
-	TextIndexBytes        float64 `json:"mql_text_index_bytes"`    // PagesMQL − PagesNoText
-	TextKVBytes           float64 `json:"mql_text_index_kv_bytes"` // its keys and values
-	FTSIndexBytes         float64 `json:"fts5_index_bytes,omitempty"`
-	FTSIndexRatio         float64 `json:"index_size_ratio,omitempty"` // TextIndexBytes ÷ FTSIndexBytes
-	SQLiteFileBytes       float64 `json:"sqlite_file,omitempty"`
+	PagesMQL        float64 `json:"pages_mql"`
+	PagesNoText     float64 `json:"pages_mql_without_text_index"`
+	TextIndexBytes  float64 `json:"mql_text_index_bytes"`    // PagesMQL − PagesNoText
+	TextKVBytes     float64 `json:"mql_text_index_kv_bytes"` // its keys and values
+	FTSIndexBytes   float64 `json:"fts5_index_bytes,omitempty"`
+	FTSIndexRatio   float64 `json:"index_size_ratio,omitempty"` // TextIndexBytes ÷ FTSIndexBytes
+	SQLiteFileBytes float64 `json:"sqlite_file,omitempty"`
 }
 
 // runSearchBench builds the corpus of every size into the engines and measures them.
