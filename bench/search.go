@@ -298,7 +298,7 @@ func searchSize(ctx context.Context, cfg *config, dir string, n int) (*searchRes
 	return res, nil
 }
 
-// hitKey is a row a search returned: its key, version, and whether the engine said it is live.
+// hitKey is a row a search returned: its key and version.
 type hitKey struct {
 	key     string
 	version int
@@ -457,7 +457,6 @@ const ftsSearchAlone = `SELECT t.subject, t.predicate, t.version FROM turns t
 
 type ftsEngine struct {
 	db                  *sql.DB
-	path                string
 	search, searchAlone func(string) ([]hitKey, error)
 }
 
@@ -474,7 +473,7 @@ func openFTS(path string) (*ftsEngine, error) {
 		}
 		return nil, err
 	}
-	e := &ftsEngine{db: db, path: path}
+	e := &ftsEngine{db: db}
 	if e.search, err = ftsQuery(db, ftsSearch); err == nil {
 		e.searchAlone, err = ftsQuery(db, ftsSearchAlone)
 	}
