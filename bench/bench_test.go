@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/benchknob"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
@@ -346,5 +347,143 @@ func TestReuse(t *testing.T) {
 	cfg.out = &out
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-keep") {
 		t.Errorf("-reuse of a size never kept: %v", err)
+	}
+}
+
+// TestSearch runs -search at a tiny size: both engines' recall and latencies, no row that is
+// not live, and the ingest and size figures. FTS5's columns need the build tag sqlite_fts5
+// (go test -tags sqlite_fts5 ./bench); without it they are left out with a note saying so.
+func TestSearch(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "BENCHMARKS.md")
+	var out bytes.Buffer
+	cfg, err := parseFlags([]string{"-search", "-sizes", "2000", "-runs", "1", "-questions", "40", "-json", "-dir", dir, "-write-doc", doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Search) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	sr := rep.Search[0]
+	if sr.Claims < 2000 || sr.Questions != 40 || sr.Evidence < 40 || sr.Superseded == 0 || sr.Revoked == 0 {
+		t.Errorf("corpus: %+v", sr)
+	}
+	want := []string{"mql", "FTS5, every word ORed", "FTS5, mql's words ORed", "FTS5 alone, mql's words ORed, no live filter"}
+	if sr.FTS5 != "" {
+		t.Logf("FTS5 left out (%s): checking mql alone", sr.FTS5)
+		want = want[:1]
+	}
+	if len(sr.Engines) != len(want) {
+		t.Fatalf("engines: %+v", sr.Engines)
+	}
+	for i, e := range sr.Engines {
+		if e.Name != want[i] || e.Recall <= 0 || e.Recall > 1 || e.Latency == nil || e.Latency.Median <= 0 || e.P90 < e.Latency.Median || e.Queries != 40 {
+			t.Errorf("%s: %+v", want[i], e)
+		}
+		if e.NonLive != 0 && !e.Unfiltered {
+			t.Errorf("%s returned %d rows that are not live", e.Name, e.NonLive)
+		}
+		if i > 0 && (e.LatencyBy <= 0 || e.P90By <= 0) {
+			t.Errorf("%s: no ratio: %+v", e.Name, e)
+		}
+	}
+	if sr.IngestMQL == nil || sr.IngestNoText == nil || sr.IngestRatio <= 0 || sr.TextIndexBytes <= 0 || sr.TextKVBytes <= 0 {
+		t.Errorf("ingest and size: %+v", sr)
+	}
+	if (sr.FTS5 == "") != strings.Contains(rep.Command, "go run -tags sqlite_fts5 ./bench") {
+		t.Errorf("command %q, FTS5 %q", rep.Command, sr.FTS5)
+	}
+	if (sr.FTS5 == "") != (sr.FTSIndexBytes > 0 && sr.IngestSQLite != nil) {
+		t.Errorf("FTS5's ingest and size: %+v", sr)
+	}
+	if b, err := os.ReadFile(doc); err != nil || !bytes.Contains(b, []byte("<!-- bench:search:begin -->")) || !bytes.Contains(b, []byte("| mql | ")) {
+		t.Fatalf("doc: %v\n%s", err, b)
+	}
+}
+
+// A row that is not its key's live version counts against the engine, and an evidence turn
+// counts only as its live version.
+func TestSearchScore(t *testing.T) {
+	truth := searchTruth{live: map[string]int{"A.s1_t1": 2, "A.s1_t3": 0, "B.s1_t2": 1}}
+	q := question{Text: "q", Evidence: []string{"A.s1_t1", "B.s1_t2"}}
+	var r searchEngineResult
+	score(&r, q, []hitKey{{"A.s1_t1", 1}, {"A.s1_t3", 1}, {"B.s1_t2", 1}}, truth)
+	if r.NonLive != 2 || r.Found != 1 || r.Recall != 0.5 {
+		t.Errorf("superseded and revoked rows: %+v", r)
+	}
+	r = searchEngineResult{}
+	score(&r, q, []hitKey{{"B.s1_t2", 1}, {"A.s1_t1", 2}}, truth)
+	if r.NonLive != 0 || r.Found != 2 || r.Recall != 1 {
+		t.Errorf("live rows: %+v", r)
+	}
+	failed := failedChecks(&report{Search: []searchResult{{Claims: 10, Engines: []searchEngineResult{{Name: "mql", NonLive: 1}}}}})
+	if len(failed) != 1 || !strings.Contains(failed[0], "not live") {
+		t.Errorf("failedChecks = %q", failed)
+	}
+}
+
+// The questions become FTS5 queries as documented: the words, quoted, ORed; the second form
+// keeps only the words mql's analyzer keeps.
+func TestFTSQueries(t *testing.T) {
+	q := "What did Caroline Reyes name the puppy they adopted?"
+	if got, want := ftsQueryAll(q), `"What" OR "did" OR "Caroline" OR "Reyes" OR "name" OR "the" OR "puppy" OR "they" OR "adopted"`; got != want {
+		t.Errorf("all words: %s, want %s", got, want)
+	}
+	if got, want := ftsQueryKept(q), `"Caroline" OR "Reyes" OR "name" OR "puppy" OR "adopted"`; got != want {
+		t.Errorf("mql's words: %s, want %s", got, want)
+	}
+}
+
+// BenchmarkSearchIngest writes the -search corpus of 20,000 claims into a new store, with the
+// text index and without it (benchknob.NoTextIndex): the profile of where the index's cost
+// goes (go test -run XXX -bench SearchIngest -benchtime 2x -cpuprofile cpu.out ./bench).
+func BenchmarkSearchIngest(b *testing.B) {
+	sc := newSearchCorpus(20_000, 1)
+	convs := make([]conversation, sc.conversations)
+	for i := range convs {
+		convs[i] = sc.conversation(i)
+	}
+	for _, noText := range []bool{false, true} {
+		name := "text"
+		if noText {
+			name = "notext"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				e, err := openSearchMQL(context.Background(), filepath.Join(b.TempDir(), "s.db"), sc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				benchknob.NoTextIndex.Store(noText)
+				versions := map[string]int{}
+				for _, c := range convs {
+					vers := make([]int, len(c.ops))
+					for j, op := range c.ops {
+						if !op.Revoke {
+							versions[op.key()]++
+						}
+						vers[j] = versions[op.key()]
+					}
+					if err := e.ingest(c.ops, vers); err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchknob.NoTextIndex.Store(false)
+				b.StopTimer()
+				e.db.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(sc.claims*b.N)/b.Elapsed().Seconds(), "claims/s")
+		})
 	}
 }

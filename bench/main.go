@@ -7,6 +7,7 @@
 //	go run ./bench -writers 12 -rate 1200 -duration 30s
 //	go run ./bench -postgres postgres://user@host:port/postgres
 //	go run ./bench -serve -rate 1200 -duration 30s
+//	go run -tags sqlite_fts5 ./bench -search -sizes 100000
 package main
 
 import (
@@ -47,8 +48,10 @@ type config struct {
 	backends        [3]bool // memory, bbolt, sqlite: the columns of the sizes table
 	maxMemoryClaims int
 
-	serve   bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
-	metrics bool // -serve: with the server's Prometheus metrics on, scraped every second
+	serve     bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
+	search    bool // measure text search against SQLite FTS5 instead of the sizes
+	questions int  // -search: questions asked
+	metrics   bool // -serve: with the server's Prometheus metrics on, scraped every second
 
 	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
 	pgProcesses  int
@@ -123,6 +126,8 @@ func parseFlags(args []string) (*config, error) {
 	pg := fs.String("postgres", "", "PostgreSQL server DSN: compare mql on PostgreSQL with plain SQL on the same server instead of the sizes (default size 10000 claims)")
 	pgProcs := fs.Int("pg-processes", 8, "postgres: concurrent writer processes")
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
+	search := fs.Bool("search", false, "measure text search against SQLite FTS5's bm25 on a generated corpus of conversations with known answers, at each of -sizes (default 100000 claims): recall@10, non-live rows returned, latency, ingest with and without the text index, index sizes; FTS5 needs the build tag sqlite_fts5")
+	questions := fs.Int("questions", 300, "-search: questions asked")
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
 	withMetrics := fs.Bool("metrics", false, "-serve: with the server's Prometheus metrics on (as mql serve --metrics), scraped once a second")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
@@ -137,7 +142,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, metrics: *withMetrics, export: *export, exportPerTx: *perTx,
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, search: *search, questions: max(*questions, 1), metrics: *withMetrics, export: *export, exportPerTx: *perTx,
 		keep: *keep, reuse: *reuse, writersStore: *writersStore, dropCaches: *drop, importCheck: *ic}
 	if cfg.reuse && (cfg.dir == "" || cfg.postgres != "" || cfg.writers > 0 || cfg.serve || cfg.export != "") {
 		return nil, fmt.Errorf("-reuse measures the sizes' stores a run with -keep left: give -dir, and no -postgres, -writers, -serve or -export")
@@ -150,6 +155,9 @@ func parseFlags(args []string) (*config, error) {
 	}
 	sizesSet := false
 	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	if cfg.search && !sizesSet {
+		*sizes = "100000"
+	}
 	if cfg.postgres != "" && !sizesSet {
 		// A PostgreSQL run loads every size into two databases and times writer processes:
 		// 10k claims by default (100k take a few minutes).
@@ -225,12 +233,13 @@ type sizeResult struct {
 }
 
 type report struct {
-	Machine  string        `json:"machine"`
-	Command  string        `json:"command"`
-	Sizes    []sizeResult  `json:"sizes,omitempty"`
-	Writers  *writerResult `json:"writers,omitempty"`
-	Postgres *pgResult     `json:"postgres,omitempty"`
-	Serve    *serveResult  `json:"serve,omitempty"`
+	Machine  string         `json:"machine"`
+	Command  string         `json:"command"`
+	Sizes    []sizeResult   `json:"sizes,omitempty"`
+	Writers  *writerResult  `json:"writers,omitempty"`
+	Postgres *pgResult      `json:"postgres,omitempty"`
+	Serve    *serveResult   `json:"serve,omitempty"`
+	Search   []searchResult `json:"search,omitempty"`
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -245,6 +254,16 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	rep := &report{Machine: machine(), Command: command(os.Args[1:])}
 	switch {
+	case cfg.search:
+		sr, err := runSearchBench(ctx, cfg, dir)
+		if err != nil {
+			return err
+		}
+		rep.Search = sr
+		if len(sr) > 0 && sr[0].FTS5 == "" {
+			// FTS5 was compiled in: mattn/go-sqlite3 has it only with the build tag.
+			rep.Command = strings.Replace(rep.Command, "go run ./bench", "go run -tags sqlite_fts5 ./bench", 1)
+		}
 	case cfg.serve:
 		sr, err := runServe(ctx, cfg, dir)
 		if err != nil {
@@ -315,6 +334,13 @@ func failedChecks(rep *report) []string {
 		for _, l := range s.Writes {
 			if !l.Durable {
 				out = append(out, fmt.Sprintf("serve, %s: not every one of the %d acknowledged claims was found", l.Path, l.Acknowledged))
+			}
+		}
+	}
+	for _, s := range rep.Search {
+		for _, e := range s.Engines {
+			if e.NonLive > 0 && !e.Unfiltered {
+				out = append(out, fmt.Sprintf("search, %d claims: %s returned %d rows that are not live", s.Claims, e.Name, e.NonLive))
 			}
 		}
 	}

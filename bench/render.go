@@ -132,6 +132,12 @@ func writeDoc(path string, rep *report) error {
 		section = "postgres"
 		body.WriteString(renderPostgres(rep.Postgres))
 	}
+	if rep.Search != nil {
+		section = "search"
+		for i := range rep.Search {
+			body.WriteString(renderSearch(&rep.Search[i]))
+		}
+	}
 	for i := range rep.Sizes {
 		body.WriteString(renderSize(&rep.Sizes[i]))
 	}

@@ -10,7 +10,7 @@ import (
 // The write handle's terms, with its names remembered, are the analyzer's: whatever it
 // remembers, and however often it forgets.
 func TestTextWriterTermsAreTheAnalyzers(t *testing.T) {
-	tw := &textWriter{an: analysis.New()}
+	tw := &textAnalyzer{an: analysis.New()}
 	docs := []analysis.Document{
 		{Subject: "Klarveld", Predicate: "price_per_seat", Value: "EU pricing", Excerpts: []string{"billed yearly"}},
 		{Subject: "Klarveld", Predicate: "pricePerSeat"},
