@@ -254,7 +254,13 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions, each func(*reco
 		c.deferDangling = true
 		var rel *releaser
 		if b, ok := be.(*bboltBackend); ok {
-			rel = releasing(b.db, sc.db)
+			// The store's pages are dropped under rt, which this check holds until rel stops:
+			// a new read transaction of the store could wait behind a writer that waits for rt.
+			size := int64(0)
+			if s, ok := rt.(interface{ Size() int64 }); ok {
+				size = s.Size()
+			}
+			rel = releasingHeld(b.db, size, sc.db)
 		} else {
 			rel = releasing(sc.db)
 		}

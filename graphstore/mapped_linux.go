@@ -27,6 +27,16 @@ func dropMapped(db *bolt.DB) {
 	})
 }
 
+// dropHeld is dropMapped for a db of which the caller holds a read transaction that saw the
+// file at size bytes: that transaction keeps the map where and as large as it is (a writer that
+// must map more waits for it to end), so no other is begun, which would wait behind such a
+// writer, itself waiting for the caller's: a deadlock.
+func dropHeld(db *bolt.DB, size int64) {
+	if db != nil && size > 0 {
+		syscall.Syscall(syscall.SYS_MADVISE, db.Info().Data, uintptr(size), syscall.MADV_DONTNEED)
+	}
+}
+
 // mappedGauge reads how much of the process's resident memory is file-backed: the third field
 // of /proc/self/statm, in pages (the executable's own pages included).
 type mappedGauge struct {

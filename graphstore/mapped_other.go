@@ -8,6 +8,8 @@ import bolt "go.etcd.io/bbolt"
 // it (Linux); elsewhere they stay mapped until the file is closed.
 func dropMapped(*bolt.DB) {}
 
+func dropHeld(*bolt.DB, int64) {}
+
 // mappedGauge would say how much of the process's memory is file-backed; here it cannot.
 type mappedGauge struct{}
 

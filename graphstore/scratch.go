@@ -144,14 +144,20 @@ type releaser struct {
 	base   int64
 	budget int64
 	dbs    []*bolt.DB
+	held   *bolt.DB // a db whose snapshot the releaser's user holds until after stop
+	size   int64    // the held snapshot's file size
 	done   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
 }
 
 // releasing starts a releaser of dbs. Stop it before closing them.
-func releasing(dbs ...*bolt.DB) *releaser {
-	r := &releaser{g: openMappedGauge(), budget: mappedBudget, dbs: dbs, done: make(chan struct{})}
+func releasing(dbs ...*bolt.DB) *releaser { return releasingHeld(nil, 0, dbs...) }
+
+// releasingHeld is releasing that also drops the pages of held, of which the caller holds a
+// read snapshot that saw the file at size bytes, until after stop (dropHeld).
+func releasingHeld(held *bolt.DB, size int64, dbs ...*bolt.DB) *releaser {
+	r := &releaser{g: openMappedGauge(), budget: mappedBudget, dbs: dbs, held: held, size: size, done: make(chan struct{})}
 	r.base, _ = r.g.read()
 	r.wg.Add(1)
 	go func() {
@@ -179,6 +185,11 @@ func (r *releaser) check() {
 	if within {
 		return
 	}
+	r.drop()
+}
+
+func (r *releaser) drop() {
+	dropHeld(r.held, r.size)
 	for _, db := range r.dbs {
 		dropMapped(db)
 	}
@@ -191,8 +202,6 @@ func (r *releaser) stop() {
 		close(r.done)
 		r.wg.Wait()
 		r.g.close()
-		for _, db := range r.dbs {
-			dropMapped(db)
-		}
+		r.drop()
 	})
 }

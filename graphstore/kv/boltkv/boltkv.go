@@ -120,6 +120,15 @@ func (t *readTx) key(b kv.Bucket, key []byte) ([]byte, error) {
 	return t.buf, nil
 }
 
+// Size is the size of the file as of the snapshot: while it is open, bbolt keeps at least that
+// much of the file mapped, at the same address.
+func (t *readTx) Size() int64 {
+	if t.tx == nil {
+		return 0
+	}
+	return t.tx.Size()
+}
+
 func (t *readTx) End() {
 	if t.tx != nil {
 		t.tx.Rollback()

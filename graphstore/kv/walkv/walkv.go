@@ -633,6 +633,14 @@ type readTx struct {
 	buf    []byte
 }
 
+// Size is the base snapshot's Size, when it has one (a bbolt file's): see boltkv.
+func (t *readTx) Size() int64 {
+	if s, ok := t.base.(interface{ Size() int64 }); ok {
+		return s.Size()
+	}
+	return 0
+}
+
 func (t *readTx) End() {
 	if t.base != nil {
 		t.s.endBase(t.base, t.gen)
