@@ -20,9 +20,7 @@ func dropMapped(db *bolt.DB) {
 		return
 	}
 	db.View(func(tx *bolt.Tx) error {
-		if size := tx.Size(); size > 0 {
-			syscall.Syscall(syscall.SYS_MADVISE, db.Info().Data, uintptr(size), syscall.MADV_DONTNEED)
-		}
+		dropHeld(db, tx.Size())
 		return nil
 	})
 }

@@ -305,20 +305,14 @@ func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode 
 // a list), from the memo or the cache if they hold it. fetch returns its size stored, and false
 // when there is nothing (which is not kept).
 func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, bool)) T {
-	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
-	if x, ok := ix.recall(ix.kbuf); ok {
+	if x, ok, fromCache := ix.held(b, key); ok {
+		if fromCache && ix.w != nil {
+			// A write handle keeps one object per record: it compares them.
+			ix.remember(string(ix.kbuf), x)
+		}
 		return x.(T)
 	}
 	cacheable := ix.useCache && !ix.dirty[string(ix.kbuf)]
-	if cacheable {
-		if x, ok := ix.cache.get(string(ix.kbuf)); ok {
-			if ix.w != nil {
-				// A write handle keeps one object per record: it compares them.
-				ix.remember(string(ix.kbuf), x)
-			}
-			return x.(T)
-		}
-	}
 	x, size, ok := fetch()
 	if !ok {
 		return x
@@ -330,6 +324,21 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	}
 	ix.remember(ck, x)
 	return x
+}
+
+// held returns what the snapshot's memo, or the cache it may read, holds under key in b, and
+// whether it came from the cache. It leaves b and key in ix.kbuf.
+func (ix *Index) held(b kv.Bucket, key []byte) (x any, ok, fromCache bool) {
+	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
+	if x, ok := ix.recall(ix.kbuf); ok {
+		return x, true, false
+	}
+	if ix.useCache && !ix.dirty[string(ix.kbuf)] {
+		if x, ok := ix.cache.get(string(ix.kbuf)); ok {
+			return x, true, true
+		}
+	}
+	return nil, false, false
 }
 
 // depsOf is the artifact versions derived directly from the node stored as key, in the order

@@ -102,15 +102,8 @@ func (ix *Index) prefetchArtifacts(refs []ref) {
 
 // holds says whether the snapshot's memo or the cache it reads holds the entry of b under key.
 func (ix *Index) holds(b kv.Bucket, key []byte) bool {
-	ix.kbuf = append(append(ix.kbuf[:0], byte(b)), key...)
-	if _, ok := ix.recall(ix.kbuf); ok {
-		return true
-	}
-	if ix.useCache && !ix.dirty[string(ix.kbuf)] {
-		_, ok := ix.cache.get(string(ix.kbuf))
-		return ok
-	}
-	return false
+	_, ok, _ := ix.held(b, key)
+	return ok
 }
 
 // sortedKeys sorts keys and drops repeats.
