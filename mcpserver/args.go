@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -105,6 +106,9 @@ func (c *argChecker) check(raw json.RawMessage, in any) error {
 	if err := json.Unmarshal(raw, in); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
+			if k := ute.Type.Kind(); k == reflect.Float32 || k == reflect.Float64 {
+				return fmt.Errorf("%s is out of range: a component is at most about 3.4e38 in magnitude", ute.Field)
+			}
 			return fmt.Errorf("%s is too large: give a smaller whole number", ute.Field)
 		}
 		return fmt.Errorf("the arguments of %s: %v", c.tool, err)

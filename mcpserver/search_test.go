@@ -135,6 +135,7 @@ func TestSearchToolVectors(t *testing.T) {
 	}
 	w3.fail("assert", map[string]any{"subject": "X", "predicate": "note", "value": "x", "vector": []any{1, 2}}, "2 dimensions, and the store's vectors have 3")
 	w3.fail("assert", map[string]any{"subject": "X", "predicate": "note", "value": "x", "vector": []any{0, 0, 0}}, "no direction")
+	w3.fail("assert", map[string]any{"subject": "X", "predicate": "note", "value": "x", "vector": []any{1e39, 0, 0}}, "vector is out of range")
 	w3.fail("search", map[string]any{"vector": []any{1, 2}}, "2 dimensions")
 	w3.fail("search", map[string]any{}, "empty")
 }
