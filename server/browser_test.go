@@ -189,8 +189,11 @@ func (b *browser) signIn(base, token string) {
 // graph, if any, is drawn.
 func (b *browser) show(route string) {
 	b.t.Helper()
-	b.eval(fmt.Sprintf(`document.getElementById('view').replaceChildren(); location.hash = %q; true`, route), nil)
-	b.do(chromedp.WaitReady(chromedp.CSS(`#content[data-ready="true"]`)))
+	// A render begun before the hash changed (the page's first, or a refresh after an event)
+	// may finish after the view was cleared: wait for the one that drew this route.
+	var hash string
+	b.eval(fmt.Sprintf(`document.getElementById('view').replaceChildren(); location.hash = %q; location.hash`, route), &hash)
+	b.do(chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`#content[data-ready="true"][data-hash=%q]`, hash))))
 	var graph bool
 	b.eval(`!!document.getElementById('graph')`, &graph)
 	if graph {

@@ -374,7 +374,7 @@
     const rt = parseHash();
     S.tx = rt.tx;
     syncTime();
-    const out = el('div', { id: 'content', 'data-view': rt.view });
+    const out = el('div', { id: 'content', 'data-view': rt.view, 'data-hash': location.hash });
     const later = [];
     if (S.tx !== null) {
       const i = S.txInfo.get(S.tx);
