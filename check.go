@@ -160,23 +160,8 @@ func checkAuthors(tx *record.Tx, owner string, add func(graphstore.Problem)) {
 // the store as it was just before it.
 func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstore.Problem)) {
 	owner := st.Meta().Owner
-	strict := st.Meta().Strict
 	bad := func(node, format string, args ...any) {
 		add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
-	}
-	// grant finds grant id held by who with right over target, this transaction's grants
-	// included.
-	grant := func(id, who string, right record.Right, target string) error {
-		for _, g := range (txHoldings{st, tx}).Grants(who) {
-			if g.ID != id {
-				continue
-			}
-			if g.Right != right || !authority.Covers(g.Scope, target) {
-				return fmt.Errorf("grant %s gives %s %s on %s, not %s on %s", id, g.Grantee, g.Right, g.Scope, right, target)
-			}
-			return nil
-		}
-		return fmt.Errorf("%s held no grant %s", who, id)
 	}
 	// A transaction of several statements (DB.Tx) may rest on its own earlier records: a
 	// grant it gives is standing for its other records, a principal it records may confirm.
@@ -187,9 +172,7 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 		_, err := authority.Standing(h, who, right, target)
 		return err == nil
 	}
-	canSee := func(who string, seenBy []string) bool {
-		return who == owner || len(seenBy) == 0 || slices.Contains(seenBy, who)
-	}
+	canSee := func(who string, seenBy []string) bool { return authority.CanSee(owner, who, seenBy) }
 	for _, p := range tx.Principals {
 		if !holds(v, tx.By, record.RightGrant, "*") {
 			bad("urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
@@ -211,21 +194,8 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 		}
 	}
 	for _, c := range tx.Claims {
-		node := "urn:mql:claim:" + c.ID.String()
-		switch {
-		case !strict && c.Grant != "":
-			bad(node, "records standing %q, but the store is not strict", c.Grant)
-		case !strict:
-		case c.Grant == authority.StandingOwner:
-			if c.By != owner {
-				bad(node, "asserted by %s on the owner's standing", c.By)
-			}
-		case c.Grant == "":
-			bad(node, "asserted by %s in a strict store without a standing", c.By)
-		default:
-			if err := grant(c.Grant, c.By, record.RightAssert, c.ID.Key.String()); err != nil {
-				bad(node, "its standing does not hold: %v", err)
-			}
+		if err := authority.VerifyAssert(v, c.Grant, c.By, c.ID.Key); err != nil {
+			bad("urn:mql:claim:"+c.ID.String(), "%v", err)
 		}
 	}
 	for _, rv := range tx.Revocations {
@@ -234,19 +204,8 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 		if !ok {
 			continue // graphstore reported it
 		}
-		switch rv.Standing {
-		case authority.StandingOwnClaim:
-			if e.By != rv.By {
-				bad(node, "%s revoked %s as its own claim, but %s asserted it", rv.By, rv.Claim, e.By)
-			}
-		case authority.StandingOwner:
-			if rv.By != owner {
-				bad(node, "%s revoked %s on the owner's standing", rv.By, rv.Claim)
-			}
-		default:
-			if err := grant(rv.Standing, rv.By, record.RightRevoke, rv.Claim.Key.String()); err != nil {
-				bad(node, "%s revoked %s without standing: %v", rv.By, rv.Claim, err)
-			}
+		if err := authority.VerifyRevoke(v, rv.Standing, rv.By, e.By, rv.Claim); err != nil {
+			bad(node, "%v", err)
 		}
 		if !canSee(rv.By, e.SeenBy) {
 			bad(node, "%s revoked %s, which it may not see", rv.By, rv.Claim)
@@ -254,18 +213,8 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 	}
 	for _, cf := range tx.Confirmations {
 		node := "urn:mql:confirmation:" + cf.ID
-		if p := v.Principal(cf.By); p == nil || p.Type != record.User {
-			bad(node, "confirmed by %s, who is not a user", cf.By)
-		}
-		switch cf.Standing {
-		case authority.StandingOwner:
-			if cf.By != owner {
-				bad(node, "%s confirmed %s on the owner's standing", cf.By, cf.Claim)
-			}
-		default:
-			if err := grant(cf.Standing, cf.By, record.RightConfirm, cf.Claim.Key.String()); err != nil {
-				bad(node, "%s confirmed %s without standing: %v", cf.By, cf.Claim, err)
-			}
+		for _, err := range authority.VerifyConfirm(v, cf.Standing, cf.By, cf.Claim) {
+			bad(node, "%v", err)
 		}
 		if e, ok := st.Claim(cf.Claim); ok && !canSee(cf.By, e.SeenBy) {
 			bad(node, "%s confirmed %s, which it may not see", cf.By, cf.Claim)

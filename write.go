@@ -15,6 +15,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/provenance"
 )
 
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
@@ -512,11 +513,9 @@ func (p *pending) buildClaim1(tx *record.Tx, s AssertSpec) (*record.Claim, error
 		return nil, err
 	}
 	aud := index.Audience(seen)
-	grant := ""
-	if v.Meta().Strict {
-		if grant, err = authority.Standing(v, s.By, RightAssert, key.String()); err != nil {
-			return nil, err
-		}
+	grant, err := authority.Assert(v, s.By, key)
+	if err != nil {
+		return nil, err
 	}
 	var srcIDs, excerpts []string
 	quotes := false
@@ -683,7 +682,7 @@ func checkSource(s Source) error {
 // owner writes for others. Writing into an audience one is not in would let a principal
 // supersede or contest what it may not read, and learn from the receipt what it holds.
 func checkAudience(v *index.View, by string, seen []string) error {
-	if len(seen) == 0 || by == v.Meta().Owner || slices.Contains(seen, by) {
+	if authority.CanSee(v.Meta().Owner, by, seen) {
 		return nil
 	}
 	return fmt.Errorf("seen by %s: %w: %s would not see what it writes; add %s to seen by (only the owner writes for others)", strings.Join(seen, ", "), ErrInvalid, by, by)
@@ -779,11 +778,9 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if r := v.Revocation(e); r != nil {
 		return fmt.Errorf("%s: %w: already revoked by %s in tx %d", id, ErrConflict, r.By, r.Tx)
 	}
-	standing := authority.StandingOwnClaim
-	if e.By != s.By {
-		if standing, err = authority.Standing(v, s.By, RightRevoke, id.Key.String()); err != nil {
-			return err
-		}
+	standing, err := authority.Revoke(v, s.By, e.By, id)
+	if err != nil {
+		return err
 	}
 	rev := &record.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
 	if s.ReplacedBy != "" {
@@ -846,15 +843,15 @@ func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if st, _ := v.State(e); st != Live {
 		return fmt.Errorf("confirm %s: %w: it is %s; only the live claim can be confirmed", e.ID, ErrConflict, st)
 	}
-	if p := v.Principal(s.By); p.Type != User {
-		return fmt.Errorf("confirm %s: %w: %s is a %s; only a user can confirm", e.ID, ErrNoStanding, s.By, p.Type)
+	if err := authority.MayConfirm(v, s.By); err != nil { // before a conflict: an agent never may
+		return fmt.Errorf("confirm %s: %w", e.ID, err)
 	}
 	if c := v.Confirmation(e); c != nil {
 		return fmt.Errorf("confirm %s: %w: already confirmed by %s in tx %d", e.ID, ErrConflict, c.By, c.Tx)
 	}
-	standing, err := authority.Standing(v, s.By, RightConfirm, e.ID.Key.String())
+	standing, err := authority.Confirm(v, s.By, e.ID)
 	if err != nil {
-		return err
+		return fmt.Errorf("confirm %s: %w", e.ID, err)
 	}
 	tx.Confirmations = append(tx.Confirmations, &record.Confirmation{ID: recordID("c", tx, len(tx.Confirmations)+1), Claim: e.ID, By: s.By, Standing: standing, Tx: tx.ID})
 	rc.Ref, rc.State = e.ID.String(), Live
@@ -961,7 +958,7 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 		}
 		// Deriving a version from the artifact's own earlier version folds it forward; any
 		// other input that rests on the artifact would close a cycle.
-		if n.Artifact != nil && n.Artifact.Name != s.Artifact && dependsOn(mine, v, n, s.Artifact) {
+		if n.Artifact != nil && n.Artifact.Name != s.Artifact && provenance.DependsOn(mine, v, n, s.Artifact) {
 			return fmt.Errorf("derive %s from %s: %w: %s already rests on %s", s.Artifact, n, ErrCycle, n, s.Artifact)
 		}
 		if seen := seenByOf(v, n); len(seen) > 0 {
@@ -1016,48 +1013,6 @@ func seenByOf(v *index.View, n record.NodeRef) []string {
 		return v.Claim(*n.Claim).SeenBy
 	}
 	return v.Artifact(*n.Artifact).SeenBy
-}
-
-// dependsOn reports whether node rests, transitively, on any version of artifact name, through
-// what v's reader may see. Inputs are pinned to versions that existed before, so the versions
-// themselves never form a cycle; the rule is about names, and is judged on what the deriver
-// may see so that a refusal never depends on a hidden artifact.
-//
-// The walk costs what it visits, not the store: since an artifact can only rest on versions
-// recorded before it, one recorded before name's first version (since, from the head view all)
-// cannot rest on name, and the walk does not go below it. A name never recorded needs no walk.
-func dependsOn(v, all *index.View, node record.NodeRef, name string) bool {
-	versions := all.ArtifactVersions(name)
-	if len(versions) == 0 || node.Artifact == nil {
-		return false
-	}
-	if node.Artifact.Name == name {
-		return true
-	}
-	since := versions[0].Tx
-	start := v.Artifact(*node.Artifact)
-	if start == nil || start.Tx < since {
-		return false
-	}
-	seen := map[*index.ArtifactNode]bool{start: true}
-	stack := []*index.ArtifactNode{start}
-	for len(stack) > 0 {
-		a := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for i, in := range a.DerivedFrom {
-			if in.Artifact == nil {
-				continue
-			}
-			if in.Artifact.Name == name {
-				return true
-			}
-			if p, _ := v.Input(a, i); p != nil && p.Tx >= since && !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
-	return false
 }
 
 // Review records that By looked at an artifact again; it clears "needs review" until one of

@@ -18,7 +18,6 @@ var ErrNoStanding = errors.New("no standing")
 const (
 	StandingOwner    = "owner"
 	StandingOwnClaim = "own claim"
-	StandingOpen     = "open" // non-strict store: asserting needs no grant
 )
 
 // Rank orders kinds: confirmed > observed > inferred.
@@ -65,11 +64,12 @@ func Covers(scope, target string) bool {
 	return false
 }
 
-// Holdings is what standing is judged on: the store's owner and the grants each principal
-// holds. A *index.View is one (as of its transaction), and so is the state a check has
-// reached (*graphstore.CheckState).
+// Holdings is what standing is judged on: the store's owner and mode, its principals and the
+// grants each holds. A *index.View is one (as of its transaction), and so is the state a check
+// has reached (*graphstore.CheckState).
 type Holdings interface {
 	Meta() record.StoreMeta
+	Principal(name string) *record.Principal
 	Grants(grantee string) []*record.Grant
 }
 

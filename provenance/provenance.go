@@ -1,7 +1,7 @@
 // Package provenance answers the derivation questions: whether an artifact needs review, how
-// confident it can be, what depends on a changed node (impact), and why something is believed
-// (the provenance tree). It reads through an index.View, so it never sees past the reader's
-// transaction or perception.
+// confident it can be, what depends on a changed node (impact), and whether a derivation
+// would close a cycle (DependsOn). It reads through an index.View, so it never sees past the
+// reader's transaction or perception.
 package provenance
 
 import (
@@ -390,4 +390,46 @@ func Impact(v *index.View, start []record.NodeRef, maxDepth, limit int) (out []R
 		frontier = next
 	}
 	return out, false
+}
+
+// DependsOn reports whether node rests, transitively, on any version of artifact name, through
+// what v's reader may see. Inputs are pinned to versions that existed before, so the versions
+// themselves never form a cycle; the rule is about names, and is judged on what the deriver
+// may see so that a refusal never depends on a hidden artifact.
+//
+// The walk costs what it visits, not the store: since an artifact can only rest on versions
+// recorded before it, one recorded before name's first version (since, from the head view all)
+// cannot rest on name, and the walk does not go below it. A name never recorded needs no walk.
+func DependsOn(v, all *index.View, node record.NodeRef, name string) bool {
+	versions := all.ArtifactVersions(name)
+	if len(versions) == 0 || node.Artifact == nil {
+		return false
+	}
+	if node.Artifact.Name == name {
+		return true
+	}
+	since := versions[0].Tx
+	start := v.Artifact(*node.Artifact)
+	if start == nil || start.Tx < since {
+		return false
+	}
+	seen := map[*index.ArtifactNode]bool{start: true}
+	stack := []*index.ArtifactNode{start}
+	for len(stack) > 0 {
+		a := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for i, in := range a.DerivedFrom {
+			if in.Artifact == nil {
+				continue
+			}
+			if in.Artifact.Name == name {
+				return true
+			}
+			if p, _ := v.Input(a, i); p != nil && p.Tx >= since && !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds the participle grammar: capture structs that mirror the
-// syntax closely and keep every token (with its position). parser.go turns
+// syntax closely and keep every token (with its position). convert.go turns
 // them into the AST of ast.go, checking what a grammar cannot say (ranges,
 // repeated clauses, names of kinds and rights) with positioned errors.
 //

@@ -611,18 +611,6 @@ func value(v Value) mql.Value {
 	return mql.Value{}
 }
 
-// Keywords lists the language's keywords, for completion.
-func Keywords() []string {
-	return []string{
-		"principal", "grant", "assert", "revoke", "confirm", "derive", "review", "decay",
-		"live", "find", "why", "revoked-by", "impact", "history", "conflicts", "beliefs", "context", "stats", "search",
-		"as", "of", "tx", "by", "from", "on", "confidence", "kind", "valid", "until", "seen", "because",
-		"replaced", "half-life", "where", "value", "order", "asc", "desc", "limit", "depth", "gate", "budget",
-		"excerpt", "uri", "revision", "user", "agent", "tool", "confirmed", "observed", "inferred",
-		"true", "false", "outcome", "run", "runs", "for", "in", "since", "succeeded", "failed", "declined",
-	}
-}
-
 // Names returns completion candidates from the store as the session sees it: principals,
 // subjects, predicates, claim keys and references, and artifact names.
 func (s *Session) Names(ctx context.Context) ([]string, error) {
@@ -636,17 +624,6 @@ func (s *Session) Names(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
-}
-
-// Prefixed returns the candidates among names and keywords that start with prefix.
-func Prefixed(candidates []string, prefix string) []string {
-	var out []string
-	for _, c := range candidates {
-		if strings.HasPrefix(c, prefix) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // assertSpec is the library's form of st.

@@ -325,7 +325,7 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 		return
 	}
 	if e.seen != nil && !e.first(s, p, o, q) { // nil for one record, whose quads are distinct
-		return // trap 2: never the same quad twice in one transaction
+		return // a transaction's quads are a set, as a quad store holds them: never one twice
 	}
 	e.quads = append(e.quads, q)
 }

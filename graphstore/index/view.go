@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"github.com/mql-dev/mql/authority"
 	"math"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func (v *View) TxTime(id record.TxID) time.Time {
 
 // CanSee reports whether the viewer may perceive something seen by seenBy (empty: everyone).
 func (v *View) CanSee(seenBy []string) bool {
-	return v.viewer == "" || len(seenBy) == 0 || slices.Contains(seenBy, v.viewer)
+	return v.viewer == "" || authority.CanSee(v.ix.st.owner, v.viewer, seenBy) // "": the owner
 }
 
 // Principal returns a principal recorded within the view, or nil.
