@@ -361,7 +361,7 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 						for _, n := range nodes {
 							for i := range 30 {
 								name := fmt.Sprintf("x%d", i)
-								if got, want := dependsOn(v, all, n, name), refDependsOn(v, n, name); got != want {
+								if got, want := provenance.DependsOn(v, all, n, name), refDependsOn(v, n, name); got != want {
 									t.Errorf("as of tx %d, viewer %q: %s rests on %s: %v, want %v", at, viewer, n, name, got, want)
 								}
 							}
