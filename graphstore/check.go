@@ -401,7 +401,7 @@ func diffBuckets(a, want kv.Reader, b kv.Bucket, report func(string, ...any), ti
 			report("the store lacks %s, which its records give", showKey(wantPage[j].k))
 			j++
 		default:
-			if !bytes.Equal(have[i].v, wantPage[j].v) {
+			if !index.SameEntry(b, have[i].k, have[i].v, wantPage[j].v) {
 				report("%s is not what its records give", showKey(have[i].k))
 			}
 			i++

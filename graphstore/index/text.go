@@ -51,27 +51,62 @@ type textPost struct {
 	audience int // in textBlock.audiences
 }
 
+// A text block is written in its compact form: a 0 byte (which no block of the first form
+// starts with: it names at least one audience), the audiences, the number of postings, then per
+// posting its seq (the first as it is, each next as the difference from the one before), its
+// keySeq as the signed difference from the one before (claims recorded together mostly have
+// neighbouring keys), and one uvarint packing its number of terms with two flags, followed by
+// its tf when the flag says it is not 1, its version when not 1, and its audience's place when
+// the block names more than one. Most postings take three or four bytes; the first form took
+// seven or eight. Blocks of the first form, written before, still decode.
+const (
+	textCompact    = 0
+	textTFNotOne   = 1 << 0
+	textVerNotOne  = 1 << 1
+	textFlagsShift = 2
+)
+
 func (b *textBlock) encode() []byte {
 	e := enc{}
+	e.Byte(textCompact)
 	e.Strings(b.audiences)
 	e.Uvarint(uint64(len(b.posts)))
-	var last uint64
+	var lastSeq, lastKey uint64
 	for _, p := range b.posts {
-		e.Uvarint(p.seq - last) // seqs only grow: a small delta
-		last = p.seq
-		e.Uvarint(p.keySeq)
-		e.Uvarint(uint64(p.version))
-		e.Uvarint(uint64(p.tf))
-		e.Uvarint(uint64(p.length))
-		e.Uvarint(uint64(p.audience))
+		e.Uvarint(p.seq - lastSeq) // seqs only grow: a small delta
+		e.Varint(int64(p.keySeq - lastKey))
+		lastSeq, lastKey = p.seq, p.keySeq
+		packed := uint64(p.length) << textFlagsShift
+		if p.tf != 1 {
+			packed |= textTFNotOne
+		}
+		if p.version != 1 {
+			packed |= textVerNotOne
+		}
+		e.Uvarint(packed)
+		if p.tf != 1 {
+			e.Uvarint(uint64(p.tf))
+		}
+		if p.version != 1 {
+			e.Uvarint(uint64(p.version))
+		}
+		if len(b.audiences) > 1 {
+			e.Uvarint(uint64(p.audience))
+		}
 	}
 	return e.B
 }
 
 func decodeTextBlock(b []byte) (*textBlock, error) {
+	if len(b) > 0 && b[0] == textCompact {
+		return decodeCompactTextBlock(b[1:])
+	}
 	d := dec{encoding.NewDec(b)}
 	t := &textBlock{audiences: d.Strings()}
 	n := d.Len()
+	if (len(t.audiences) == 0 || n == 0) && d.Err == nil {
+		d.fail("text block without postings")
+	}
 	var last uint64
 	for i := 0; i < n && d.Err == nil; i++ {
 		p := textPost{seq: last + d.Uvarint(), keySeq: d.Uvarint(), version: d.version(), tf: int(d.Uvarint()), length: int(d.Uvarint()), audience: int(d.Uvarint())}
@@ -82,6 +117,68 @@ func decodeTextBlock(b []byte) (*textBlock, error) {
 		t.posts = append(t.posts, p)
 	}
 	return t, d.Done()
+}
+
+func decodeCompactTextBlock(b []byte) (*textBlock, error) {
+	d := dec{encoding.NewDec(b)}
+	t := &textBlock{audiences: d.Strings()}
+	n := d.Len()
+	if (len(t.audiences) == 0 || n == 0) && d.Err == nil {
+		d.fail("text block without postings")
+	}
+	var lastSeq, lastKey uint64
+	for i := 0; i < n && d.Err == nil; i++ {
+		p := textPost{seq: lastSeq + d.Uvarint(), tf: 1, version: 1}
+		delta := d.Varint()
+		packed := d.Uvarint()
+		if packed>>textFlagsShift > 1<<31 {
+			d.fail("text posting length")
+			break
+		}
+		p.length = int(packed >> textFlagsShift)
+		if packed&textTFNotOne != 0 {
+			if p.tf = int(d.Uvarint()); p.tf == 1 || p.tf > 1<<31 {
+				d.fail("text posting tf")
+			}
+		}
+		if packed&textVerNotOne != 0 {
+			if p.version = d.version(); p.version == 1 {
+				d.fail("text posting version")
+			}
+		}
+		if len(t.audiences) > 1 {
+			p.audience = int(d.Uvarint())
+		}
+		key := int64(lastKey) + delta
+		if key < 0 || p.audience < 0 || p.audience >= len(t.audiences) || i > 0 && p.seq <= lastSeq || p.tf < 1 {
+			d.fail("text posting")
+			break
+		}
+		p.keySeq = uint64(key)
+		lastSeq, lastKey = p.seq, p.keySeq
+		t.posts = append(t.posts, p)
+	}
+	return t, d.Done()
+}
+
+// SameEntry reports whether two values of an entry of bucket b under key say the same: equal
+// bytes, or, for a text block, the same postings in either of its forms (a store written
+// before the compact form holds the first; a replay of its records gives the compact one).
+func SameEntry(b kv.Bucket, key, x, y []byte) bool {
+	if string(x) == string(y) {
+		return true
+	}
+	if b != bText || len(key) > 0 && key[0] == 0 { // a vector, under its NUL prefix
+		return false
+	}
+	bx, errx := encoding.Unseal(x)
+	by, erry := encoding.Unseal(y)
+	if errx != nil || erry != nil {
+		return false
+	}
+	tx, errx := decodeTextBlock(bx)
+	ty, erry := decodeTextBlock(by)
+	return errx == nil && erry == nil && slices.Equal(tx.audiences, ty.audiences) && slices.Equal(tx.posts, ty.posts)
 }
 
 // textStats is the value of a bTextStats entry: the claims of one audience recorded up to a

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"github.com/mql-dev/mql/graphstore/encoding"
 	"slices"
 	"testing"
 
@@ -33,21 +34,67 @@ func TestTextWriterTermsAreTheAnalyzers(t *testing.T) {
 // A block of postings decodes to what was encoded, and a block that breaks its own rules
 // (seqs out of order, an audience it does not list) is refused as corrupt.
 func TestTextBlockRoundTrip(t *testing.T) {
-	b := &textBlock{audiences: []string{"", "worker-3"}, posts: []textPost{
-		{seq: 4, keySeq: 1, version: 2, tf: 1, length: 7},
-		{seq: 9, keySeq: 0, version: 1, tf: 3, length: 12, audience: 1},
-	}}
-	got, err := decodeTextBlock(b.encode())
-	if err != nil || !slices.Equal(got.audiences, b.audiences) || !slices.Equal(got.posts, b.posts) {
-		t.Fatalf("decode = %+v, %v; want %+v", got, err, b)
+	for _, b := range []*textBlock{
+		{audiences: []string{"", "worker-3"}, posts: []textPost{
+			{seq: 4, keySeq: 1, version: 2, tf: 1, length: 7},
+			{seq: 9, keySeq: 0, version: 1, tf: 3, length: 12, audience: 1},
+			{seq: 1 << 40, keySeq: 1 << 35, version: 1 << 20, tf: 1, length: 0},
+		}},
+		{audiences: []string{""}, posts: []textPost{{seq: 1, keySeq: 7, version: 1, tf: 1, length: 3}, {seq: 2, keySeq: 8, version: 1, tf: 1, length: 30}}},
+	} {
+		got, err := decodeTextBlock(b.encode())
+		if err != nil || !slices.Equal(got.audiences, b.audiences) || !slices.Equal(got.posts, b.posts) {
+			t.Fatalf("decode = %+v, %v; want %+v", got, err, b)
+		}
+		// A block written before the compact form decodes to the same postings.
+		if got, err := decodeTextBlock(firstForm(b)); err != nil || !slices.Equal(got.posts, b.posts) {
+			t.Errorf("the first form of %+v decodes to %+v, %v", b, got, err)
+		}
+		if !SameEntry(bText, []byte("term\x00"), encoding.Seal(firstForm(b)), encoding.Seal(b.encode())) {
+			t.Errorf("the two forms of %+v are not the same entry", b)
+		}
+	}
+	// A single-audience block of common postings (tf 1, version 1, keys in a row) spends three
+	// bytes on each.
+	b := &textBlock{audiences: []string{""}}
+	for i := range 100 {
+		b.posts = append(b.posts, textPost{seq: uint64(1000 + 3*i), keySeq: uint64(500 + i), version: 1, tf: 1, length: 20})
+	}
+	if n := len(b.encode()); n > 3*100+10 {
+		t.Errorf("100 common postings take %d bytes", n)
 	}
 	for _, bad := range []*textBlock{
 		{audiences: []string{""}, posts: []textPost{{seq: 4, tf: 1, version: 1}, {seq: 4, tf: 1, version: 1}}},
-		{audiences: []string{""}, posts: []textPost{{seq: 4, tf: 1, version: 1, audience: 1}}},
+		{audiences: []string{"", "a"}, posts: []textPost{{seq: 4, tf: 1, version: 1, audience: 2}}},
 		{audiences: []string{""}, posts: []textPost{{seq: 4, tf: 0, version: 1}}},
+		{posts: []textPost{{seq: 4, tf: 1, version: 1}}},
 	} {
 		if _, err := decodeTextBlock(bad.encode()); err == nil {
 			t.Errorf("decodeTextBlock(%+v) accepted it", bad)
 		}
+		if _, err := decodeTextBlock(firstForm(bad)); err == nil && len(bad.audiences) > 0 {
+			t.Errorf("decodeTextBlock(first form of %+v) accepted it", bad)
+		}
 	}
+	if SameEntry(bText, []byte("term\x00"), encoding.Seal(b.encode()), encoding.Seal((&textBlock{audiences: []string{""}, posts: b.posts[1:]}).encode())) {
+		t.Error("blocks of different postings are the same entry")
+	}
+}
+
+// firstForm is a block as mql wrote it before the compact form: every field of every posting.
+func firstForm(b *textBlock) []byte {
+	e := enc{}
+	e.Strings(b.audiences)
+	e.Uvarint(uint64(len(b.posts)))
+	var last uint64
+	for _, p := range b.posts {
+		e.Uvarint(p.seq - last)
+		last = p.seq
+		e.Uvarint(p.keySeq)
+		e.Uvarint(uint64(p.version))
+		e.Uvarint(uint64(p.tf))
+		e.Uvarint(uint64(p.length))
+		e.Uvarint(uint64(p.audience))
+	}
+	return e.B
 }
