@@ -2,7 +2,7 @@ package mql_test
 
 // Oracles (issue 11, items 3 and 4 and the hunt after them): nothing a principal may not see
 // may change what it is told. Each case writes the same visible history into two stores and
-// hidden records into the first only (see twins in property_test.go), then compares what the
+// hidden records into the first only (see twins in twins_test.go), then compares what the
 // observer gets: the answer to its own write, and every read.
 
 import (

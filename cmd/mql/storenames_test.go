@@ -1,9 +1,9 @@
 package main
 
-// Issue 11 ("Never lose, never leak"), items 1, 2, 5, 13 and 14, through the real binary and a
-// real shell, as the issue ran them: the store is named the same way by every command, an
-// export never writes over a store, a read never creates one, --as holds for \export, --owner
-// is a name, and agent-written text never drives the terminal.
+// Store names, export and escaping, through the real binary and a real shell, as an outside
+// attacker ran them: the store is named the same way by every command, an export never writes
+// over a store, a read never creates one, --as holds for \export, --owner is a name, and
+// agent-written text never drives the terminal.
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ type shellRun struct {
 	code     int
 }
 
-// issueShell runs script with sh -c in dir, with the built mql first on PATH and every
+// shellScript runs script with sh -c in dir, with the built mql first on PATH and every
 // location mql uses under home.
-func issueShell(t *testing.T, bin, home, dir, script string) shellRun {
+func shellScript(t *testing.T, bin, home, dir, script string) shellRun {
 	t.Helper()
 	cmd := crashCmd("sh", home, "-c", script)
 	cmd.Dir = dir
@@ -60,7 +60,7 @@ func mustNotExist(t *testing.T, path string) {
 	}
 }
 
-func TestIssue11Command(t *testing.T) {
+func TestStoreNamesExportAndEscaping(t *testing.T) {
 	bin := crashBuild(t)
 	home := t.TempDir()
 	defaultStore := filepath.Join(home, "data", "mql", "default.db")
@@ -68,7 +68,7 @@ func TestIssue11Command(t *testing.T) {
 	setup := func(t *testing.T) string {
 		t.Helper()
 		dir := t.TempDir()
-		r := issueShell(t, bin, home, dir, `mql -c 'principal w1 agent; principal w2 agent
+		r := shellScript(t, bin, home, dir, `mql -c 'principal w1 agent; principal w2 agent
 assert K.h = 1 by w2 seen by w2
 assert K.g = 2 by w1' team.db`)
 		if r.code != 0 || r.err != "mql: created a new store at team.db\n" {
@@ -78,7 +78,7 @@ assert K.g = 2 by w1' team.db`)
 	}
 	sound := func(t *testing.T, dir, db string) {
 		t.Helper()
-		if r := issueShell(t, bin, home, dir, "mql check "+db); r.code != 0 {
+		if r := shellScript(t, bin, home, dir, "mql check "+db); r.code != 0 {
 			t.Errorf("mql check %s: exit %d\n%s%s", db, r.code, r.out, r.err)
 		}
 	}
@@ -92,7 +92,7 @@ assert K.g = 2 by w1' team.db`)
 		if !strings.Contains(readme, line) {
 			t.Fatalf("the README no longer shows %q", line)
 		}
-		if r := issueShell(t, bin, home, dir, line); r.code != 0 {
+		if r := shellScript(t, bin, home, dir, line); r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.err)
 		}
 		if nq := fileBytes(t, filepath.Join(dir, "team.nq")); !strings.HasPrefix(nq, "# tx 1 ") || !strings.Contains(nq, "claim:K.h@1") {
@@ -100,8 +100,8 @@ assert K.g = 2 by w1' team.db`)
 		}
 		sound(t, dir, "team.db")
 		mustNotExist(t, defaultStore)
-		a := issueShell(t, bin, home, dir, "mql -c 'history K.h; history K.g; stats' team.db")
-		b := issueShell(t, bin, home, dir, "mql -c 'history K.h; history K.g; stats' copy.db")
+		a := shellScript(t, bin, home, dir, "mql -c 'history K.h; history K.g; stats' team.db")
+		b := shellScript(t, bin, home, dir, "mql -c 'history K.h; history K.g; stats' copy.db")
 		if a.code != 0 || a.out != b.out {
 			t.Errorf("the imported store differs:\n%s\n%s", a.out, b.out)
 		}
@@ -112,7 +112,7 @@ assert K.g = 2 by w1' team.db`)
 		store := filepath.Join(dir, "team.db")
 		before := fileBytes(t, store)
 		other := filepath.Join(dir, "other.db")
-		issueShell(t, bin, home, dir, "mql -c 'principal x agent' other.db; ln -s team.db link.db; ln team.db hard.db; echo notes > notes.nq")
+		shellScript(t, bin, home, dir, "mql -c 'principal x agent' other.db; ln -s team.db link.db; ln team.db hard.db; echo notes > notes.nq")
 		otherBefore := fileBytes(t, other)
 		for _, tc := range []struct {
 			script string
@@ -132,7 +132,7 @@ assert K.g = 2 by w1' team.db`)
 			{"mql -c '\\export other.db' team.db", exitTransfer, `it is an mql store`},
 			{"mql -c '\\export notes.nq' team.db", exitTransfer, `\\export --force notes.nq writes over it`},
 		} {
-			r := issueShell(t, bin, home, dir, tc.script)
+			r := shellScript(t, bin, home, dir, tc.script)
 			if r.code != tc.code || !regexp.MustCompile(tc.errRE).MatchString(r.err) {
 				t.Errorf("%s: exit %d, want %d; stderr %q", tc.script, r.code, tc.code, r.err)
 			}
@@ -146,7 +146,7 @@ assert K.g = 2 by w1' team.db`)
 		sound(t, dir, "team.db")
 		mustNotExist(t, defaultStore)
 		// --force replaces a file that is not a store.
-		if r := issueShell(t, bin, home, dir, "mql export --force -o notes.nq team.db && mql -c '\\export --force notes2.nq' team.db"); r.code != 0 || !strings.HasPrefix(fileBytes(t, filepath.Join(dir, "notes.nq")), "# tx 1 ") {
+		if r := shellScript(t, bin, home, dir, "mql export --force -o notes.nq team.db && mql -c '\\export --force notes2.nq' team.db"); r.code != 0 || !strings.HasPrefix(fileBytes(t, filepath.Join(dir, "notes.nq")), "# tx 1 ") {
 			t.Errorf("--force: exit %d %s", r.code, r.err)
 		}
 	})
@@ -154,14 +154,14 @@ assert K.g = 2 by w1' team.db`)
 	// The shell empties the store before mql runs: mql says so, and makes no new store there.
 	t.Run("stdout redirected onto the store", func(t *testing.T) {
 		dir := setup(t)
-		r := issueShell(t, bin, home, dir, "mql export team.db > team.db")
+		r := shellScript(t, bin, home, dir, "mql export team.db > team.db")
 		if r.code != exitTransfer || !strings.Contains(r.err, "the shell truncated it") || !strings.Contains(r.err, "did not create a new store") {
 			t.Errorf("exit %d, stderr %q", r.code, r.err)
 		}
 		if fi, err := os.Stat(filepath.Join(dir, "team.db")); err != nil || fi.Size() != 0 {
 			t.Errorf("team.db: %v, %d bytes; want left empty", err, fi.Size())
 		}
-		r = issueShell(t, bin, home, dir, "mql -c 'principal a agent' team.db > team.db")
+		r = shellScript(t, bin, home, dir, "mql -c 'principal a agent' team.db > team.db")
 		if r.code != exitOpen || !strings.Contains(r.err, "stdout is the store file") {
 			t.Errorf("a write with stdout on the store: exit %d, stderr %q", r.code, r.err)
 		}
@@ -173,7 +173,7 @@ assert K.g = 2 by w1' team.db`)
 	// Item 2: --as holds for \export as for mql export; \import as another principal is refused.
 	t.Run("export as a principal", func(t *testing.T) {
 		dir := setup(t)
-		r := issueShell(t, bin, home, dir, `mql --as w1 -c '\export w1.nq' team.db && mql export --as w1 team.db > w1b.nq`)
+		r := shellScript(t, bin, home, dir, `mql --as w1 -c '\export w1.nq' team.db && mql export --as w1 team.db > w1b.nq`)
 		if r.code != 0 {
 			t.Fatalf("exit %d %s", r.code, r.err)
 		}
@@ -181,7 +181,7 @@ assert K.g = 2 by w1' team.db`)
 		if a != b || strings.Contains(a, "K.h") || !strings.Contains(a, "claim:K.g@1") {
 			t.Errorf("\\export as w1 differs from mql export --as w1, or holds w2's claim:\n%s", a)
 		}
-		r = issueShell(t, bin, home, dir, `mql -c 'principal w1 agent' new.db && mql --as w1 -c '\import w1.nq' new.db`)
+		r = shellScript(t, bin, home, dir, `mql -c 'principal w1 agent' new.db && mql --as w1 -c '\import w1.nq' new.db`)
 		if r.code != exitTransfer || !strings.Contains(r.err, "only the owner (owner) may import") {
 			t.Errorf("\\import as w1: exit %d %q", r.code, r.err)
 		}
@@ -205,7 +205,7 @@ assert K.g = 2 by w1' team.db`)
 			{"mql -c 'live *' empty.db", `empty.db is an empty file, not an mql store`},
 			{"mql check empty.db", `empty.db is an empty file, not an mql store`},
 		} {
-			r := issueShell(t, bin, home, dir, tc.script)
+			r := shellScript(t, bin, home, dir, tc.script)
 			if r.code != exitOpen || !regexp.MustCompile(tc.errRE).MatchString(r.err) {
 				t.Errorf("%s: exit %d, stderr %q; want %d and %s", tc.script, r.code, r.err, exitOpen, tc.errRE)
 			}
@@ -216,11 +216,11 @@ assert K.g = 2 by w1' team.db`)
 		if fi, _ := os.Stat(filepath.Join(dir, "empty.db")); fi.Size() != 0 {
 			t.Error("empty.db was initialised")
 		}
-		r := issueShell(t, bin, home, dir, "mql -c 'principal a agent' teem.db")
+		r := shellScript(t, bin, home, dir, "mql -c 'principal a agent' teem.db")
 		if r.code != 0 || r.err != "mql: created a new store at teem.db\n" {
 			t.Errorf("a write: exit %d, stderr %q", r.code, r.err)
 		}
-		r = issueShell(t, bin, home, dir, "mql -c 'principal b agent' teem.db && mql -c 'live *' teem.db")
+		r = shellScript(t, bin, home, dir, "mql -c 'principal b agent' teem.db && mql -c 'live *' teem.db")
 		if r.code != 0 || r.err != "" {
 			t.Errorf("on the existing store: exit %d, stderr %q", r.code, r.err)
 		}
@@ -229,22 +229,22 @@ assert K.g = 2 by w1' team.db`)
 	// Item 13: --owner is a principal name, checked before anything is created.
 	t.Run("owner is a name", func(t *testing.T) {
 		dir := setup(t)
-		issueShell(t, bin, home, dir, "mql export team.db > team.nq")
+		shellScript(t, bin, home, dir, "mql export team.db > team.nq")
 		for _, script := range []string{
 			"mql --owner 'bad name' -c 'principal a agent' o.db",
 			"mql --owner 'bad name' o.db < /dev/null",
 		} {
-			r := issueShell(t, bin, home, dir, script)
+			r := shellScript(t, bin, home, dir, script)
 			if r.code != exitUsage || !strings.Contains(r.err, `--owner "bad name": bad reference`) {
 				t.Errorf("%s: exit %d, stderr %q", script, r.code, r.err)
 			}
 		}
 		// An import takes its owner from the file: it has no --owner to get wrong.
-		if r := issueShell(t, bin, home, dir, "mql import --owner 'bad name' team.nq o.db"); r.code != exitUsage || !strings.Contains(r.err, "flag provided but not defined: --owner") {
+		if r := shellScript(t, bin, home, dir, "mql import --owner 'bad name' team.nq o.db"); r.code != exitUsage || !strings.Contains(r.err, "flag provided but not defined: --owner") {
 			t.Errorf("import --owner: exit %d, stderr %q", r.code, r.err)
 		}
 		mustNotExist(t, filepath.Join(dir, "o.db"))
-		r := issueShell(t, bin, home, dir, "mql --owner lead -c 'principal a agent' o.db && mql -c 'grant a assert on * by lead' o.db")
+		r := shellScript(t, bin, home, dir, "mql --owner lead -c 'principal a agent' o.db && mql -c 'grant a assert on * by lead' o.db")
 		if r.code != 0 {
 			t.Errorf("a good owner: exit %d %s", r.code, r.err)
 		}
@@ -253,7 +253,7 @@ assert K.g = 2 by w1' team.db`)
 	// Every command names its store as DB or --db DB, never both.
 	t.Run("one store convention", func(t *testing.T) {
 		dir := setup(t)
-		issueShell(t, bin, home, dir, "mql export team.db > team.nq")
+		shellScript(t, bin, home, dir, "mql export team.db > team.nq")
 		for _, script := range []string{
 			"mql -c stats --db team.db team.db",
 			"mql export --db team.db team.db",
@@ -263,7 +263,7 @@ assert K.g = 2 by w1' team.db`)
 			"mql mcp --db team.db team.db < /dev/null",
 			"mql check team.db other.db",
 		} {
-			if r := issueShell(t, bin, home, dir, script); r.code != exitUsage {
+			if r := shellScript(t, bin, home, dir, script); r.code != exitUsage {
 				t.Errorf("%s: exit %d, want %d; %s", script, r.code, exitUsage, r.err)
 			}
 		}
@@ -274,7 +274,7 @@ assert K.g = 2 by w1' team.db`)
 			"mql import team.nq i1.db && mql import --db i2.db team.nq && mql import team.nq --db i3.db",
 			"mql import - i4.db < team.nq",
 		} {
-			if r := issueShell(t, bin, home, dir, script); r.code != 0 {
+			if r := shellScript(t, bin, home, dir, script); r.code != 0 {
 				t.Errorf("%s: exit %d; %s", script, r.code, r.err)
 			}
 		}
@@ -283,14 +283,14 @@ assert K.g = 2 by w1' team.db`)
 	// Item 5: the attack strings through the command, in each format a terminal shows.
 	t.Run("escaping", func(t *testing.T) {
 		dir := t.TempDir()
-		r := issueShell(t, bin, home, dir, `mql -c 'principal w1 agent
+		r := shellScript(t, bin, home, dir, `mql -c 'principal w1 agent
 assert K.h = 1 by w1 from "\x1b[2K\x1b[1A\x1b[31mFAKE ROW\x1b[0m" uri "http://x/\u202eexe.txt" revision "\u009b2J"
 revoke K.h@1 by w1 because "misread\nrevoked by   owner"' a.db`)
 		if r.code != 0 {
 			t.Fatalf("setup: %d %s", r.code, r.err)
 		}
 		for _, f := range []string{"table", "tree", "json"} {
-			r := issueShell(t, bin, home, dir, "mql --format "+f+" -c 'history K.h; why K.h@1; revoked-by K.h@1' a.db")
+			r := shellScript(t, bin, home, dir, "mql --format "+f+" -c 'history K.h; why K.h@1; revoked-by K.h@1' a.db")
 			if r.code != 0 {
 				t.Fatalf("%s: exit %d %s", f, r.code, r.err)
 			}
@@ -366,7 +366,7 @@ revoke K.h@1 by w1 because "misread\nrevoked by   owner"' a.db`)
 		if !strings.Contains(fileBytes(t, notes), "claim:K.after@1") {
 			t.Error("the confirmed export lacks the write made after the refused one")
 		}
-		r := issueShell(t, bin, home, dir, "mql --format csv -c 'live K' z.db")
+		r := shellScript(t, bin, home, dir, "mql --format csv -c 'live K' z.db")
 		if r.code != 0 || !strings.Contains(r.out, "K.after@1") {
 			t.Errorf("the write after the refused export was lost: exit %d\n%s%s", r.code, r.out, r.err)
 		}
