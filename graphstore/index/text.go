@@ -109,10 +109,14 @@ func decodeTextBlock(b []byte) (*textBlock, error) {
 	}
 	var last uint64
 	for i := 0; i < n && d.Err == nil; i++ {
-		p := textPost{seq: last + d.Uvarint(), keySeq: d.Uvarint(), version: d.version(), tf: int(d.Uvarint()), length: int(d.Uvarint()), audience: int(d.Uvarint())}
-		if p.audience >= len(t.audiences) || i > 0 && p.seq <= last || p.tf < 1 {
+		p := textPost{seq: last + d.Uvarint(), keySeq: d.Uvarint(), version: d.version()}
+		tf, length, aud := d.Uvarint(), d.Uvarint(), d.Uvarint()
+		// Bounded before they become ints: a damaged value must not index past the audiences.
+		if aud >= uint64(len(t.audiences)) || i > 0 && p.seq <= last || tf < 1 || tf > 1<<31 || length > 1<<31 {
 			d.fail("text posting")
+			break
 		}
+		p.tf, p.length, p.audience = int(tf), int(length), int(aud)
 		last = p.seq
 		t.posts = append(t.posts, p)
 	}
@@ -147,7 +151,11 @@ func decodeCompactTextBlock(b []byte) (*textBlock, error) {
 			}
 		}
 		if len(t.audiences) > 1 {
-			p.audience = int(d.Uvarint())
+			if aud := d.Uvarint(); aud < uint64(len(t.audiences)) {
+				p.audience = int(aud)
+			} else {
+				p.audience = -1 // refused below
+			}
 		}
 		key := int64(lastKey) + delta
 		if key < 0 || p.audience < 0 || p.audience >= len(t.audiences) || i > 0 && p.seq <= lastSeq || p.tf < 1 {
