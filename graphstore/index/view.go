@@ -2,11 +2,12 @@ package index
 
 import (
 	"cmp"
-	"github.com/mql-dev/mql/authority"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mql-dev/mql/authority"
 
 	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/kv"
