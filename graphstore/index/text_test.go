@@ -1,9 +1,10 @@
 package index
 
 import (
-	"github.com/mql-dev/mql/graphstore/encoding"
 	"slices"
 	"testing"
+
+	"github.com/mql-dev/mql/graphstore/encoding"
 
 	"github.com/mql-dev/mql/analysis"
 )
