@@ -239,13 +239,20 @@ func (l *logFile) grow(size int64) error {
 // append writes one record of payload and syncs it: when it returns nil, the record is on
 // disk.
 func (l *logFile) append(payload []byte) error {
+	rec := make([]byte, recHeader+len(payload))
+	copy(rec[recHeader:], payload)
+	return l.appendRecord(rec)
+}
+
+// appendRecord is append of the payload rec[recHeader:], writing the record's header into
+// rec[:recHeader].
+func (l *logFile) appendRecord(rec []byte) error {
 	if l.broken != nil {
 		return l.broken
 	}
-	rec := make([]byte, recHeader+len(payload))
+	payload := rec[recHeader:]
 	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
-	copy(rec[recHeader:], payload)
 	// Room for the record and the next one's length (zeros end the log).
 	if err := l.grow(l.off + int64(len(rec)) + recHeader); err != nil {
 		return fmt.Errorf("%w %s: no room for the commit (nothing of it was written): %w", ErrLog, l.path, err)
