@@ -131,13 +131,9 @@ func revocationOf(v *index.View, r *record.Revocation) Revocation {
 }
 
 func grantOf(v *index.View, id string) *Grant {
-	// Grants are few per principal; a scan of the grantee lists is cheap and keeps the index small.
-	for _, p := range v.Principals() {
-		for _, g := range v.Grants(p.Name) {
-			if g.ID == id {
-				return &Grant{ID: g.ID, Grantee: g.Grantee, Right: g.Right, Scope: g.Scope, By: g.By, Tx: int64(g.Tx), At: v.TxTime(g.Tx)}
-			}
-		}
+	if g := v.Grant(id); g != nil {
+		gi := grantInfo(v, g)
+		return &gi
 	}
 	return nil
 }

@@ -195,7 +195,7 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
 			if vs := v.Versions(id.Key); len(vs) > 0 {
 				e := vs[len(vs)-1]
-				out = whyClaim(v, e, true, 0)
+				out = whyNode(v, nil, provenance.WhyOfClaim(v, e, true), nil)
 				st, _ := v.State(e)
 				out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", id.Key, e.ID, st)
 				return nil
@@ -206,84 +206,44 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 			return err
 		}
 		if n.Claim != nil {
-			out = whyClaim(v, v.Claim(*n.Claim), true, 0)
+			out = whyNode(v, nil, provenance.WhyOfClaim(v, v.Claim(*n.Claim), true), nil)
 		} else {
-			out = whyArtifact(v, provenance.NewCache(v), v.Artifact(*n.Artifact), map[record.ArtifactID]bool{})
+			out = whyNode(v, provenance.NewCache(v), provenance.WhyOfArtifact(v, v.Artifact(*n.Artifact)), nil)
 		}
 		return nil
 	})
 	return out, err
 }
 
-// maxWhyChain bounds how far back a why answer follows supersession.
-const maxWhyChain = 1000
-
-func whyClaim(v *index.View, e *index.ClaimEntry, history bool, depth int) *Node {
-	c := claimOf(v, e)
-	n := &Node{Kind: NodeClaim, Claim: &c}
-	for _, s := range c.Sources {
-		s := s
-		n.Children = append(n.Children, &Node{Kind: NodeSource, Relation: "from", Source: &s})
+// whyNode renders a why tree for v's reader. parent is the claim a source node belongs to,
+// as rendered.
+func whyNode(v *index.View, pc *provenance.Cache, w *provenance.WhyNode, parent *Claim) *Node {
+	n := &Node{Relation: w.Relation}
+	switch w.Kind {
+	case provenance.WhyClaim:
+		c := claimOf(v, w.Claim)
+		n.Kind, n.Claim, parent = NodeClaim, &c, &c
+	case provenance.WhyArtifact:
+		a := artifactOf(v, pc, w.Artifact)
+		n.Kind, n.Artifact = NodeArtifact, &a
+	case provenance.WhySource:
+		s := parent.Sources[w.Source]
+		n.Kind, n.Source = NodeSource, &s
+	case provenance.WhyGrant:
+		g := grantInfo(v, w.Grant)
+		n.Kind, n.Grant = NodeGrant, &g
+	case provenance.WhyConfirmation:
+		cf := w.Confirmation
+		n.Kind, n.By, n.At, n.Standing, n.StandingGrant = NodeConfirmation, cf.By, v.TxTime(cf.Tx), cf.Standing, standingGrant(v, cf.Standing)
+	case provenance.WhyRevocation:
+		r := revocationOf(v, w.Revocation)
+		n.Kind, n.Revocation = NodeRevocation, &r
+	case provenance.WhyReview:
+		r := reviewOf(v, w.Review)
+		n.Kind, n.Review = NodeReview, &r
 	}
-	switch {
-	case e.Grant != "":
-		if g := grantOf(v, e.Grant); g != nil {
-			n.Children = append(n.Children, &Node{Kind: NodeGrant, Relation: "standing", Grant: g})
-		}
-	}
-	if cf := v.Confirmation(e); cf != nil {
-		n.Children = append(n.Children, &Node{Kind: NodeConfirmation, Relation: "confirmed", By: cf.By, At: v.TxTime(cf.Tx), Standing: cf.Standing, StandingGrant: standingGrant(v, cf.Standing)})
-	}
-	if rv := v.Revocation(e); rv != nil {
-		r := revocationOf(v, rv)
-		n.Children = append(n.Children, &Node{Kind: NodeRevocation, Relation: "revoked", Revocation: &r})
-	}
-	if e.Contests != nil {
-		if o := v.Claim(*e.Contests); o != nil {
-			oc := claimOf(v, o)
-			n.Children = append(n.Children, &Node{Kind: NodeClaim, Relation: "contests", Claim: &oc})
-		}
-	}
-	if e.Corroborates != nil {
-		if o := v.Claim(*e.Corroborates); o != nil {
-			oc := claimOf(v, o)
-			n.Children = append(n.Children, &Node{Kind: NodeClaim, Relation: "corroborates", Claim: &oc})
-		}
-	}
-	if history && e.Supersedes != nil && depth < maxWhyChain {
-		if o := v.Claim(*e.Supersedes); o != nil {
-			child := whyClaim(v, o, true, depth+1)
-			child.Relation = "supersedes"
-			n.Children = append(n.Children, child)
-		}
-	}
-	return n
-}
-
-func whyArtifact(v *index.View, pc *provenance.Cache, a *index.ArtifactNode, seen map[record.ArtifactID]bool) *Node {
-	art := artifactOf(v, pc, a)
-	n := &Node{Kind: NodeArtifact, Artifact: &art}
-	seen[a.ID] = true
-	for _, in := range a.DerivedFrom {
-		var child *Node
-		switch {
-		case in.Claim != nil:
-			if e := v.Claim(*in.Claim); e != nil {
-				child = whyClaim(v, e, false, 0)
-			}
-		case in.Artifact != nil:
-			if an := v.Artifact(*in.Artifact); an != nil && !seen[an.ID] {
-				child = whyArtifact(v, pc, an, seen)
-			}
-		}
-		if child != nil {
-			child.Relation = "derived from"
-			n.Children = append(n.Children, child)
-		}
-	}
-	if rs := v.Reviews(a); len(rs) > 0 {
-		rv := reviewOf(v, rs[len(rs)-1])
-		n.Children = append(n.Children, &Node{Kind: NodeReview, Relation: "reviewed", Review: &rv})
+	for _, c := range w.Children {
+		n.Children = append(n.Children, whyNode(v, pc, c, parent))
 	}
 	return n
 }

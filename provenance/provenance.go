@@ -1,6 +1,6 @@
-// Package provenance answers the derivation questions: whether an artifact needs review, how
-// confident it can be, what depends on a changed node (impact), and whether a derivation
-// would close a cycle (DependsOn). It reads through an index.View, so it never sees past the
+// Package provenance answers the derivation questions: what a claim or artifact rests on (the
+// why tree, why.go), whether an artifact needs review, how confident it can be, what depends
+// on a changed node (impact), and whether a derivation would close a cycle (DependsOn). It reads through an index.View, so it never sees past the
 // reader's transaction or perception.
 package provenance
 

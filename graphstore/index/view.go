@@ -119,6 +119,20 @@ func (v *View) Principals() []*record.Principal {
 	return out
 }
 
+// Grant returns the grant recorded as id within the view, or nil.
+func (v *View) Grant(id string) *record.Grant {
+	// Grants are few per principal; a scan of the grantee lists is cheap and keeps the index
+	// small.
+	for _, p := range v.Principals() {
+		for _, g := range v.Grants(p.Name) {
+			if g.ID == id {
+				return g
+			}
+		}
+	}
+	return nil
+}
+
 // Grants returns the grants held by grantee within the view, in the order given.
 func (v *View) Grants(grantee string) []*record.Grant {
 	var out []*record.Grant

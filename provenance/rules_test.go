@@ -1,4 +1,4 @@
-package mql
+package provenance_test
 
 import (
 	"cmp"
@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
@@ -122,12 +125,13 @@ func TestCacheMatchesRules(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 			ctx := context.Background()
-			db, err := Open(ctx, "memory:", Options{Clock: func() time.Time { return now }})
+			path := filepath.Join(t.TempDir(), "m.db")
+			db, err := mql.Open(ctx, path, mql.Options{Clock: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			ok := func(_ Receipt, err error) {
+			ok := func(_ mql.Receipt, err error) {
 				t.Helper()
 				if err != nil {
 					t.Fatal(err)
@@ -143,10 +147,10 @@ func TestCacheMatchesRules(t *testing.T) {
 				}
 				return ref
 			}
-			ok(db.SetDecay(ctx, DecaySpec{Predicate: "q", HalfLife: time.Hour, By: "owner"}))
+			ok(db.SetDecay(ctx, mql.DecaySpec{Predicate: "q", HalfLife: time.Hour, By: "owner"}))
 			for _, k := range keys {
 				s, p, _ := strings.Cut(k, ".")
-				ok(db.Assert(ctx, AssertSpec{Subject: s, Predicate: p, Value: Number(1), By: "owner", Confidence: Confidence(0.5 + r.Float64()/2)}))
+				ok(db.Assert(ctx, mql.AssertSpec{Subject: s, Predicate: p, Value: mql.Number(1), By: "owner", Confidence: mql.Confidence(0.5 + r.Float64()/2)}))
 				versions[k]++
 			}
 			var names []string
@@ -162,32 +166,33 @@ func TestCacheMatchesRules(t *testing.T) {
 							from = append(from, pick(names[r.IntN(len(names))]))
 						}
 					}
-					if _, err := db.Derive(ctx, DeriveSpec{Artifact: name, From: from, By: "owner", Confidence: Confidence(0.7 + r.Float64()/3.4)}); err == nil {
+					if _, err := db.Derive(ctx, mql.DeriveSpec{Artifact: name, From: from, By: "owner", Confidence: mql.Confidence(0.7 + r.Float64()/3.4)}); err == nil {
 						versions[name]++
 						names = append(names, name)
-					} else if !errors.Is(err, ErrCycle) && !errors.Is(err, ErrNotFound) { // a cycle, or a revoked key
+					} else if !errors.Is(err, mql.ErrCycle) && !errors.Is(err, mql.ErrNotFound) { // a cycle, or a revoked key
 						t.Fatal(err)
 					}
 				case n < 8:
 					k := keys[r.IntN(len(keys))]
 					s, p, _ := strings.Cut(k, ".")
-					ok(db.Assert(ctx, AssertSpec{Subject: s, Predicate: p, Value: Number(float64(r.IntN(100))), By: "owner"}))
+					ok(db.Assert(ctx, mql.AssertSpec{Subject: s, Predicate: p, Value: mql.Number(float64(r.IntN(100))), By: "owner"}))
 					versions[k]++
 				case n < 9:
 					c := pick(keys[r.IntN(len(keys))])
 					if !strings.Contains(c, "@") || revoked[c] {
 						continue
 					}
-					ok(db.Revoke(ctx, RevokeSpec{Claim: c, By: "owner", Because: "wrong"}))
+					ok(db.Revoke(ctx, mql.RevokeSpec{Claim: c, By: "owner", Because: "wrong"}))
 					revoked[c] = true
 				default:
-					ok(db.Review(ctx, ReviewSpec{Artifact: pick(names[r.IntN(len(names))]), By: "owner"}))
+					ok(db.Review(ctx, mql.ReviewSpec{Artifact: pick(names[r.IntN(len(names))]), By: "owner"}))
 				}
 				now = now.Add(time.Minute)
 			}
 			head, _ := db.Head(ctx)
+			db.Close()
 			for _, at := range []int64{head, head / 2, head - 5} {
-				err := db.AsOfTx(at).view(ctx, func(v *index.View) error {
+				err := viewAt(ctx, path, at, func(v *index.View) error {
 					var arts []*index.ArtifactNode
 					for _, name := range v.ArtifactNames() {
 						arts = append(arts, v.ArtifactVersions(name)...)
@@ -303,20 +308,21 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			ctx := context.Background()
-			db, err := Open(ctx, "memory:", Options{})
+			path := filepath.Join(t.TempDir(), "m.db")
+			db, err := mql.Open(ctx, path, mql.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
 			for _, p := range []string{"w1", "w2"} {
-				if _, err := db.AddPrincipal(ctx, PrincipalSpec{Name: p, Type: Agent, By: "owner"}); err != nil {
+				if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: p, Type: mql.Agent, By: "owner"}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			keys := []string{"K0.p", "K1.p", "K2.p"}
 			for _, k := range keys {
 				s, p, _ := strings.Cut(k, ".")
-				if _, err := db.Assert(ctx, AssertSpec{Subject: s, Predicate: p, Value: Number(1), By: "owner"}); err != nil {
+				if _, err := db.Assert(ctx, mql.AssertSpec{Subject: s, Predicate: p, Value: mql.Number(1), By: "owner"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -336,15 +342,16 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 				if r.IntN(3) == 0 {
 					by, seen = "w1", nil // derived through what w1 may see
 				}
-				if _, err := db.Derive(ctx, DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen}); err == nil {
+				if _, err := db.Derive(ctx, mql.DeriveSpec{Artifact: name, From: from, By: by, SeenBy: seen}); err == nil {
 					names = append(names, name)
-				} else if !errors.Is(err, ErrCycle) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalid) {
+				} else if !errors.Is(err, mql.ErrCycle) && !errors.Is(err, mql.ErrNotFound) && !errors.Is(err, mql.ErrInvalid) {
 					t.Fatal(err)
 				}
 			}
 			head, _ := db.Head(ctx)
+			db.Close()
 			for _, at := range []int64{head, head / 2, head - 20} {
-				err := db.AsOfTx(at).view(ctx, func(all *index.View) error {
+				err := viewAt(ctx, path, at, func(all *index.View) error {
 					for _, viewer := range []string{"", "w1", "w2"} {
 						v := all.Index().View(all.AsOf(), all.Now(), viewer)
 						var nodes []record.NodeRef
@@ -385,4 +392,18 @@ func TestDependsOnAndImpactMatchLiteralWalks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// viewAt runs fn on the owner's view of the store at path as of transaction at, as a read
+// `as of tx` sees it.
+func viewAt(ctx context.Context, path string, at int64, fn func(v *index.View) error) error {
+	s, err := graphstore.Open(ctx, path, graphstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Read(ctx, func(ix *index.Index) error {
+		id := record.TxID(at)
+		return fn(ix.View(id, ix.TxTime(id), ""))
+	})
 }
