@@ -14,5 +14,5 @@ import (
 // store is refused with ErrDamaged.
 func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	n, err := db.store.Backup(ctx, w)
-	return n, userError(err)
+	return n, err
 }

@@ -47,7 +47,7 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
 func (db *DB) Check(ctx context.Context) (CheckReport, error) {
 	r, err := db.store.Check(ctx, graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
-		return CheckReport{}, userError(err)
+		return CheckReport{}, err
 	}
 	return checkReport(r), nil
 }
@@ -64,7 +64,7 @@ func CheckStore(ctx context.Context, dsn string, opts Options) (CheckReport, err
 		WriteLockTimeout: opts.WriteLockTimeout, WriteIdleTimeout: opts.WriteIdleTimeout},
 		graphstore.CheckOptions{Rules: modelRules})
 	if err != nil {
-		return CheckReport{}, userError(err)
+		return CheckReport{}, err
 	}
 	return checkReport(r), nil
 }

@@ -2,7 +2,6 @@ package mql
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore"
@@ -75,28 +74,3 @@ var (
 	// wrong, and restore the store from an export or a backup.
 	ErrDamaged = graphstore.ErrDamaged
 )
-
-// The storage layer's messages name its package ("graphstore: …") and the sentinel of its
-// failures ("storage failure: …"): words for mql's code, not for its users. Every error that
-// leaves this package from the storage layer goes through userError, which keeps the error (for
-// errors.Is and errors.As) and drops those words from its message.
-type cleanError struct {
-	err error
-	msg string
-}
-
-func (e *cleanError) Error() string { return e.msg }
-func (e *cleanError) Unwrap() error { return e.err }
-
-func userError(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := strings.ReplaceAll(msg, "graphstore: ", "")
-	clean = strings.ReplaceAll(clean, ErrStorage.Error()+": ", "")
-	if clean == msg {
-		return err
-	}
-	return &cleanError{err: err, msg: clean}
-}

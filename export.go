@@ -68,7 +68,7 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 		}
 		from = next
 		if err := codec.WriteNQuads(w, txs); err != nil {
-			return userError(err)
+			return err
 		}
 		r.db.store.ReleaseMapped()
 	}

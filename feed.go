@@ -276,7 +276,7 @@ func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
 		found = ix.View(ix.Head(), db.clock(), "").Principal(name) != nil
 		return nil
 	})
-	return found, userError(err)
+	return found, err
 }
 
 // ReviewQueue lists the newest artifact versions the reader may see that need review, in the

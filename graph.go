@@ -52,7 +52,7 @@ func (r Reader) Graph(ctx context.Context) (graph.QuadStore, error) {
 	}
 	qs, err := quadstore.NewAt(ctx, r.db.store, asOf)
 	if err != nil {
-		return nil, userError(err)
+		return nil, err
 	}
 	return qs, nil
 }

@@ -95,7 +95,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		OnCommit:         opts.OnCommit,
 	})
 	if err != nil {
-		return nil, userError(err)
+		return nil, err
 	}
 	return &DB{store: s, clock: clock}, nil
 }
@@ -124,7 +124,7 @@ func (db *DB) Owner() string { return db.store.Meta().Owner }
 // writes. It reads every transaction.
 func (db *DB) QuadCount(ctx context.Context) (int64, error) {
 	n, err := db.store.QuadCount(ctx)
-	return n, userError(err)
+	return n, err
 }
 
 // Writable returns the error a write would get now for the store's state, or nil:
@@ -132,14 +132,14 @@ func (db *DB) QuadCount(ctx context.Context) (int64, error) {
 // verdict in the file, or the bbolt file is, now, truncated under the store or without a
 // valid meta page), ErrClosed after Close. It writes nothing and reads little (on bbolt, the
 // file's size and two meta pages): what a readiness probe can afford.
-func (db *DB) Writable() error { return userError(db.store.Writable()) }
+func (db *DB) Writable() error { return db.store.Writable() }
 
 // Size is how many bytes the store takes where it is kept: on bbolt its file and write-ahead
 // log on disk, on PostgreSQL its tables with their indexes (pg_total_relation_size), on the
 // memory store 0. It reads no record.
 func (db *DB) Size(ctx context.Context) (int64, error) {
 	n, err := db.store.Size(ctx)
-	return n, userError(err)
+	return n, err
 }
 
 // Head is the id of the last committed transaction.
@@ -149,7 +149,7 @@ func (db *DB) Head(ctx context.Context) (int64, error) {
 		head = int64(ix.Head())
 		return nil
 	})
-	return head, userError(err)
+	return head, err
 }
 
 // Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
@@ -213,7 +213,7 @@ func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
 		return ve.err
 	}
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func (db *DB) Tx(ctx context.Context, by string, fn func(tx *Tx) error) (int64, 
 	case errors.Is(err, errUnchanged):
 		return 0, nil
 	case err != nil:
-		return 0, userError(err)
+		return 0, err
 	}
 	return int64(gtx.ID), nil
 }

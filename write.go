@@ -172,7 +172,7 @@ func (db *DB) write(ctx context.Context, by string, build func(v *index.View, tx
 		return rc, nil
 	}
 	if err != nil {
-		return Receipt{}, userError(err)
+		return Receipt{}, err
 	}
 	rc.Tx, rc.At = int64(tx.ID), tx.Time
 	return rc, nil

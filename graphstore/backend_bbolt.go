@@ -83,7 +83,7 @@ func openBBolt(b *bboltBackend) (*bboltBackend, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, errNoStore(err, "%s does not exist", b.path)
 		case err != nil:
-			return nil, fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err)
+			return nil, StorageFailure(fmt.Errorf("cannot open bbolt file %s: %w", b.path, err))
 		case fi.IsDir():
 			return nil, errNoStore(nil, "%s is a directory, not an mql store", b.path)
 		case fi.Size() == 0:
@@ -106,7 +106,7 @@ func (b *bboltBackend) open() error {
 	}
 	f, err := os.OpenFile(b.path, flags, 0o600)
 	if err != nil {
-		return fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err)
+		return StorageFailure(fmt.Errorf("cannot open bbolt file %s: %w", b.path, err))
 	}
 	fail := func(err error) error {
 		// Unlocked explicitly: a mapping bbolt made before it failed keeps the file open.
@@ -118,11 +118,11 @@ func (b *bboltBackend) open() error {
 		if errors.Is(err, errLockTimeout) {
 			return fail(b.inUse())
 		}
-		return fail(fmt.Errorf("graphstore: cannot lock bbolt file %s: %w: %w", b.path, ErrStorage, err))
+		return fail(StorageFailure(fmt.Errorf("cannot lock bbolt file %s: %w", b.path, err)))
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return fail(fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err))
+		return fail(StorageFailure(fmt.Errorf("cannot open bbolt file %s: %w", b.path, err)))
 	}
 	if st.Size() > 0 {
 		l, err := inspectBolt(f, st.Size())
@@ -159,7 +159,7 @@ func (b *bboltBackend) open() error {
 	case errors.Is(err, berrors.ErrTimeout):
 		return fail(b.inUse())
 	case err != nil:
-		return fail(fmt.Errorf("graphstore: cannot open bbolt file %s: %w: %w", b.path, ErrStorage, err))
+		return fail(StorageFailure(fmt.Errorf("cannot open bbolt file %s: %w", b.path, err)))
 	}
 	b.db, b.file = db, f
 	if b.layout == nil { // a new file: bbolt chose the page size
@@ -182,7 +182,7 @@ func (b *bboltBackend) open() error {
 	if err == nil {
 		switch kind {
 		case "cayley":
-			err = fmt.Errorf("graphstore: %s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW.db` (the new file is checked, and the old one left as it is)", b.path, ErrOldFormat, b.path)
+			err = fmt.Errorf("%s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW.db` (the new file is checked, and the old one left as it is)", b.path, ErrOldFormat, b.path)
 		case "other":
 			err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
 		case "":
@@ -224,7 +224,7 @@ func (b *bboltBackend) open() error {
 	if err != nil {
 		b.close()
 		if errors.Is(err, walkv.ErrLog) && !errors.Is(err, ErrDamaged) {
-			return fmt.Errorf("graphstore: %s: %w; move the log aside to open the store as of its last checkpoint (the commits logged since are then lost): %w", b.path, err, ErrDamaged)
+			return fmt.Errorf("%s: %w; move the log aside to open the store as of its last checkpoint (the commits logged since are then lost): %w", b.path, err, ErrDamaged)
 		}
 		return err
 	}
@@ -255,7 +255,7 @@ func boltKind(db *bolt.DB) (string, error) {
 }
 
 func (b *bboltBackend) inUse() error {
-	return fmt.Errorf("graphstore: %s is held by another process (its lock was not released within %s); close the other mql session using it, or open another file: %w", b.path, b.timeout, ErrInUse)
+	return fmt.Errorf("%s is held by another process (its lock was not released within %s); close the other mql session using it, or open another file: %w", b.path, b.timeout, ErrInUse)
 }
 
 // damagedErr is the error for damage described by what, saying what to do.
@@ -318,7 +318,7 @@ func (b *bboltBackend) writable() error {
 		return err
 	}
 	if b.db == nil || b.file == nil {
-		return fmt.Errorf("graphstore: %s is not open: %w", b.path, ErrStorage)
+		return StorageFailure(fmt.Errorf("%s is not open", b.path))
 	}
 	// The meta pages before the size: a checkpoint may commit to bbolt meanwhile, and bbolt
 	// grows the file before it writes a meta page naming the new pages, so the size read
@@ -333,7 +333,7 @@ func (b *bboltBackend) writable() error {
 	}
 	st, err := b.file.Stat()
 	if err != nil {
-		return fmt.Errorf("graphstore: %s: %w: %w", b.path, ErrStorage, err)
+		return StorageFailure(fmt.Errorf("%s: %w", b.path, err))
 	}
 	switch {
 	case m.err != nil:
@@ -416,6 +416,6 @@ func (b *bboltBackend) close() error {
 	case <-time.After(5 * time.Second):
 		unlockFile(file)
 		file.Close()
-		return fmt.Errorf("closing %s did not finish; its file was closed: %w", b.path, ErrStorage)
+		return StorageFailure(fmt.Errorf("closing %s did not finish; its file was closed", b.path))
 	}
 }

@@ -78,7 +78,7 @@ func bucketNamed(name string) kv.Bucket {
 			return kv.Bucket(i)
 		}
 	}
-	panic("graphstore: no bucket " + name)
+	panic("no bucket " + name)
 }
 
 // pgBackend is an mql store in a PostgreSQL database.
@@ -154,7 +154,7 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		if strings.Contains(err.Error(), "cannot parse") {
 			return nil, fmt.Errorf("cannot open %s: %w: %v", b.shown, ErrBadDSN, err)
 		}
-		return nil, fmt.Errorf("graphstore: cannot connect to PostgreSQL at %s: %w: %w", b.shown, ErrStorage, err)
+		return nil, StorageFailure(fmt.Errorf("cannot connect to PostgreSQL at %s: %w", b.shown, err))
 	}
 	b.kvs = kvs
 	var tok [6]byte
@@ -164,17 +164,17 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		found, err := kvs.Found(ctx, pgOldTables)
 		if err != nil {
 			kvs.Close()
-			return nil, fmt.Errorf("graphstore: cannot read the tables of %s: %w: %w", b.shown, ErrStorage, err)
+			return nil, StorageFailure(fmt.Errorf("cannot read the tables of %s: %w", b.shown, err))
 		}
 		if found["quads"] && found["nodes"] || found["mql_snapshot"] {
 			kvs.Close()
-			return nil, fmt.Errorf("graphstore: %s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: the new store is checked, and the old one left as it is)", b.shown, ErrOldFormat, b.shown)
+			return nil, fmt.Errorf("%s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: the new store is checked, and the old one left as it is)", b.shown, ErrOldFormat, b.shown)
 		}
 		// A store of an earlier format has every table but the text index's.
 		if f, err := pgEarlierFormat(ctx, kvs); err != nil || f != "" {
 			kvs.Close()
 			if err != nil {
-				return nil, fmt.Errorf("graphstore: cannot read the format of %s: %w: %w", b.shown, ErrStorage, err)
+				return nil, StorageFailure(fmt.Errorf("cannot read the format of %s: %w", b.shown, err))
 			}
 			return nil, earlierFormatErr(b.shown, index.EarlierFormatError(f))
 		}
@@ -245,7 +245,7 @@ func (b *pgBackend) writeErr(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("graphstore: cannot take the writer lock on %s: %w: %w", b.shown, ErrStorage, err)
+	return StorageFailure(fmt.Errorf("cannot take the writer lock on %s: %w", b.shown, err))
 }
 
 // inUse is the error of a writer that waited lockTimeout for the lock: it names the session
@@ -273,7 +273,7 @@ func (b *pgBackend) inUse() error {
 func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string) error {
 	pw, ok := wt.(*pgkv.WriteTx)
 	if !ok {
-		return fmt.Errorf("graphstore: a PostgreSQL commit of a %T", wt)
+		return fmt.Errorf("a PostgreSQL commit of a %T", wt)
 	}
 	first := lastTx(pw.Prefetched()) + 1
 	var id [8]byte
@@ -755,12 +755,12 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 	defer b.close()
 	rt, err := b.kvs.Read(ctx)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("inspecting %s: %w", RedactDSN(dsn), err))
 	}
 	defer rt.End()
 	in, err := inspectKV(rt)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("reading %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("reading %s: %w", RedactDSN(dsn), err))
 	}
 	return in, nil
 }
@@ -770,18 +770,18 @@ func inspectPostgres(ctx context.Context, dsn string) (Inspection, error) {
 func inspectOtherTables(ctx context.Context, dsn string) (Inspection, error) {
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("cannot connect to PostgreSQL at %s: %w", RedactDSN(dsn), err))
 	}
 	defer c.Close(context.Background())
 	rows, err := c.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 		AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%' ORDER BY 1`)
 	if err != nil {
-		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("inspecting %s: %w", RedactDSN(dsn), err))
 	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return Inspection{}, fmt.Errorf("inspecting %s: %w: %w", RedactDSN(dsn), ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("inspecting %s: %w", RedactDSN(dsn), err))
 	}
 	if len(names) == 0 {
 		return Inspection{}, nil
@@ -851,7 +851,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 	}
 	committed = true
 	if err := wt.Commit(ctx); err != nil {
-		return sum, fmt.Errorf("import into %s failed and nothing was written: %w: %w", b.shown, ErrStorage, b.commitErr(err))
+		return sum, StorageFailure(fmt.Errorf("import into %s failed and nothing was written: %w", b.shown, b.commitErr(err)))
 	}
 	b.kvs.Conn(ctx, func(c *pgx.Conn) error { _, err := c.Exec(ctx, "ANALYZE"); return err })
 	return sum, nil

@@ -30,7 +30,7 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	defer s.leave()
 	b, ok := s.be.(*bboltBackend)
 	if !ok {
-		return 0, fmt.Errorf("graphstore: a %s store is not a file to copy: %w", s.be.kind(), errors.ErrUnsupported)
+		return 0, fmt.Errorf("a %s store is not a file to copy: %w", s.be.kind(), errors.ErrUnsupported)
 	}
 	if err := b.damage(); err != nil {
 		return 0, err

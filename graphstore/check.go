@@ -172,7 +172,7 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 	}
 	standalone(&opts, &copts)
 	if dsn == "memory:" || dsn == "memory" {
-		return nil, fmt.Errorf("graphstore: check %s: %w: a new in-memory store holds nothing to check", dsn, fs.ErrNotExist)
+		return nil, fmt.Errorf("check %s: %w: a new in-memory store holds nothing to check", dsn, fs.ErrNotExist)
 	}
 	if path, ok := bboltPath(dsn); ok {
 		st, err := os.Stat(path)
@@ -180,10 +180,10 @@ func CheckDSN(ctx context.Context, dsn string, opts Options, copts CheckOptions)
 			return nil, errNoStore(err, "%s does not exist", path)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("graphstore: check: %w", err)
+			return nil, fmt.Errorf("check: %w", err)
 		}
 		if st.IsDir() {
-			return nil, fmt.Errorf("graphstore: check %s: %w: it is a directory, not a bbolt file", path, ErrBadDSN)
+			return nil, fmt.Errorf("check %s: %w: it is a directory, not a bbolt file", path, ErrBadDSN)
 		}
 		if st.Size() == 0 {
 			return nil, errNoStore(nil, "%s is an empty file, not an mql store (its creation was interrupted, or it was truncated to nothing)", path)

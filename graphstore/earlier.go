@@ -29,7 +29,7 @@ type earlierFormatError struct {
 }
 
 func (e *earlierFormatError) Error() string {
-	return fmt.Sprintf("graphstore: %s: %v; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: every claim is indexed again, the new store is checked and its export compared with the old one's, and the old one is left as it is)", e.name, e.err, e.name)
+	return fmt.Sprintf("%s: %v; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: every claim is indexed again, the new store is checked and its export compared with the old one's, and the old one is left as it is)", e.name, e.err, e.name)
 }
 
 func (e *earlierFormatError) Unwrap() []error { return []error{ErrOldFormat, e.err} }

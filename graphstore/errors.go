@@ -80,3 +80,14 @@ func (e *noStoreError) Unwrap() []error {
 func errNoStore(cause error, format string, args ...any) error {
 	return &noStoreError{what: fmt.Sprintf(format, args...), cause: cause}
 }
+
+// StorageFailure marks err as a failure of the storage below: errors.Is(e, ErrStorage) holds
+// for the error it returns, whose message is err's own, saying what failed and where, without
+// the sentinel's words.
+func StorageFailure(err error) error { return &storageError{err} }
+
+type storageError struct{ err error }
+
+func (e *storageError) Error() string        { return e.err.Error() }
+func (e *storageError) Unwrap() error        { return e.err }
+func (e *storageError) Is(target error) bool { return target == ErrStorage }

@@ -84,7 +84,7 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 	}
 	switch {
 	case err != nil:
-		return Inspection{}, fmt.Errorf("cannot inspect %s: %w: %w", path, ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("cannot inspect %s: %w", path, err))
 	case fi.IsDir():
 		return other("a directory")
 	case !fi.Mode().IsRegular():
@@ -127,7 +127,7 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 		return err
 	})
 	if err != nil {
-		return Inspection{}, fmt.Errorf("reading %s: %w: %w", path, ErrStorage, err)
+		return Inspection{}, StorageFailure(fmt.Errorf("reading %s: %w", path, err))
 	}
 	return in, nil
 }

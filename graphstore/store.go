@@ -149,7 +149,7 @@ func openBackend(ctx context.Context, dsn string, opts Options) (backend, error)
 	case dsn != "" && !strings.Contains(dsn, "://") && !hasScheme(dsn):
 		return openBBoltFile(dsn, opts.OpenTimeout, opts.MustExist)
 	}
-	return nil, fmt.Errorf("graphstore: cannot open %q: %w; use memory:, bbolt:PATH, a file path, or postgres://user@host:port/db", dsn, ErrBadDSN)
+	return nil, fmt.Errorf("cannot open %q: %w; use memory:, bbolt:PATH, a file path, or postgres://user@host:port/db", dsn, ErrBadDSN)
 }
 
 // FilePath is the file a bbolt DSN names (a plain path or bbolt:PATH); ok is false for the
@@ -264,7 +264,7 @@ func (s *Store) readErr(what string, err error) error {
 	case errors.Is(err, index.ErrEarlierFormat):
 		return earlierFormatErr(s.be.name(), err)
 	case errors.Is(err, index.ErrNotStore):
-		return fmt.Errorf("graphstore: %s: %w: %w", s.be.name(), ErrStorage, err)
+		return StorageFailure(fmt.Errorf("%s: %w", s.be.name(), err))
 	}
 	var f *index.Fault
 	if errors.As(err, &f) || errors.Is(err, encoding.ErrCorrupt) {
@@ -353,7 +353,7 @@ func (s *Store) enter() error {
 	s.life.RLock()
 	if s.closed {
 		s.life.RUnlock()
-		return fmt.Errorf("graphstore: %w; open it again to use it", ErrClosed)
+		return fmt.Errorf("%w; open it again to use it", ErrClosed)
 	}
 	return nil
 }
@@ -535,7 +535,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		}
 	}
 	if err := s.be.writable(); err != nil {
-		fail(group, fmt.Errorf("graphstore: nothing was written: %w", err))
+		fail(group, fmt.Errorf("nothing was written: %w", err))
 		return
 	}
 	// The wait for the writer lock ends when every writer of the group has given up; the
@@ -624,9 +624,9 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 // before it begins, and its error says what to do.
 func applyErr(err error, txs string) error {
 	if errors.Is(err, ErrDamaged) {
-		return fmt.Errorf("graphstore: nothing was written: %w", err)
+		return fmt.Errorf("nothing was written: %w", err)
 	}
-	return fmt.Errorf("graphstore: writing %s failed %s: %w: %w", txs, outcome(err), ErrStorage, err)
+	return StorageFailure(fmt.Errorf("writing %s failed %s: %w", txs, outcome(err), err))
 }
 
 // outcome says what a failed commit left: nothing, unless the connection to PostgreSQL failed
@@ -698,7 +698,7 @@ func (g *group_) restart() error {
 	}
 	for _, tx := range g.applied {
 		if err := g.apply(tx, index.Mark{}); err != nil {
-			g.broken = fmt.Errorf("graphstore: tx %d cannot be applied again, nothing of its group was written: %w", tx.ID, err)
+			g.broken = fmt.Errorf("tx %d cannot be applied again, nothing of its group was written: %w", tx.ID, err)
 			return errGroupBroken
 		}
 	}
@@ -709,9 +709,9 @@ func (g *group_) restart() error {
 // store (index.ErrInvalid) is the writer's to correct; anything else is the storage's.
 func applyRefusal(tx *record.Tx, err error) error {
 	if errors.Is(err, index.ErrInvalid) {
-		return fmt.Errorf("graphstore: refusing to write: %w", err)
+		return fmt.Errorf("refusing to write: %w", err)
 	}
-	return fmt.Errorf("graphstore: tx %d cannot be indexed, nothing of it was written: %v: %w", tx.ID, err, ErrStorage)
+	return StorageFailure(fmt.Errorf("tx %d cannot be indexed, nothing of it was written: %v", tx.ID, err))
 }
 
 func (g *group_) apply(tx *record.Tx, m index.Mark) error {
@@ -729,7 +729,7 @@ func (g *group_) run(w *writer) (err error) {
 				return
 			}
 			w.panicked = r
-			err = fmt.Errorf("graphstore: build panicked: %v", r)
+			err = fmt.Errorf("build panicked: %v", r)
 			if rerr := g.restart(); rerr != nil {
 				err = rerr
 			}
@@ -755,10 +755,10 @@ func (g *group_) run(w *writer) (err error) {
 	}
 	normalize(tx)
 	if err := codec.ValidateTx(tx); err != nil {
-		return fmt.Errorf("graphstore: refusing to write: %w", err)
+		return fmt.Errorf("refusing to write: %w", err)
 	}
 	if err := g.chain.Check(tx); err != nil {
-		return fmt.Errorf("graphstore: refusing to write: %w", err)
+		return fmt.Errorf("refusing to write: %w", err)
 	}
 	if err := g.apply(tx, index.Mark{}); err != nil {
 		if rerr := g.restart(); rerr != nil {
@@ -783,7 +783,7 @@ func (g *group_) runStaged(w *writer, tx *record.Tx) error {
 		part := index.Since(tx, done)
 		normalize(part)
 		if err := g.chain.CheckPart(part, applied); err != nil {
-			return fmt.Errorf("graphstore: refusing to write: %w", err)
+			return fmt.Errorf("refusing to write: %w", err)
 		}
 		if err := g.apply(tx, done); err != nil {
 			broken = applyRefusal(tx, err)
@@ -803,7 +803,7 @@ func (g *group_) runStaged(w *writer, tx *record.Tx) error {
 	if err == nil {
 		normalize(tx)
 		if eerr := codec.ValidateTx(tx); eerr != nil {
-			err = fmt.Errorf("graphstore: refusing to write: %w", eerr)
+			err = fmt.Errorf("refusing to write: %w", eerr)
 		}
 	}
 	if err != nil {
@@ -971,7 +971,7 @@ func storageErr(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("graphstore: %s: %w: %w", what, ErrStorage, err)
+	return StorageFailure(fmt.Errorf("%s: %w", what, err))
 }
 
 // ReleaseMapped tells the system that the pages of a bbolt file read so far need not stay in

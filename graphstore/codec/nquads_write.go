@@ -19,7 +19,7 @@ func WriteNQuads(w io.Writer, txs []*record.Tx) error {
 	for _, tx := range txs {
 		quads, err := EncodeTx(tx)
 		if err != nil {
-			return fmt.Errorf("graphstore: export: %w", err)
+			return fmt.Errorf("export: %w", err)
 		}
 		fmt.Fprintf(bw, "# tx %d at %s by %s\n", tx.ID, tx.Time.UTC().Format(time.RFC3339Nano), oneLine(tx.By))
 		for _, q := range quads {
@@ -28,7 +28,7 @@ func WriteNQuads(w io.Writer, txs []*record.Tx) error {
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("graphstore: export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func readBBolt(ctx context.Context, path string, opts Options, fn func(*record.T
 	case errors.Is(err, fs.ErrNotExist):
 		return Summary{}, &notFound{path + " does not exist"}
 	case err != nil:
-		return Summary{}, fmt.Errorf("cannot read %s: %w: %w", path, graphstore.ErrStorage, err)
+		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot read %s: %w", path, err))
 	case fi.IsDir():
 		return Summary{}, notOld("%s is a directory, not an mql store", path)
 	case !fi.Mode().IsRegular():
@@ -58,7 +58,7 @@ func readBBolt(ctx context.Context, path string, opts Options, fn func(*record.T
 	}
 	f, err := os.Open(path) // read-only: nothing here can write to the file
 	if err != nil {
-		return Summary{}, fmt.Errorf("cannot read %s: %w: %w", path, graphstore.ErrStorage, err)
+		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot read %s: %w", path, err))
 	}
 	// bbolt's Close closes f once it is open; until then, this does.
 	owned := true
@@ -73,11 +73,11 @@ func readBBolt(ctx context.Context, path string, opts Options, fn func(*record.T
 		if errors.Is(err, errLockTimeout) {
 			return Summary{}, failure(fmt.Sprintf("%s is in use: another process holds it (its lock was not released within %s); close the mql using it and try again", path, timeout), graphstore.ErrInUse)
 		}
-		return Summary{}, fmt.Errorf("cannot lock %s: %w: %w", path, graphstore.ErrStorage, err)
+		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot lock %s: %w", path, err))
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return Summary{}, fmt.Errorf("cannot read %s: %w: %w", path, graphstore.ErrStorage, err)
+		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot read %s: %w", path, err))
 	}
 	if !hasBoltMagic(f, st.Size()) {
 		return Summary{}, notOld("%s is not a bbolt file, so not an mql store", path)

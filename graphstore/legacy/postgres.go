@@ -75,7 +75,7 @@ func readPostgres(ctx context.Context, dsn string, opts Options, fn func(*record
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Summary{}, ctxErr
 		}
-		return Summary{}, fmt.Errorf("cannot connect to PostgreSQL at %s: %w: %w", shown, graphstore.ErrStorage, err)
+		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot connect to PostgreSQL at %s: %w", shown, err))
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -109,7 +109,7 @@ func pgErr(ctx context.Context, shown, what string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	return fmt.Errorf("%s: %s: %w: %w", shown, what, graphstore.ErrStorage, err)
+	return graphstore.StorageFailure(fmt.Errorf("%s: %s: %w", shown, what, err))
 }
 
 type pgReader struct {
