@@ -342,6 +342,19 @@ func ScriptWrites(src string) bool {
 // \import.
 func ItemWrites(it Item) bool { return itemWrites(it, 0) }
 
+// StatementError is the syntax error of a statement, as running it reports it, or nil (also for
+// a meta command).
+func StatementError(it Item) error {
+	if it.Meta {
+		return nil
+	}
+	if it.Src.parsed != nil || it.Src.perr != nil {
+		return it.Src.perr
+	}
+	_, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
+	return err
+}
+
 func itemWrites(it Item, depth int) bool {
 	if it.Meta {
 		f := strings.Fields(it.Src.Text[1:])

@@ -245,7 +245,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if !interactive {
 		req.mayCreate = func() (bool, string) {
-			if !todo.writes() {
+			writes, err := todo.writes()
+			if err != nil {
+				return false, "the script was not run, since it does not parse: " + output.EscapeText(err.Error())
+			}
+			if !writes {
 				return false, "a script that only reads never creates a store: a write creates it (in a script, or at the REPL)"
 			}
 			// In a new store only the owner exists: a script acting as another could only fail.
@@ -374,8 +378,9 @@ func (l scriptList) close() {
 
 // writes reads the scripts ahead until a statement that writes (or \import), keeping what it
 // read for run: whether running them could change the store. A script on stdin is read until
-// its first write, or its end.
-func (l scriptList) writes() bool {
+// its first write, or its end. A statement that does not parse ends the scripts before any
+// write after it: writes returns its error.
+func (l scriptList) writes() (bool, error) {
 	for _, s := range l {
 		for s.err == nil {
 			it, err := s.sc.Next()
@@ -385,11 +390,14 @@ func (l scriptList) writes() bool {
 			}
 			s.ahead = append(s.ahead, it)
 			if repl.ItemWrites(it) {
-				return true
+				return true, nil
+			}
+			if err := repl.StatementError(it); err != nil {
+				return false, err
 			}
 		}
 	}
-	return false
+	return false, nil
 }
 
 // run runs the scripts, one after another, each a statement at a time.

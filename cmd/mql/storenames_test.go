@@ -200,6 +200,9 @@ assert K.g = 2 by w1' team.db`)
 			{"mql export teem.db", `^mql export: no such store: teem.db does not exist`},
 			{"mql export --db teem.db -o x.nq", `no such store`},
 			{"mql --as w1 -c 'assert K.p = 1 by w1' teem.db", `a script acting as w1 never creates a store`},
+			// A write that does not parse is not taken for a read: the refusal names the error.
+			{"mql -c 'assert K.p = 1' teem.db", `^mql: no such store: teem.db does not exist; the script was not run, since it does not parse: -c:1:15: expected "by"`},
+			{"mql -c 'live *; asert K.p = 1 by owner; principal a agent' teem.db", `does not parse: -c:1:9: unknown statement "asert"`},
 			{"mql -c 'live *'", `no such store: .*default.db does not exist`},
 			{"mql export", `no such store: .*default.db does not exist`},
 			{"mql -c 'live *' empty.db", `empty.db is an empty file, not an mql store`},
