@@ -184,41 +184,15 @@ func txEvents(v *index.View, tx *record.Tx) []Event {
 	return append(out, needsReview(v, prev, tx, changed, pc, ev)...)
 }
 
-// needsReview lists the artifacts that tx made need review: dependents of what stopped being
-// live in tx that need review now and did not just before tx.
+// needsReview is an event for each artifact that tx made need review (provenance.Flagged).
 func needsReview(v, prev *index.View, tx *record.Tx, changed []record.NodeRef, pc *provenance.Cache, ev func(kind, ref string) Event) []Event {
-	if len(changed) == 0 {
-		return nil
-	}
-	reached, _ := provenance.Impact(v, changed, 0, MaxImpactResults)
-	if len(reached) == 0 {
-		return nil
-	}
-	var before *provenance.Cache
-	if prev != nil {
-		before = provenance.NewCache(prev)
-	}
-	isChanged := map[string]bool{}
-	for _, n := range changed {
-		isChanged[n.String()] = true
-	}
 	var out []Event
-	for _, d := range reached {
-		a := d.Artifact
-		if a.Tx == tx.ID {
-			continue // derived in this very transaction: reported as derived
-		}
-		now := pc.ReviewState(a)
-		if !now.Needs || (before != nil && before.ReviewState(a).Needs) {
-			continue
-		}
-		e := ev(EventNeedsReview, a.ID.String())
-		art := artifactOf(v, pc, a)
+	for _, f := range provenance.Flagged(v, prev, tx.ID, changed, pc, MaxImpactResults) {
+		e := ev(EventNeedsReview, f.Artifact.ID.String())
+		art := artifactOf(v, pc, f.Artifact)
 		e.Artifact = &art
-		for _, s := range now.Stale {
-			if isChanged[s.String()] {
-				e.Because = append(e.Because, s.String())
-			}
+		for _, s := range f.Because {
+			e.Because = append(e.Because, s.String())
 		}
 		out = append(out, e)
 	}
