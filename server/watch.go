@@ -85,7 +85,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			events, last, err := reader.Events(ctx, after, pattern)
 			if err != nil {
 				if ctx.Err() == nil {
-					fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(err.Error()))
+					msg := err.Error()
+					if errors.Is(err, mql.ErrStorage) {
+						// Said as such: a reader must tell an outage, which ends when the store is
+						// back, from a refusal.
+						msg = "the store cannot be read now (a storage failure: " + msg + "): reconnect with Last-Event-ID to resume"
+					}
+					fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(msg))
 					fl.Flush()
 				}
 				return
