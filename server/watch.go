@@ -85,13 +85,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			events, last, err := reader.Events(ctx, after, pattern)
 			if err != nil {
 				if ctx.Err() == nil {
-					msg := err.Error()
 					if errors.Is(err, mql.ErrStorage) {
-						// Said as such: a reader must tell an outage, which ends when the store is
-						// back, from a refusal.
-						msg = "the store cannot be read now (a storage failure: " + msg + "): reconnect with Last-Event-ID to resume"
+						err = storageDown(err)
 					}
-					fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(msg))
+					fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(err.Error()))
 					fl.Flush()
 				}
 				return
@@ -148,7 +145,7 @@ func jsonString(s string) string {
 }
 
 // stillValid re-checks a long-lived request's token, so that a revoked token stops a stream
-// that it opened: it returns mql.ErrUnauthorized then, and errStorageDown when the store
+// that it opened: it returns mql.ErrUnauthorized then, and storageDown's error when the store
 // cannot be read to tell.
 func (s *Server) stillValid(r *http.Request, id identity) error {
 	if id.session != "" {
@@ -162,12 +159,20 @@ func (s *Server) stillValid(r *http.Request, id identity) error {
 	p, err := s.auth.Authenticate(r.Context(), id.token)
 	switch {
 	case err != nil && !errors.Is(err, mql.ErrUnauthorized):
-		return errStorageDown
+		return storageDown(nil)
 	case err != nil || p != id.principal:
 		return mql.ErrUnauthorized
 	}
 	return nil
 }
 
-// errStorageDown ends a change feed whose token could not be checked again.
-var errStorageDown = errors.New("the store cannot be read now (a storage failure): reconnect with Last-Event-ID to resume")
+// storageDown ends a change feed that the store could not be read for, its token checked
+// again or its next events read (err, when it says what failed): said as such, so that a
+// reader tells an outage, which ends when the store is back, from a refusal.
+func storageDown(err error) error {
+	what := "a storage failure"
+	if err != nil {
+		what += ": " + err.Error()
+	}
+	return errors.New("the store cannot be read now (" + what + "): reconnect with Last-Event-ID to resume")
+}

@@ -121,14 +121,8 @@ func (v *View) Principals() []*record.Principal {
 
 // Grant returns the grant recorded as id within the view, or nil.
 func (v *View) Grant(id string) *record.Grant {
-	// Grants are few per principal; a scan of the grantee lists is cheap and keeps the index
-	// small.
-	for _, p := range v.Principals() {
-		for _, g := range v.Grants(p.Name) {
-			if g.ID == id {
-				return g
-			}
-		}
+	if g := v.ix.grant(id); g != nil && v.in(g.Tx) {
+		return g
 	}
 	return nil
 }

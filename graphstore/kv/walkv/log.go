@@ -236,16 +236,8 @@ func (l *logFile) grow(size int64) error {
 	return nil
 }
 
-// append writes one record of payload and syncs it: when it returns nil, the record is on
-// disk.
-func (l *logFile) append(payload []byte) error {
-	rec := make([]byte, recHeader+len(payload))
-	copy(rec[recHeader:], payload)
-	return l.appendRecord(rec)
-}
-
-// appendRecord is append of the payload rec[recHeader:], writing the record's header into
-// rec[:recHeader].
+// appendRecord writes one record, whose payload is rec[recHeader:], and syncs it: when it
+// returns nil, the record is on disk. It writes the record's header into rec[:recHeader].
 func (l *logFile) appendRecord(rec []byte) error {
 	if l.broken != nil {
 		return l.broken

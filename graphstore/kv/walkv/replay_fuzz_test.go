@@ -59,3 +59,10 @@ func FuzzReplay(f *testing.F) {
 		}
 	})
 }
+
+// append writes one record of payload, as a commit does.
+func (l *logFile) append(payload []byte) error {
+	rec := make([]byte, recHeader+len(payload))
+	copy(rec[recHeader:], payload)
+	return l.appendRecord(rec)
+}

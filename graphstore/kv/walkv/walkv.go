@@ -372,7 +372,7 @@ func (s *Store) Write(ctx context.Context) (kv.WriteTx, error) {
 	layers = slices.Clone(layers)
 	cur := layers[len(layers)-1].Copy()
 	layers[len(layers)-1] = cur
-	return &writeTx{readTx: readTx{s: s, base: rt, gen: gen, layers: layers}, cur: cur, ops: s.record[:0]}, nil
+	return &writeTx{readTx: readTx{s: s, base: rt, gen: gen, layers: layers}, cur: cur, ops: append(s.record[:0], make([]byte, recHeader)...)}, nil
 }
 
 // maxKeptRecord is the largest record buffer a store keeps between write transactions.
@@ -787,9 +787,6 @@ func (t *writeTx) write(b kv.Bucket, key []byte, o op) error {
 	}
 	o.k = bytes.Clone(k)
 	t.cur.Set(item(o))
-	if len(t.ops) == 0 {
-		t.ops = append(t.ops, make([]byte, recHeader)...)
-	}
 	t.ops = appendOp(t.ops, o)
 	t.entries++
 	return nil
