@@ -237,7 +237,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	defer be.close()
 	rel := releasing(be.db)
 	defer rel.stop()
-	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: rel.check}
+	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: rel.check, committing: rel.trim}
 	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
 	sum, err := importTxs(ctx, r, copts, w, w.flush)
 	rel.stop()
@@ -343,12 +343,13 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 // not follow transactions. Its write handle, which sees the batch not yet committed, is the
 // importing checker's state.
 type kvImporter struct {
-	kv        kv.Store
-	guard     func(func() error) error // the backend's, or nil
-	committed func()                   // after each batch and every few hundred entries (a bbolt file releases its mapped pages)
-	wt        kv.WriteTx
-	h         *index.Index
-	head      record.TxID
+	kv         kv.Store
+	guard      func(func() error) error // the backend's, or nil
+	committed  func()                   // after each batch and every few hundred entries (a bbolt file releases its mapped pages)
+	committing func()                   // before each batch's commit (a bbolt file trims its mapped pages)
+	wt         kv.WriteTx
+	h          *index.Index
+	head       record.TxID
 }
 
 func (w *kvImporter) run(fn func() error) error {
@@ -416,6 +417,9 @@ func (w *kvImporter) abort() {
 func (w *kvImporter) flush() error {
 	if w.wt == nil {
 		return nil
+	}
+	if w.committing != nil {
+		w.committing()
 	}
 	err := w.run(func() error { return w.wt.Commit(context.Background()) })
 	w.wt, w.h = nil, nil
