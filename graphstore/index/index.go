@@ -96,6 +96,8 @@ type Index struct {
 	kbuf             []byte
 	keyBufs
 	admitted int             // entries this snapshot added to the cache
+	walked   int             // of them, entries a walk read ahead (prefetchArtifacts)
+	walking  bool            // a walk is reading ahead: admitPerWalk bounds what it adds
 	cur      *applying       // a write handle's transaction being applied
 	judge    bool            // Apply judges claims' relations (JudgeRelations)
 	puts     int             // entries a write handle wrote
@@ -318,8 +320,11 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 		return x
 	}
 	ck := string(append([]byte{byte(b)}, key...))
-	if cacheable && ix.insert && ix.admitted < admitPerRead && ix.cache.put(ix.st.head, ck, x, size) {
+	if cacheable && ix.insert && ix.admits() && ix.cache.put(ix.st.head, ck, x, size) {
 		ix.admitted++
+		if ix.walking {
+			ix.walked++
+		}
 		return x
 	}
 	ix.remember(ck, x)
@@ -413,6 +418,21 @@ func (ix *Index) depNodes(l *depList) []*ArtifactNode {
 // otherwise push out everything the other reads keep coming back to. The rest of what it
 // decodes it keeps in its own memo.
 const admitPerRead = 16 << 10
+
+// admitPerWalk bounds, apart from admitPerRead, the entries a walk of the provenance graph
+// reads ahead and adds to the cache: up to four entries an artifact version (an impact of
+// 10,000 dependents is 40,000), which the next impact, review or why of the same artifacts reads
+// again. Under admitPerRead alone such a walk was cached a part at a time, and each of the next
+// few walks read a part of it again from pages (TestWalkIsCachedWhole).
+const admitPerWalk = 64 << 10
+
+// admits reports whether the snapshot may add one more entry to the cache.
+func (ix *Index) admits() bool {
+	if ix.walking {
+		return ix.walked < admitPerWalk
+	}
+	return ix.admitted-ix.walked < admitPerRead
+}
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
 // handful of entries, and a map per read cost more than the lookups.

@@ -38,6 +38,10 @@ func (ix *Index) prefetchArtifacts(refs []ref) {
 	if ix.w != nil || len(refs) < prefetchMin {
 		return
 	}
+	if !ix.walking {
+		ix.walking = true
+		defer func() { ix.walking = false }()
+	}
 	for len(refs) > prefetchChunk {
 		ix.prefetchArtifacts(refs[:prefetchChunk])
 		refs = refs[prefetchChunk:]
