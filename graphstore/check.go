@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +39,6 @@ import (
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/kv"
-	"github.com/mql-dev/mql/graphstore/kv/memkv"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/nquads"
 )
@@ -417,50 +415,6 @@ func showKey(k []byte) string {
 		s = s[:117] + "..."
 	}
 	return s
-}
-
-// CheckQuads checks a store's quads (see the file comment) and returns what it found: the
-// same checks as Check, for quads held in memory. now is the time at which liveness is judged.
-func CheckQuads(quads []quad.Quad, opts CheckOptions) *Report {
-	if opts.Now.IsZero() {
-		opts.Now = time.Now()
-	}
-	// The checker's state is an index in memory, as a check's is in a scratch file.
-	sink := &kvImporter{kv: memkv.New(index.Schema)}
-	defer sink.abort()
-	c := newChecker(opts, sink)
-	c.deferDangling = true
-	groups := map[record.TxID][]quad.Quad{}
-	var other []quad.Quad
-	for _, q := range quads {
-		if id, ok := codec.ParseTxIRI(q.Label); ok {
-			groups[id] = append(groups[id], q)
-		} else {
-			other = append(other, q)
-		}
-	}
-	ids := make([]record.TxID, 0, len(groups))
-	for id := range groups {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, q := range other {
-		c.add(ProblemLabel, 0, "", "quad %s is not in a transaction graph <%sN>", formatQuadShort(codec.CanonQuad(q)), codec.PrefTx)
-	}
-	next := record.TxID(1)
-	for _, id := range ids {
-		if id > next {
-			c.missing(next, id-1, ids[len(ids)-1])
-		}
-		next = id + 1
-		c.addTx(id, groups[id])
-	}
-	c.r.Quads += len(other)
-	r := c.finish()
-	if c.err != nil {
-		panic(c.err) // the index in memory cannot fail
-	}
-	return r
 }
 
 // scratchError is a failure of a check's scratch store, not of the store checked.

@@ -30,7 +30,7 @@ var (
 	// COMMIT, the error says the outcome is unknown), and the next write starts afresh.
 	ErrStorage = errors.New("storage failure")
 
-	// ErrBadImport is returned by ReadNQuads, ImportStore and Store.Import when the input is not
+	// ErrBadImport is returned by ImportStore and Store.Import when the input is not
 	// a sound mql export: a line that does not parse as an N-Quad, quads outside a transaction
 	// graph, transactions whose quads are not together and in order, a record with an unknown
 	// shape or a missing field, a reference to something not recorded before it, times that go

@@ -12,55 +12,6 @@ import (
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// ReadNQuads reads an export written by WriteNQuads into memory (an import streams instead:
-// see ImportStore). The quads of each transaction must be one contiguous run in its graph
-// <urn:mql:tx:N>, transactions in id order without gaps; a line that breaks this, or is not an
-// N-Quad in a transaction graph, is reported by number ("line 17: …"). Each transaction must
-// decode, and when the file starts at the genesis every reference must resolve to something
-// recorded earlier in the file. Every error wraps ErrBadImport.
-func ReadNQuads(r io.Reader) ([]*record.Tx, error) {
-	tr := newTxReader(newQuadReader(r), 0)
-	var txs []*record.Tx
-	for {
-		g, err := tr.read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		tx, err := codec.DecodeTx(g.id, canonQuads(g.quads))
-		if err != nil {
-			line := g.lines[0]
-			if de, ok := err.(*codec.DecodeError); ok && de.Quad != nil {
-				line = g.lineOf(*de.Quad)
-			}
-			return nil, &ImportError{Line: line, Tx: g.id, Msg: err.Error()}
-		}
-		txs = append(txs, tx)
-	}
-	if err := checkSequence(txs); err != nil {
-		return nil, err
-	}
-	return txs, nil
-}
-
-// checkSequence checks that txs, when they start at the genesis, each only refer to what came
-// before them (the reader checked that their ids follow on).
-func checkSequence(txs []*record.Tx) error {
-	if len(txs) == 0 || txs[0].ID != 1 {
-		return nil
-	}
-	c := codec.NewChain()
-	for _, tx := range txs {
-		if err := c.Check(tx); err != nil {
-			return fmt.Errorf("%w: %v", ErrBadImport, err)
-		}
-		c.Add(tx)
-	}
-	return nil
-}
-
 // ImportError is an import refused for what the file holds: where (the line, and the column
 // when the parser gives one; no line when the problem is the file as a whole, such as two live
 // claims of a key) and why. It wraps ErrBadImport.
@@ -199,12 +150,4 @@ func txLabel(q quad.Quad) (record.TxID, error) {
 		return 0, fmt.Errorf("graph %s is not a transaction <%sN>", codec.Show(q.Label), codec.PrefTx)
 	}
 	return id, nil
-}
-
-func canonQuads(qs []quad.Quad) []quad.Quad {
-	out := make([]quad.Quad, len(qs))
-	for i, q := range qs {
-		out[i] = codec.CanonQuad(q)
-	}
-	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/codec"
+	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/internal/pgtest"
 )
@@ -304,12 +305,34 @@ func TestMigrateDamagedLate(t *testing.T) {
 // oldTxs are the fixture's transactions, as the old mql exported them.
 func oldTxs(t *testing.T) []*record.Tx {
 	t.Helper()
-	f, err := os.Open(oldExport)
+	return exportTxs(t, oldExport)
+}
+
+// exportTxs are the transactions of the export at path: imported into a memory store, which
+// checks them as any import does, and read back from it.
+func exportTxs(t *testing.T, path string) []*record.Tx {
+	t.Helper()
+	ctx := context.Background()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	txs, err := graphstore.ReadNQuads(f)
+	s, err := graphstore.Open(ctx, "memory:", graphstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Import(ctx, f, graphstore.CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var txs []*record.Tx
+	err = s.Read(ctx, func(ix *index.Index) error {
+		for id := record.TxID(1); id <= ix.Head(); id++ {
+			txs = append(txs, ix.Tx(id))
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,15 +439,7 @@ func TestMigrateHelp(t *testing.T) {
 // order of codec.EncodeTx.
 func writeOldPostgres(t *testing.T, dsn string) {
 	t.Helper()
-	f, err := os.Open(oldExport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	txs, err := graphstore.ReadNQuads(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	txs := exportTxs(t, oldExport)
 	if err := graph.InitQuadStore("postgres", dsn, nil); err != nil {
 		t.Fatal(err)
 	}

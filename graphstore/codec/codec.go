@@ -1223,7 +1223,7 @@ func (e *encoder) principals(n quad.IRI, names []string, what string) error {
 
 // ---- decoding ------------------------------------------------------------------------------
 
-// DecodeError is a decoding failure, optionally about one quad (so that ReadNQuads can name
+// DecodeError is a decoding failure, optionally about one quad (so that an import can name
 // its line).
 type DecodeError struct {
 	tx   record.TxID

@@ -13,7 +13,7 @@ import (
 
 // WriteNQuads writes txs as RDF 1.1 N-Quads, one quad per line, each transaction's quads in
 // the graph <urn:mql:tx:N> and preceded by a comment line naming it. Literals carry full XSD
-// datatype IRIs, so any RDF or PROV tool can read the file; ReadNQuads reads it back exactly.
+// datatype IRIs, so any RDF or PROV tool can read the file; an import reads it back exactly.
 func WriteNQuads(w io.Writer, txs []*record.Tx) error {
 	bw := bufio.NewWriter(w)
 	for _, tx := range txs {
