@@ -37,7 +37,7 @@ type Options struct {
 	// store always exists.
 	MustExist bool
 	// CacheBytes bounds the cache of decoded records and index entries a process keeps across
-	// reads (32 MiB if zero). Nothing else a DB holds in memory grows with the store.
+	// reads (128 MiB if zero). Nothing else a DB holds in memory grows with the store.
 	CacheBytes int
 	// WriteLockTimeout bounds, on PostgreSQL, how long a write waits for another process's
 	// write to end (10s if zero); the write then fails with an error wrapping ErrInUse that

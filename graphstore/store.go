@@ -37,7 +37,7 @@ type Options struct {
 	// database without mql's tables, or any store without a genesis transaction. Nothing is
 	// created or initialised. A memory: store always exists.
 	MustExist bool
-	// CacheBytes bounds the process's cache of decoded index entries (default 32 MiB).
+	// CacheBytes bounds the process's cache of decoded index entries (default 128 MiB).
 	CacheBytes int
 
 	// WriteLockTimeout (PostgreSQL) bounds how long a write waits for the writer lock that

@@ -88,10 +88,13 @@ func drop(x any) {
 	}
 }
 
-// NewCache returns a cache of about maxBytes (0: a default of 32 MiB) whose head is head.
+// NewCache returns a cache of about maxBytes (0: a default of 128 MiB) whose head is head.
+// The default holds an impact of 10,000 dependents (40,000 entries) beside what the other
+// reads of a working set keep: at 32 and 64 MiB the reads between two such impacts pushed the
+// walk out, and each was read again from pages (docs/BENCHMARKS.md, at 10M claims).
 func NewCache(head record.TxID, maxBytes int) *Cache {
 	if maxBytes <= 0 {
-		maxBytes = 32 << 20
+		maxBytes = 128 << 20
 	}
 	return &Cache{head: head, m: map[string]cacheEntry{}, max: maxBytes}
 }
