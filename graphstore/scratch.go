@@ -180,17 +180,15 @@ func releasingHeld(held *bolt.DB, size int64, dbs ...*bolt.DB) *releaser {
 }
 
 // check drops the files' mapped pages if more than the budget are resident.
-func (r *releaser) check() { r.dropOver(r.budget) }
-
-// dropOver drops the files' mapped pages if more than limit of them are resident.
-func (r *releaser) dropOver(limit int64) {
+func (r *releaser) check() {
 	r.mu.Lock()
 	n, ok := r.g.read()
-	within := ok && n-r.base <= limit
+	within := ok && n-r.base <= r.budget
 	r.mu.Unlock()
-	if !within {
-		r.drop()
+	if within {
+		return
 	}
+	r.drop()
 }
 
 // trim drops the files' mapped pages if more than a quarter of the budget is resident: before
@@ -198,7 +196,15 @@ func (r *releaser) dropOver(limit int64) {
 // it), and those reads map tens of megabytes within milliseconds, before the releaser's
 // goroutine gets a core on a busy machine; what is resident when the commit begins is the floor
 // that burst stands on.
-func (r *releaser) trim() { r.dropOver(r.budget / 4) }
+func (r *releaser) trim() {
+	r.mu.Lock()
+	n, ok := r.g.read()
+	within := ok && n-r.base <= r.budget/4
+	r.mu.Unlock()
+	if !within {
+		r.drop()
+	}
+}
 
 func (r *releaser) drop() {
 	dropHeld(r.held, r.size)

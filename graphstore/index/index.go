@@ -95,8 +95,8 @@ type Index struct {
 	nfew             int
 	kbuf             []byte
 	keyBufs
-	admitted int             // entries this snapshot added to the cache, but for a walk's
-	walked   int             // entries a walk read ahead (prefetchArtifacts) and added to it
+	admitted int             // entries this snapshot added to the cache
+	walked   int             // of them, entries a walk read ahead (prefetchArtifacts)
 	walking  bool            // a walk is reading ahead: admitPerWalk bounds what it adds
 	cur      *applying       // a write handle's transaction being applied
 	judge    bool            // Apply judges claims' relations (JudgeRelations)
@@ -321,10 +321,9 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	}
 	ck := string(append([]byte{byte(b)}, key...))
 	if cacheable && ix.insert && ix.admits() && ix.cache.put(ix.st.head, ck, x, size) {
+		ix.admitted++
 		if ix.walking {
 			ix.walked++
-		} else {
-			ix.admitted++
 		}
 		return x
 	}
@@ -432,7 +431,7 @@ func (ix *Index) admits() bool {
 	if ix.walking {
 		return ix.walked < admitPerWalk
 	}
-	return ix.admitted < admitPerRead
+	return ix.admitted-ix.walked < admitPerRead
 }
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
