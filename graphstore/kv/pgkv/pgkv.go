@@ -322,16 +322,25 @@ func (s *Store) Read(ctx context.Context) (kv.ReadTx, error) {
 	if s.closed.Load() {
 		return nil, kv.ErrClosed
 	}
-	c, dirty, err := s.pool.getDirty(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t := &ReadTx{s: s, c: c, ctx: ctx, dirty: dirty}
-	if err := t.begin(ctx); err != nil {
+	for tries := 0; ; tries++ {
+		c, dirty, kept, err := s.pool.getDirty(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t := &ReadTx{s: s, c: c, ctx: ctx, dirty: dirty}
+		err = t.begin(ctx)
+		if err == nil {
+			return t, nil
+		}
+		dead := c.IsClosed()
 		t.fail()
-		return nil, err
+		// A snapshot that did not begin read nothing: on a connection the server had closed
+		// while it sat idle, it begins again on another instead of failing the reader once per
+		// idle connection after PostgreSQL restarts.
+		if !s.pool.retry(ctx, kept, dead, tries) {
+			return nil, err
+		}
 	}
-	return t, nil
 }
 
 func (t *ReadTx) begin(ctx context.Context) error {
@@ -514,24 +523,32 @@ const forceAfter = 20 * time.Millisecond
 func (s *Store) forceFlush(ctx context.Context, lsn string) error {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
-	if s.fconn == nil || s.fconn.IsClosed() {
-		c, err := s.connect(ctx)
-		if err != nil {
-			return err
+	for tries := 0; ; tries++ {
+		kept := s.fconn != nil && !s.fconn.IsClosed()
+		if !kept {
+			c, err := s.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s.fconn = c
 		}
-		s.fconn = c
-	}
-	b := &pgx.Batch{}
-	b.Queue("BEGIN READ WRITE")
-	b.Queue("SELECT set_config('synchronous_commit', 'on', true)")
-	b.Queue(flushSQL)
-	b.Queue("COMMIT")
-	if err := s.fconn.SendBatch(ctx, b).Close(); err != nil {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN READ WRITE")
+		b.Queue("SELECT set_config('synchronous_commit', 'on', true)")
+		b.Queue(flushSQL)
+		b.Queue("COMMIT")
+		err := s.fconn.SendBatch(ctx, b).Close()
+		if err == nil {
+			return nil
+		}
+		dead := s.fconn.IsClosed()
 		closeConn(s.fconn)
 		s.fconn = nil
-		return err
+		// A flush is safe to repeat: once more on a new session when the kept one had ended.
+		if !kept || !dead || ctx.Err() != nil || tries > 0 {
+			return err
+		}
 	}
-	return nil
 }
 
 // flushSQL, committed synchronously as a transaction of its own, writes a WAL record and

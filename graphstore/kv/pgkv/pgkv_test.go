@@ -3,9 +3,13 @@ package pgkv
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -281,5 +285,79 @@ func TestCommitAfter(t *testing.T) {
 	defer r.End()
 	if got := fmt.Sprint(scanAll(t, r, 0, nil, kv.ScanOptions{}, 10)); got != "[{k1 v1} {k2 v2} {k3 v3}]" {
 		t.Fatalf("stored %s", got)
+	}
+}
+
+// When PostgreSQL ends every session (a restart, an administrator), the connections the store
+// keeps idle are dead: the first snapshots and the first write after it begin on new ones
+// instead of failing once per kept connection, and a server that stays down fails them fast.
+func TestSessionsEndedWhileIdle(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(v string) error {
+		w, err := s.WriteWith(ctx, WriteOptions{})
+		if err != nil {
+			return err
+		}
+		w.Put(0, []byte("x"), []byte(v))
+		return w.Commit(ctx)
+	}
+	if err := put("1"); err != nil {
+		t.Fatal(err)
+	}
+	// Four snapshots at once leave four connections idle, in the pool's janitor's hands.
+	var rs []kv.ReadTx
+	for range 4 {
+		r, err := s.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	for _, r := range rs {
+		r.End()
+	}
+	time.Sleep(3 * dirtyFor) // rolled back: idle and clean, as a quiet server's are
+
+	admin, err := sql.Open("postgres", pgtest.Server(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	u, _ := url.Parse(dsn)
+	var n int
+	if err := admin.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1`, strings.TrimPrefix(u.Path, "/")).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 5 {
+		t.Fatalf("ended %d sessions, want the 4 idle ones and the writer's", n)
+	}
+	time.Sleep(50 * time.Millisecond) // the ends reach the sockets
+
+	for i := range 6 {
+		r, err := s.Read(ctx)
+		if err != nil {
+			t.Fatalf("snapshot %d after the sessions ended: %v", i, err)
+		}
+		if v, err := r.Get(0, []byte("x")); err != nil || string(v) != "1" {
+			t.Fatalf("snapshot %d reads %q, %v", i, v, err)
+		}
+		r.End()
+	}
+	if err := put("2"); err != nil {
+		t.Fatalf("the first write after the sessions ended: %v", err)
+	}
+	r, err := s.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.End()
+	if v, _ := r.Get(0, []byte("x")); string(v) != "2" {
+		t.Fatalf("after the write, x = %q", v)
 	}
 }

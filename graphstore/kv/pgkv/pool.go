@@ -48,10 +48,11 @@ func (p *pool) take() (idleConn, bool) {
 }
 
 // getDirty returns an idle connection (dirty: still in the transaction of the snapshot that
-// last used it), or a new one when fewer than max are open, or waits.
-func (p *pool) getDirty(ctx context.Context) (*pgx.Conn, bool, error) {
+// last used it; kept: it was idle, so the server may have ended its session since), or a new
+// one when fewer than max are open, or waits.
+func (p *pool) getDirty(ctx context.Context) (c *pgx.Conn, dirty, kept bool, err error) {
 	if ic, ok := p.take(); ok {
-		return ic.c, ic.dirty, nil
+		return ic.c, ic.dirty, true, nil
 	}
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
@@ -61,14 +62,14 @@ func (p *pool) getDirty(ctx context.Context) (*pgx.Conn, bool, error) {
 			c, err := p.s.connect(ctx)
 			if err != nil {
 				<-p.slot
-				return nil, false, err
+				return nil, false, false, err
 			}
-			return c, false, nil
+			return c, false, false, nil
 		case <-ctx.Done():
-			return nil, false, ctx.Err()
+			return nil, false, false, ctx.Err()
 		case <-t.C:
 			if ic, ok := p.take(); ok {
-				return ic.c, ic.dirty, nil
+				return ic.c, ic.dirty, true, nil
 			}
 		}
 	}
@@ -76,15 +77,29 @@ func (p *pool) getDirty(ctx context.Context) (*pgx.Conn, bool, error) {
 
 // get returns a connection out of any transaction.
 func (p *pool) get(ctx context.Context) (*pgx.Conn, error) {
-	c, dirty, err := p.getDirty(ctx)
-	if err != nil || !dirty {
-		return c, err
-	}
-	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+	for tries := 0; ; tries++ {
+		c, dirty, kept, err := p.getDirty(ctx)
+		if err != nil || !dirty {
+			return c, err
+		}
+		_, err = c.Exec(ctx, "ROLLBACK")
+		if err == nil {
+			return c, nil
+		}
+		dead := c.IsClosed()
 		p.discard(c)
-		return nil, err
+		if !p.retry(ctx, kept, dead, tries) {
+			return nil, err
+		}
 	}
-	return c, nil
+}
+
+// retry says whether a statement that failed on a connection taken from the pool may run again
+// on another: only when nothing can have happened (the connection was idle and the server had
+// ended its session meanwhile: a restart, an administrator, a timeout), never more times than
+// there can be idle connections, so that a server that is down fails fast.
+func (p *pool) retry(ctx context.Context, kept, dead bool, tries int) bool {
+	return kept && dead && ctx.Err() == nil && tries < cap(p.slot)
 }
 
 // put gives back a connection, out of any transaction or (dirty) in a read-only one.

@@ -37,6 +37,7 @@ type WriteTx struct {
 	lsn     string // the WAL insert position once the lock was taken
 	flushed bool   // writes were sent before the commit
 	done    bool
+	kept    bool  // began on the connection an earlier transaction left open
 	err     error // a write that failed to reach the tables: the transaction can only end
 }
 
@@ -87,7 +88,17 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 	if t.idle <= 0 {
 		t.idle = s.opts.IdleTimeout
 	}
-	if err := t.begin(ctx); err != nil {
+	err := t.begin(ctx)
+	if err != nil && t.kept && t.c.IsClosed() && ctx.Err() == nil {
+		// The kept connection's session had ended while no transaction used it (PostgreSQL
+		// restarted, an administrator or a timeout ended it): nothing began on it, so begin
+		// once more on a new one rather than fail the first write after a restart.
+		closeConn(t.c)
+		s.wconn = nil
+		t = &WriteTx{s: s, sync: t.sync, idle: t.idle, read: map[string][]byte{}}
+		err = t.begin(ctx)
+	}
+	if err != nil {
 		if t.c != nil {
 			if t.c.IsClosed() || rollback(t.c) != nil {
 				closeConn(t.c)
@@ -115,9 +126,14 @@ func rollback(c *pgx.Conn) error {
 
 func (t *WriteTx) begin(ctx context.Context) error {
 	s := t.s
-	if s.wconn == nil || s.wconn.IsClosed() {
+	t.kept = s.wconn != nil && !s.wconn.IsClosed()
+	if !t.kept {
+		if s.wconn != nil {
+			closeConn(s.wconn)
+		}
 		c, err := s.connect(ctx)
 		if err != nil {
+			s.wconn = nil
 			return err
 		}
 		s.wconn = c
