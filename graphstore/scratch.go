@@ -180,15 +180,17 @@ func releasingHeld(held *bolt.DB, size int64, dbs ...*bolt.DB) *releaser {
 }
 
 // check drops the files' mapped pages if more than the budget are resident.
-func (r *releaser) check() {
+func (r *releaser) check() { r.dropOver(r.budget) }
+
+// dropOver drops the files' mapped pages if more than limit of them are resident.
+func (r *releaser) dropOver(limit int64) {
 	r.mu.Lock()
 	n, ok := r.g.read()
-	within := ok && n-r.base <= r.budget
+	within := ok && n-r.base <= limit
 	r.mu.Unlock()
-	if within {
-		return
+	if !within {
+		r.drop()
 	}
-	r.drop()
 }
 
 // trim drops the files' mapped pages if more than a quarter of the budget is resident: before
@@ -196,15 +198,7 @@ func (r *releaser) check() {
 // it), and those reads map tens of megabytes within milliseconds, before the releaser's
 // goroutine gets a core on a busy machine; what is resident when the commit begins is the floor
 // that burst stands on.
-func (r *releaser) trim() {
-	r.mu.Lock()
-	n, ok := r.g.read()
-	within := ok && n-r.base <= r.budget/4
-	r.mu.Unlock()
-	if !within {
-		r.drop()
-	}
-}
+func (r *releaser) trim() { r.dropOver(r.budget / 4) }
 
 func (r *releaser) drop() {
 	dropHeld(r.held, r.size)

@@ -95,8 +95,8 @@ type Index struct {
 	nfew             int
 	kbuf             []byte
 	keyBufs
-	admitted int             // entries this snapshot added to the cache
-	walked   int             // of them, entries a walk read ahead (prefetchArtifacts)
+	admitted int             // entries this snapshot added to the cache, but for a walk's
+	walked   int             // entries a walk read ahead (prefetchArtifacts) and added to it
 	walking  bool            // a walk is reading ahead: admitPerWalk bounds what it adds
 	cur      *applying       // a write handle's transaction being applied
 	judge    bool            // Apply judges claims' relations (JudgeRelations)
@@ -321,9 +321,10 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	}
 	ck := string(append([]byte{byte(b)}, key...))
 	if cacheable && ix.insert && ix.admits() && ix.cache.put(ix.st.head, ck, x, size) {
-		ix.admitted++
 		if ix.walking {
 			ix.walked++
+		} else {
+			ix.admitted++
 		}
 		return x
 	}
@@ -431,7 +432,7 @@ func (ix *Index) admits() bool {
 	if ix.walking {
 		return ix.walked < admitPerWalk
 	}
-	return ix.admitted-ix.walked < admitPerRead
+	return ix.admitted < admitPerRead
 }
 
 // memoFew entries are kept in an array before a snapshot makes its map: most reads decode a
