@@ -259,6 +259,7 @@ type textWriter struct {
 type textAnalyzer struct {
 	an    *analysis.Analyzer
 	names map[string][]string
+	buf   []string // the terms of the claim analyzed last, reused for the next
 }
 
 // textAnalyzers keeps the analyzers between transactions.
@@ -282,12 +283,13 @@ func (tw *textAnalyzer) nameTerms(ts []string, name string) []string {
 
 // terms is analysis.Analyzer.DocumentTerms of d, with its names' terms remembered.
 func (tw *textAnalyzer) terms(d analysis.Document) []string {
-	ts := tw.nameTerms(nil, d.Subject)
+	ts := tw.nameTerms(tw.buf[:0], d.Subject)
 	ts = tw.nameTerms(ts, d.Predicate)
 	ts = tw.an.AppendTerms(ts, d.Value)
 	for _, e := range d.Excerpts {
 		ts = tw.an.AppendTerms(ts, e)
 	}
+	tw.buf = ts
 	return ts
 }
 
