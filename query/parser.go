@@ -506,6 +506,10 @@ func translate(err error, kind string, toks []tok, k int, found func(int) string
 		return i, fmt.Sprintf("expected %s, found %s", exp, found(i))
 	}
 	msg := fmt.Sprintf("unexpected %s; expected %s", found(i), trailing[kind])
+	if i < len(toks) && toks[i].Value == "as" && slices.Contains(readKeywords, kind) {
+		// SQL puts AS OF after the table; here it leads the read.
+		return i, msg + fmt.Sprintf(`: "as of" and "as NAME" go before the read, e.g. "as of tx 5 %s …"`, kind)
+	}
 	if i < len(toks) && toks[i].Type == tokIdent {
 		if s := closest(toks[i].Value, clauses[kind]); s != "" && s != toks[i].Value {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
