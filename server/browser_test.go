@@ -349,6 +349,14 @@ func TestPageWhyAndImpactGraphs(t *testing.T) {
 	}
 	b.screenshot("web-impact.png")
 
+	// The queue says since when its inputs are stale: this plan was never reviewed.
+	b.show("#/review")
+	var queued string
+	b.eval(`document.querySelector('ul.review li[data-ref="plan:pick-vendor@1"]').textContent`, &queued)
+	if !strings.Contains(queued, "no longer live since it was derived: Klarveld.price_per_seat@1") {
+		t.Errorf("the review queue: %q", queued)
+	}
+
 	// Time travel: as of the transaction that derived the plan, @2 does not exist yet, and the
 	// slider says where the page is.
 	h, err := tm.db.History(context.Background(), "Klarveld.price_per_seat")

@@ -482,7 +482,8 @@
       if (!q.rows.length) { out.append(el('p', {}, 'Nothing needs review.')); return; }
       out.append(el('ul', { class: 'review' }, q.rows.map((a) => el('li', { 'data-ref': a.ref },
         link('impact', a.ref), ' ', badge('needs review'), ' — derived by ', show(a.derived_by),
-        '; no longer live since its last review: ', links('impact', a.stale),
+        a.last_review ? '; no longer live since its last review: ' : '; no longer live since it was derived: ',
+        links('impact', a.stale),
         ' · ', link('why', a.ref, 'why')))));
     },
 
