@@ -237,9 +237,17 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	defer be.close()
 	rel := releasing(be.db)
 	defer rel.stop()
-	w := &kvImporter{kv: be.kv(), guard: be.guard, committed: rel.check, committing: rel.trim}
+	sp := newBulkSpool(dir, "."+filepath.Base(path)+".spool-*")
+	defer sp.close()
+	w := &kvImporter{kv: spoolStore{be.kv(), sp}, spool: sp, guard: be.guard, committed: rel.check, committing: rel.trim}
 	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
 	sum, err := importTxs(ctx, r, copts, w, w.flush)
+	if err == nil {
+		err = be.guard(func() error { return sp.finish(ctx, be.kv(), rel.check) })
+		if err != nil && ctx.Err() == nil {
+			err = storageErr("writing the imported store", err)
+		}
+	}
 	rel.stop()
 	if err != nil {
 		return sum, err
@@ -347,6 +355,7 @@ type kvImporter struct {
 	guard      func(func() error) error // the backend's, or nil
 	committed  func()                   // after each batch and every few hundred entries (a bbolt file releases its mapped pages)
 	committing func()                   // before each batch's commit (a bbolt file trims its mapped pages)
+	spool      *bulkSpool               // kv's, if it spools: a batch is counted by the entries that reach the store
 	wt         kv.WriteTx
 	h          *index.Index
 	head       record.TxID
@@ -400,7 +409,11 @@ func (w *kvImporter) add(tx *record.Tx, _ []quad.Quad) error {
 		return storageErr("writing the imported store", err)
 	}
 	w.head = tx.ID
-	if h.Puts() >= batchPuts {
+	puts := h.Puts()
+	if w.spool != nil {
+		puts = w.spool.passed
+	}
+	if puts >= batchPuts {
 		return w.flush()
 	}
 	return nil

@@ -72,6 +72,10 @@ var Schema = kv.Schema{Buckets: []kv.BucketDef{
 	bRun: {Name: "run"}, bServed: {Name: "served"}, bText: {Name: "text"}, bTextStats: {Name: "textstats"},
 }}
 
+// BulkBuckets are the buckets Apply writes but never reads, and a check's state never asks
+// about: an import may keep their entries aside and write them in key order at its end.
+var BulkBuckets = []kv.Bucket{bPredKey, bLive, bText}
+
 // TextBuckets are the buckets of the text index, which a store of an earlier format
 // (encoding.Earlier) lacks: on PostgreSQL, their tables too.
 var TextBuckets = []kv.Bucket{bText, bTextStats}
