@@ -823,3 +823,45 @@ func TestCheckManyProblems(t *testing.T) {
 		t.Fatalf("%d problems listed, %d omitted", len(r.Problems), r.Omitted)
 	}
 }
+
+// A write handle that looked up a record before it was recorded finds it once it is: a miss it
+// remembers is forgotten by the write (an import's checker asks about a new source before the
+// transaction that records it is applied).
+func TestWriterForgetsAMissOnWrite(t *testing.T) {
+	ctx := context.Background()
+	txs := ckTxs(t)
+	b := openMemory()
+	defer b.close()
+	wt, err := b.kv().Write(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wt.Rollback()
+	if err := index.Init(wt); err != nil {
+		t.Fatal(err)
+	}
+	h, err := index.Writer(wt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, tx := range txs {
+		for _, s := range tx.Sources {
+			if _, ok := h.RecordTxAsOf(index.KindSource, s.ID, tx.ID); ok {
+				t.Fatalf("source %s found before tx %d recorded it", s.ID, tx.ID)
+			}
+		}
+		if err := h.Apply(tx, index.Mark{}); err != nil {
+			t.Fatalf("applying tx %d: %v", tx.ID, err)
+		}
+		for _, s := range tx.Sources {
+			if got, ok := h.RecordTxAsOf(index.KindSource, s.ID, tx.ID); !ok || got != tx.ID {
+				t.Fatalf("source %s after tx %d recorded it: %d, %v", s.ID, tx.ID, got, ok)
+			}
+			found++
+		}
+	}
+	if found == 0 {
+		t.Fatal("the sample records no source")
+	}
+}

@@ -308,6 +308,10 @@ func load[T any](ix *Index, b kv.Bucket, key []byte, what func() string, decode 
 // when there is nothing (which is not kept).
 func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, bool)) T {
 	if x, ok, fromCache := ix.held(b, key); ok {
+		if _, miss := x.(absent); miss {
+			var zero T
+			return zero
+		}
 		if fromCache && ix.w != nil {
 			// A write handle keeps one object per record: it compares them.
 			ix.remember(string(ix.kbuf), x)
@@ -316,10 +320,15 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	}
 	cacheable := ix.useCache && !ix.dirty[string(ix.kbuf)]
 	x, size, ok := fetch()
+	ck := string(append([]byte{byte(b)}, key...))
 	if !ok {
+		if ix.w != nil {
+			// A writer asks again about what it is about to record (an import's checker asks
+			// about a new source once for each quad naming it): the put forgets the miss.
+			ix.remember(ck, absent{})
+		}
 		return x
 	}
-	ck := string(append([]byte{byte(b)}, key...))
 	if cacheable && ix.insert && ix.admits() && ix.cache.put(ix.st.head, ck, x, size) {
 		if ix.walking {
 			ix.walked++
@@ -331,6 +340,9 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	ix.remember(ck, x)
 	return x
 }
+
+// absent is what a write handle's memo holds for an entry it looked up and did not find.
+type absent struct{}
 
 // held returns what the snapshot's memo, or the cache it may read, holds under key in b, and
 // whether it came from the cache. It leaves b and key in ix.kbuf.
