@@ -306,7 +306,10 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions, each func(*reco
 			return &scratchError{c.err}
 		}
 		if replayed && c.sound {
-			if err := sc.flush(); err != nil {
+			if err := sc.finish(ctx); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 				return &scratchError{err}
 			}
 			compareIndex(rt, sc, r, rel.check)

@@ -3,6 +3,7 @@ package graphstore
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type scratch struct {
 	path string
 	db   *bolt.DB
 	kv   *boltkv.Store
+	sp   *bulkSpool // the entries of index.BulkBuckets, written in at the end
 	wt   kv.WriteTx
 	h    *index.Index
 	// tick, if set, is called every few hundred entries written (the check's releaser).
@@ -55,7 +57,8 @@ func newScratch() (*scratch, error) {
 		os.Remove(path)
 		return nil, err
 	}
-	s := &scratch{path: path, db: db, kv: boltkv.New(db, index.Schema)}
+	s := &scratch{path: path, db: db, kv: boltkv.New(db, index.Schema),
+		sp: newBulkSpool(filepath.Dir(path), filepath.Base(path)+".spool-*")}
 	return s, nil
 }
 
@@ -65,7 +68,7 @@ func (s *scratch) handle() (*index.Index, error) {
 	if s.h != nil {
 		return s.h, nil
 	}
-	wt, err := s.kv.Write(context.Background())
+	wt, err := spoolStore{s.kv, s.sp}.Write(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +99,7 @@ func (s *scratch) add(tx *record.Tx, _ []quad.Quad) error {
 	if err := h.Apply(tx, index.Mark{}); err != nil {
 		return err
 	}
-	if h.Puts() >= batchPuts {
+	if s.sp.passed >= batchPuts {
 		return s.flush()
 	}
 	return nil
@@ -111,6 +114,14 @@ func (s *scratch) flush() error {
 	return err
 }
 
+// finish commits what is pending and writes the spooled entries in: the replay is whole.
+func (s *scratch) finish(ctx context.Context) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return s.sp.finish(ctx, s.kv, s.tick)
+}
+
 func (s *scratch) read() (kv.ReadTx, error) { return s.kv.Read(context.Background()) }
 
 func (s *scratch) close() {
@@ -119,6 +130,7 @@ func (s *scratch) close() {
 	}
 	s.db.Close()
 	os.Remove(s.path)
+	s.sp.close()
 }
 
 // A check or an import releases the pages of the bbolt files it reads and writes
