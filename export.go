@@ -47,6 +47,7 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 		var txs []*record.Tx
 		next := from
 		err := at.view(ctx, func(v *index.View) error {
+			v.Index().Pass()
 			txs, next = txs[:0], from
 			records := 0
 			for ; next <= head && len(txs) < chunk && records < exportChunkRecords; next++ {

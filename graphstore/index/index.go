@@ -341,6 +341,11 @@ func cached[T any](ix *Index, b kv.Bucket, key []byte, fetch func() (T, int, boo
 	return x
 }
 
+// Pass makes the snapshot read through the process cache without adding to it: a read of
+// every record once (an export) would push out what the other reads use, and hold as much
+// heap as the cache's bound allows while it ran.
+func (ix *Index) Pass() { ix.insert = false }
+
 // absent is what a write handle's memo holds for an entry it looked up and did not find.
 type absent struct{}
 
