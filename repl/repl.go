@@ -138,12 +138,6 @@ func (s *Shell) Format() output.Format { return s.out.Format() }
 // SetFormat changes the output format.
 func (s *Shell) SetFormat(f output.Format) { s.out.SetFormat(f) }
 
-// SetTiming turns printing the time each statement took on or off.
-func (s *Shell) SetTiming(on bool) { s.timing = on }
-
-// InTransaction reports whether a begin is waiting for its commit.
-func (s *Shell) InTransaction() bool { return s.block != nil }
-
 // style is how results are rendered now.
 func (s *Shell) style() output.Style {
 	st := s.out.Style()

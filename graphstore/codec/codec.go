@@ -2152,8 +2152,7 @@ func NewChain() *Chain { return &Chain{rec: newRecordSets()} }
 // ChainOver checks against rec, which answers for what is recorded already.
 func ChainOver(rec Records) *Chain { return &Chain{rec: rec} }
 
-// Head is the id of the last transaction recorded; Add records tx, which Check passed.
-func (c *Chain) Head() record.TxID { return c.rec.Top() }
+// Add records tx, which Check passed.
 func (c *Chain) Add(tx *record.Tx) { c.rec.Add(tx) }
 
 type recordSets struct {

@@ -47,7 +47,6 @@ func (e *Enc) Uvarint(u uint64)  { e.B = binary.AppendUvarint(e.B, u) }
 func (e *Enc) Varint(i int64)    { e.B = binary.AppendVarint(e.B, i) }
 func (e *Enc) Bool(b bool)       { e.Byte(boolByte(b)) }
 func (e *Enc) Float(f float64)   { e.B = binary.LittleEndian.AppendUint64(e.B, math.Float64bits(f)) }
-func (e *Enc) Raw(b []byte)      { e.B = append(e.B, b...) }
 func (e *Enc) Int(i int)         { e.Varint(int64(i)) }
 func (e *Enc) Tx(id record.TxID) { e.Uvarint(uint64(id)) }
 

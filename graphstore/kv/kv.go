@@ -97,11 +97,6 @@ type Store interface {
 // ErrClosed is returned by a Store that was closed.
 var ErrClosed = errors.New("kv: store closed")
 
-// Prefixed calls fn with each key of b under prefix, in order, with the prefix removed.
-func Prefixed(r Reader, b Bucket, prefix []byte, fn func(rest, v []byte) (bool, error)) error {
-	return r.Scan(b, prefix, ScanOptions{}, func(k, v []byte) (bool, error) { return fn(k[len(prefix):], v) })
-}
-
 // PrefixEnd is the smallest key greater than every key that starts with prefix, or nil when
 // there is none (prefix is empty or all 0xFF).
 func PrefixEnd(prefix []byte) []byte {

@@ -14,14 +14,14 @@
 //
 // The quads are the source of truth; the gob snapshot is only a cache of them. The old Open
 // trusted it after checking its two ends against the quads and rebuilding an in-memory index
-// of every transaction from it, which holds the whole history in memory. Transactions reads the
+// of every transaction from it, which holds the whole history in memory. Read reads the
 // quads instead, one transaction at a time (bbolt: through each transaction's node and the
 // subjects it wrote, as the old Open read the transactions after its snapshot; PostgreSQL: in
 // one ordered query), decodes each with codec.DecodeTx (which checks that the quads are exactly
 // the canonical encoding of what they decode to) and hands it on. The snapshot is never read.
 //
 // Nothing is written: the bbolt file is opened read-only under a shared lock (an old mql
-// holding it exclusively makes Transactions fail with graphstore.ErrInUse, and no old mql can
+// holding it exclusively makes Read fail with graphstore.ErrInUse, and no old mql can
 // write while it reads), and PostgreSQL is read in one READ ONLY, REPEATABLE READ transaction
 // that holds the old writers' advisory lock in shared mode.
 //
@@ -32,7 +32,7 @@
 // PostgreSQL, every value must have the hash it is stored under; while reading, every
 // transaction must decode; after the last, every quad the store holds must have been read in
 // some transaction. An error wrapping graphstore.ErrDamaged may therefore come after fn has
-// seen every transaction: a caller must keep nothing of what fn was given unless Transactions
+// seen every transaction: a caller must keep nothing of what fn was given unless Read
 // returned nil.
 package legacy
 
@@ -69,16 +69,10 @@ type Summary struct {
 	Snapshot     bool // the store has a gob snapshot (ignored: the quads are read)
 }
 
-// Transactions calls fn with every transaction of the store dsn of an earlier format (a bbolt file path,
-// bbolt:PATH, or postgres://…), in id order from the genesis, and returns nil only if the
-// whole store was read and is sound. See the package comment.
-func Transactions(ctx context.Context, dsn string, fn func(*record.Tx) error) error {
-	_, err := Read(ctx, dsn, Options{}, fn)
-	return err
-}
-
-// Read is Transactions with options, and says what it read. An error returned by fn ends the
-// read and is returned as it is.
+// Read calls fn with every transaction of the store dsn of an earlier format (a bbolt file
+// path, bbolt:PATH, or postgres://…), in id order from the genesis, returns nil only if the
+// whole store was read and is sound (see the package comment), and says what it read. An
+// error returned by fn ends the read and is returned as it is.
 func Read(ctx context.Context, dsn string, opts Options, fn func(*record.Tx) error) (Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
