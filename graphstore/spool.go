@@ -34,7 +34,8 @@ type bulkSpool struct {
 	ents         []spoolEnt
 	arena        []byte // the keys and values of ents
 	runs         []*os.File
-	passed       int // entries written through to the store since its last commit
+	named        []string // runs still named in the directory, removed by close
+	passed       int      // entries written through to the store since its last commit
 }
 
 type spoolEnt struct {
@@ -97,7 +98,9 @@ func (sp *bulkSpool) spill() error {
 	if err != nil {
 		return fmt.Errorf("import: the spool of the index's bulk entries: %w", err)
 	}
-	os.Remove(f.Name()) // open, it stays readable; closed or killed, it is gone
+	if os.Remove(f.Name()) != nil { // open, it stays readable; closed or killed, it is gone
+		sp.named = append(sp.named, f.Name()) // a system that cannot remove an open file
+	}
 	sp.runs = append(sp.runs, f)
 	w := bufio.NewWriterSize(f, 256<<10)
 	var hdr [3 * binary.MaxVarintLen64]byte
@@ -127,7 +130,10 @@ func (sp *bulkSpool) close() {
 	for _, f := range sp.runs {
 		f.Close()
 	}
-	sp.runs = nil
+	for _, name := range sp.named {
+		os.Remove(name)
+	}
+	sp.runs, sp.named = nil, nil
 }
 
 // merge calls fn with each key the spool holds for a bucket still spooled, in key order
