@@ -153,14 +153,12 @@ func (sp *bulkSpool) merge(fn func(b kv.Bucket, k, v []byte, del bool) error) er
 		}
 	}
 	for h.Len() > 0 {
+		// The heap puts the newest run's write of a key first: it is the one kept, and the
+		// older runs' writes of the key are passed over.
 		top := (*h)[0]
 		b, k, v, del := top.b, slices.Clone(top.k), slices.Clone(top.v), top.del
-		// Every run that holds the key: the newest one's write is the one kept.
 		for h.Len() > 0 && (*h)[0].b == b && bytes.Equal((*h)[0].k, k) {
 			r := (*h)[0]
-			if r.age > top.age {
-				top, v, del = r, slices.Clone(r.v), r.del
-			}
 			if err := r.next(); err != nil {
 				return err
 			}
@@ -285,7 +283,10 @@ func (h runHeap) Less(i, j int) bool {
 	if h[i].b != h[j].b {
 		return h[i].b < h[j].b
 	}
-	return bytes.Compare(h[i].k, h[j].k) < 0
+	if c := bytes.Compare(h[i].k, h[j].k); c != 0 {
+		return c < 0
+	}
+	return h[i].age > h[j].age
 }
 func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
