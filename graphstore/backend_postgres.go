@@ -128,8 +128,14 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		return nil, fmt.Errorf("cannot open %s: %w: %v", b.shown, ErrBadDSN, err)
 	}
 	var absent []kv.Bucket
+	last := []pgkv.Entry{{Bucket: pgTxBucket}}
 	if mode == pgEarlier {
 		absent = index.TextBuckets
+	} else {
+		// Its newest entry is read by every write of a claim everyone sees: with the lock,
+		// not in a round trip of its own while the lock is held.
+		tb, prefix := index.PublicTextStats()
+		last = append(last, pgkv.Entry{Bucket: tb, Key: prefix})
 	}
 	if mode != pgReadWrite {
 		q := u.Query()
@@ -141,7 +147,7 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		LockTimeout:  b.lockTimeout,
 		IdleTimeout:  b.idleTimeout,
 		Prefetch:     []pgkv.Entry{{Bucket: pgMetaBucket, Key: []byte("format")}, {Bucket: pgMetaBucket, Key: []byte("store")}},
-		PrefetchLast: []kv.Bucket{pgTxBucket},
+		PrefetchLast: last,
 		Begin:        b.begin,
 		Cache:        b.wc,
 		Create:       []string{pgChangesSchema},

@@ -585,3 +585,8 @@ func (h *textHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// PublicTextStats is the bucket and key prefix of the text statistics of the claims everyone
+// may see: every write of such a claim reads the newest entry under it, which a backend whose
+// reads are round trips may fetch with the lock (pgkv.Options.PrefetchLast).
+func PublicTextStats() (kv.Bucket, []byte) { return bTextStats, encoding.AppendName(nil, "") }

@@ -64,9 +64,11 @@ type Options struct {
 	// Prefetch names entries that every snapshot and write transaction reads in its first
 	// round trip: their Gets cost nothing.
 	Prefetch []Entry
-	// PrefetchLast names buckets whose last entry every snapshot and write transaction reads
-	// in its first round trip: a reverse Scan of the whole bucket starts with it.
-	PrefetchLast []kv.Bucket
+	// PrefetchLast names buckets, or key prefixes within them (Entry.Key; nil: the whole
+	// bucket), whose last entry every snapshot and write transaction reads in its first round
+	// trip: a reverse Scan of that prefix starts with it, from its end or from any key at or
+	// after it (a writer's look at the newest entry under a prefix costs no round trip).
+	PrefetchLast []Entry
 	// Begin, if set, queues the caller's statements into the first round trip of every
 	// snapshot (write false) and write transaction (write true, after the lock is taken), when
 	// the tables exist. What it returns, if not nil, runs once their results are in and (for a
@@ -308,10 +310,10 @@ type ReadTx struct {
 	s     *Store
 	c     *pgx.Conn
 	ctx   context.Context
-	pre   map[string][]byte  // prefetched entries (a nil value: none)
-	last  map[kv.Bucket]*kvp // prefetched last entries (a nil k: the bucket is empty)
-	empty bool               // the tables do not exist: nothing to read
-	dirty bool               // the connection is still in the previous snapshot's transaction
+	pre   map[string][]byte // prefetched entries (a nil value: none)
+	last  lasts             // prefetched last entries
+	empty bool              // the tables do not exist: nothing to read
+	dirty bool              // the connection is still in the previous snapshot's transaction
 	done  bool
 }
 
@@ -411,23 +413,29 @@ const gateSQL = `SELECT pg_current_wal_flush_lsn() >= pg_current_wal_insert_lsn(
 
 // queuePrefetch queues the reads of Options.Prefetch and PrefetchLast and returns the maps
 // their values land in.
-func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, map[kv.Bucket]*kvp) {
+func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, lasts) {
 	n := len(s.opts.Prefetch) + len(s.opts.PrefetchLast)
 	if n == 0 {
 		return nil, nil
 	}
 	pre := make(map[string][]byte, len(s.opts.Prefetch))
-	last := make(map[kv.Bucket]*kvp, len(s.opts.PrefetchLast))
+	last := make(lasts, len(s.opts.PrefetchLast))
 	keys := make([]string, 0, len(s.opts.Prefetch))
-	args := make([]any, 0, len(s.opts.Prefetch))
+	args := make([]any, 0, n)
 	for _, e := range s.opts.Prefetch {
 		k := entryKey(e.Bucket, e.Key)
 		pre[k] = nil
 		keys = append(keys, k)
 		args = append(args, e.Key)
 	}
-	for _, bk := range s.opts.PrefetchLast {
-		last[bk] = &kvp{}
+	for i, e := range s.opts.PrefetchLast {
+		last[i] = &lastEnt{b: e.Bucket, prefix: e.Key}
+		if len(e.Key) > 0 {
+			args = append(args, e.Key)
+			if end := kv.PrefixEnd(e.Key); end != nil {
+				args = append(args, end)
+			}
+		}
 	}
 	b.Queue(s.prefetchSQL(), args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
@@ -437,7 +445,7 @@ func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, map[kv.Bucket]*k
 			if i < len(keys) {
 				pre[keys[i]] = v
 			} else {
-				e := last[s.opts.PrefetchLast[i-len(keys)]]
+				e := last[i-len(keys)]
 				e.k, e.v = append([]byte{}, raw[2]...), v
 			}
 		}
@@ -451,32 +459,85 @@ func (s *Store) queuePrefetch(b *pgx.Batch) (map[string][]byte, map[kv.Bucket]*k
 func (s *Store) prefetchSQL() string {
 	s.preOnce.Do(func() {
 		var parts []string
+		arg := 0
 		for i, e := range s.opts.Prefetch {
-			parts = append(parts, fmt.Sprintf("SELECT '\\x%02x'::bytea, v, NULL::bytea FROM %s WHERE k = $%d", i, s.tables[e.Bucket], i+1))
+			arg++
+			parts = append(parts, fmt.Sprintf("SELECT '\\x%02x'::bytea, v, NULL::bytea FROM %s WHERE k = $%d", i, s.tables[e.Bucket], arg))
 		}
-		for j, bk := range s.opts.PrefetchLast {
-			parts = append(parts, fmt.Sprintf("(SELECT '\\x%02x'::bytea, v, k FROM %s ORDER BY k DESC LIMIT 1)", len(s.opts.Prefetch)+j, s.tables[bk]))
+		for j, e := range s.opts.PrefetchLast {
+			where := ""
+			if len(e.Key) > 0 {
+				arg++
+				where = fmt.Sprintf(" WHERE k >= $%d", arg)
+				if kv.PrefixEnd(e.Key) != nil {
+					arg++
+					where += fmt.Sprintf(" AND k < $%d", arg)
+				}
+			}
+			parts = append(parts, fmt.Sprintf("(SELECT '\\x%02x'::bytea, v, k FROM %s%s ORDER BY k DESC LIMIT 1)", len(s.opts.Prefetch)+j, s.tables[e.Bucket], where))
 		}
 		s.preSQL = strings.Join(parts, " UNION ALL ")
 	})
 	return s.preSQL
 }
 
-// fromLast serves a reverse Scan of a whole bucket from its prefetched last entry: it calls fn
-// with it, and returns the scanner for the rest (nil when done).
-func (s *Store) fromLast(ctx context.Context, c *pgx.Conn, last map[kv.Bucket]*kvp, b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) (sc *scanner, done bool, err error) {
-	e, ok := last[b]
-	if !ok || len(prefix) > 0 || !opts.Reverse || opts.From != nil {
+// lasts are the prefetched last entries of Options.PrefetchLast, in its order.
+type lasts []*lastEnt
+
+// lastEnt is the last entry of a bucket under a prefix (k nil: there is none).
+type lastEnt struct {
+	b      kv.Bucket
+	prefix []byte
+	k, v   []byte
+}
+
+// of returns the prefetched last entry of b under prefix, if there is one.
+func (l lasts) of(b kv.Bucket, prefix []byte) *lastEnt {
+	for _, e := range l {
+		if e.b == b && bytes.Equal(e.prefix, prefix) {
+			return e
+		}
+	}
+	return nil
+}
+
+// get returns the value of key in b if it is a prefetched last entry.
+func (l lasts) get(b kv.Bucket, key []byte) ([]byte, bool) {
+	for _, e := range l {
+		if e.b == b && e.k != nil && bytes.Equal(e.k, key) {
+			return e.v, true
+		}
+	}
+	return nil, false
+}
+
+// without returns l without the entries of bucket b (which a write changed).
+func (l lasts) without(b kv.Bucket) lasts {
+	return slices.DeleteFunc(l, func(e *lastEnt) bool { return e.b == b })
+}
+
+// fromLast serves a reverse Scan of a prefetched prefix (or whole bucket) from its last
+// entry, when the scan starts at its end or at a key at or after that entry: it calls fn
+// with it and returns the scanner of the rest, or done when there is no more to read.
+func (s *Store) fromLast(ctx context.Context, c *pgx.Conn, last lasts, b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) (sc *scanner, done bool, err error) {
+	if !opts.Reverse {
+		return nil, false, nil
+	}
+	e := last.of(b, prefix)
+	if e == nil {
 		return nil, false, nil
 	}
 	if e.k == nil {
 		return nil, true, nil
 	}
+	if opts.From != nil && bytes.Compare(opts.From, e.k) < 0 {
+		return nil, false, nil
+	}
 	more, err := fn(e.k, e.v)
 	if err != nil || !more {
 		return nil, true, err
 	}
-	sc = s.newScanner(ctx, c, b, nil, kv.ScanOptions{Reverse: true})
+	sc = s.newScanner(ctx, c, b, prefix, kv.ScanOptions{Reverse: true})
 	sc.hi, sc.hiOp = e.k, '<'
 	return sc, false, nil
 }
@@ -588,8 +649,8 @@ func (t *ReadTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 			return v, nil
 		}
 	}
-	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
-		return e.v, nil
+	if v, ok := t.last.get(b, key); ok {
+		return v, nil
 	}
 	if t.empty || t.s.missing[b] {
 		return nil, nil

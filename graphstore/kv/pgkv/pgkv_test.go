@@ -38,11 +38,22 @@ func scanAll(t *testing.T, r kv.Reader, b kv.Bucket, prefix []byte, opts kv.Scan
 // The store reads and writes as memkv does: random puts and deletes, committed or rolled
 // back, with Gets and Scans (prefixes, starting points, both directions, stopped early)
 // compared inside the write transaction (its own writes merged with the tables) and in
-// snapshots.
+// snapshots; again with the last entries of a bucket and of prefixes (none of them, one
+// without an upper bound) read with the lock (Options.PrefetchLast), which the reverse scans
+// at their end or after their last entry start from.
 func TestAgainstMemory(t *testing.T) {
+	t.Run("tables", func(t *testing.T) { againstMemory(t, Options{LockKey: 42}) })
+	t.Run("prefetched", func(t *testing.T) {
+		againstMemory(t, Options{LockKey: 42, PrefetchLast: []Entry{
+			{Bucket: 1}, {Bucket: 0, Key: []byte("a")}, {Bucket: 0, Key: []byte("\x00")}, {Bucket: 0, Key: []byte("\xff")}, {Bucket: 1, Key: []byte("b")},
+		}})
+	})
+}
+
+func againstMemory(t *testing.T, o Options) {
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	s, err := Open(ctx, dsn, testSchema, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +102,7 @@ func TestAgainstMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		compare(fmt.Sprintf("round %d, before writing", round), pw, mw)
 		for range 1 + rnd.IntN(30) {
 			b, k := kv.Bucket(rnd.IntN(2)), key()
 			if rnd.IntN(3) == 0 {

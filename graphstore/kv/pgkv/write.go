@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type WriteTx struct {
 	ov      []*btree.BTreeG[ent] // per bucket: the writes not yet sent
 	nbytes  int                  // about what ov holds
 	pre     map[string][]byte    // prefetched entries, as of the transaction's start
-	last    map[kv.Bucket]*kvp   // prefetched last entries, as of the transaction's start
+	last    lasts                // prefetched last entries, as of the transaction's start (those of a bucket written since: left out)
 	start   prefetched           // both, never changed (Prefetched)
 	read    map[string][]byte    // entries read from the tables (nil: none there)
 	missing bool                 // the tables did not exist when the lock was taken
@@ -189,7 +190,7 @@ func (t *WriteTx) begin(ctx context.Context) error {
 			}
 		}
 	}
-	t.start = prefetched{pre: maps.Clone(t.pre), last: maps.Clone(t.last)}
+	t.start = prefetched{pre: maps.Clone(t.pre), last: slices.Clone(t.last)}
 	if after != nil {
 		after(t.start)
 	}
@@ -212,16 +213,17 @@ func (t *WriteTx) Prefetched() kv.Reader { return t.start }
 
 type prefetched struct {
 	pre  map[string][]byte
-	last map[kv.Bucket]*kvp
+	last lasts
 }
 
 func (p prefetched) Get(b kv.Bucket, key []byte) ([]byte, error) { return p.pre[entryKey(b, key)], nil }
 
-// Scan serves only the start of a reverse scan of a whole bucket of PrefetchLast.
+// Scan serves only the start of a reverse scan of a prefix (or bucket) of PrefetchLast from
+// its end.
 func (p prefetched) Scan(b kv.Bucket, prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) (bool, error)) error {
-	e, ok := p.last[b]
-	if !ok || len(prefix) > 0 || !opts.Reverse || opts.From != nil {
-		return errors.New("pgkv: a prefetched reader scans only the end of a bucket")
+	e := p.last.of(b, prefix)
+	if e == nil || !opts.Reverse || opts.From != nil {
+		return errors.New("pgkv: a prefetched reader scans only the end of a prefix it prefetched")
 	}
 	if e.k == nil {
 		return nil
@@ -279,8 +281,8 @@ func (t *WriteTx) Get(b kv.Bucket, key []byte) ([]byte, error) {
 			return v, nil
 		}
 	}
-	if e := t.last[b]; e != nil && e.k != nil && bytes.Equal(e.k, key) {
-		return e.v, nil
+	if v, ok := t.last.get(b, key); ok {
+		return v, nil
 	}
 	if !t.onTables() {
 		return nil, nil
@@ -323,7 +325,7 @@ func (t *WriteTx) set(b kv.Bucket, e ent) error {
 		k := entryKey(b, e.k)
 		delete(t.pre, k)
 		delete(t.read, k)
-		delete(t.last, b)
+		t.last = t.last.without(b)
 	}
 	t.nbytes += len(e.k) + len(e.v) + 48
 	if t.nbytes > flushBytes {
