@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/mql-dev/mql/graphstore/boltfile"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/kv"
 	"github.com/mql-dev/mql/graphstore/kv/boltkv"
@@ -22,7 +23,7 @@ import (
 
 // bboltBackend is mql's kv store (package boltkv) on one bbolt file.
 //
-// It defends the process against a damaged file (see boltfile.go and guard.go): the file is
+// It defends the process against a damaged file (see package boltfile, boltfile.go and guard.go): the file is
 // locked and inspected before bbolt maps it, with a timeout on the lock so that a file held by
 // another process is reported as ErrInUse instead of hanging, every call into bbolt runs
 // guarded, and once damage is seen every write is refused with ErrDamaged.
@@ -35,7 +36,7 @@ type bboltBackend struct {
 	store     *boltkv.Store // the file's kv store, under the log
 	wal       *walkv.Store  // the write-ahead log in front of store (none for an import)
 	file      *os.File      // bbolt's file, opened and locked by us: fstat before each write
-	layout    *boltLayout
+	layout    *boltfile.Layout
 	recorded  string // the verdict of an earlier check recorded in the file (damageBucket)
 
 	mu sync.Mutex // guards damaged and poisoned: readers and writers consult them
@@ -49,7 +50,7 @@ type bboltBackend struct {
 	noSync   bool // an import: the file is synced once, at the end
 }
 
-// walkOnOpenBytes bounds the files whose every page Open checks (walkBolt). The walk reads the
+// walkOnOpenBytes bounds the files whose every page Open checks (boltfile.Walk). The walk reads the
 // whole file: about 0.1 s for 64 MiB on the development machine, and seconds for a store of
 // millions of claims, which Open cannot afford. Larger files get the meta-page and freelist
 // checks only; their pages are checked by `mql check`, and by bbolt as it reads them.
@@ -125,14 +126,14 @@ func (b *bboltBackend) open() error {
 		return fail(StorageFailure(fmt.Errorf("cannot open bbolt file %s: %w", b.path, err)))
 	}
 	if st.Size() > 0 {
-		l, err := inspectBolt(f, st.Size())
+		l, err := boltfile.Inspect(f, st.Size())
 		if err != nil {
 			return fail(b.damagedErr(err.Error()))
 		}
 		b.layout = l
-		problems := l.problems
+		problems := l.Problems
 		if st.Size() <= walkOnOpenBytes {
-			problems = append(problems, walkBolt(context.Background(), f, l)...)
+			problems = append(problems, boltfile.Walk(context.Background(), f, l)...)
 		}
 		if len(problems) > 0 {
 			msg := problems[0]
@@ -163,7 +164,7 @@ func (b *bboltBackend) open() error {
 	}
 	b.db, b.file = db, f
 	if b.layout == nil { // a new file: bbolt chose the page size
-		b.layout = &boltLayout{pageSize: db.Info().PageSize}
+		b.layout = &boltfile.Layout{PageSize: db.Info().PageSize}
 	}
 	var kind string
 	err = b.guard(func() error {
@@ -324,11 +325,11 @@ func (b *bboltBackend) writable() error {
 	// grows the file before it writes a meta page naming the new pages, so the size read
 	// after a meta page always holds its pages. Read the other way round, a commit between
 	// the two would look like a file truncated under the store.
-	m0 := readBoltMeta(b.file, 0)
-	m0.page = 0
-	m1 := readBoltMeta(b.file, int64(b.layout.pageSize))
+	m0 := boltfile.ReadMeta(b.file, 0)
+	m0.Page = 0
+	m1 := boltfile.ReadMeta(b.file, int64(b.layout.PageSize))
 	m := m0
-	if m0.err != nil || (m1.err == nil && m1.txid > m0.txid) {
+	if m0.Err != nil || (m1.Err == nil && m1.TxID > m0.TxID) {
 		m = m1
 	}
 	st, err := b.file.Stat()
@@ -336,10 +337,10 @@ func (b *bboltBackend) writable() error {
 		return StorageFailure(fmt.Errorf("%s: %w", b.path, err))
 	}
 	switch {
-	case m.err != nil:
-		return b.markDamaged(fmt.Sprintf("neither meta page is valid any more (page 0: %v; page 1: %v)", m0.err, m1.err))
-	case uint64(st.Size()) < m.hwm*uint64(m.pageSize):
-		return b.markDamaged(fmt.Sprintf("the file is %d bytes, shorter than its %d bytes of pages in use: it was truncated while open", st.Size(), m.hwm*uint64(m.pageSize)))
+	case m.Err != nil:
+		return b.markDamaged(fmt.Sprintf("neither meta page is valid any more (page 0: %v; page 1: %v)", m0.Err, m1.Err))
+	case uint64(st.Size()) < m.HWM*uint64(m.PageSize):
+		return b.markDamaged(fmt.Sprintf("the file is %d bytes, shorter than its %d bytes of pages in use: it was truncated while open", st.Size(), m.HWM*uint64(m.PageSize)))
 	}
 	return nil
 }

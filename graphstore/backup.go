@@ -7,6 +7,8 @@ import (
 	"io"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/mql-dev/mql/graphstore/boltfile"
 )
 
 // Backup writes a consistent copy of a bbolt store's file to w, while writers go on: a file
@@ -115,12 +117,12 @@ func (m *metaWriter) flush() error {
 		return fmt.Errorf("the copy ended within its meta pages (%d bytes)", len(m.head))
 	}
 	p0, p1 := m.head[:m.ps], m.head[m.ps:]
-	if parseBoltMeta(p0, 0).txid%2 == 1 {
+	if boltfile.ParseMeta(p0, 0).TxID%2 == 1 {
 		swapped := make([]byte, 0, 2*m.ps)
 		swapped = append(append(swapped, p1...), p0...)
 		// The page header's id is outside the meta's checksum: only it changes.
-		boltOrder.PutUint64(swapped[0:], 0)
-		boltOrder.PutUint64(swapped[m.ps:], 1)
+		boltfile.Order.PutUint64(swapped[0:], 0)
+		boltfile.Order.PutUint64(swapped[m.ps:], 1)
 		m.head = swapped
 	}
 	_, err := m.w.Write(m.head)

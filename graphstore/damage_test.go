@@ -18,6 +18,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/mql-dev/mql/graphstore/boltfile"
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/encoding"
 	"github.com/mql-dev/mql/graphstore/index"
@@ -171,15 +172,15 @@ func geometry(t *testing.T, path string) geo {
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	l, err := inspectBolt(f, st.Size())
-	if err != nil || len(l.problems) > 0 {
+	l, err := boltfile.Inspect(f, st.Size())
+	if err != nil || len(l.Problems) > 0 {
 		t.Fatalf("not a sound file: %v %v", err, l)
 	}
-	data := l.meta.hwm - 1
-	for data == l.meta.freelist || data == l.meta.root || slices.Contains(l.free, data) {
+	data := l.Meta.HWM - 1
+	for data == l.Meta.Freelist || data == l.Meta.Root || slices.Contains(l.Free, data) {
 		data--
 	}
-	return geo{ps: l.pageSize, hwm: l.meta.hwm, freelist: l.meta.freelist, root: l.meta.root, data: data}
+	return geo{ps: l.PageSize, hwm: l.Meta.HWM, freelist: l.Meta.Freelist, root: l.Meta.Root, data: data}
 }
 
 // openablePage is a page of the sound file at path that holds data and whose loss still lets
@@ -195,14 +196,14 @@ func openablePage(t *testing.T, path string, g geo) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := inspectBolt(f, int64(len(sound)))
+	l, err := boltfile.Inspect(f, int64(len(sound)))
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	try := filepath.Join(t.TempDir(), "try.db")
 	for p := g.hwm - 1; p >= 2; p-- {
-		if p == g.freelist || p == g.root || slices.Contains(l.free, p) {
+		if p == g.freelist || p == g.root || slices.Contains(l.Free, p) {
 			continue
 		}
 		d := bytes.Clone(sound)
@@ -279,10 +280,10 @@ func TestOpenDamagedFile(t *testing.T) {
 		}, true, "freelist", false},
 		{"freelist lists a page twice", func(t *testing.T, d []byte, g geo) []byte {
 			p := d[int(g.freelist)*g.ps:]
-			if boltOrder.Uint16(p[10:]) < 2 {
+			if boltfile.Order.Uint16(p[10:]) < 2 {
 				t.Skip("the freelist holds fewer than two pages")
 			}
-			copy(p[boltHeaderSize+8:boltHeaderSize+16], p[boltHeaderSize:boltHeaderSize+8])
+			copy(p[boltfile.HeaderSize+8:boltfile.HeaderSize+16], p[boltfile.HeaderSize:boltfile.HeaderSize+8])
 			return d
 		}, true, "out of order, or twice", false},
 		{"one meta page zeroed", func(t *testing.T, d []byte, g geo) []byte {

@@ -3,6 +3,8 @@ package graphstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mql-dev/mql/graphstore/boltfile"
 )
 
 // Sentinel errors. Every error the store returns for one of these conditions wraps the
@@ -55,7 +57,7 @@ var (
 	// engine, a value that fails its checksum — refuses every write from then on with it;
 	// reads of what is still readable go on. Run `mql check` on the file to see what is wrong, and restore the store from
 	// an export or a backup.
-	ErrDamaged = errors.New("store file is damaged")
+	ErrDamaged = boltfile.ErrDamaged
 
 	// ErrClosed is returned by every method of a Store after Close.
 	ErrClosed = errors.New("store is closed")

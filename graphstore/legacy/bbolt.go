@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -21,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/graphstore/boltfile"
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/record"
 )
@@ -79,15 +79,15 @@ func readBBolt(ctx context.Context, path string, opts Options, fn func(*record.T
 	if err != nil {
 		return Summary{}, graphstore.StorageFailure(fmt.Errorf("cannot read %s: %w", path, err))
 	}
-	if !hasBoltMagic(f, st.Size()) {
+	if !boltfile.HasMagic(f, st.Size()) {
 		return Summary{}, notOld("%s is not a bbolt file, so not an mql store", path)
 	}
 	// The file, checked with bounds-checked reads before bbolt maps it.
-	l, err := inspectBolt(f, st.Size())
+	l, err := boltfile.Inspect(f, st.Size())
 	if err != nil {
 		return Summary{}, damaged(path, strings.TrimPrefix(err.Error(), graphstore.ErrDamaged.Error()+": "))
 	}
-	if problems := append(l.problems, walkBolt(ctx, f, l)...); len(problems) > 0 {
+	if problems := append(l.Problems, boltfile.Walk(ctx, f, l)...); len(problems) > 0 {
 		if err := ctx.Err(); err != nil {
 			return Summary{}, err
 		}
@@ -127,22 +127,6 @@ func readBBolt(ctx context.Context, path string, opts Options, fn func(*record.T
 	return sum, unwrapFn(err)
 }
 
-// hasBoltMagic reports whether a meta page where bbolt looks for one (at 0, or at 1 KiB << i
-// for the second) carries bbolt's magic number: a file without any is not a damaged bbolt
-// file but another kind of file.
-func hasBoltMagic(r io.ReaderAt, size int64) bool {
-	var b [boltHeaderSize + 4]byte
-	for off := int64(0); off < size; off = max(off<<1, boltMinPageSize) {
-		if n, _ := r.ReadAt(b[:], off); n == len(b) && boltOrder.Uint32(b[boltHeaderSize:]) == boltMagic {
-			return true
-		}
-		if off >= boltMaxPageSize {
-			break
-		}
-	}
-	return false
-}
-
 // boltReader is an old-format bbolt file, open read-only.
 type boltReader struct {
 	path     string
@@ -163,7 +147,7 @@ func (b *boltReader) guard(fn func() error) error {
 
 func (b *boltReader) release() { dropMapped(b.db) }
 
-// read checks the kind of store and Cayley's log (walkBolt checked the pages), then reads every
+// read checks the kind of store and Cayley's log (boltfile.Walk checked the pages), then reads every
 // transaction through Cayley and hands it to fn. It runs guarded, on one goroutine.
 func (b *boltReader) read(ctx context.Context, fn func(*record.Tx) error) (Summary, error) {
 	r := &reader{fn: fn, sum: Summary{Backend: "bbolt"}}

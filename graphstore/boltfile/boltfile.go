@@ -1,17 +1,14 @@
-// Copied from graphstore/boltfile.go (the checks mql runs on a bbolt file before bbolt maps it),
-// so that the old format is read with the same defences without depending on graphstore's
-// internals. Keep the two in step when either changes.
-
-package legacy
+// Package boltfile reads a bbolt file with its own bounds-checked code before bbolt maps it.
+package boltfile
 
 // The bbolt file, read with our own bounds-checked code before bbolt maps it.
 //
 // bbolt trusts its file: it maps it into memory and follows page ids and element offsets
 // without checking them, so a damaged file makes it panic (an assertion, an invalid freelist)
 // or fault (a page beyond the end of a truncated file is a SIGBUS; an offset into nowhere a
-// SIGSEGV). inspectBolt reads what bbolt reads first when it opens a file — the two meta pages
+// SIGSEGV). Inspect reads what bbolt reads first when it opens a file — the two meta pages
 // and the freelist — with ReadAt and checks it, so that a file bbolt would crash on is refused
-// with ErrDamaged before it is mapped. walkBolt reads every page in use the same way and checks
+// with ErrDamaged before it is mapped. Walk reads every page in use the same way and checks
 // the B+trees page by page, as bbolt's own (*Tx).Check does but without trusting anything it
 // has not checked yet: it is what makes running bbolt's check afterwards safe, since bbolt's
 // check runs in a goroutine of its own where no recover or SetPanicOnFault of ours reaches.
@@ -38,172 +35,191 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-
-	"github.com/mql-dev/mql/graphstore"
 )
-
-var errDamaged = graphstore.ErrDamaged
 
 const (
-	boltMagic        = 0xED0CDAED
-	boltVersion      = 2
-	boltHeaderSize   = 16
-	boltElemSize     = 16
-	boltMetaSize     = 64
-	boltBranchPage   = 0x01
-	boltLeafPage     = 0x02
-	boltFreelistPage = 0x10
-	boltBucketLeaf   = 0x01
-	boltNoFreelist   = math.MaxUint64
+	magic        = 0xED0CDAED
+	version      = 2
+	HeaderSize   = 16
+	elemSize     = 16
+	metaSize     = 64
+	branchPage   = 0x01
+	leafPage     = 0x02
+	freelistPage = 0x10
+	bucketLeaf   = 0x01
+	noFreelist   = math.MaxUint64
 	// bbolt looks for the second meta page at 1 KiB << 0..14 when the first is unreadable.
-	boltMinPageSize = 1 << 10
-	boltMaxPageSize = 1 << 24
+	minPageSize = 1 << 10
+	maxPageSize = 1 << 24
 )
 
-var boltOrder = binary.NativeEndian
+// ErrDamaged is returned when a store's file is damaged: Inspect refuses a file that bbolt
+// would crash on.
+var ErrDamaged = errors.New("store file is damaged")
 
-// boltMeta is one decoded meta page.
-type boltMeta struct {
-	page     int // 0 or 1
-	pageSize uint32
-	root     uint64
-	freelist uint64
-	hwm      uint64
-	txid     uint64
-	err      error // why it does not validate, or nil
+// Order is the byte order bbolt writes its pages in: the machine's.
+var Order = binary.NativeEndian
+
+// Meta is one decoded meta page.
+type Meta struct {
+	Page     int // 0 or 1
+	PageSize uint32
+	Root     uint64 // the root bucket's page
+	Freelist uint64 // the freelist's page
+	HWM      uint64 // pages 0..HWM-1 are in use or free
+	TxID     uint64
+	Err      error // why it does not validate, or nil
 }
 
-func parseBoltMeta(b []byte, page int) boltMeta {
-	m := boltMeta{page: page}
-	if len(b) < boltHeaderSize+boltMetaSize {
-		m.err = errors.New("it lies beyond the end of the file")
+// ParseMeta decodes meta page number page (0 or 1) from b, its header included.
+func ParseMeta(b []byte, page int) Meta {
+	m := Meta{Page: page}
+	if len(b) < HeaderSize+metaSize {
+		m.Err = errors.New("it lies beyond the end of the file")
 		return m
 	}
-	d := b[boltHeaderSize:]
-	m.pageSize = boltOrder.Uint32(d[8:])
-	m.root = boltOrder.Uint64(d[16:])
-	m.freelist = boltOrder.Uint64(d[32:])
-	m.hwm = boltOrder.Uint64(d[40:])
-	m.txid = boltOrder.Uint64(d[48:])
+	d := b[HeaderSize:]
+	m.PageSize = Order.Uint32(d[8:])
+	m.Root = Order.Uint64(d[16:])
+	m.Freelist = Order.Uint64(d[32:])
+	m.HWM = Order.Uint64(d[40:])
+	m.TxID = Order.Uint64(d[48:])
 	h := fnv.New64a()
 	h.Write(d[:56])
 	switch {
-	case boltOrder.Uint32(d[0:]) != boltMagic:
-		m.err = errors.New("it is not a bbolt meta page (wrong magic number)")
-	case boltOrder.Uint32(d[4:]) != boltVersion:
-		m.err = fmt.Errorf("it has format version %d, not %d", boltOrder.Uint32(d[4:]), boltVersion)
-	case boltOrder.Uint64(d[56:]) != h.Sum64():
-		m.err = errors.New("its checksum does not match")
+	case Order.Uint32(d[0:]) != magic:
+		m.Err = errors.New("it is not a bbolt meta page (wrong magic number)")
+	case Order.Uint32(d[4:]) != version:
+		m.Err = fmt.Errorf("it has format version %d, not %d", Order.Uint32(d[4:]), version)
+	case Order.Uint64(d[56:]) != h.Sum64():
+		m.Err = errors.New("its checksum does not match")
 	}
 	return m
 }
 
-// boltLayout is what inspectBolt found: the file's geometry, the meta bbolt will use, and the
+// Layout is what Inspect found: the file's geometry, the meta bbolt will use, and the
 // free pages. Problems are damage that does not stop bbolt from opening the file safely.
-type boltLayout struct {
-	size     int64
-	pageSize int
-	meta     boltMeta // the one bbolt uses: the valid one with the higher transaction id
-	free     []uint64 // sorted
-	problems []string
+type Layout struct {
+	Size     int64
+	PageSize int
+	Meta     Meta     // the one bbolt uses: the valid one with the higher transaction id
+	Free     []uint64 // sorted
+	Problems []string
 }
 
-// inspectBolt checks what bbolt relies on before it maps a file of size bytes. An error means
+// Inspect checks what bbolt relies on before it maps a file of size bytes. An error means
 // bbolt must not open it (it would crash, or read past the end); it wraps ErrDamaged. An
 // empty file is no store yet (bbolt initialises it), and is not inspected.
-func inspectBolt(r io.ReaderAt, size int64) (*boltLayout, error) {
+func Inspect(r io.ReaderAt, size int64) (*Layout, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{errDamaged}, args...)...)
+		return fmt.Errorf("%w: "+format, append([]any{ErrDamaged}, args...)...)
 	}
-	var first [boltHeaderSize + boltMetaSize]byte
+	var first [HeaderSize + metaSize]byte
 	n, _ := r.ReadAt(first[:], 0)
-	m0 := parseBoltMeta(first[:n], 0)
+	m0 := ParseMeta(first[:n], 0)
 	// bbolt takes the page size from the first meta page, or else from the first valid meta
 	// page found at 1 KiB << i, as we do.
-	var m1 boltMeta
+	var m1 Meta
 	switch {
-	case m0.err == nil && validPageSize(m0.pageSize):
-		m1 = readBoltMeta(r, int64(m0.pageSize))
+	case m0.Err == nil && validPageSize(m0.PageSize):
+		m1 = ReadMeta(r, int64(m0.PageSize))
 	default:
-		m1 = boltMeta{page: 1, err: errors.New("no valid meta page follows the first")}
-		for ps := int64(boltMinPageSize); ps <= boltMaxPageSize && ps < size; ps <<= 1 {
-			if m := readBoltMeta(r, ps); m.err == nil && int64(m.pageSize) == ps {
+		m1 = Meta{Page: 1, Err: errors.New("no valid meta page follows the first")}
+		for ps := int64(minPageSize); ps <= maxPageSize && ps < size; ps <<= 1 {
+			if m := ReadMeta(r, ps); m.Err == nil && int64(m.PageSize) == ps {
 				m1 = m
 				break
 			}
 		}
 	}
-	if m0.err == nil && !validPageSize(m0.pageSize) {
-		m0.err = fmt.Errorf("its page size %d is not a power of two between 1 KiB and 16 MiB", m0.pageSize)
+	if m0.Err == nil && !validPageSize(m0.PageSize) {
+		m0.Err = fmt.Errorf("its page size %d is not a power of two between 1 KiB and 16 MiB", m0.PageSize)
 	}
-	if m1.err == nil && !validPageSize(m1.pageSize) {
-		m1.err = fmt.Errorf("its page size %d is not a power of two between 1 KiB and 16 MiB", m1.pageSize)
+	if m1.Err == nil && !validPageSize(m1.PageSize) {
+		m1.Err = fmt.Errorf("its page size %d is not a power of two between 1 KiB and 16 MiB", m1.PageSize)
 	}
-	l := &boltLayout{size: size}
+	l := &Layout{Size: size}
 	switch {
-	case m0.err != nil && m1.err != nil:
-		return nil, bad("neither meta page is valid (page 0: %v; page 1: %v)", m0.err, m1.err)
-	case m0.err != nil:
-		l.meta = m1
-		l.problems = append(l.problems, fmt.Sprintf("meta page 0 is not valid: %v; bbolt uses meta page 1 (transaction %d), so the last write before the damage may be lost", m0.err, m1.txid))
-	case m1.err != nil:
-		l.meta = m0
-		l.problems = append(l.problems, fmt.Sprintf("meta page 1 is not valid: %v; bbolt uses meta page 0 (transaction %d), so the last write before the damage may be lost", m1.err, m0.txid))
+	case m0.Err != nil && m1.Err != nil:
+		return nil, bad("neither meta page is valid (page 0: %v; page 1: %v)", m0.Err, m1.Err)
+	case m0.Err != nil:
+		l.Meta = m1
+		l.Problems = append(l.Problems, fmt.Sprintf("meta page 0 is not valid: %v; bbolt uses meta page 1 (transaction %d), so the last write before the damage may be lost", m0.Err, m1.TxID))
+	case m1.Err != nil:
+		l.Meta = m0
+		l.Problems = append(l.Problems, fmt.Sprintf("meta page 1 is not valid: %v; bbolt uses meta page 0 (transaction %d), so the last write before the damage may be lost", m1.Err, m0.TxID))
 	default:
-		l.meta = m0
-		if m1.txid > m0.txid {
-			l.meta = m1
+		l.Meta = m0
+		if m1.TxID > m0.TxID {
+			l.Meta = m1
 		}
-		if m0.pageSize != m1.pageSize {
-			l.problems = append(l.problems, fmt.Sprintf("the meta pages disagree on the page size (%d and %d)", m0.pageSize, m1.pageSize))
+		if m0.PageSize != m1.PageSize {
+			l.Problems = append(l.Problems, fmt.Sprintf("the meta pages disagree on the page size (%d and %d)", m0.PageSize, m1.PageSize))
 		}
 	}
-	for _, m := range []boltMeta{m0, m1} {
+	for _, m := range []Meta{m0, m1} {
 		// bbolt writes transaction t's meta on page t%2: a meta on the wrong page means the
 		// pages were moved, and the next commit would overwrite the newest meta.
-		if m.err == nil && int(m.txid%2) != m.page {
-			l.problems = append(l.problems, fmt.Sprintf("meta page %d holds transaction %d, which belongs on page %d", m.page, m.txid, m.txid%2))
+		if m.Err == nil && int(m.TxID%2) != m.Page {
+			l.Problems = append(l.Problems, fmt.Sprintf("meta page %d holds transaction %d, which belongs on page %d", m.Page, m.TxID, m.TxID%2))
 		}
 	}
-	m := l.meta
-	ps := int64(m.pageSize)
-	l.pageSize = int(ps)
+	m := l.Meta
+	ps := int64(m.PageSize)
+	l.PageSize = int(ps)
 	switch {
 	case size < 2*ps:
 		return nil, bad("the file is %d bytes, less than its two meta pages of %d bytes", size, ps)
-	case m.hwm < 4 || m.hwm > uint64(size)/uint64(ps):
+	case m.HWM < 4 || m.HWM > uint64(size)/uint64(ps):
 		// A file shorter than its pages in use was truncated: bbolt would fault reading them.
-		return nil, bad("the file is %d bytes, but its meta page says %d pages of %d bytes (%d bytes) are in use: it was truncated or the meta page is wrong", size, m.hwm, ps, m.hwm*uint64(ps))
-	case m.root < 2 || m.root >= m.hwm:
-		return nil, bad("the root bucket's page %d lies outside pages 2..%d", m.root, m.hwm-1)
-	case m.freelist == boltNoFreelist:
+		return nil, bad("the file is %d bytes, but its meta page says %d pages of %d bytes (%d bytes) are in use: it was truncated or the meta page is wrong", size, m.HWM, ps, m.HWM*uint64(ps))
+	case m.Root < 2 || m.Root >= m.HWM:
+		return nil, bad("the root bucket's page %d lies outside pages 2..%d", m.Root, m.HWM-1)
+	case m.Freelist == noFreelist:
 		// bbolt rebuilds a freelist that was not written by scanning every page at open;
 		// mql never writes a file that way.
 		return nil, bad("the file records no freelist (mql always writes one)")
-	case m.freelist < 2 || m.freelist >= m.hwm:
-		return nil, bad("the freelist's page %d lies outside pages 2..%d", m.freelist, m.hwm-1)
+	case m.Freelist < 2 || m.Freelist >= m.HWM:
+		return nil, bad("the freelist's page %d lies outside pages 2..%d", m.Freelist, m.HWM-1)
 	}
-	free, err := readBoltFreelist(r, m, ps)
+	free, err := readFreelist(r, m, ps)
 	if err != nil {
-		return nil, bad("the freelist (page %d): %v", m.freelist, err)
+		return nil, bad("the freelist (page %d): %v", m.Freelist, err)
 	}
-	l.free = free
+	l.Free = free
 	return l, nil
 }
 
+// HasMagic reports whether a meta page where bbolt looks for one (at 0, or at 1 KiB << i
+// for the second) carries bbolt's magic number: a file without any is not a damaged bbolt
+// file but another kind of file.
+func HasMagic(r io.ReaderAt, size int64) bool {
+	var b [HeaderSize + 4]byte
+	for off := int64(0); off < size; off = max(off<<1, minPageSize) {
+		if n, _ := r.ReadAt(b[:], off); n == len(b) && Order.Uint32(b[HeaderSize:]) == magic {
+			return true
+		}
+		if off >= maxPageSize {
+			break
+		}
+	}
+	return false
+}
+
 func validPageSize(ps uint32) bool {
-	return ps >= boltMinPageSize && ps <= boltMaxPageSize && bits.OnesCount32(ps) == 1
+	return ps >= minPageSize && ps <= maxPageSize && bits.OnesCount32(ps) == 1
 }
 
-func readBoltMeta(r io.ReaderAt, off int64) boltMeta {
-	var b [boltHeaderSize + boltMetaSize]byte
+// ReadMeta reads and decodes the meta page at offset off as the second one.
+func ReadMeta(r io.ReaderAt, off int64) Meta {
+	var b [HeaderSize + metaSize]byte
 	n, _ := r.ReadAt(b[:], off)
-	return parseBoltMeta(b[:n], 1)
+	return ParseMeta(b[:n], 1)
 }
 
-// readBoltPage reads page id and its overflow pages into buf (grown as needed), checking that
+// readPage reads page id and its overflow pages into buf (grown as needed), checking that
 // they lie below the high-water mark and that the page knows its own id.
-func readBoltPage(r io.ReaderAt, id, hwm uint64, ps int64, buf []byte) ([]byte, error) {
+func readPage(r io.ReaderAt, id, hwm uint64, ps int64, buf []byte) ([]byte, error) {
 	if id >= hwm {
 		return nil, fmt.Errorf("page %d is beyond the pages in use (%d)", id, hwm)
 	}
@@ -211,10 +227,10 @@ func readBoltPage(r io.ReaderAt, id, hwm uint64, ps int64, buf []byte) ([]byte, 
 	if _, err := r.ReadAt(buf, int64(id)*ps); err != nil {
 		return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
 	}
-	if got := boltOrder.Uint64(buf[0:]); got != id {
+	if got := Order.Uint64(buf[0:]); got != id {
 		return nil, fmt.Errorf("page %d says it is page %d", id, got)
 	}
-	over := uint64(boltOrder.Uint32(buf[12:]))
+	over := uint64(Order.Uint32(buf[12:]))
 	if over >= hwm-id {
 		return nil, fmt.Errorf("page %d runs over %d more pages, beyond the pages in use (%d)", id, over, hwm)
 	}
@@ -228,27 +244,27 @@ func readBoltPage(r io.ReaderAt, id, hwm uint64, ps int64, buf []byte) ([]byte, 
 	return buf, nil
 }
 
-func readBoltFreelist(r io.ReaderAt, m boltMeta, ps int64) ([]uint64, error) {
-	p, err := readBoltPage(r, m.freelist, m.hwm, ps, nil)
+func readFreelist(r io.ReaderAt, m Meta, ps int64) ([]uint64, error) {
+	p, err := readPage(r, m.Freelist, m.HWM, ps, nil)
 	if err != nil {
 		return nil, err
 	}
-	if flags := boltOrder.Uint16(p[8:]); flags != boltFreelistPage {
+	if flags := Order.Uint16(p[8:]); flags != freelistPage {
 		return nil, fmt.Errorf("it is not a freelist page (flags %#x)", flags)
 	}
-	count, at := uint64(boltOrder.Uint16(p[10:])), uint64(boltHeaderSize)
+	count, at := uint64(Order.Uint16(p[10:])), uint64(HeaderSize)
 	if count == 0xFFFF {
-		count, at = boltOrder.Uint64(p[boltHeaderSize:]), boltHeaderSize+8
+		count, at = Order.Uint64(p[HeaderSize:]), HeaderSize+8
 	}
 	if count > (uint64(len(p))-at)/8 {
 		return nil, fmt.Errorf("it lists %d pages, more than it can hold", count)
 	}
 	free := make([]uint64, count)
 	for i := range free {
-		id := boltOrder.Uint64(p[at+uint64(i)*8:])
+		id := Order.Uint64(p[at+uint64(i)*8:])
 		switch {
-		case id < 2 || id >= m.hwm:
-			return nil, fmt.Errorf("it lists page %d, outside pages 2..%d", id, m.hwm-1)
+		case id < 2 || id >= m.HWM:
+			return nil, fmt.Errorf("it lists page %d, outside pages 2..%d", id, m.HWM-1)
 		case i > 0 && id <= free[i-1]:
 			return nil, fmt.Errorf("it lists page %d after page %d (out of order, or twice)", id, free[i-1])
 		}
@@ -257,26 +273,26 @@ func readBoltFreelist(r io.ReaderAt, m boltMeta, ps int64) ([]uint64, error) {
 	return free, nil
 }
 
-// maxFileProblems bounds what walkBolt reports: past a few dozen, more lines say nothing new.
+// maxFileProblems bounds what Walk reports: past a few dozen, more lines say nothing new.
 const maxFileProblems = 50
 
-// walkBolt reads every page reachable from the root bucket and checks it: within the pages in
+// Walk reads every page reachable from the root bucket and checks it: within the pages in
 // use, knowing its own id, a branch or leaf page whose elements, keys and values lie inside it,
 // keys in order within the page and within the range its parent gives it, reached once, not
 // free; bucket values well formed, inline buckets included. Finally every page in use must be
 // reachable or free. It returns what is wrong (at most maxFileProblems lines).
-func walkBolt(ctx context.Context, r io.ReaderAt, l *boltLayout) []string {
-	w := &boltWalk{r: r, hwm: l.meta.hwm, ps: int64(l.pageSize),
-		seen: make([]uint64, (l.meta.hwm+63)/64), free: make([]uint64, (l.meta.hwm+63)/64)}
-	for _, id := range l.free {
+func Walk(ctx context.Context, r io.ReaderAt, l *Layout) []string {
+	w := &walk{r: r, hwm: l.Meta.HWM, ps: int64(l.PageSize),
+		seen: make([]uint64, (l.Meta.HWM+63)/64), free: make([]uint64, (l.Meta.HWM+63)/64)}
+	for _, id := range l.Free {
 		w.free[id/64] |= 1 << (id % 64)
 	}
 	w.mark(0, 0, "meta")
 	w.mark(1, 0, "meta")
-	if p, err := readBoltPage(r, l.meta.freelist, w.hwm, w.ps, nil); err == nil {
-		w.mark(l.meta.freelist, uint64(boltOrder.Uint32(p[12:])), "the freelist")
+	if p, err := readPage(r, l.Meta.Freelist, w.hwm, w.ps, nil); err == nil {
+		w.mark(l.Meta.Freelist, uint64(Order.Uint32(p[12:])), "the freelist")
 	}
-	w.stack = append(w.stack, boltVisit{id: l.meta.root, from: "the root bucket"})
+	w.stack = append(w.stack, step{id: l.Meta.Root, from: "the root bucket"})
 	for len(w.stack) > 0 && len(w.problems) < maxFileProblems {
 		if ctx.Err() != nil {
 			w.add("the check was interrupted")
@@ -305,31 +321,31 @@ func walkBolt(ctx context.Context, r io.ReaderAt, l *boltLayout) []string {
 	return w.problems
 }
 
-type boltVisit struct {
+type step struct {
 	id       uint64
 	min, max []byte // keys of this subtree lie in [min, max); nil: unbounded
 	from     string // what refers to the page, for messages
 }
 
-type boltWalk struct {
+type walk struct {
 	r        io.ReaderAt
 	hwm      uint64
 	ps       int64
 	seen     []uint64 // bitset of reachable pages
 	free     []uint64 // bitset of free pages
-	stack    []boltVisit
+	stack    []step
 	problems []string
 	buf      []byte // the page being checked, reused: nothing refers into it once checked
 }
 
-func (w *boltWalk) add(format string, args ...any) {
+func (w *walk) add(format string, args ...any) {
 	if len(w.problems) < maxFileProblems {
 		w.problems = append(w.problems, fmt.Sprintf(format, args...))
 	}
 }
 
 // mark records pages id..id+over as reached from what; it reports false if one already was.
-func (w *boltWalk) mark(id, over uint64, what string) bool {
+func (w *walk) mark(id, over uint64, what string) bool {
 	ok := true
 	for p := id; p <= id+over && p < w.hwm; p++ {
 		if w.seen[p/64]&(1<<(p%64)) != 0 {
@@ -345,18 +361,18 @@ func (w *boltWalk) mark(id, over uint64, what string) bool {
 	return ok
 }
 
-func (w *boltWalk) visit(v boltVisit) {
+func (w *walk) visit(v step) {
 	if v.id < 2 {
 		w.add("%s refers to page %d, a meta page", v.from, v.id)
 		return
 	}
-	p, err := readBoltPage(w.r, v.id, w.hwm, w.ps, w.buf)
+	p, err := readPage(w.r, v.id, w.hwm, w.ps, w.buf)
 	if err != nil {
 		w.add("%s: %v", v.from, err)
 		return
 	}
 	w.buf = p
-	if !w.mark(v.id, uint64(boltOrder.Uint32(p[12:])), v.from) {
+	if !w.mark(v.id, uint64(Order.Uint32(p[12:])), v.from) {
 		return // never walk a page twice: a cycle would never end
 	}
 	w.page(p, v, fmt.Sprintf("page %d", v.id))
@@ -364,22 +380,22 @@ func (w *boltWalk) visit(v boltVisit) {
 
 // page checks one branch or leaf page (a page of the file, or an inline bucket's page inside a
 // value) and queues what it refers to.
-func (w *boltWalk) page(p []byte, v boltVisit, name string) {
-	flags, count := boltOrder.Uint16(p[8:]), int(boltOrder.Uint16(p[10:]))
-	if boltHeaderSize+count*boltElemSize > len(p) {
+func (w *walk) page(p []byte, v step, name string) {
+	flags, count := Order.Uint16(p[8:]), int(Order.Uint16(p[10:]))
+	if HeaderSize+count*elemSize > len(p) {
 		w.add("%s holds %d elements, more than fit in it", name, count)
 		return
 	}
 	// elem returns the key (and value) of element i, or false if they lie outside the page.
 	elem := func(i int) (e []byte, key, val []byte, ok bool) {
-		at := boltHeaderSize + i*boltElemSize
-		e = p[at : at+boltElemSize]
-		pos, ksize := uint64(boltOrder.Uint32(e[4:])), uint64(boltOrder.Uint32(e[8:]))
+		at := HeaderSize + i*elemSize
+		e = p[at : at+elemSize]
+		pos, ksize := uint64(Order.Uint32(e[4:])), uint64(Order.Uint32(e[8:]))
 		vsize := uint64(0)
-		if flags == boltBranchPage {
-			pos, ksize = uint64(boltOrder.Uint32(e[0:])), uint64(boltOrder.Uint32(e[4:]))
+		if flags == branchPage {
+			pos, ksize = uint64(Order.Uint32(e[0:])), uint64(Order.Uint32(e[4:]))
 		} else {
-			vsize = uint64(boltOrder.Uint32(e[12:]))
+			vsize = uint64(Order.Uint32(e[12:]))
 		}
 		end := uint64(at) + pos + ksize + vsize
 		if end > uint64(len(p)) {
@@ -405,7 +421,7 @@ func (w *boltWalk) page(p []byte, v boltVisit, name string) {
 		return false
 	}
 	switch flags {
-	case boltBranchPage:
+	case branchPage:
 		if count == 0 {
 			w.add("%s is a branch page without elements", name)
 			return
@@ -417,25 +433,25 @@ func (w *boltWalk) page(p []byte, v boltVisit, name string) {
 			if !ok || !inOrder(i, key) {
 				return
 			}
-			keys[i], kids[i] = bytes.Clone(key), boltOrder.Uint64(e[8:])
+			keys[i], kids[i] = bytes.Clone(key), Order.Uint64(e[8:])
 		}
 		// Children are queued in reverse so that the walk goes left to right.
 		for i := count - 1; i >= 0; i-- {
-			c := boltVisit{id: kids[i], min: keys[i], max: v.max, from: name}
+			c := step{id: kids[i], min: keys[i], max: v.max, from: name}
 			if i+1 < count {
 				c.max = keys[i+1]
 			}
 			w.stack = append(w.stack, c)
 		}
-	case boltLeafPage:
+	case leafPage:
 		for i := range count {
 			e, key, val, ok := elem(i)
 			if !ok || !inOrder(i, key) {
 				return
 			}
-			switch f := boltOrder.Uint32(e[0:]); f {
+			switch f := Order.Uint32(e[0:]); f {
 			case 0:
-			case boltBucketLeaf:
+			case bucketLeaf:
 				w.bucket(val, fmt.Sprintf("bucket %q in %s", key, name))
 			default:
 				w.add("%s: element %d has unknown flags %#x", name, i, f)
@@ -448,24 +464,24 @@ func (w *boltWalk) page(p []byte, v boltVisit, name string) {
 
 // bucket checks a bucket value: its root page is queued, an inline bucket's page is checked
 // where it lies.
-func (w *boltWalk) bucket(val []byte, name string) {
+func (w *walk) bucket(val []byte, name string) {
 	if len(val) < 16 {
 		w.add("%s: its value is %d bytes, too short for a bucket", name, len(val))
 		return
 	}
-	root := boltOrder.Uint64(val[0:])
+	root := Order.Uint64(val[0:])
 	if root != 0 {
-		w.stack = append(w.stack, boltVisit{id: root, from: name})
+		w.stack = append(w.stack, step{id: root, from: name})
 		return
 	}
 	inline := val[16:]
-	if len(inline) < boltHeaderSize {
+	if len(inline) < HeaderSize {
 		w.add("%s: its inline page is cut short", name)
 		return
 	}
-	if flags := boltOrder.Uint16(inline[8:]); flags != boltLeafPage {
+	if flags := Order.Uint16(inline[8:]); flags != leafPage {
 		w.add("%s: its inline page is not a leaf page (flags %#x)", name, flags)
 		return
 	}
-	w.page(inline, boltVisit{from: name}, name+" (inline)")
+	w.page(inline, step{from: name}, name+" (inline)")
 }
