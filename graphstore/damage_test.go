@@ -536,6 +536,35 @@ func TestCheckUnreadableMeta(t *testing.T) {
 	}
 }
 
+// A store whose format entry is lost but whose transactions are there is damaged, not new:
+// taking it for a store whose creation stopped before its genesis would write a genesis over
+// the history it holds.
+func TestOpenStoreWithoutFormat(t *testing.T) {
+	ctx := context.Background()
+	path, want := closedSample(t)
+	editBucket(t, path, "meta", func(w kv.Writer, b kv.Bucket, es []entry) error {
+		return w.Delete(b, []byte("format"))
+	})
+	for i := range 2 {
+		s, err := Open(ctx, path, Options{})
+		if err == nil {
+			s.Close()
+			t.Fatalf("open %d took a store with transactions and no format", i+1)
+		}
+		if !errors.Is(err, ErrDamaged) && !errors.Is(err, ErrStorage) {
+			t.Fatalf("open %d: %v, want ErrDamaged or ErrStorage", i+1, err)
+		}
+	}
+	n := 0
+	editBucket(t, path, "tx", func(w kv.Writer, b kv.Bucket, es []entry) error {
+		n = len(es)
+		return nil
+	})
+	if n != len(want) {
+		t.Fatalf("%d transactions left after the opens, want %d", n, len(want))
+	}
+}
+
 // Damage to an index entry (the records whole) is invisible to the reads that do not use the
 // entry, and wrong in those that do. The check replays the records and compares every entry
 // with the one they give: it reports the damage (kind "index"), and records its verdict, so

@@ -171,6 +171,16 @@ func readState(r kv.Reader, checkFormat, earlier bool) (storeState, error) {
 			return st, err
 		}
 		if f == nil {
+			// No format and no transaction is a store whose creation stopped before Init, or no
+			// store; no format beside transactions is damage (a bucket's name or the entry
+			// lost), and writing a genesis over it would hide the history it holds.
+			some := false
+			if err := r.Scan(bTx, nil, kv.ScanOptions{}, func(k, v []byte) (bool, error) { some = true; return false, nil }); err != nil {
+				return st, err
+			}
+			if some {
+				return st, fmt.Errorf("the store holds transactions but no format entry: %w", encoding.ErrCorrupt)
+			}
 			return st, ErrNotStore
 		}
 		switch {
