@@ -192,13 +192,14 @@ func releasingHeld(held *bolt.DB, size int64, dbs ...*bolt.DB) *releaser {
 }
 
 // check drops the files' mapped pages if more than the budget are resident.
-func (r *releaser) check() { r.dropOver(r.budget) }
+func (r *releaser) check() { r.dropOver(1) }
 
-// dropOver drops the files' mapped pages if more than limit of them are resident.
-func (r *releaser) dropOver(limit int64) {
+// dropOver drops the files' mapped pages if more than the budget's part-th part of them are
+// resident.
+func (r *releaser) dropOver(part int64) {
 	r.mu.Lock()
 	n, ok := r.g.read()
-	within := ok && n-r.base <= limit
+	within := ok && n-r.base <= r.budget/part
 	r.mu.Unlock()
 	if !within {
 		r.drop()
@@ -210,7 +211,7 @@ func (r *releaser) dropOver(limit int64) {
 // it), and those reads map tens of megabytes within milliseconds, before the releaser's
 // goroutine gets a core on a busy machine; what is resident when the commit begins is the floor
 // that burst stands on.
-func (r *releaser) trim() { r.dropOver(r.budget / 4) }
+func (r *releaser) trim() { r.dropOver(4) }
 
 func (r *releaser) drop() {
 	dropHeld(r.held, r.size)
