@@ -248,6 +248,16 @@ type textWriter struct {
 	pending       map[string]textStats  // by audience
 	blocks        map[string]*textBlock // by term
 	tf            map[string]int
+	// written is the last statistics this handle wrote of each audience, with their
+	// transaction: the statistics of any later transaction start there, with no look at the
+	// bucket (which, on PostgreSQL, holds them only in this transaction's writes: a round trip
+	// under the writer lock for every transaction of a group after the first).
+	written map[string]writtenStats
+}
+
+type writtenStats struct {
+	tx record.TxID
+	st textStats
 }
 
 // textAnalyzer is an analyzer, with the terms of the words it analyzed last, and the terms of
@@ -337,6 +347,9 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 		b.posts = append(b.posts, textPost{seq: seq, keySeq: keySeq, version: c.ID.Version, tf: n, length: len(terms), audience: a})
 	}
 	st, ok := tw.pending[aud]
+	if w, done := tw.written[aud]; !ok && done && w.tx < c.Tx {
+		st, ok = w.st, true
+	}
 	if !ok {
 		st = ix.textStatsAt(aud, c.Tx)
 	}
@@ -356,6 +369,10 @@ func (ix *Index) flushText() {
 	}
 	for aud, st := range ix.text.pending {
 		ix.put(bTextStats, textStatsKey(aud, ix.text.tx), st.encode())
+		if ix.text.written == nil {
+			ix.text.written = map[string]writtenStats{}
+		}
+		ix.text.written[aud] = writtenStats{ix.text.tx, st}
 	}
 	if ix.text.textAnalyzer != nil {
 		textAnalyzers.Put(ix.text.textAnalyzer)
