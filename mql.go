@@ -93,6 +93,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		WriteLockTimeout: opts.WriteLockTimeout,
 		WriteIdleTimeout: opts.WriteIdleTimeout,
 		OnCommit:         opts.OnCommit,
+		Requests:         requestBuilds{},
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package mql
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql/authority"
+	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
@@ -153,29 +155,58 @@ type DecaySpec struct {
 // record there already (rc.Unchanged) writes nothing either, and its receipt names the
 // transaction that recorded it.
 func (db *DB) write(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error) (Receipt, error) {
+	return db.writeRequest(ctx, by, build, nil)
+}
+
+// writeRequest is write for a write that, on PostgreSQL, another process may build in this
+// one's place (req, see requests.go); nil: this process builds it.
+func (db *DB) writeRequest(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, req *graphstore.Request) (Receipt, error) {
 	by = nfc(by)
 	var rc Receipt
-	tx, err := db.store.Write(ctx, by, func(ix *index.Index, tx *record.Tx) error {
-		v := ix.View(0, tx.Time, "")
-		if err := checkWriter(v, by); err != nil {
-			return err
+	local := func(ix *index.Index, tx *record.Tx) error { return runBuild(ix, tx, by, build, &rc) }
+	var tx *record.Tx
+	var remote *graphstore.Remote
+	var err error
+	if req != nil {
+		tx, remote, err = db.store.WriteRequest(ctx, by, local, *req)
+	} else {
+		tx, err = db.store.Write(ctx, by, local)
+	}
+	if remote != nil {
+		// Another process built it: the receipt came back with its outcome.
+		rc = Receipt{}
+		if jerr := json.Unmarshal(remote.Result, &rc); jerr != nil && err == nil {
+			err = fmt.Errorf("%w: the receipt of a write another process built does not decode: %v", ErrStorage, jerr)
 		}
-		if err := build(v, tx, &rc); err != nil {
-			return err
+		if err == nil {
+			rc.Tx, rc.At = int64(remote.Tx), remote.Time
 		}
-		if rc.Unchanged {
-			return errUnchanged
-		}
-		return nil
-	})
+	} else if err == nil {
+		rc.Tx, rc.At = int64(tx.ID), tx.Time
+	}
 	if errors.Is(err, errUnchanged) {
 		return rc, nil
 	}
 	if err != nil {
 		return Receipt{}, err
 	}
-	rc.Tx, rc.At = int64(tx.ID), tx.Time
 	return rc, nil
+}
+
+// runBuild runs a write's build as made by by: the principal must be recorded, and a record
+// already there is errUnchanged.
+func runBuild(ix *index.Index, tx *record.Tx, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, rc *Receipt) error {
+	v := ix.View(0, tx.Time, "")
+	if err := checkWriter(v, by); err != nil {
+		return err
+	}
+	if err := build(v, tx, rc); err != nil {
+		return err
+	}
+	if rc.Unchanged {
+		return errUnchanged
+	}
+	return nil
 }
 
 // errUnchanged aborts a write whose record exists already; it never reaches the caller.
@@ -205,7 +236,7 @@ func recordID(prefix string, tx *record.Tx, n int) string {
 // AddPrincipal records a principal.
 func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindPrincipal, s))
 }
 
 // AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
@@ -246,7 +277,7 @@ func (s PrincipalSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 // Grant gives a right over a scope.
 func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindGrant, s))
 }
 
 // Grant in a transaction (see DB.Tx).
@@ -288,7 +319,7 @@ func (s GrantSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 // corroborating evidence that is never live).
 func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindAssert, s))
 }
 
 // Assert in a transaction (see DB.Tx).
@@ -752,7 +783,7 @@ func resolveClaim(v *index.View, id record.ClaimID) (*index.ClaimEntry, error) {
 // another's needs the revoke right on its key.
 func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindRevoke, s))
 }
 
 // Revoke in a transaction (see DB.Tx).
@@ -821,7 +852,7 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 // Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
 func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindConfirm, s))
 }
 
 // Confirm in a transaction (see DB.Tx).
@@ -922,7 +953,7 @@ func resolveNode(v *index.View, ref string) (record.NodeRef, error) {
 // Derive records a new version of an artifact. Its inputs are pinned to exact versions.
 func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindDerive, s))
 }
 
 // Derive in a transaction (see DB.Tx).
@@ -1019,7 +1050,7 @@ func seenByOf(v *index.View, n record.NodeRef) []string {
 // its inputs changes again.
 func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindReview, s))
 }
 
 // Review in a transaction (see DB.Tx).
@@ -1051,7 +1082,7 @@ func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 // SetDecay declares a half-life for a predicate from now on.
 func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
 	s = s.norm()
-	return db.write(ctx, s.By, s.build)
+	return db.writeRequest(ctx, s.By, s.build, request(kindDecay, s))
 }
 
 // SetDecay in a transaction (see DB.Tx).

@@ -2,6 +2,7 @@ package graphstore
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/mql-dev/mql/graphstore/index"
@@ -43,8 +44,9 @@ type watcher interface {
 type sharer interface {
 	// commitShared commits wt, whose transactions end at head and changed the cache entries
 	// touched (index.Index.Touched), recording touched for the other processes in the same
-	// commit.
-	commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string) error
+	// commit, with what rc says of the requests the group built (head 0: a commit of rc
+	// alone, whose group built no transaction).
+	commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string, rc reqCommit) error
 	// changes returns the newest committed transaction and the cache entries that the
 	// transactions after `after` changed; ok is false when that can no longer be told (the
 	// record of them was pruned), and the cache must be emptied.
@@ -70,9 +72,15 @@ func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
 	return &writeTx{be: s.be, tx: tx}, nil
 }
 
-func (w *writeTx) commit(ctx context.Context, head record.TxID, touched []string) error {
+// commitRequests commits the transactions up to head, which changed the cache entries
+// touched, with the outcomes of the requests the group built (rc: only a backend that shares
+// the store has them).
+func (w *writeTx) commitRequests(ctx context.Context, head record.TxID, touched []string, rc reqCommit) error {
 	if sh, ok := w.be.(sharer); ok {
-		return w.be.guard(func() error { return sh.commitShared(ctx, w.tx, head, touched) })
+		return w.be.guard(func() error { return sh.commitShared(ctx, w.tx, head, touched, rc) })
+	}
+	if !rc.empty() {
+		return fmt.Errorf("requests of other processes in a %s store", w.be.kind())
 	}
 	return w.be.guard(func() error { return w.tx.Commit(ctx) })
 }

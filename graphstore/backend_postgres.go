@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cayleygraph/quad"
@@ -93,6 +94,8 @@ type pgBackend struct {
 	wc     *pgkv.Cache
 	wcHead record.TxID
 	token  string // names this process's announcements
+	// requests: the store has mql_requests (requests_postgres.go), and this process may use it.
+	requests atomic.Bool
 }
 
 // openPostgres connects to dsn. A database without mql's tables gets them with the store's
@@ -150,7 +153,7 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		PrefetchLast: last,
 		Begin:        b.begin,
 		Cache:        b.wc,
-		Create:       []string{pgChangesSchema},
+		Create:       []string{pgChangesSchema, pgRequestsSchema},
 		Absent:       absent,
 	})
 	if err != nil {
@@ -189,6 +192,9 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 			return nil, errNoStore(nil, "the database %s holds no mql store (no mql tables)", b.shown)
 		}
 	}
+	if mode == pgReadWrite && kvs.Exists() {
+		b.prepareRequests(ctx)
+	}
 	return b, nil
 }
 
@@ -217,7 +223,7 @@ func (b *pgBackend) kv() kv.Store    { return pgKV{b} }
 func (b *pgBackend) writable() error { return nil }
 
 func (b *pgBackend) size(ctx context.Context) (int64, error) {
-	tables := append(b.kvs.Tables(), "mql_changes")
+	tables := append(b.kvs.Tables(), "mql_changes", "mql_requests")
 	var n int64
 	err := b.kvs.Conn(ctx, func(c *pgx.Conn) error {
 		// to_regclass: a table not created yet (the text index's in a store being made) is NULL.
@@ -276,10 +282,21 @@ func (b *pgBackend) inUse() error {
 
 // commitShared commits wt with the row of mql_changes saying what it changed, and the
 // announcement of its head, in one round trip (pgkv.WriteTx.CommitWith).
-func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string) error {
+func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record.TxID, touched []string, rc reqCommit) error {
 	pw, ok := wt.(*pgkv.WriteTx)
 	if !ok {
 		return fmt.Errorf("a PostgreSQL commit of a %T", wt)
+	}
+	if pw.Missing() {
+		b.requests.Store(true) // this commit creates the tables, mql_requests among them
+	}
+	if head == 0 {
+		// The outcomes of requests that were all refused: no transaction, no row of
+		// mql_changes.
+		if err := pw.CommitWith(ctx, pgkv.CommitOptions{Also: requestParts(rc), Synchronous: len(rc.ids) > 0}); err != nil {
+			return b.commitErr(err)
+		}
+		return nil
 	}
 	first := lastTx(pw.Prefetched()) + 1
 	var id [8]byte
@@ -290,15 +307,21 @@ func (b *pgBackend) commitShared(ctx context.Context, wt kv.WriteTx, head record
 		keysEnc = encodeWrites(writes)
 	}
 	err := pw.CommitWith(ctx, pgkv.CommitOptions{
+		// Other processes' requests built: the lock is released once their outcomes are
+		// durable (requests.go).
+		Synchronous: len(rc.ids) > 0,
 		// The row goes into the statement that writes the buckets.
-		Also: []pgkv.Part{func(p func(int) string) (string, []any) {
+		Also: append([]pgkv.Part{func(p func(int) string) (string, []any) {
 			return `INSERT INTO mql_changes (tx, first, id, touched, keys) VALUES (` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `)
 ON CONFLICT (tx) DO UPDATE SET first = EXCLUDED.first, id = EXCLUDED.id, touched = EXCLUDED.touched, keys = EXCLUDED.keys`,
 				[]any{int64(head), int64(first), id[:], encodeTouched(touched), keysEnc}
-		}},
+		}}, requestParts(rc)...),
 		Extra: func(bt *pgx.Batch) {
 			if head%1024 == 0 && head > pgChangesKept {
 				bt.Queue(`DELETE FROM mql_changes WHERE tx <= $1`, int64(head-pgChangesKept))
+			}
+			if head%1024 == 512 && b.requests.Load() {
+				bt.Queue(pruneRequests)
 			}
 		},
 		// Announced out of the lock, just before the commit that makes the write durable: a

@@ -12,8 +12,10 @@ package graphstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,14 +57,24 @@ type Options struct {
 	// (Commit). It runs on the committing goroutine, with writers waiting: it must be quick
 	// and must not call the Store.
 	OnCommit func(Commit)
+	// Requests (PostgreSQL) builds the writes other processes queued for the holder of the
+	// writer lock (WriteRequest). Without it this process neither queues its writes nor
+	// builds others'.
+	Requests Requests
 }
 
 // Commit is what a group commit did, for metrics: how many transactions it committed, how
 // long it waited for the writer lock (on PostgreSQL, the advisory lock other processes'
 // writers hold; on bbolt, this process's log), how long it took from that wait's start to
 // durable, and whether it failed.
+//
+// On PostgreSQL a group commit may build other processes' writes (ForOthers, counted in
+// Transactions), or find this process's writes built by another process (Elsewhere, not
+// counted in Transactions): see Store.WriteRequest.
 type Commit struct {
 	Transactions int
+	ForOthers    int
+	Elsewhere    int
 	LockWait     time.Duration
 	Duration     time.Duration
 	Failed       bool
@@ -90,6 +102,11 @@ type Store struct {
 
 	commits  notifier     // tells subscribers that the head moved
 	onCommit func(Commit) // Options.OnCommit
+
+	requests     Requests      // Options.Requests
+	requestToken []byte        // names this process's requests
+	requestSeq   atomic.Uint64 // numbers them
+	contended    atomic.Bool   // other processes were writing at this process's last write
 
 	// stopWatch ends the goroutine that learns of other processes' commits as PostgreSQL
 	// announces them (watchDone closes when it has); nil where nobody else writes.
@@ -123,7 +140,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{be: be, clock: opts.Clock, onCommit: opts.OnCommit}
+	s := &Store{be: be, clock: opts.Clock, onCommit: opts.OnCommit, requests: opts.Requests}
+	if opts.Requests != nil {
+		s.requestToken = make([]byte, 8)
+		rand.Read(s.requestToken)
+	}
 	if err := s.load(ctx, opts); err != nil {
 		be.close()
 		return nil, err
@@ -486,6 +507,14 @@ type writer struct {
 	err      error
 	panicked any  // what build panicked with, re-raised by Write
 	done     bool // set under wmu
+
+	// A write another process may build (WriteRequest), and what became of it there.
+	req    *Request
+	remote *Remote
+	qid    []byte // its row in mql_requests, once queued
+	// foreign: another process's request that this group builds, and what its build returned.
+	foreign bool
+	result  []byte
 }
 
 // write queues w and waits until a group commit stored or failed it.
@@ -543,33 +572,62 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 	waitCtx, stopWait := waitAll(group)
 	start := time.Now()
 	var locked time.Duration
+	var sh *shipment // the group's requests, when another process may build them
 	if s.onCommit != nil {
 		// Deferred before the wait: a wait that timed out (another process held the
 		// lock) is a failed commit too.
 		defer func() {
 			c := Commit{LockWait: locked, Duration: time.Since(start)}
-			for _, w := range group {
+			ws := group
+			if sh != nil {
+				ws = append(slices.Clip(group), sh.foreign...)
+			}
+			for _, w := range ws {
 				switch {
 				case w.done && w.err == nil && w.tx != nil:
 					c.Transactions++
+					if w.foreign {
+						c.ForOthers++
+					}
+				case w.done && w.err == nil && w.remote != nil:
+					c.Elsewhere++
 				case errors.Is(w.err, ErrStorage) || errors.Is(w.err, ErrDamaged) || errors.Is(w.err, ErrInUse):
 					c.Failed = true
 				}
 			}
-			if c.Transactions > 0 || c.Failed {
+			if c.Transactions > 0 || c.Elsewhere > 0 || c.Failed {
 				s.onCommit(c) // not a group whose every writer was refused: nothing to commit
 			}
 		}()
 	}
-	wt, err := s.beginWrite(waitCtx)
+	var wt *writeTx
+	var err error
+	if rq := s.requestsOf(group); rq != nil {
+		wt, sh, err = s.lead(waitCtx, rq, group)
+		if errors.Is(err, errNotQueued) {
+			wt, err = s.beginWrite(waitCtx)
+		}
+	} else {
+		wt, err = s.beginWrite(waitCtx)
+	}
 	locked = time.Since(start)
 	stopWait()
+	if errors.Is(err, errServed) {
+		return // every writer has its outcome
+	}
 	if err != nil {
 		fail(group, err)
 		return
 	}
+	committed := false
+	defer func() {
+		// After the write transaction ends: the connection is free for the outcomes.
+		if sh != nil {
+			sh.settle(s, committed, StorageFailure(errors.New("the write was not committed")))
+		}
+	}()
 	for _, w := range group {
-		if err := w.ctx.Err(); err != nil {
+		if err := w.ctx.Err(); err != nil && !w.done {
 			w.err, w.done = err, true // gave up while waiting: nothing of it is written
 		}
 	}
@@ -583,8 +641,12 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		fail(group, err)
 		return
 	}
+	all := group
+	if sh != nil && len(sh.foreign) > 0 {
+		all = append(slices.Clip(group), sh.foreign...)
+	}
 	var built []*writer
-	for _, w := range group {
+	for _, w := range all {
 		if w.done {
 			continue
 		}
@@ -598,18 +660,26 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		}
 		built = append(built, w)
 	}
+	rc := sh.record(s)
 	if len(built) == 0 {
+		if !rc.empty() {
+			// Refusals only: the requests' outcomes are committed all the same.
+			err = g.wt.commitRequests(ctx, 0, nil, rc)
+			g.wt = nil
+			committed = err == nil
+		}
 		return
 	}
 	first, last := built[0].tx.ID, built[len(built)-1].tx.ID
 	touched := g.h.Touched()
-	err = g.wt.commit(ctx, last, touched)
+	err = g.wt.commitRequests(ctx, last, touched, rc)
 	g.wt = nil
 	if err != nil {
 		fail(built, applyErr(err, fmt.Sprintf("tx %d..%d", first, last)))
 		s.cache.Reset(record.TxID(s.head.Load()))
 		return
 	}
+	committed = true
 	s.lmu.Lock()
 	s.head.Store(int64(last))
 	s.cache.Advance(last, touched)

@@ -40,6 +40,7 @@ type Metrics struct {
 	durations *prometheus.HistogramVec
 	commits   *prometheus.CounterVec
 	txs       prometheus.Counter
+	shared    *prometheus.CounterVec
 	group     prometheus.Histogram
 	latency   prometheus.Histogram
 	lockWait  prometheus.Histogram
@@ -76,6 +77,10 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		Name: "mql_transactions_committed_total",
 		Help: "Transactions this server committed (a group commit holds one or more).",
 	})
+	m.shared = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mql_transactions_shared_total",
+		Help: "On PostgreSQL, writes one process built for another: built here for other processes (for=others), or this server's built by another process (for=this).",
+	}, []string{"for"})
 	m.group = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "mql_commit_group_size",
 		Help:    "Transactions per group commit.",
@@ -91,7 +96,7 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		Help:    "How long a group commit waited for the writer lock, whether it got it or not: on PostgreSQL, the advisory lock other processes' writers hold.",
 		Buckets: []float64{.00001, .0001, .001, .01, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.requests, m.durations, m.commits, m.txs, m.group, m.latency, m.lockWait,
+	m.reg.MustRegister(m.requests, m.durations, m.commits, m.txs, m.shared, m.group, m.latency, m.lockWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -111,6 +116,12 @@ func (m *Metrics) ObserveCommit(c mql.CommitInfo) {
 	m.lockWait.Observe(c.LockWait.Seconds()) // a wait that timed out too: the one to see
 	if c.Failed {
 		m.commits.WithLabelValues("failed").Inc()
+	}
+	if c.Elsewhere > 0 {
+		m.shared.WithLabelValues("this").Add(float64(c.Elsewhere))
+	}
+	if c.ForOthers > 0 {
+		m.shared.WithLabelValues("others").Add(float64(c.ForOthers))
 	}
 	if c.Transactions == 0 {
 		return

@@ -86,8 +86,10 @@ func pgScript(t *testing.T, dir, subject string, n int) string {
 //   - a new writer that may wait 500ms fails with ErrInUse naming the paused process;
 //   - new writer processes (waiting up to the default 10s) all go through once PostgreSQL has
 //     ended the paused writer's session (after the default WriteIdleTimeout, 5s);
-//   - the paused writer, resumed, reports an error for the write it was making, and nothing of
-//     that write is in the store;
+//   - the paused writer's session is ended, and its transaction with it; the write it was
+//     making was queued (docs/RELIABILITY.md, "Writers in other processes share one commit"),
+//     so the process that holds the lock next builds it, and the paused writer, resumed, takes
+//     that outcome and goes on with its script;
 //   - every acknowledged write of every process is in the store, under the transaction its
 //     acknowledgement named; transaction ids run 1..head without gaps; `mql check` passes.
 func TestPostgresStalledWriter(t *testing.T) {
@@ -209,21 +211,20 @@ func TestPostgresStalledWriter(t *testing.T) {
 		t.Fatal("the paused writer still holds the lock")
 	}
 
-	// The paused writer wakes up: its write fails, and it stops there.
+	// The paused writer wakes up: its own transaction is gone with its session, and it finds
+	// the write it was making built by another process, and goes on.
 	victim.Process.Signal(syscall.SIGCONT)
 	select {
 	case err = <-victimDone:
-	case <-time.After(60 * time.Second):
+	case <-time.After(120 * time.Second):
 		t.Fatal("the resumed writer did not end")
 	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != exitFailed || !strings.Contains(verr.String(), "the session holding the writer lock ended") {
+	if err != nil {
 		t.Fatalf("the resumed writer: %v\n%s", err, verr.String())
 	}
-	t.Logf("the resumed writer: %s", strings.TrimSpace(verr.String()))
 	vacks := pgAcks(t, vout.Bytes())
-	if len(vacks) >= victimN {
-		t.Fatal("the victim finished its script")
+	if len(vacks) != victimN {
+		t.Fatalf("the resumed writer acknowledged %d writes of %d", len(vacks), victimN)
 	}
 	for ref, tx := range vacks {
 		acked[ref] = tx
@@ -262,12 +263,8 @@ func TestPostgresStalledWriter(t *testing.T) {
 			t.Errorf("acknowledged %s in tx %d: found in tx %d", ref, tx, found[ref])
 		}
 	}
-	next := fmt.Sprintf("V.n@%d", len(vacks)+1)
-	if tx, ok := found[next]; ok {
-		t.Errorf("the paused write %s is in the store (tx %d)", next, tx)
-	}
 	if out, errb, _, err := run(60*time.Second, "check", dsn); err != nil {
 		t.Fatalf("mql check: %v\n%s%s", err, out, errb)
 	}
-	t.Logf("%d acknowledged writes (%d by the paused writer before its pause), head %d, check passes", len(acked), len(vacks), len(txs))
+	t.Logf("%d acknowledged writes (%d by the paused writer), head %d, check passes", len(acked), len(vacks), len(txs))
 }

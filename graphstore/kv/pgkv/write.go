@@ -56,6 +56,14 @@ type WriteOptions struct {
 	Synchronous bool
 	// IdleTimeout overrides Options.IdleTimeout.
 	IdleTimeout time.Duration
+	// Before queues statements that run before the transaction begins, in the round trip
+	// that takes the lock (each in a transaction of its own: they are committed whatever
+	// the lock does).
+	Before func(b *pgx.Batch)
+	// Locked queues statements that run as soon as the lock is held, in the same round trip.
+	// One that fails ends the transaction, and the lock is released as it fails, without
+	// waiting for a word from this process: WriteWith returns the error.
+	Locked func(b *pgx.Batch)
 }
 
 // flushBytes is how much a write transaction holds in memory before it sends it.
@@ -89,7 +97,7 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 	if t.idle <= 0 {
 		t.idle = s.opts.IdleTimeout
 	}
-	err := t.begin(ctx)
+	err := t.begin(ctx, o)
 	if err != nil && t.kept && t.c.IsClosed() && ctx.Err() == nil {
 		// The kept connection's session had ended while no transaction used it (PostgreSQL
 		// restarted, an administrator or a timeout ended it): nothing began on it, so begin
@@ -97,15 +105,19 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 		closeConn(t.c)
 		s.wconn = nil
 		t = &WriteTx{s: s, sync: t.sync, idle: t.idle, read: map[string][]byte{}}
-		err = t.begin(ctx)
+		err = t.begin(ctx, o)
 	}
 	if err != nil {
-		if t.c != nil {
+		failed := t.c != nil && Code(err) != "" && !t.c.IsClosed() // a statement failed: the session is sound
+		if t.c != nil && !failed {
 			if t.c.IsClosed() || rollback(t.c) != nil {
 				closeConn(t.c)
 				s.wconn = nil
 			}
 		}
+		// A failed statement left the session in its transaction, which holds nothing (the
+		// lock went with the failure): the next batch on the connection rolls it back first,
+		// rather than a round trip now.
 		<-s.wmu
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -118,6 +130,55 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 	return t, nil
 }
 
+// Batch runs the statements fn queues on the write transactions' connection, between two
+// write transactions (it waits for the one in progress to end): what a caller of
+// WriteOptions.Before or Locked does once WriteWith has returned.
+func (s *Store) Batch(ctx context.Context, fn func(b *pgx.Batch)) error {
+	if s.closed.Load() {
+		return kv.ErrClosed
+	}
+	select {
+	case s.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wmu }()
+	if s.wconn == nil || s.wconn.IsClosed() {
+		c, err := s.connect(ctx)
+		if err != nil {
+			return err
+		}
+		s.wconn = c
+	}
+	send := func(rb bool) error {
+		b := &pgx.Batch{}
+		if rb {
+			b.Queue("ROLLBACK")
+		}
+		fn(b)
+		return s.wconn.SendBatch(ctx, b).Close()
+	}
+	var err error
+	if s.wconn.PgConn().TxStatus() == 'I' {
+		err = send(false)
+	} else {
+		// The transaction a failed statement left is rolled back in the same round trip,
+		// unless a statement of the batch is new to the session: pgx prepares those first,
+		// which a failed transaction refuses; then the rollback goes first, on its own.
+		err = send(true)
+		if Code(err) == "25P02" && !s.wconn.IsClosed() { // in_failed_sql_transaction
+			if err = rollback(s.wconn); err == nil {
+				err = send(false)
+			}
+		}
+	}
+	if err != nil && (Code(err) == "" || s.wconn.IsClosed()) {
+		closeConn(s.wconn)
+		s.wconn = nil
+	}
+	return err
+}
+
 func rollback(c *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -125,7 +186,7 @@ func rollback(c *pgx.Conn) error {
 	return err
 }
 
-func (t *WriteTx) begin(ctx context.Context) error {
+func (t *WriteTx) begin(ctx context.Context, o WriteOptions) error {
 	s := t.s
 	t.kept = s.wconn != nil && !s.wconn.IsClosed()
 	if !t.kept {
@@ -149,7 +210,16 @@ func (t *WriteTx) begin(ctx context.Context) error {
 		mode = "on"
 	}
 	exists := s.exists.Load()
+	if t.kept && t.c.PgConn().TxStatus() != 'I' {
+		// The transaction a failed statement left (WriteWith, Batch).
+		if err := rollback(t.c); err != nil {
+			return err
+		}
+	}
 	b := &pgx.Batch{}
+	if o.Before != nil {
+		o.Before(b)
+	}
 	b.Queue("BEGIN")
 	// The bounds first: a writer is never without them while it holds the lock. SET LOCAL
 	// (set_config's true) ends with the transaction.
@@ -162,6 +232,9 @@ func (t *WriteTx) begin(ctx context.Context) error {
 		var v1, v2, v3, v4 any
 		return r.Scan(&v1, &v2, &v3, &v4, &t.xid, &t.pid, &t.lsn)
 	})
+	if o.Locked != nil {
+		o.Locked(b)
+	}
 	n := -1
 	var after func(kv.Reader)
 	if exists {
@@ -610,6 +683,10 @@ type CommitOptions struct {
 	// would hold it through its flush, and the writers' flushes would follow one another
 	// instead of being shared.)
 	After func(b *pgx.Batch)
+	// Synchronous commits with synchronous_commit on, whatever the transaction began with:
+	// PostgreSQL releases the lock only once the commit is durable, so that a session waiting
+	// for the lock (in shared mode too) finds what it committed durable when it gets it.
+	Synchronous bool
 	// Witness, if set, tells whether the transaction committed from what it wrote (a row
 	// with its mark), on a connection of another session. Committed asks it when
 	// PostgreSQL reports the transaction committed, or no longer knows it: after a crash of
@@ -659,7 +736,11 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 		(*hook)(t)
 		b = &pgx.Batch{}
 	}
-	if t.sync && o.After != nil {
+	sync := t.sync || o.Synchronous
+	if sync && !t.sync {
+		b.Queue("SELECT set_config('synchronous_commit', 'on', true)")
+	}
+	if sync && o.After != nil {
 		o.After(b)
 	}
 	committed := false
@@ -667,7 +748,7 @@ func (t *WriteTx) CommitWith(ctx context.Context, o CommitOptions) (err error) {
 		committed = ct.String() == "COMMIT"
 		return nil
 	})
-	if !t.sync {
+	if !sync {
 		if o.After != nil {
 			b.Queue("BEGIN")
 			b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
@@ -786,6 +867,10 @@ func flushOn(ctx context.Context, c *pgx.Conn) error {
 	b.Queue("COMMIT")
 	return c.SendBatch(ctx, b).Close()
 }
+
+// QueueFlush queues the statement whose commit, in a transaction with synchronous_commit on,
+// waits until the WAL is flushed past it, and so past every transaction committed before it.
+func QueueFlush(b *pgx.Batch) { b.Queue(flushSQL) }
 
 // Committed asks PostgreSQL, on a session of its own, whether the transaction xid committed,
 // and if it did makes it durable. A session whose client is gone may still be finishing, or
