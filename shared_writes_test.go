@@ -46,7 +46,7 @@ func TestWriteBuiltByAnotherProcess(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			var got int
-			if err := pg.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&got); err != nil {
+			if err := pg.QueryRow(`SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted`).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if got == n {

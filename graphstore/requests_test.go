@@ -100,7 +100,7 @@ func TestRequestsBuiltByTheLockHolder(t *testing.T) {
 		}
 	}
 	queued := `SELECT count(*) FROM mql_requests WHERE state = 0`
-	waiting := `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`
+	waiting := `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted`
 
 	// a holds the lock, in its build, until released.
 	var wg sync.WaitGroup
