@@ -411,6 +411,13 @@ func (c *pgChanges) add(rows []pgChange) {
 func (c *pgChanges) saw(head record.TxID) {
 	c.mu.Lock()
 	c.seen = max(c.seen, head)
+	if c.to == 0 && head > 0 {
+		// Nothing known yet (the process's first snapshot, at Open): what changed after head
+		// is what the rows after it tell, which the next snapshot or write reads in its first
+		// round trip, rather than a snapshot of its own under the writer lock (learn, at the
+		// first write, which waited for the WAL's flush behind other processes' requests).
+		c.from, c.to = head, head
+	}
 	c.mu.Unlock()
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -416,5 +417,34 @@ func TestPostgresOldFormat(t *testing.T) {
 		if err := db.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&n); err != nil || n != len(tables) {
 			t.Fatalf("%d tables, want %d (%v)", n, len(tables), err)
 		}
+	}
+}
+
+// A process knows what changed after the head of its first snapshot from the rows after it:
+// its first write reads them with the lock, rather than a snapshot of its own under the lock.
+// A head seen later that the rows do not reach, or one before what they cover, is not known.
+func TestChangesKnownFromTheFirstSnapshot(t *testing.T) {
+	var c pgChanges
+	if _, _, ok := c.known(0); ok {
+		t.Fatal("known before any snapshot")
+	}
+	c.saw(7)
+	if head, touched, ok := c.known(7); !ok || head != 7 || len(touched) != 0 {
+		t.Errorf("after a first snapshot at 7: known(7) = %d, %v, %v; want 7, nothing, true", head, touched, ok)
+	}
+	if _, _, ok := c.known(6); ok {
+		t.Error("known(6) after a first snapshot at 7: what changed in tx 7 is not known")
+	}
+	c.add([]pgChange{{first: 8, last: 9, touched: []string{"a"}}})
+	if head, touched, ok := c.known(7); !ok || head != 9 || !slices.Equal(touched, []string{"a"}) {
+		t.Errorf("after rows 8..9: known(7) = %d, %v, %v; want 9, [a], true", head, touched, ok)
+	}
+	c.saw(12)
+	if _, _, ok := c.known(9); ok {
+		t.Error("known(9) after a snapshot saw 12 that no row reaches")
+	}
+	c.saw(3)
+	if c.from != 7 {
+		t.Errorf("a later, older head moved the start to %d", c.from)
 	}
 }
