@@ -95,29 +95,25 @@ type writeSpec interface {
 // decodeRequest returns the spec a request's payload holds, nil for a kind this version does
 // not know.
 func decodeRequest(kind string, payload []byte) (writeSpec, error) {
-	switch kind {
-	case kindAssert:
-		var w wireAssert
-		err := json.Unmarshal(payload, &w)
-		s := w.AssertSpec
-		s.Value = record.Value{Type: w.Value.Type, Str: w.Value.Str, Num: w.Value.Num, Bool: w.Value.Bool, Time: w.Value.Time}
-		return s, err
-	case kindPrincipal:
-		return decodeSpec[PrincipalSpec](payload)
-	case kindGrant:
-		return decodeSpec[GrantSpec](payload)
-	case kindRevoke:
-		return decodeSpec[RevokeSpec](payload)
-	case kindConfirm:
-		return decodeSpec[ConfirmSpec](payload)
-	case kindDerive:
-		return decodeSpec[DeriveSpec](payload)
-	case kindReview:
-		return decodeSpec[ReviewSpec](payload)
-	case kindDecay:
-		return decodeSpec[DecaySpec](payload)
+	decode, ok := requestDecoders[kind]
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	return decode(payload)
+}
+
+var requestDecoders = map[string]func([]byte) (writeSpec, error){
+	kindAssert: decodeAssert, kindPrincipal: decodeSpec[PrincipalSpec], kindGrant: decodeSpec[GrantSpec],
+	kindRevoke: decodeSpec[RevokeSpec], kindConfirm: decodeSpec[ConfirmSpec], kindDerive: decodeSpec[DeriveSpec],
+	kindReview: decodeSpec[ReviewSpec], kindDecay: decodeSpec[DecaySpec],
+}
+
+func decodeAssert(payload []byte) (writeSpec, error) {
+	var w wireAssert
+	err := json.Unmarshal(payload, &w)
+	s := w.AssertSpec
+	s.Value = record.Value{Type: w.Value.Type, Str: w.Value.Str, Num: w.Value.Num, Bool: w.Value.Bool, Time: w.Value.Time}
+	return s, err
 }
 
 func decodeSpec[S writeSpec](payload []byte) (writeSpec, error) {

@@ -94,8 +94,10 @@ type pgBackend struct {
 	wc     *pgkv.Cache
 	wcHead record.TxID
 	token  string // names this process's announcements
-	// requests: the store has mql_requests (requests_postgres.go), and this process may use it.
+	// requests: the store has mql_requests (requests_postgres.go), and this process may use
+	// it; found out once (reqOnce), or set by the commit that creates the tables.
 	requests atomic.Bool
+	reqOnce  sync.Once
 }
 
 // openPostgres connects to dsn. A database without mql's tables gets them with the store's
@@ -191,9 +193,6 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 			kvs.Close()
 			return nil, errNoStore(nil, "the database %s holds no mql store (no mql tables)", b.shown)
 		}
-	}
-	if mode == pgReadWrite && kvs.Exists() {
-		b.prepareRequests(ctx)
 	}
 	return b, nil
 }

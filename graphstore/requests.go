@@ -157,12 +157,9 @@ func (s *Store) lead(ctx context.Context, rq requester, group []*writer) (*write
 		if err != nil {
 			return nil, nil, errNotQueued
 		}
-		q := queued{id: s.requestID(), by: w.by, kind: w.req.Kind, payload: p}
-		reqs = append(reqs, q)
-		sh.mine[string(q.id)] = w
-	}
-	for id, w := range sh.mine {
-		w.qid = []byte(id)
+		w.qid = s.requestID()
+		reqs = append(reqs, queued{id: w.qid, by: w.by, kind: w.req.Kind, payload: p})
+		sh.mine[string(w.qid)] = w
 	}
 	start := time.Now()
 	wt, pending, served, err := rq.follow(ctx, reqs, s.contended.Load())
@@ -262,7 +259,7 @@ func (s *Store) foreignWriter(q queued) *writer {
 	if !ok {
 		return nil
 	}
-	w := &writer{ctx: context.Background(), by: q.by, qid: q.id, foreign: true}
+	w := &writer{ctx: context.Background(), by: q.by, qid: q.id}
 	w.build = func(ix *index.Index, tx *record.Tx) error {
 		res, err := build(ix, tx)
 		w.result = res

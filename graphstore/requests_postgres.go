@@ -2,8 +2,6 @@ package graphstore
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,27 +22,35 @@ const pgRequestsSchema = `CREATE TABLE IF NOT EXISTS mql_requests (seq bigint GE
 principal text NOT NULL, kind text NOT NULL, payload bytea NOT NULL, expires timestamptz NOT NULL,
 state smallint NOT NULL DEFAULT 0, tx bigint, at bigint, result bytea, err bytea)`
 
-// queues reports whether this process queues its requests and builds others'.
-func (b *pgBackend) queues() bool { return b.requests.Load() && b.kvs.Exists() }
+// queues reports whether this process queues its requests and builds others': whether the
+// store has mql_requests, which the first call once the store exists makes sure of
+// (prepareRequests), at a write rather than at every Open.
+func (b *pgBackend) queues() bool {
+	if !b.kvs.Exists() {
+		return false
+	}
+	b.reqOnce.Do(b.prepareRequests)
+	return b.requests.Load()
+}
 
 // prepareRequests makes sure a store of this format created before mql_requests has it,
-// creating it under the writer lock (so that processes opening the store at once do not race
+// creating it in a write transaction (under the writer lock, so that processes do not race
 // to create it). A store it cannot be created in (a role without the right) goes on without:
 // its processes take turns on the lock as before.
-func (b *pgBackend) prepareRequests(ctx context.Context) {
+func (b *pgBackend) prepareRequests() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.lockTimeout+5*time.Second)
+	defer cancel()
 	found, err := b.kvs.Found(ctx, []string{"mql_requests"})
 	if err != nil {
 		return
 	}
 	if !found["mql_requests"] {
-		err = b.kvs.Batch(ctx, func(bt *pgx.Batch) {
-			bt.Queue("BEGIN")
-			bt.Queue("SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(b.lockTimeout.Milliseconds(), 10))
-			bt.Queue("SELECT pg_advisory_xact_lock($1)", int64(pgLockKey))
-			bt.Queue(pgRequestsSchema)
-			bt.Queue("COMMIT")
-		})
+		wt, err := b.kvs.WriteWith(ctx, pgkv.WriteOptions{})
 		if err != nil {
+			return
+		}
+		if err := wt.CommitWith(ctx, pgkv.CommitOptions{Extra: func(bt *pgx.Batch) { bt.Queue(pgRequestsSchema) }}); err != nil {
+			b.wcHead = 0 // pgkv emptied the cache
 			return
 		}
 	}
@@ -75,16 +81,9 @@ FROM unnest($1::bytea[], $2::text[], $3::text[], $4::bytea[]) AS u(id, principal
 		// The lock in shared mode, which every process waiting so gets at once when the
 		// holder is done; an outcome there was committed by a holder that released the lock
 		// only once it was durable.
-		err := b.kvs.Batch(ctx, func(bt *pgx.Batch) {
-			queue(bt)
-			bt.Queue("BEGIN")
-			bt.Queue("SELECT set_config('lock_timeout', $1, true), set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock_shared($2)",
-				strconv.FormatInt(b.lockTimeout.Milliseconds(), 10), int64(pgLockKey))
-			queueTakeBuilt(bt, ids, served)
-			bt.Queue("COMMIT")
-		})
+		err := b.kvs.WaitShared(ctx, queue, func(bt *pgx.Batch) { queueTakeBuilt(bt, ids, served) })
 		if err != nil {
-			return nil, nil, served, b.lockErr(err)
+			return nil, nil, served, storageErr("beginning a write", b.writeErr(err))
 		}
 		if len(served) == len(reqs) {
 			return nil, nil, served, errServed
@@ -106,14 +105,6 @@ FROM unnest($1::bytea[], $2::text[], $3::text[], $4::bytea[]) AS u(id, principal
 		return nil, nil, served, storageErr("beginning a write", b.writeErr(err))
 	}
 	return &writeTx{be: b, tx: wt}, pending, served, nil
-}
-
-// lockErr is the error of a wait for the lock in shared mode that failed.
-func (b *pgBackend) lockErr(err error) error {
-	if pgkv.Code(err) == "55P03" { // lock_not_available: lock_timeout
-		err = fmt.Errorf("%w (waited %s): %w", pgkv.ErrLockTimeout, b.lockTimeout, err)
-	}
-	return storageErr("beginning a write", b.writeErr(err))
 }
 
 // queueTakeBuilt removes the rows of the requests of ids that were built, and puts their

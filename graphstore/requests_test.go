@@ -269,3 +269,28 @@ func TestRequestWithdrawnWhenItsWriterGivesUp(t *testing.T) {
 		t.Errorf("C.n at version %d, want 2", v)
 	}
 }
+
+// A store made before the queue gets it at its first write by an mql that has it.
+func TestRequestQueueAddedToAnOlderStore(t *testing.T) {
+	dsn := newPGDatabase(t)
+	s := mustOpen(t, dsn, Options{})
+	writeSample(t, s)
+	s.Close()
+	db := pgOpenDB(t, dsn)
+	if _, err := db.Exec(`DROP TABLE mql_requests`); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, dsn, Options{Requests: fakeRequests{}})
+	defer s.Close()
+	if _, _, _, err := fakeRequest(s, "claim", "Later"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM mql_requests`).Scan(&n); err != nil {
+		t.Fatalf("after a write: %v", err)
+	}
+	if v := keyVersion(t, s, "Later"); v != 1 {
+		t.Errorf("Later.n at version %d, want 1", v)
+	}
+	checkSound(t, s)
+}

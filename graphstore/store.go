@@ -512,9 +512,8 @@ type writer struct {
 	req    *Request
 	remote *Remote
 	qid    []byte // its row in mql_requests, once queued
-	// foreign: another process's request that this group builds, and what its build returned.
-	foreign bool
-	result  []byte
+	// result: what the build of another process's request returned (its receipt).
+	result []byte
 }
 
 // write queues w and waits until a group commit stored or failed it.
@@ -578,17 +577,18 @@ func (s *Store) commitGroup(ctx context.Context, group []*writer) {
 		// lock) is a failed commit too.
 		defer func() {
 			c := Commit{LockWait: locked, Duration: time.Since(start)}
-			ws := group
 			if sh != nil {
-				ws = append(slices.Clip(group), sh.foreign...)
+				for _, w := range sh.foreign {
+					if w.done && w.err == nil && w.tx != nil {
+						c.ForOthers++
+					}
+				}
 			}
-			for _, w := range ws {
+			c.Transactions = c.ForOthers
+			for _, w := range group {
 				switch {
 				case w.done && w.err == nil && w.tx != nil:
 					c.Transactions++
-					if w.foreign {
-						c.ForOthers++
-					}
 				case w.done && w.err == nil && w.remote != nil:
 					c.Elsewhere++
 				case errors.Is(w.err, ErrStorage) || errors.Is(w.err, ErrDamaged) || errors.Is(w.err, ErrInUse):

@@ -119,15 +119,39 @@ func (s *Store) WriteWith(ctx context.Context, o WriteOptions) (*WriteTx, error)
 		// lock went with the failure): the next batch on the connection rolls it back first,
 		// rather than a round trip now.
 		<-s.wmu
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if Code(err) == "55P03" { // lock_not_available: lock_timeout
-			return nil, fmt.Errorf("%w (waited %s): %w", ErrLockTimeout, s.opts.LockTimeout, err)
-		}
-		return nil, err
+		return nil, s.lockErr(ctx, err)
 	}
 	return t, nil
+}
+
+// WaitShared waits for the writer lock in shared mode (at most Options.LockTimeout, then an
+// error wrapping ErrLockTimeout), which every session waiting so gets at once when the holder
+// commits, and runs the statements in queues while it holds it, in a transaction committed
+// without waiting for the disk; before queues statements that run first, in the same round
+// trip (as WriteOptions.Before). It runs on the write transactions' connection, as Batch.
+func (s *Store) WaitShared(ctx context.Context, before, in func(b *pgx.Batch)) error {
+	err := s.Batch(ctx, func(b *pgx.Batch) {
+		before(b)
+		b.Queue("BEGIN")
+		b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock_shared(`+s.lockID+`)`,
+			ms(s.opts.LockTimeout))
+		in(b)
+		b.Queue("COMMIT")
+	})
+	return s.lockErr(ctx, err)
+}
+
+// lockErr is the error of a wait for the lock that failed with err.
+func (s *Store) lockErr(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case Code(err) == "55P03": // lock_not_available: lock_timeout
+		return fmt.Errorf("%w (waited %s): %w", ErrLockTimeout, s.opts.LockTimeout, err)
+	}
+	return err
 }
 
 // Batch runs the statements fn queues on the write transactions' connection, between two
