@@ -44,15 +44,7 @@ type CheckOptions struct {
 // and one recorded after a gap; a larger gap is reported at once.
 const maxGapFill = 1024
 
-type rawNode struct {
-	iri   quad.IRI
-	class quad.IRI // the mql class, "" if none
-	props map[quad.IRI][]quad.Value
-	first quad.Quad
-}
-
-// own returns the values of p in the transaction being checked.
-func (n *rawNode) own(p quad.IRI) []quad.Value { return n.props[p] }
+type rawNode = codec.Node // its Class: the mql class, "" if none
 
 type dangling struct {
 	tx   record.TxID
@@ -69,9 +61,8 @@ type checker struct {
 	recs  *stateRecords
 	chain *codec.Chain
 
-	id    record.TxID // the transaction being checked
-	cur   map[quad.IRI]*rawNode
-	order []quad.IRI
+	id  record.TxID  // the transaction being checked
+	cur *codec.Graph // its quads, grouped
 
 	prevTime time.Time // the time of the transaction before, if it has a valid one
 	prevID   record.TxID
@@ -156,11 +147,10 @@ func (c *checker) addPrepared(p *preparedTx) (tx *record.Tx, encoded []quad.Quad
 // transaction on the goroutine that parses it, while the checker applies the one before.
 type preparedTx struct {
 	id    record.TxID
-	n     int         // the quads read, duplicates included
-	canon []quad.Quad // the distinct well-formed quads, canonical, in the file's order
-	nodes map[quad.IRI]*rawNode
-	order []quad.IRI  // nodes' subjects, in order of first appearance
-	bad   []quad.Quad // quads whose subject or predicate is not an IRI, or with no object
+	n     int          // the quads read, duplicates included
+	canon []quad.Quad  // the distinct well-formed quads, canonical, in the file's order
+	g     *codec.Graph // canon grouped by subject
+	bad   []quad.Quad  // quads whose subject or predicate is not an IRI, or with no object
 
 	tx        *record.Tx
 	encoded   []quad.Quad
@@ -168,30 +158,19 @@ type preparedTx struct {
 }
 
 func prepareTx(id record.TxID, quads []quad.Quad) *preparedTx {
-	p := &preparedTx{id: id, n: len(quads), canon: make([]quad.Quad, 0, len(quads)), nodes: make(map[quad.IRI]*rawNode)}
-	var dd codec.Dedup
+	p := &preparedTx{id: id, n: len(quads), g: codec.NewGraph(len(quads))}
 	for i := range quads {
 		q := codec.CanonQuad(quads[i])
-		s, ok1 := q.Subject.(quad.IRI)
-		pr, ok2 := q.Predicate.(quad.IRI)
+		_, ok1 := q.Subject.(quad.IRI)
+		_, ok2 := q.Predicate.(quad.IRI)
 		if !ok1 || !ok2 || q.Object == nil {
 			p.bad = append(p.bad, q)
 			continue
 		}
-		n := p.nodes[s]
-		if n == nil {
-			n = &rawNode{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
-			p.nodes[s] = n
-			p.order = append(p.order, s)
-		}
-		vs, added := dd.Add(n.props[pr], q)
-		if !added {
-			continue // RDF: a graph is a set of quads
-		}
-		n.props[pr] = vs
-		p.canon = append(p.canon, q)
+		p.g.Add(q) // RDF: a graph is a set of quads, and Add drops a repeat
 	}
-	p.tx, p.encoded, p.decodeErr = codec.DecodeTxQuads(id, p.canon)
+	p.canon = p.g.Quads
+	p.tx, p.encoded, p.decodeErr = codec.DecodeGraph(id, p.g, p.canon)
 	return p
 }
 
@@ -215,7 +194,7 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 	c.r.Transactions++
 	c.r.Head = max(c.r.Head, id)
 	c.r.Quads += p.n
-	c.cur, c.order = p.nodes, p.order
+	c.cur = p.g
 	before := c.added
 
 	for _, q := range p.bad {
@@ -228,9 +207,9 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 	var arts []rawArtifact
 	revs := map[quad.IRI]quad.IRI{} // revocation node -> the claim it revokes
 	var revOrder []quad.IRI
-	for _, iri := range c.order {
-		n := c.cur[iri]
-		switch n.class {
+	for _, n := range c.cur.Order {
+		iri := n.IRI
+		switch n.Class {
 		case "", codec.MQLTransaction:
 		case codec.MQLStore:
 			c.checkStore(n)
@@ -240,8 +219,8 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 		case codec.MQLGrant:
 			c.checkGrant(n)
 		case codec.MQLSource:
-			if _, err := codec.ParseNamed(codec.PrefSource, "source", n.iri); err != nil {
-				c.add(ProblemRecord, id, n.iri, "%v", err)
+			if _, err := codec.ParseNamed(codec.PrefSource, "source", n.IRI); err != nil {
+				c.add(ProblemRecord, id, n.IRI, "%v", err)
 			}
 		case codec.MQLClaim:
 			c.r.Claims++
@@ -251,8 +230,8 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 		case codec.MQLRevocation:
 			c.r.Revocations++
 			if target, ok := c.checkRevocation(n); ok {
-				revs[n.iri] = target
-				revOrder = append(revOrder, n.iri)
+				revs[n.IRI] = target
+				revOrder = append(revOrder, n.IRI)
 			}
 		case codec.MQLConfirmation:
 			c.checkConfirmation(n)
@@ -274,7 +253,7 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 		case codec.MQLOutcome:
 			c.checkOutcome(n)
 		default:
-			c.add(ProblemRecord, id, iri, "unknown record class %s", n.class)
+			c.add(ProblemRecord, id, iri, "unknown record class %s", n.Class)
 		}
 	}
 	c.checkInvalidations(revs, revOrder)
@@ -332,7 +311,7 @@ func (c *checker) checkTx(p *preparedTx) (*record.Tx, []quad.Quad) {
 	if tx != nil {
 		c.recs.dim = codec.VectorDimAfter(c.recs.dim, tx)
 	}
-	c.cur, c.order = nil, nil
+	c.cur = nil
 	return tx, encoded
 }
 
@@ -348,20 +327,20 @@ type rawArtifact struct {
 
 // classes sets each node's mql class and reports records recorded twice.
 func (c *checker) classes() {
-	for _, iri := range c.order {
-		n := c.cur[iri]
-		for _, t := range n.props[codec.RDFType] {
+	for _, n := range c.cur.Order {
+		iri := n.IRI
+		for _, t := range n.All(codec.RDFType) {
 			cl, ok := t.(quad.IRI)
 			if !ok || !strings.HasPrefix(string(cl), codec.NSMQL) {
 				continue
 			}
-			if n.class == "" {
-				n.class = cl
-			} else if cl != n.class {
-				c.add(ProblemRecord, c.id, iri, "has two classes, %s and %s", n.class, cl)
+			if n.Class == "" {
+				n.Class = cl
+			} else if cl != n.Class {
+				c.add(ProblemRecord, c.id, iri, "has two classes, %s and %s", n.Class, cl)
 			}
 		}
-		if n.class == "" || n.class == codec.MQLTransaction {
+		if n.Class == "" || n.Class == codec.MQLTransaction {
 			continue
 		}
 		if prev, ok := c.st.lookup(iri); ok {
@@ -369,10 +348,10 @@ func (c *checker) classes() {
 				// Applied, this transaction's record would replace it in the index.
 				c.st.first[quad.IRI(strings.Clone(string(iri)))] = prev
 			}
-			if prev.class == n.class {
+			if prev.class == n.Class {
 				c.add(ProblemRecord, c.id, iri, "recorded twice, by tx %d and tx %d", prev.tx, c.id)
 			} else {
-				c.add(ProblemRecord, c.id, iri, "has two classes, %s (tx %d) and %s (tx %d)", prev.class, prev.tx, n.class, c.id)
+				c.add(ProblemRecord, c.id, iri, "has two classes, %s (tx %d) and %s (tx %d)", prev.class, prev.tx, n.Class, c.id)
 			}
 		}
 	}
@@ -382,26 +361,26 @@ func (c *checker) classes() {
 // principal; and that the genesis records the store meta.
 func (c *checker) txNode() {
 	id := c.id
-	for _, iri := range c.order {
-		if n := c.cur[iri]; n.class == codec.MQLTransaction && iri != codec.TxIRI(id) {
+	for _, n := range c.cur.Order {
+		if iri := n.IRI; n.Class == codec.MQLTransaction && iri != codec.TxIRI(id) {
 			c.add(ProblemTx, id, iri, "a transaction node in tx %d's graph", id)
 		}
 	}
-	n := c.cur[codec.TxIRI(id)]
+	n := c.cur.Node(codec.TxIRI(id))
 	if c.prevID != id-1 {
 		c.prevTime = time.Time{} // a transaction between without a time: nothing to compare with
 	}
-	if n == nil || n.class != codec.MQLTransaction {
+	if n == nil || n.Class != codec.MQLTransaction {
 		c.add(ProblemTx, id, codec.TxIRI(id), "the transaction has quads but no transaction node (rdf:type mql:Transaction)")
 	} else {
-		switch ts := n.own(codec.ProvEndedAtTime); {
+		switch ts := n.All(codec.ProvEndedAtTime); {
 		case len(ts) == 0:
-			c.add(ProblemTx, id, n.iri, "the transaction records no time (prov:endedAtTime)")
+			c.add(ProblemTx, id, n.IRI, "the transaction records no time (prov:endedAtTime)")
 		case len(ts) > 1:
-			c.add(ProblemTx, id, n.iri, "the transaction records %d times (prov:endedAtTime), want one", len(ts))
+			c.add(ProblemTx, id, n.IRI, "the transaction records %d times (prov:endedAtTime), want one", len(ts))
 		default:
 			t, ok := codec.AsTime(ts[0])
-			at := quad.Quad{Subject: n.iri, Predicate: codec.ProvEndedAtTime, Object: ts[0], Label: n.iri}
+			at := quad.Quad{Subject: n.IRI, Predicate: codec.ProvEndedAtTime, Object: ts[0], Label: n.IRI}
 			switch {
 			case !ok:
 				c.addAt(at, ProblemTx, "its time %s is not an xsd:dateTime", showVal(ts[0]))
@@ -411,14 +390,14 @@ func (c *checker) txNode() {
 			}
 			c.prevTime, c.prevID = t, id
 		}
-		if len(n.own(codec.ProvWasAssociatedWith)) == 0 {
-			c.add(ProblemTx, id, n.iri, "the transaction records no principal (prov:wasAssociatedWith)")
+		if len(n.All(codec.ProvWasAssociatedWith)) == 0 {
+			c.add(ProblemTx, id, n.IRI, "the transaction records no principal (prov:wasAssociatedWith)")
 		} else {
 			c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 		}
 	}
 	if id == 1 {
-		if s := c.cur[codec.IRIStore]; s == nil || s.class != codec.MQLStore {
+		if s := c.cur.Node(codec.IRIStore); s == nil || s.Class != codec.MQLStore {
 			c.add(ProblemRecord, 1, codec.IRIStore, "the genesis (tx 1) records no store meta (owner, strict flag)")
 		}
 	}
@@ -429,12 +408,12 @@ func (c *checker) txNode() {
 // principals and grants: it decoded and chained, so its versions follow on.
 func (c *checker) register(claims []rawClaim, arts []rawArtifact, applied bool) {
 	st := c.st
-	for _, iri := range c.order {
-		n := c.cur[iri]
-		if applied && n.class != codec.MQLStore && n.class != codec.MQLPrincipal && n.class != codec.MQLGrant {
+	for _, n := range c.cur.Order {
+		iri := n.IRI
+		if applied && n.Class != codec.MQLStore && n.Class != codec.MQLPrincipal && n.Class != codec.MQLGrant {
 			continue
 		}
-		switch n.class {
+		switch n.Class {
 		case codec.MQLStore:
 			if iri == codec.IRIStore && c.id == 1 && !st.hasMeta {
 				st.hasMeta = true
@@ -459,7 +438,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact, applied bool) 
 			}
 		case codec.MQLRevocation, codec.MQLConfirmation, codec.MQLReview, codec.MQLToken, codec.MQLTokenRevoke, codec.MQLRetrieval, codec.MQLOutcome:
 			if _, ok := st.event(iri); !ok {
-				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.class, c.id}
+				st.events[quad.IRI(strings.Clone(string(iri)))] = recordInfo{n.Class, c.id}
 			}
 		}
 	}
@@ -468,7 +447,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact, applied bool) 
 	}
 	for _, rc := range claims {
 		ks := st.key(rc.id.Key)
-		if slot, ok := c.version("key "+rc.id.Key.String(), rc.n.iri, rc.id.Version, len(ks.vs), func(v int) record.TxID { return ks.vs[v-1].tx }); ok {
+		if slot, ok := c.version("key "+rc.id.Key.String(), rc.n.IRI, rc.id.Version, len(ks.vs), func(v int) record.TxID { return ks.vs[v-1].tx }); ok {
 			for len(ks.vs) < slot {
 				ks.vs = append(ks.vs, claimState{})
 			}
@@ -477,7 +456,7 @@ func (c *checker) register(claims []rawClaim, arts []rawArtifact, applied bool) 
 	}
 	for _, ra := range arts {
 		as := st.art(ra.id.Name)
-		if slot, ok := c.version("artifact "+ra.id.Name, ra.n.iri, ra.id.Version, len(as.vs), func(v int) record.TxID { return as.vs[v-1].tx }); ok {
+		if slot, ok := c.version("artifact "+ra.id.Name, ra.n.IRI, ra.id.Version, len(as.vs), func(v int) record.TxID { return as.vs[v-1].tx }); ok {
 			for len(as.vs) < slot {
 				as.vs = append(as.vs, artVersion{})
 			}
@@ -715,16 +694,16 @@ func (c *checker) reportLive(key func() record.Key, lives []liveVersion) {
 // ---- checks of one transaction's raw records -----------------------------------------------
 
 func (c *checker) checkStore(n *rawNode) {
-	if n.iri != codec.IRIStore {
-		c.add(ProblemRecord, c.id, n.iri, "store meta must be on %s", codec.IRIStore)
+	if n.IRI != codec.IRIStore {
+		c.add(ProblemRecord, c.id, n.IRI, "store meta must be on %s", codec.IRIStore)
 	}
 	if c.id != 1 {
-		c.add(ProblemRecord, c.id, n.iri, "store meta recorded outside the genesis (tx 1)")
+		c.add(ProblemRecord, c.id, n.IRI, "store meta recorded outside the genesis (tx 1)")
 	}
 	c.principalRef(n, codec.MQLOwner, "an owner", true)
 	if v, ok := c.one(n, codec.MQLStrict, "a strict flag"); ok {
 		if _, isBool := v.(quad.Bool); !isBool {
-			c.add(ProblemRecord, c.id, n.iri, "strict flag %s is not an xsd:boolean", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "strict flag %s is not an xsd:boolean", showVal(v))
 		}
 	}
 }
@@ -732,28 +711,28 @@ func (c *checker) checkStore(n *rawNode) {
 // one returns the single value of p, reporting a missing or repeated one. what says what the
 // field is, for the message.
 func (c *checker) one(n *rawNode, p quad.IRI, what string) (quad.Value, bool) {
-	vs := n.own(p)
+	vs := n.All(p)
 	switch len(vs) {
 	case 0:
-		c.add(ProblemRecord, c.id, n.iri, "has no %s (%s)", what, short(p))
+		c.add(ProblemRecord, c.id, n.IRI, "has no %s (%s)", what, short(p))
 		return nil, false
 	case 1:
 		return vs[0], true
 	}
-	c.add(ProblemRecord, c.id, n.iri, "has %d values of %s (%s), want one", len(vs), what, short(p))
+	c.add(ProblemRecord, c.id, n.IRI, "has %d values of %s (%s), want one", len(vs), what, short(p))
 	return nil, false
 }
 
 // opt returns the value of p if there is one, reporting a repeated one.
 func (c *checker) opt(n *rawNode, p quad.IRI, what string) (quad.Value, bool) {
-	vs := n.own(p)
+	vs := n.All(p)
 	switch len(vs) {
 	case 0:
 		return nil, false
 	case 1:
 		return vs[0], true
 	}
-	c.add(ProblemRecord, c.id, n.iri, "has %d values of %s (%s), want at most one", len(vs), what, short(p))
+	c.add(ProblemRecord, c.id, n.IRI, "has %d values of %s (%s), want at most one", len(vs), what, short(p))
 	return nil, false
 }
 
@@ -770,11 +749,11 @@ func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (stri
 	}
 	s, isStr := v.(quad.String)
 	if !isStr {
-		c.add(ProblemRecord, c.id, n.iri, "its %s %s is not a plain string", what, showVal(v))
+		c.add(ProblemRecord, c.id, n.IRI, "its %s %s is not a plain string", what, showVal(v))
 		return "", false
 	}
 	if mandatory && s == "" {
-		c.add(ProblemRecord, c.id, n.iri, "its %s is empty", what)
+		c.add(ProblemRecord, c.id, n.IRI, "its %s is empty", what)
 		return "", false
 	}
 	return string(s), true
@@ -783,22 +762,22 @@ func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (stri
 // target resolves an IRI a record refers to: it must be a record of class want, recorded in
 // this transaction or an earlier one. It reports whether it is.
 func (c *checker) target(from *rawNode, p quad.IRI, v quad.Value, want quad.IRI, what string) bool {
-	at := quad.Quad{Subject: from.iri, Predicate: p, Object: v, Label: codec.TxIRI(c.id)}
+	at := quad.Quad{Subject: from.IRI, Predicate: p, Object: v, Label: codec.TxIRI(c.id)}
 	iri, ok := v.(quad.IRI)
 	if !ok {
 		c.addAt(at, ProblemReference, "its %s %s is not an IRI", what, showVal(v))
 		return false
 	}
 	var rec recordInfo
-	if n := c.cur[iri]; n != nil && n.class != "" {
-		rec, ok = recordInfo{n.class, c.id}, true
+	if n := c.cur.Node(iri); n != nil && n.Class != "" {
+		rec, ok = recordInfo{n.Class, c.id}, true
 	} else {
 		rec, ok = c.st.lookup(iri)
 	}
 	switch {
 	case !ok && c.deferDangling && len(c.deferred) < MaxProblems:
 		c.added++ // a problem either way, reported at the end
-		c.deferred = append(c.deferred, dangling{tx: c.id, node: from.iri, what: what, iri: iri, want: want})
+		c.deferred = append(c.deferred, dangling{tx: c.id, node: from.IRI, what: what, iri: iri, want: want})
 		return false
 	case !ok && c.deferDangling:
 		c.addAt(at, ProblemReference, "its %s %s was never recorded", what, iri)
@@ -826,31 +805,31 @@ func (c *checker) principalRef(n *rawNode, p quad.IRI, what string, mandatory bo
 		return
 	}
 	if _, err := codec.ParseNamed(codec.PrefPrincipal, "principal", v); err != nil {
-		c.add(ProblemReference, c.id, n.iri, "its %s: %v", what, err)
+		c.add(ProblemReference, c.id, n.IRI, "its %s: %v", what, err)
 		return
 	}
 	c.target(n, p, v, codec.MQLPrincipal, what)
 }
 
 func (c *checker) principalList(n *rawNode, p quad.IRI, what string) {
-	for _, v := range n.own(p) {
+	for _, v := range n.All(p) {
 		c.target(n, p, v, codec.MQLPrincipal, what)
 	}
 }
 
 func (c *checker) checkPrincipal(n *rawNode) {
-	name, err := codec.ParseNamed(codec.PrefPrincipal, "principal", n.iri)
+	name, err := codec.ParseNamed(codec.PrefPrincipal, "principal", n.IRI)
 	if err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+		c.add(ProblemRecord, c.id, n.IRI, "%v", err)
 	}
 	if s, ok := c.str(n, codec.MQLName, "name", true); ok && err == nil && s != name {
-		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", s, name)
+		c.add(ProblemRecord, c.id, n.IRI, "its name %q differs from its IRI's %q", s, name)
 	}
 	if t, ok := c.str(n, codec.MQLPrincipalType, "type", true); ok {
 		switch record.PrincipalType(t) {
 		case record.User, record.Agent, record.Tool:
 		default:
-			c.add(ProblemRecord, c.id, n.iri, "unknown principal type %q", t)
+			c.add(ProblemRecord, c.id, n.IRI, "unknown principal type %q", t)
 		}
 	}
 }
@@ -863,7 +842,7 @@ func (c *checker) checkGrant(n *rawNode) {
 		switch record.Right(r) {
 		case record.RightAssert, record.RightRevoke, record.RightConfirm, record.RightGrant:
 		default:
-			c.add(ProblemRecord, c.id, n.iri, "unknown right %q", r)
+			c.add(ProblemRecord, c.id, n.IRI, "unknown right %q", r)
 		}
 	}
 	c.str(n, codec.MQLScope, "scope", true)
@@ -879,28 +858,28 @@ func (c *checker) versionOf(n *rawNode) int {
 	if i, isInt := v.(quad.Int); isInt && i >= 1 && int64(i) <= 1<<31 {
 		return int(i)
 	}
-	c.add(ProblemRecord, c.id, n.iri, "its version %s is not a positive xsd:integer", showVal(v))
+	c.add(ProblemRecord, c.id, n.IRI, "its version %s is not a positive xsd:integer", showVal(v))
 	return 0
 }
 
 // checkClaim checks a claim record and returns its id as its own fields give it.
 func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
-	id, err := codec.ParseClaimIRI(n.iri)
+	id, err := codec.ParseClaimIRI(n.IRI)
 	if err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+		c.add(ProblemRecord, c.id, n.IRI, "%v", err)
 	}
 	subj, okS := c.str(n, codec.MQLSubject, "subject", true)
 	pred, okP := c.str(n, codec.MQLPredicate, "predicate", true)
 	ver := c.versionOf(n)
 	if err == nil {
 		if okS && subj != id.Subject {
-			c.add(ProblemRecord, c.id, n.iri, "its subject %q differs from its IRI's %q", subj, id.Subject)
+			c.add(ProblemRecord, c.id, n.IRI, "its subject %q differs from its IRI's %q", subj, id.Subject)
 		}
 		if okP && pred != id.Predicate {
-			c.add(ProblemRecord, c.id, n.iri, "its predicate %q differs from its IRI's %q", pred, id.Predicate)
+			c.add(ProblemRecord, c.id, n.IRI, "its predicate %q differs from its IRI's %q", pred, id.Predicate)
 		}
 		if ver != 0 && ver != id.Version {
-			c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
+			c.add(ProblemRecord, c.id, n.IRI, "its version %d differs from its IRI's %d", ver, id.Version)
 		}
 	}
 	if v, ok := c.one(n, codec.MQLValue, "value"); ok {
@@ -908,14 +887,14 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 		case quad.String, quad.Bool:
 		case quad.Float:
 			if !codec.Finite(float64(x)) {
-				c.add(ProblemRecord, c.id, n.iri, "its value %s is not a finite number", showVal(v))
+				c.add(ProblemRecord, c.id, n.IRI, "its value %s is not a finite number", showVal(v))
 			}
 		case quad.TypedString:
 			if _, isTime := codec.AsTime(x); !isTime && x.Type != codec.MQLRefType {
-				c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported datatype", showVal(v))
+				c.add(ProblemRecord, c.id, n.IRI, "its value %s has an unsupported datatype", showVal(v))
 			}
 		default:
-			c.add(ProblemRecord, c.id, n.iri, "its value %s has an unsupported type", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "its value %s has an unsupported type", showVal(v))
 		}
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "asserter", true)
@@ -923,15 +902,15 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 		switch record.Kind(k) {
 		case record.Confirmed, record.Observed, record.Inferred:
 		default:
-			c.add(ProblemRecord, c.id, n.iri, "unknown kind %q", k)
+			c.add(ProblemRecord, c.id, n.IRI, "unknown kind %q", k)
 		}
 	}
 	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
 		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
-			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "its confidence %s is not a number in [0,1]", showVal(v))
 		}
 	}
-	for _, v := range n.own(codec.ProvHadPrimarySource) {
+	for _, v := range n.All(codec.ProvHadPrimarySource) {
 		c.target(n, codec.ProvHadPrimarySource, v, codec.MQLSource, "source")
 	}
 	c.principalList(n, codec.MQLSeenBy, "seen-by principal")
@@ -951,7 +930,7 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 			continue
 		}
 		if tid, err := codec.ParseClaimIRI(v); err == nil && (tid.Key != key || tid.Version >= ver && ver > 0) {
-			c.add(ProblemReference, c.id, n.iri, "its %s %s is not an earlier version of %s", p.what, v, key)
+			c.add(ProblemReference, c.id, n.IRI, "its %s %s is not an earlier version of %s", p.what, v, key)
 		}
 	}
 	if v, ok := c.opt(n, codec.MQLGrantPred, "grant"); ok {
@@ -962,7 +941,7 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 	}
 	if v, ok := c.opt(n, codec.MQLVector, "vector"); ok {
 		if _, err := codec.ParseVector(v); err != nil {
-			c.add(ProblemRecord, c.id, n.iri, "its vector: %v", err)
+			c.add(ProblemRecord, c.id, n.IRI, "its vector: %v", err)
 		}
 	}
 	if err != nil || !okS || !okP || ver == 0 {
@@ -974,19 +953,19 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 // checkRevocation checks a revocation and returns the claim it revokes.
 func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 	c.named(n, codec.PrefRevocation, "revocation")
-	if len(n.own(codec.ProvWasAssociatedWith)) == 0 {
-		c.add(ProblemRevocation, c.id, n.iri, "names no principal (prov:wasAssociatedWith)")
+	if len(n.All(codec.ProvWasAssociatedWith)) == 0 {
+		c.add(ProblemRevocation, c.id, n.IRI, "names no principal (prov:wasAssociatedWith)")
 	} else {
 		c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 	}
-	if len(n.own(codec.MQLStanding)) == 0 {
-		c.add(ProblemRevocation, c.id, n.iri, "names no standing (mql:standing)")
+	if len(n.All(codec.MQLStanding)) == 0 {
+		c.add(ProblemRevocation, c.id, n.IRI, "names no standing (mql:standing)")
 	} else {
 		c.str(n, codec.MQLStanding, "standing", true)
 	}
 	var target quad.IRI
-	if len(n.own(codec.ProvInvalidated)) == 0 {
-		c.add(ProblemRevocation, c.id, n.iri, "names no claim (prov:invalidated)")
+	if len(n.All(codec.ProvInvalidated)) == 0 {
+		c.add(ProblemRevocation, c.id, n.IRI, "names no claim (prov:invalidated)")
 	} else if v, ok := c.one(n, codec.ProvInvalidated, "revoked claim"); ok && c.target(n, codec.ProvInvalidated, v, codec.MQLClaim, "revoked claim") {
 		target = v.(quad.IRI)
 	}
@@ -995,7 +974,7 @@ func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 			a, err1 := codec.ParseClaimIRI(target)
 			b, err2 := codec.ParseClaimIRI(v)
 			if err1 == nil && err2 == nil && (a.Key != b.Key || a.Version == b.Version) {
-				c.add(ProblemReference, c.id, n.iri, "its replacement %s is not another version of %s", v, a.Key)
+				c.add(ProblemReference, c.id, n.IRI, "its replacement %s is not another version of %s", v, a.Key)
 			}
 		}
 	}
@@ -1005,9 +984,9 @@ func (c *checker) checkRevocation(n *rawNode) (quad.IRI, bool) {
 // checkInvalidations checks the quads a revocation writes on the claim it revokes: each names a
 // revocation of that claim in the same transaction, and each revocation has them.
 func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IRI) {
-	for _, iri := range c.order {
-		n := c.cur[iri]
-		for _, v := range n.props[codec.ProvWasInvalidatedBy] {
+	for _, n := range c.cur.Order {
+		iri := n.IRI
+		for _, v := range n.All(codec.ProvWasInvalidatedBy) {
 			rv, ok := v.(quad.IRI)
 			if ok && revs[rv] == iri {
 				continue
@@ -1022,8 +1001,8 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IR
 	for _, rv := range order {
 		target := revs[rv]
 		found := false
-		if n := c.cur[target]; n != nil {
-			found = slices.Contains(n.props[codec.ProvWasInvalidatedBy], quad.Value(rv))
+		if n := c.cur.Node(target); n != nil {
+			found = slices.Contains(n.All(codec.ProvWasInvalidatedBy), quad.Value(rv))
 		}
 		if !found {
 			c.add(ProblemRevocation, c.id, target, "revoked by %s but does not record it (prov:wasInvalidatedBy)", rv)
@@ -1041,35 +1020,35 @@ func (c *checker) checkConfirmation(n *rawNode) {
 }
 
 func (c *checker) checkArtifact(n *rawNode) (record.ArtifactID, bool) {
-	id, err := codec.ParseArtifactIRI(n.iri)
+	id, err := codec.ParseArtifactIRI(n.IRI)
 	if err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+		c.add(ProblemRecord, c.id, n.IRI, "%v", err)
 	}
 	name, okN := c.str(n, codec.MQLName, "name", true)
 	ver := c.versionOf(n)
 	if err == nil && okN && name != id.Name {
-		c.add(ProblemRecord, c.id, n.iri, "its name %q differs from its IRI's %q", name, id.Name)
+		c.add(ProblemRecord, c.id, n.IRI, "its name %q differs from its IRI's %q", name, id.Name)
 	}
 	if err == nil && ver != 0 && ver != id.Version {
-		c.add(ProblemRecord, c.id, n.iri, "its version %d differs from its IRI's %d", ver, id.Version)
+		c.add(ProblemRecord, c.id, n.IRI, "its version %d differs from its IRI's %d", ver, id.Version)
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
 	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
 		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
-			c.add(ProblemRecord, c.id, n.iri, "its confidence %s is not a number in [0,1]", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "its confidence %s is not a number in [0,1]", showVal(v))
 		}
 	}
-	for _, v := range n.own(codec.ProvWasDerivedFrom) {
+	for _, v := range n.All(codec.ProvWasDerivedFrom) {
 		iri, _ := v.(quad.IRI)
 		switch {
 		case strings.HasPrefix(string(iri), codec.PrefClaim):
 			c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLClaim, "input")
 		case strings.HasPrefix(string(iri), codec.PrefArtifact):
-			if c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLArtifact, "input") && iri == n.iri {
-				c.add(ProblemReference, c.id, n.iri, "is derived from itself")
+			if c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLArtifact, "input") && iri == n.IRI {
+				c.add(ProblemReference, c.id, n.IRI, "is derived from itself")
 			}
 		default:
-			c.add(ProblemReference, c.id, n.iri, "derived from %s, which is neither a claim nor an artifact", showVal(v))
+			c.add(ProblemReference, c.id, n.IRI, "derived from %s, which is neither a claim nor an artifact", showVal(v))
 		}
 	}
 	c.principalList(n, codec.MQLSeenBy, "seen-by principal")
@@ -1084,8 +1063,8 @@ func (c *checker) checkArtifact(n *rawNode) (record.ArtifactID, bool) {
 
 // named checks that a record's IRI is its class's prefix followed by a well-formed name.
 func (c *checker) named(n *rawNode, prefix, what string) {
-	if _, err := codec.ParseNamed(prefix, what, n.iri); err != nil {
-		c.add(ProblemRecord, c.id, n.iri, "%v", err)
+	if _, err := codec.ParseNamed(prefix, what, n.IRI); err != nil {
+		c.add(ProblemRecord, c.id, n.IRI, "%v", err)
 	}
 }
 
@@ -1103,10 +1082,10 @@ func (c *checker) checkRetrieval(n *rawNode) {
 	c.principalRef(n, codec.ProvWasAssociatedWith, "reading principal", true)
 	if v, ok := c.one(n, codec.MQLReadAtTx, "transaction read at"); ok {
 		if at, isInt := v.(quad.Int); !isInt || at < 1 || record.TxID(at) >= c.id {
-			c.add(ProblemRecord, c.id, n.iri, "it read at %s, which is not a transaction before it", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "it read at %s, which is not a transaction before it", showVal(v))
 		}
 	}
-	for _, v := range n.own(codec.ProvUsed) {
+	for _, v := range n.All(codec.ProvUsed) {
 		iri, _ := v.(quad.IRI)
 		switch {
 		case strings.HasPrefix(string(iri), codec.PrefClaim):
@@ -1114,7 +1093,7 @@ func (c *checker) checkRetrieval(n *rawNode) {
 		case strings.HasPrefix(string(iri), codec.PrefArtifact):
 			c.target(n, codec.ProvUsed, v, codec.MQLArtifact, "served artifact")
 		default:
-			c.add(ProblemReference, c.id, n.iri, "served %s, which is neither a claim nor an artifact", showVal(v))
+			c.add(ProblemReference, c.id, n.IRI, "served %s, which is neither a claim nor an artifact", showVal(v))
 		}
 	}
 }
@@ -1126,7 +1105,7 @@ func (c *checker) checkOutcome(n *rawNode) {
 		switch record.OutcomeResult(r) {
 		case record.Succeeded, record.Failed, record.Declined:
 		default:
-			c.add(ProblemRecord, c.id, n.iri, "its result %q is not succeeded, failed or declined", r)
+			c.add(ProblemRecord, c.id, n.IRI, "its result %q is not succeeded, failed or declined", r)
 		}
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
@@ -1136,7 +1115,7 @@ func (c *checker) checkToken(n *rawNode) {
 	c.named(n, codec.PrefToken, "token")
 	c.principalRef(n, codec.MQLHolder, "holder", true)
 	if h, ok := c.str(n, codec.MQLSecretHash, "secret hash", true); ok && !codec.ValidHash(h) {
-		c.add(ProblemRecord, c.id, n.iri, "its secret hash %q is not a SHA-256 in hex", h)
+		c.add(ProblemRecord, c.id, n.IRI, "its secret hash %q is not a SHA-256 in hex", h)
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "issuer", true)
 }
@@ -1158,7 +1137,7 @@ func (c *checker) checkDecay(n *rawNode) {
 			d, okD = codec.ParseDuration(string(ts.Value))
 		}
 		if !okD || d <= 0 {
-			c.add(ProblemRecord, c.id, n.iri, "its half-life %s is not a positive xsd:duration", showVal(v))
+			c.add(ProblemRecord, c.id, n.IRI, "its half-life %s is not a positive xsd:duration", showVal(v))
 		}
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)

@@ -315,19 +315,29 @@ func (e *encoder) add(s, p quad.IRI, o quad.Value) {
 			return
 		}
 	}
-	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
 	if e.expect != nil {
-		if !e.mismatch && e.pos < len(e.expect) && q == e.expect[e.pos] {
+		// Compared field by field: a quad.Quad made of s, p and the label would box each IRI,
+		// three allocations for every quad an import reads.
+		if !e.mismatch && e.pos < len(e.expect) && sameQuad(&e.expect[e.pos], s, p, o, e.label) {
 			e.pos++
 		} else {
 			e.mismatch = true
 		}
 		return
 	}
+	q := quad.Quad{Subject: s, Predicate: p, Object: o, Label: e.label}
 	if e.seen != nil && !e.first(s, p, o, q) { // nil for one record, whose quads are distinct
 		return // a transaction's quads are a set, as a quad store holds them: never one twice
 	}
 	e.quads = append(e.quads, q)
+}
+
+// sameQuad reports whether x is the quad s p o label.
+func sameQuad(x *quad.Quad, s, p quad.IRI, o quad.Value, label quad.IRI) bool {
+	xs, ok1 := x.Subject.(quad.IRI)
+	xp, ok2 := x.Predicate.(quad.IRI)
+	xl, ok3 := x.Label.(quad.IRI)
+	return ok1 && ok2 && ok3 && xs == s && xp == p && xl == label && x.Object == o
 }
 
 // written is the predicates and objects written of one subject, in order.
@@ -1238,64 +1248,155 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("tx %d: %s", e.tx, e.msg)
 }
 
-type node struct {
-	iri   quad.IRI
-	props map[quad.IRI][]quad.Value
-	first quad.Quad
+// Node is the quads of one subject in a transaction: its values grouped by predicate, in the
+// order first met, and the first quad (the one an error about the node points at).
+type Node struct {
+	IRI   quad.IRI
+	First quad.Quad
+	Class quad.IRI // for a caller that classifies the node (a checker); the decoder does not set it
+	props []prop
 }
 
-// Dedup drops the quads of a transaction met before (RDF: a graph is a set of quads) without
-// hashing every quad, which was most of the cost of an import: a subject's values of one
-// predicate are searched while they are few, and kept in a set past that.
-type Dedup struct{ long map[quad.Quad]struct{} }
+type prop struct {
+	p  quad.IRI
+	vs []quad.Value
+}
+
+// All returns the values of p, in the order met.
+func (n *Node) All(p quad.IRI) []quad.Value {
+	for i := range n.props {
+		if n.props[i].p == p {
+			return slices.Clip(n.props[i].vs)
+		}
+	}
+	return nil
+}
+
+// Graph groups a transaction's quads by subject and predicate, dropping any met before (RDF: a
+// graph is a set of quads). A node's quads come together, and a predicate's values mostly too
+// (an export writes them so): those go into arrays shared by the whole graph, and only a node
+// or a predicate met again after another's gets slices of its own. A map of predicates for
+// every node, a slice for every predicate and a set of every quad were most of an import's
+// allocations, and hashing every quad a third of its decoding.
+type Graph struct {
+	nodes  map[quad.IRI]*Node
+	Order  []*Node     // the nodes in the order first met
+	Quads  []quad.Quad // the quads added, without the repeats, in order
+	props  []prop      // the shared arrays
+	vals   []quad.Value
+	chunk  []Node
+	last   *Node // the node of the quad added last
+	long   map[quad.Quad]struct{}
+	repeat int
+}
 
 // shortList is how many values of a subject and predicate are searched rather than hashed.
 const shortList = 32
 
-// Add returns vs, the values of q's subject and predicate met so far, with q's object appended,
-// and true; or vs and false if it holds the object already.
-func (d *Dedup) Add(vs []quad.Value, q quad.Quad) ([]quad.Value, bool) {
+// NewGraph returns an empty Graph sized for n quads.
+func NewGraph(n int) *Graph {
+	return &Graph{nodes: make(map[quad.IRI]*Node, n/8+1), Quads: make([]quad.Quad, 0, n),
+		props: make([]prop, 0, n), vals: make([]quad.Value, 0, n)}
+}
+
+// Node returns the node of s, or nil.
+func (g *Graph) Node(s quad.IRI) *Node { return g.nodes[s] }
+
+// Add adds q, whose subject and predicate are IRIs, and reports whether it was not met before.
+func (g *Graph) Add(q quad.Quad) bool {
+	s, p := q.Subject.(quad.IRI), q.Predicate.(quad.IRI)
+	n := g.last
+	if n == nil || n.IRI != s {
+		if n = g.nodes[s]; n == nil {
+			if len(g.chunk) == cap(g.chunk) {
+				g.chunk = make([]Node, 0, 64)
+			}
+			g.chunk = append(g.chunk, Node{IRI: s, First: q})
+			n = &g.chunk[len(g.chunk)-1]
+			g.nodes[s] = n
+			g.Order = append(g.Order, n)
+		}
+		g.last = n
+	}
+	i := -1
+	for j := len(n.props) - 1; j >= 0; j-- {
+		if n.props[j].p == p {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		if (len(n.props) == 0 && len(g.props) < cap(g.props)) || g.ownsProps(n) {
+			g.props = append(g.props, prop{p: p})
+			n.props = g.props[len(g.props)-len(n.props)-1 : len(g.props)]
+		} else {
+			n.props = append(slices.Clip(n.props), prop{p: p})
+		}
+		i = len(n.props) - 1
+	}
+	pr := &n.props[i]
+	if g.seen(pr.vs, q) {
+		g.repeat++
+		return false
+	}
+	switch room := len(g.vals) < cap(g.vals); {
+	case room && len(pr.vs) > 0 && &pr.vs[len(pr.vs)-1] == &g.vals[len(g.vals)-1]:
+		g.vals = append(g.vals, q.Object) // the values end the shared array: they grow in place
+		pr.vs = pr.vs[:len(pr.vs)+1]
+	case room && len(pr.vs) == 0:
+		g.vals = append(g.vals, q.Object)
+		pr.vs = g.vals[len(g.vals)-1 : len(g.vals)]
+	default:
+		pr.vs = append(slices.Clip(pr.vs), q.Object)
+	}
+	g.Quads = append(g.Quads, q)
+	return true
+}
+
+// ownsProps reports whether n's props end the shared array, which may grow them in place.
+func (g *Graph) ownsProps(n *Node) bool {
+	return len(n.props) > 0 && len(g.props) > 0 && len(g.props) < cap(g.props) &&
+		&g.props[len(g.props)-1] == &n.props[len(n.props)-1]
+}
+
+// seen reports whether q's object is among vs, the values of its subject and predicate so far.
+func (g *Graph) seen(vs []quad.Value, q quad.Quad) bool {
 	if len(vs) < shortList {
-		if slices.Contains(vs, q.Object) {
-			return vs, false
-		}
-		return append(vs, q.Object), true
+		return slices.Contains(vs, q.Object)
 	}
-	if d.long == nil {
-		d.long = map[quad.Quad]struct{}{}
+	if g.long == nil {
+		g.long = map[quad.Quad]struct{}{}
 	}
-	if _, ok := d.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: vs[0], Label: q.Label}]; !ok {
+	if _, ok := g.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: vs[0], Label: q.Label}]; !ok {
 		for _, v := range vs { // the list just outgrew searching: the set takes it over
-			d.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: v, Label: q.Label}] = struct{}{}
+			g.long[quad.Quad{Subject: q.Subject, Predicate: q.Predicate, Object: v, Label: q.Label}] = struct{}{}
 		}
 	}
-	if _, dup := d.long[q]; dup {
-		return vs, false
+	if _, dup := g.long[q]; dup {
+		return true
 	}
-	d.long[q] = struct{}{}
-	return append(vs, q.Object), true
+	g.long[q] = struct{}{}
+	return false
 }
 
 type txDecoder struct {
-	id    record.TxID
-	nodes map[quad.IRI]*node
+	id record.TxID
+	g  *Graph
 }
 
-func (d *txDecoder) fail(n *node, format string, args ...any) error {
+func (d *txDecoder) fail(n *Node, format string, args ...any) error {
 	e := &DecodeError{tx: d.id, msg: fmt.Sprintf(format, args...)}
 	if n != nil {
-		q := n.first
+		q := n.First
 		e.Quad = &q
-		e.msg = fmt.Sprintf("%s: %s", n.iri, e.msg)
+		e.msg = fmt.Sprintf("%s: %s", n.IRI, e.msg)
 	}
 	return e
 }
 
-func (n *node) all(p quad.IRI) []quad.Value { return n.props[p] }
-
 // opt returns the single value of p, or nil.
-func (d *txDecoder) opt(n *node, p quad.IRI) (quad.Value, error) {
-	vs := n.props[p]
+func (d *txDecoder) opt(n *Node, p quad.IRI) (quad.Value, error) {
+	vs := n.All(p)
 	if len(vs) > 1 {
 		return nil, d.fail(n, "%s has %d values, want one", p, len(vs))
 	}
@@ -1305,7 +1406,7 @@ func (d *txDecoder) opt(n *node, p quad.IRI) (quad.Value, error) {
 	return vs[0], nil
 }
 
-func (d *txDecoder) one(n *node, p quad.IRI) (quad.Value, error) {
+func (d *txDecoder) one(n *Node, p quad.IRI) (quad.Value, error) {
 	v, err := d.opt(n, p)
 	if err == nil && v == nil {
 		err = d.fail(n, "missing %s", p)
@@ -1313,7 +1414,7 @@ func (d *txDecoder) one(n *node, p quad.IRI) (quad.Value, error) {
 	return v, err
 }
 
-func (d *txDecoder) str(n *node, p quad.IRI, mandatory bool) (string, error) {
+func (d *txDecoder) str(n *Node, p quad.IRI, mandatory bool) (string, error) {
 	var v quad.Value
 	var err error
 	if mandatory {
@@ -1331,7 +1432,7 @@ func (d *txDecoder) str(n *node, p quad.IRI, mandatory bool) (string, error) {
 	return string(s), nil
 }
 
-func (d *txDecoder) int(n *node, p quad.IRI) (int, error) {
+func (d *txDecoder) int(n *Node, p quad.IRI) (int, error) {
 	v, err := d.one(n, p)
 	if err != nil {
 		return 0, err
@@ -1343,7 +1444,7 @@ func (d *txDecoder) int(n *node, p quad.IRI) (int, error) {
 	return int(i), nil
 }
 
-func (d *txDecoder) float(n *node, p quad.IRI) (float64, error) {
+func (d *txDecoder) float(n *Node, p quad.IRI) (float64, error) {
 	v, err := d.one(n, p)
 	if err != nil {
 		return 0, err
@@ -1355,7 +1456,7 @@ func (d *txDecoder) float(n *node, p quad.IRI) (float64, error) {
 	return float64(f), nil
 }
 
-func (d *txDecoder) bool(n *node, p quad.IRI) (bool, error) {
+func (d *txDecoder) bool(n *Node, p quad.IRI) (bool, error) {
 	v, err := d.one(n, p)
 	if err != nil {
 		return false, err
@@ -1380,7 +1481,7 @@ func AsTime(v quad.Value) (time.Time, bool) {
 	return t.UTC(), true
 }
 
-func (d *txDecoder) time(n *node, p quad.IRI, mandatory bool) (time.Time, error) {
+func (d *txDecoder) time(n *Node, p quad.IRI, mandatory bool) (time.Time, error) {
 	var v quad.Value
 	var err error
 	if mandatory {
@@ -1398,7 +1499,7 @@ func (d *txDecoder) time(n *node, p quad.IRI, mandatory bool) (time.Time, error)
 	return t, nil
 }
 
-func (d *txDecoder) principal(n *node, p quad.IRI, mandatory bool) (string, error) {
+func (d *txDecoder) principal(n *Node, p quad.IRI, mandatory bool) (string, error) {
 	var v quad.Value
 	var err error
 	if mandatory {
@@ -1416,7 +1517,7 @@ func (d *txDecoder) principal(n *node, p quad.IRI, mandatory bool) (string, erro
 	return name, nil
 }
 
-func (d *txDecoder) claimRef(n *node, p quad.IRI, mandatory bool) (*record.ClaimID, error) {
+func (d *txDecoder) claimRef(n *Node, p quad.IRI, mandatory bool) (*record.ClaimID, error) {
 	var v quad.Value
 	var err error
 	if mandatory {
@@ -1435,8 +1536,8 @@ func (d *txDecoder) claimRef(n *node, p quad.IRI, mandatory bool) (*record.Claim
 }
 
 // list reads the targets of edge p in the order given by the order predicate (if any).
-func (d *txDecoder) list(n *node, p, order quad.IRI) ([]quad.Value, error) {
-	edges := n.all(p)
+func (d *txDecoder) list(n *Node, p, order quad.IRI) ([]quad.Value, error) {
+	edges := n.All(p)
 	ord, err := d.str(n, order, false)
 	if err != nil {
 		return nil, err
@@ -1455,7 +1556,7 @@ func (d *txDecoder) list(n *node, p, order quad.IRI) ([]quad.Value, error) {
 	return out, nil
 }
 
-func (d *txDecoder) principalList(n *node) ([]string, error) {
+func (d *txDecoder) principalList(n *Node) ([]string, error) {
 	vs, err := d.list(n, MQLSeenBy, MQLSeenByOrder)
 	if err != nil {
 		return nil, err
@@ -1532,29 +1633,25 @@ func DecodeTx(id record.TxID, quads []quad.Quad) (*record.Tx, error) {
 // DecodeTxQuads is DecodeTx that also returns the canonical encoding of the transaction (the
 // same quads, in the encoder's order).
 func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, error) {
-	d := &txDecoder{id: id, nodes: map[quad.IRI]*node{}}
-	var order []quad.IRI
-	var dd Dedup
-	unique := 0
+	g := NewGraph(len(quads))
 	for _, q := range quads {
-		s, ok1 := q.Subject.(quad.IRI)
-		p, ok2 := q.Predicate.(quad.IRI)
+		_, ok1 := q.Subject.(quad.IRI)
+		_, ok2 := q.Predicate.(quad.IRI)
 		if !ok1 || !ok2 {
 			qq := q
 			return nil, nil, &DecodeError{tx: id, Quad: &qq, msg: fmt.Sprintf("subject and predicate must be IRIs: %s %s", Show(q.Subject), Show(q.Predicate))}
 		}
-		n := d.nodes[s]
-		if n == nil {
-			n = &node{iri: s, props: map[quad.IRI][]quad.Value{}, first: q}
-			d.nodes[s] = n
-			order = append(order, s)
-		}
-		if vs, added := dd.Add(n.props[p], q); added {
-			n.props[p] = vs
-			unique++
-		}
+		g.Add(q)
 	}
-	txn := d.nodes[TxIRI(id)]
+	return DecodeGraph(id, g, quads)
+}
+
+// DecodeGraph is DecodeTxQuads of quads, which g groups (every one of them added to it, in
+// order): a caller that grouped them already (an import's checker) does not group them again.
+func DecodeGraph(id record.TxID, g *Graph, quads []quad.Quad) (*record.Tx, []quad.Quad, error) {
+	d := &txDecoder{id: id, g: g}
+	unique := len(g.Quads)
+	txn := g.Node(TxIRI(id))
 	if txn == nil {
 		return nil, nil, &DecodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", TxIRI(id))}
 	}
@@ -1581,13 +1678,13 @@ func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, 
 		retrievals    []ordered[*record.Retrieval]
 		outcomes      []ordered[*record.Outcome]
 	)
-	for _, s := range order {
-		n := d.nodes[s]
-		if s == txn.iri {
+	for _, n := range g.Order {
+		s := n.IRI
+		if n == txn {
 			continue
 		}
 		var class quad.IRI
-		for _, t := range n.all(RDFType) {
+		for _, t := range n.All(RDFType) {
 			if iri, ok := t.(quad.IRI); ok && strings.HasPrefix(string(iri), NSMQL) {
 				if class != "" {
 					return nil, nil, d.fail(n, "has two mql classes, %s and %s", class, iri)
@@ -1927,8 +2024,8 @@ func DecodeTxQuads(id record.TxID, quads []quad.Quad) (*record.Tx, []quad.Quad, 
 	return tx, want, nil
 }
 
-func (d *txDecoder) claim(n *node) (*record.Claim, error) {
-	id, err := ParseClaimIRI(n.iri)
+func (d *txDecoder) claim(n *Node) (*record.Claim, error) {
+	id, err := ParseClaimIRI(n.IRI)
 	if err != nil {
 		return nil, d.fail(n, "%v", err)
 	}
@@ -2068,8 +2165,8 @@ func ParseVector(v quad.Value) ([]float32, error) {
 	return out, nil
 }
 
-func (d *txDecoder) artifact(n *node) (*record.Artifact, error) {
-	id, err := ParseArtifactIRI(n.iri)
+func (d *txDecoder) artifact(n *Node) (*record.Artifact, error) {
+	id, err := ParseArtifactIRI(n.IRI)
 	if err != nil {
 		return nil, d.fail(n, "%v", err)
 	}

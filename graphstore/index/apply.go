@@ -76,8 +76,13 @@ func WriterEarlier(w kv.Writer) (*Index, error) {
 func (ix *Index) writer(w kv.Writer) *Index {
 	ix.w = w
 	ix.insert = false
-	ix.dirty = map[string]bool{}
-	ix.touched = map[string]bool{}
+	if ix.cache != nil {
+		// What a cache must not serve, and must drop once committed. A handle without one (an
+		// import's, a check's replay) keeps neither: its maps were a tenth of an import's
+		// allocations.
+		ix.dirty = map[string]bool{}
+		ix.touched = map[string]bool{}
+	}
 	return ix
 }
 
@@ -228,7 +233,7 @@ func (ix *Index) put(b kv.Bucket, key, value []byte) {
 	ix.puts++
 	ix.counted()
 	ix.forget(b, key)
-	if mutable[b] {
+	if mutable[b] && ix.touched != nil {
 		ix.touched[string(append([]byte{byte(b)}, key...))] = true
 	}
 }
@@ -240,7 +245,9 @@ var mutable = [nBuckets]bool{bKey: true, bClaim: true, bPred: true, bArt: true, 
 // changed says that what is cached under key in b (a list read by prefix) changed.
 func (ix *Index) changed(b kv.Bucket, key []byte) {
 	ix.forget(b, key)
-	ix.touched[string(append([]byte{byte(b)}, key...))] = true
+	if ix.touched != nil {
+		ix.touched[string(append([]byte{byte(b)}, key...))] = true
+	}
 }
 
 func (ix *Index) del(b kv.Bucket, key []byte) {
