@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/streammem"
 )
 
 // This file: the reads that are the first of a fresh process (cold pages), and mql export,
@@ -70,10 +70,10 @@ func runChild(args []string) bool {
 	case args[0] == "-child-export" && len(args) > 2:
 		childExport(args[1], args[2])
 	case args[0] == "-child-import" && len(args) > 2:
-		streamGC()
+		streammem.Bound()
 		childImport(args[1], args[2])
 	case args[0] == "-child-check" && len(args) > 1:
-		streamGC()
+		streammem.Bound()
 		childCheck(args[1])
 	case args[0] == "-child-sqlite-check" && len(args) > 1:
 		childSQLiteCheck(args[1])
@@ -181,15 +181,6 @@ func childExport(store, out string) {
 		childFail(err)
 	}
 	json.NewEncoder(os.Stdout).Encode(childJob{Seconds: secs, Bytes: st.Size(), PeakRSS: float64(peakRSS())})
-}
-
-// streamGC sets the garbage collector's target that `mql import` and `mql check` set (unless
-// GOGC or GOMEMLIMIT is given): the heap grows to 1.5 times what is live, not twice. The
-// children measure the commands' time and peak RSS, so they run as the commands do.
-func streamGC() {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(50)
-	}
 }
 
 // childImport is `mql import FILE NEWDB` through the library: mql.ImportStore.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/internal/streammem"
 	"github.com/mql-dev/mql/output"
 )
 
@@ -61,7 +62,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer c.Close()
 		rep, err = c.Check(ctx)
 	} else {
-		boundMemory()
+		streammem.Bound()
 		rep, err = mql.CheckStore(ctx, dsn, mql.Options{})
 	}
 	if err != nil {

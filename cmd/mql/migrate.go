@@ -26,6 +26,7 @@ import (
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/legacy"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/internal/streammem"
 	"github.com/mql-dev/mql/output"
 )
 
@@ -103,7 +104,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	boundMemory()
+	streammem.Bound()
 	start := time.Now()
 
 	// A bbolt NEW is built as a hidden file beside it, named after this process.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/graphstore"
+	"github.com/mql-dev/mql/internal/streammem"
 	"github.com/mql-dev/mql/output"
 )
 
@@ -65,7 +66,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	boundMemory()
+	streammem.Bound()
 	sum, err := mql.ImportStore(ctx, target, r, mql.Options{Clock: clock})
 	switch {
 	case err == nil:
