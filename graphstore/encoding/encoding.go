@@ -353,6 +353,9 @@ func AppendName(b []byte, s string) []byte { return append(append(b, s...), 0) }
 // served as data. Empty values (entries whose key is all they say) have none.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// SealBytes is the length of the checksum Seal appends.
+const SealBytes = 4
+
 // Seal appends b's checksum to b.
 func Seal(b []byte) []byte {
 	if len(b) == 0 {
@@ -366,10 +369,10 @@ func Unseal(b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return b, nil
 	}
-	if len(b) < 5 {
+	if len(b) <= SealBytes {
 		return nil, fmt.Errorf("%w: a value of %d bytes is too short for its checksum", ErrCorrupt, len(b))
 	}
-	n := len(b) - 4
+	n := len(b) - SealBytes
 	if binary.LittleEndian.Uint32(b[n:]) != crc32.Checksum(b[:n], castagnoli) {
 		return nil, fmt.Errorf("%w: its checksum does not match", ErrCorrupt)
 	}

@@ -21,6 +21,7 @@ package index
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +40,11 @@ import (
 type textBlock struct {
 	audiences []string
 	posts     []textPost
+	// Room for the first audience and postings, so that a block of a transaction that holds
+	// its term once or twice (most of them) takes no allocation of its own: blocks are carved
+	// from a textWriter's slab.
+	aud1  [1]string
+	post2 [2]textPost
 }
 
 // textPost is one posting: a claim holding a term.
@@ -66,8 +72,11 @@ const (
 	textFlagsShift = 2
 )
 
-func (b *textBlock) encode() []byte {
-	e := enc{}
+func (b *textBlock) encode() []byte { return b.appendTo(nil) }
+
+// appendTo appends the block's encoding to buf.
+func (b *textBlock) appendTo(buf []byte) []byte {
+	e := enc{encoding.Enc{B: buf}}
 	e.Byte(textCompact)
 	e.Strings(b.audiences)
 	e.Uvarint(uint64(len(b.posts)))
@@ -206,8 +215,8 @@ func decodeTextStats(b []byte) (textStats, error) {
 	return s, d.Done()
 }
 
-func textKey(term string, tx record.TxID) []byte {
-	return u(encoding.AppendName(make([]byte, 0, len(term)+6), term), uint64(tx))
+func appendTextKey(b []byte, term string, tx record.TxID) []byte {
+	return u(encoding.AppendName(b, term), uint64(tx))
 }
 
 func textStatsKey(audience string, tx record.TxID) []byte {
@@ -247,7 +256,7 @@ type textWriter struct {
 	tx            record.TxID
 	pending       map[string]textStats  // by audience
 	blocks        map[string]*textBlock // by term
-	tf            map[string]int
+	slab          []textBlock           // where blocks are carved from
 	// written is the last statistics this handle wrote of each audience, with their
 	// transaction: the statistics of any later transaction start there, with no look at the
 	// bucket (which, on PostgreSQL, holds them only in this transaction's writes: a round trip
@@ -270,6 +279,9 @@ type textAnalyzer struct {
 	an    *analysis.Analyzer
 	names map[string][]string
 	buf   []string // the terms of the claim analyzed last, reused for the next
+	// lastTerms is how many terms the transaction indexed last held: the next one's map of blocks
+	// starts that large rather than growing to it.
+	lastTerms int
 }
 
 // textAnalyzers keeps the analyzers between transactions.
@@ -317,34 +329,26 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 		tw.textAnalyzer = textAnalyzers.Get().(*textAnalyzer)
 	}
 	if tw.tx != c.Tx {
-		tw.tx, tw.pending, tw.blocks = c.Tx, map[string]textStats{}, map[string]*textBlock{}
+		tw.tx, tw.pending, tw.blocks = c.Tx, map[string]textStats{}, make(map[string]*textBlock, tw.lastTerms)
 	}
 	terms := tw.terms(ix.claimDocument(c))
 	aud := Audience(c.SeenBy)
-	clear(tw.tf)
-	if tw.tf == nil {
-		tw.tf = map[string]int{}
-	}
 	for _, t := range terms {
-		tw.tf[t]++
-	}
-	for _, t := range terms {
-		n := tw.tf[t]
-		if n == 0 {
-			continue // a repetition, counted at its first
-		}
-		tw.tf[t] = 0
 		b := tw.blocks[t]
 		if b == nil {
-			b = &textBlock{}
+			b = tw.newBlock()
 			tw.blocks[t] = b
+		} else if n := len(b.posts); n > 0 && b.posts[n-1].seq == seq {
+			// The claim holds the term again: its posting, the block's last, counts it.
+			b.posts[n-1].tf++
+			continue
 		}
 		a := slices.Index(b.audiences, aud)
 		if a < 0 {
 			a = len(b.audiences)
 			b.audiences = append(b.audiences, aud)
 		}
-		b.posts = append(b.posts, textPost{seq: seq, keySeq: keySeq, version: c.ID.Version, tf: n, length: len(terms), audience: a})
+		b.posts = append(b.posts, textPost{seq: seq, keySeq: keySeq, version: c.ID.Version, tf: 1, length: len(terms), audience: a})
 	}
 	st, ok := tw.pending[aud]
 	if w, done := tw.written[aud]; !ok && done && w.tx < c.Tx {
@@ -358,14 +362,43 @@ func (ix *Index) addText(c *record.Claim, keySeq, seq uint64) {
 	tw.pending[aud] = st
 }
 
+// newBlock returns an empty block of the transaction being applied.
+func (tw *textWriter) newBlock() *textBlock {
+	if len(tw.slab) == cap(tw.slab) {
+		tw.slab = make([]textBlock, 0, 256)
+	}
+	tw.slab = tw.slab[:len(tw.slab)+1]
+	b := &tw.slab[len(tw.slab)-1]
+	b.audiences, b.posts = b.aud1[:0], b.post2[:0]
+	return b
+}
+
 // flushText writes the postings and statistics the transaction being applied gave (again,
 // for a transaction applied in parts: the same keys, with what it gave so far).
 func (ix *Index) flushText() {
 	if ix.text == nil || ix.text.tx != ix.cur.tx.ID {
 		return
 	}
+	// The blocks and their keys are encoded into shared chunks rather than a buffer each (a
+	// transaction writes thousands), each value followed by room for the checksum put appends
+	// in place. A backend may keep what it is given: no part of a chunk is written twice.
+	var chunk []byte
 	for t, b := range ix.text.blocks {
-		ix.put(bText, textKey(t, ix.text.tx), b.encode())
+		need := 64 + len(t) + 64*len(b.posts)
+		for _, a := range b.audiences {
+			need += len(a) + binary.MaxVarintLen64
+		}
+		if cap(chunk)-len(chunk) < need {
+			chunk = make([]byte, 0, max(need, 64<<10))
+		}
+		start := len(chunk)
+		chunk = appendTextKey(chunk, t, ix.text.tx)
+		key := chunk[start:len(chunk):len(chunk)]
+		start = len(chunk)
+		chunk = b.appendTo(chunk)
+		end := len(chunk)
+		chunk = append(chunk, make([]byte, encoding.SealBytes)...)
+		ix.put(bText, key, chunk[start:end:end+encoding.SealBytes])
 	}
 	for aud, st := range ix.text.pending {
 		ix.put(bTextStats, textStatsKey(aud, ix.text.tx), st.encode())
@@ -375,6 +408,7 @@ func (ix *Index) flushText() {
 		ix.text.written[aud] = writtenStats{ix.text.tx, st}
 	}
 	if ix.text.textAnalyzer != nil {
+		ix.text.lastTerms = len(ix.text.blocks)
 		textAnalyzers.Put(ix.text.textAnalyzer)
 		ix.text.textAnalyzer = nil
 	}
