@@ -41,13 +41,16 @@ func team(strict bool) holdings {
 	return holdings{
 		meta: record.StoreMeta{Owner: "alice", Strict: strict},
 		principals: map[string]record.PrincipalType{
-			"alice": record.User, "bob": record.User, "worker-7": record.Agent, "scraper": record.Tool,
+			"alice": record.User, "bob": record.User, "carol": record.User, "worker-7": record.Agent, "scraper": record.Tool,
 		},
 		grants: []*record.Grant{
 			{ID: "g2.1", Grantee: "worker-7", Right: record.RightAssert, Scope: "price_per_seat", By: "alice"},
 			{ID: "g2.2", Grantee: "worker-7", Right: record.RightRevoke, Scope: "Klarveld.*", By: "alice"},
 			{ID: "g2.3", Grantee: "bob", Right: record.RightConfirm, Scope: "*", By: "alice"},
 			{ID: "g2.4", Grantee: "worker-7", Right: record.RightConfirm, Scope: "*", By: "alice"},
+			{ID: "g2.5", Grantee: "bob", Right: record.RightGrant, Scope: "Klarveld.*", By: "alice"},
+			{ID: "g2.6", Grantee: "worker-7", Right: record.RightGrant, Scope: "price_per_seat", By: "alice"},
+			{ID: "g2.7", Grantee: "carol", Right: record.RightGrant, Scope: "*", By: "alice"},
 		},
 	}
 }

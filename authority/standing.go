@@ -9,10 +9,11 @@ import (
 	"github.com/mql-dev/mql/graphstore/record"
 )
 
-// The rules below are each written once: the writer asks for the standing a write records
-// (Assert, Revoke, Confirm), and the checker, replaying a store, asks whether the standing a
-// record carries held when it was written (VerifyAssert, VerifyRevoke, VerifyConfirm). Both
-// read the store as it was just before the write, through Holdings.
+// The rules below are each written once: the writer asks for the standing a write needs
+// (Assert, Revoke, Confirm, AddPrincipal, Grant, Decay), and the checker, replaying a store,
+// asks whether it held when the record was written (VerifyAssert, VerifyRevoke,
+// VerifyConfirm, VerifyPrincipal, VerifyGrant, VerifyDecay). Both read the store as it was
+// just before the write, through Holdings.
 
 // NotUserError says that a principal who is not a user tried to confirm: only a user
 // confirms. It unwraps to ErrNoStanding.
@@ -79,6 +80,62 @@ func Confirm(h Holdings, principal string, claim record.ClaimID) (string, error)
 		return "", err
 	}
 	return Standing(h, principal, record.RightConfirm, claim.Key.String())
+}
+
+// AddPrincipal is the standing by which principal records another: a principal is recorded
+// for the whole store, so it takes the grant right over all of it ("*").
+func AddPrincipal(h Holdings, principal string) (string, error) {
+	return Standing(h, principal, record.RightGrant, "*")
+}
+
+// Grant is the standing by which principal gives a grant over scope: no one passes on a right
+// it does not hold, so it takes the grant right on a scope covering it.
+func Grant(h Holdings, principal, scope string) (string, error) {
+	return Standing(h, principal, record.RightGrant, scope)
+}
+
+// Decay is the standing by which principal declares a half-life for predicate: the decay
+// weighs every claim of the predicate, so it takes the grant right on the predicate, the
+// scope that covers them all.
+func Decay(h Holdings, principal, predicate string) (string, error) {
+	return Standing(h, principal, record.RightGrant, predicate)
+}
+
+// InTx is the store just before transaction tx (before) with the principals and grants tx
+// records: in a transaction of several writes (DB.Tx) a later write rests on the earlier
+// ones, a principal recorded may confirm, a grant given is standing. A transaction keeps its
+// records by kind, not in the order they were written, so a record of another kind is judged
+// against all of tx's grants; grants among themselves are ordered (see VerifyGrant).
+func InTx(before Holdings, tx *record.Tx) Holdings {
+	return inTx{before, tx.Principals, tx.Grants}
+}
+
+type inTx struct {
+	Holdings
+	principals []*record.Principal
+	grants     []*record.Grant
+}
+
+func (h inTx) Principal(name string) *record.Principal {
+	if p := h.Holdings.Principal(name); p != nil {
+		return p
+	}
+	for _, p := range h.principals {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (h inTx) Grants(grantee string) []*record.Grant {
+	gs := h.Holdings.Grants(grantee)
+	for _, g := range h.grants {
+		if g.Grantee == grantee {
+			gs = append(slices.Clip(gs), g)
+		}
+	}
+	return gs
 }
 
 // Held reports whether grant id, as h holds it, gives principal right over target: the check
@@ -171,4 +228,36 @@ func VerifyConfirm(h Holdings, recorded, principal string, claim record.ClaimID)
 		}
 	}
 	return errs
+}
+
+// VerifyPrincipal reports whether by, the principal of the transaction that recorded a
+// principal (whose record names no writer of its own), held the right to (see AddPrincipal).
+// h is the store as InTx gives it.
+func VerifyPrincipal(h Holdings, by string) error {
+	if _, err := AddPrincipal(h, by); err != nil {
+		return didNotHold("recorded by %s, who held no grant right on *", by)
+	}
+	return nil
+}
+
+// VerifyGrant reports whether tx.Grants[i] was given with standing (see Grant): in before, the
+// store just before tx, or by a grant given earlier in tx, never by itself or a later one, so
+// that no grant is its own standing. The writer needs no such rule: each write of a
+// transaction is built on a view that holds the writes before it, and the grant it builds is
+// not yet among them.
+func VerifyGrant(before Holdings, tx *record.Tx, i int) error {
+	g := tx.Grants[i]
+	if _, err := Grant(inTx{Holdings: before, grants: tx.Grants[:i]}, g.By, g.Scope); err != nil {
+		return didNotHold("given by %s, who held no grant right on %s", g.By, g.Scope)
+	}
+	return nil
+}
+
+// VerifyDecay reports whether d's declarer held the right to declare it (see Decay). h is the
+// store as InTx gives it.
+func VerifyDecay(h Holdings, d *record.Decay) error {
+	if _, err := Decay(h, d.By, d.Predicate); err != nil {
+		return didNotHold("decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
+	}
+	return nil
 }
