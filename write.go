@@ -258,7 +258,7 @@ func (s PrincipalSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	default:
 		return fmt.Errorf("principal type %q: %w: use user, agent or tool", s.Type, ErrInvalid)
 	}
-	if _, err := authority.Standing(v, s.By, RightGrant, "*"); err != nil {
+	if _, err := authority.AddPrincipal(v, s.By); err != nil {
 		return err
 	}
 	if p := v.Principal(s.Name); p != nil {
@@ -298,7 +298,7 @@ func (s GrantSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if !authority.ValidScope(s.Scope) {
 		return fmt.Errorf("scope %q: %w: use *, a predicate, Subject.* or Subject.predicate", s.Scope, ErrBadReference)
 	}
-	if _, err := authority.Standing(v, s.By, RightGrant, s.Scope); err != nil {
+	if _, err := authority.Grant(v, s.By, s.Scope); err != nil {
 		return err
 	}
 	for _, g := range v.Grants(s.Grantee) {
@@ -1098,7 +1098,7 @@ func (s DecaySpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if s.HalfLife <= 0 {
 		return fmt.Errorf("half-life %s: %w: it must be positive", s.HalfLife, ErrInvalid)
 	}
-	if _, err := authority.Standing(v, s.By, RightGrant, s.Predicate); err != nil {
+	if _, err := authority.Decay(v, s.By, s.Predicate); err != nil {
 		return err
 	}
 	tx.Decays = append(tx.Decays, &record.Decay{Predicate: s.Predicate, HalfLife: s.HalfLife, By: s.By, Tx: tx.ID})
