@@ -3,7 +3,6 @@ package mql
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/mql-dev/mql/authority"
 	"github.com/mql-dev/mql/graphstore"
@@ -163,34 +162,21 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 	bad := func(node, format string, args ...any) {
 		add(graphstore.Problem{Kind: graphstore.ProblemStanding, Tx: tx.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
 	}
-	// A transaction of several statements (DB.Tx) may rest on its own earlier records: a
-	// grant it gives is standing for its other records, a principal it records may confirm.
-	// A grant is checked against the grants given before it in its transaction only, so that
-	// no grant is its own standing.
-	v := txHoldings{st, tx}
-	holds := func(h authority.Holdings, who string, right record.Right, target string) bool {
-		_, err := authority.Standing(h, who, right, target)
-		return err == nil
-	}
+	v := authority.InTx(st, tx)
 	canSee := func(who string, seenBy []string) bool { return authority.CanSee(owner, who, seenBy) }
 	for _, p := range tx.Principals {
-		if !holds(v, tx.By, record.RightGrant, "*") {
-			bad("urn:mql:principal:"+p.Name, "recorded by %s, who held no grant right on *", tx.By)
+		if err := authority.VerifyPrincipal(v, tx.By); err != nil {
+			bad("urn:mql:principal:"+p.Name, "%v", err)
 		}
 	}
 	for i, g := range tx.Grants {
-		if holds(st, g.By, record.RightGrant, g.Scope) {
-			continue
-		}
-		// The first grant that covers it, in order: one given earlier in this transaction.
-		id, err := authority.Standing(v, g.By, record.RightGrant, g.Scope)
-		if err != nil || !slices.ContainsFunc(tx.Grants[:i], func(e *record.Grant) bool { return e.ID == id }) {
-			bad("urn:mql:grant:"+g.ID, "given by %s, who held no grant right on %s", g.By, g.Scope)
+		if err := authority.VerifyGrant(st, tx, i); err != nil {
+			bad("urn:mql:grant:"+g.ID, "%v", err)
 		}
 	}
 	for _, d := range tx.Decays {
-		if !holds(v, d.By, record.RightGrant, d.Predicate) {
-			bad("", "decay of %s declared by %s, who held no grant right on it", d.Predicate, d.By)
+		if err := authority.VerifyDecay(v, d); err != nil {
+			bad("", "%v", err)
 		}
 	}
 	for _, c := range tx.Claims {
@@ -249,32 +235,4 @@ func checkStandings(st *graphstore.CheckState, tx *record.Tx, add func(graphstor
 			}
 		}
 	}
-}
-
-// txHoldings is the store just before tx with the principals and grants tx records added.
-type txHoldings struct {
-	*graphstore.CheckState
-	tx *record.Tx
-}
-
-func (h txHoldings) Principal(name string) *record.Principal {
-	if p := h.CheckState.Principal(name); p != nil {
-		return p
-	}
-	for _, p := range h.tx.Principals {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-func (h txHoldings) Grants(grantee string) []*record.Grant {
-	gs := h.CheckState.Grants(grantee)
-	for _, g := range h.tx.Grants {
-		if g.Grantee == grantee {
-			gs = append(slices.Clip(gs), g)
-		}
-	}
-	return gs
 }
