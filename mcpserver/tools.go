@@ -605,20 +605,21 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 		return output{}, fmt.Errorf("query: %w: %d statements, and at most %d run in one call (mql serve --max-statements): none ran; send fewer in each call", errLimit, len(script.Stmts), s.lim.Statements)
 	}
 	for _, st := range script.Stmts {
-		if _, ok := st.(query.ReadStmt); !ok {
-			head, _, _ := strings.Cut(st.String(), " ")
+		run, ok := query.ReadFor(st)
+		if !ok {
+			kind := query.KindOf(st)
 			what, use := "a write", "it is not available through this server"
-			switch head {
-			case "assert", "revoke", "derive", "review", "outcome":
-				use = "use the " + head + " tool"
-			case "begin", "commit", "rollback":
+			switch {
+			case query.IsControl(st):
 				what, use = "transaction control", "each write tool call is a transaction of its own"
+			case kind == "assert", kind == "revoke", kind == "derive", kind == "review", kind == "outcome":
+				use = "use the " + kind + " tool"
 			}
-			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, search, stats, run, runs, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), head, what, use)
+			return output{}, fmt.Errorf("%s: %s is %s; the query tool runs only reads (live, find, why, revoked-by, impact, history, conflicts, beliefs, context, search, stats, run, runs, principals, grants, subjects, predicates, artifacts, sources, describe): %s", st.Pos(), kind, what, use)
 		}
 		// A statement made for one run in a call for another would record its retrieval for
 		// one of them only; which one the caller meant is not for the server to guess.
-		if run := st.(query.ReadStmt).Modifiers().ForRun; run != "" && in.Run != "" && run != norm.NFC.String(in.Run) {
+		if run != "" && in.Run != "" && run != norm.NFC.String(in.Run) {
 			return output{}, fmt.Errorf("%s: the statement is for run %s, and the call names run %s: give one run, in the statement or in the call", st.Pos(), run, in.Run)
 		}
 	}

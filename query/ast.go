@@ -14,7 +14,8 @@ type Stmt interface {
 
 // ReadStmt is implemented by the statements that read and so may carry
 // modifiers: Live, Find, Why, RevokedBy, Impact, History, Conflicts, Beliefs,
-// Context, Stats and Search.
+// Context, Stats, Search, Run, Runs and the catalog reads (Principals, Grants,
+// Subjects, Predicates, Artifacts, Sources, Describe).
 type ReadStmt interface {
 	Stmt
 	Modifiers() Mods

@@ -71,11 +71,26 @@ func KindOf(st Stmt) string {
 	return "unknown"
 }
 
-// IsRead reports whether a statement only reads: a read made "for run NAME" also records
-// what it served, and so is not.
+// IsRead reports whether a statement only reads, and so records nothing: what a surface that
+// must not change the store may run (the HTTP server under a session's token), and what the
+// REPL may answer at once inside a transaction instead of holding it for the commit. A read
+// made "for run NAME" also records what it served, a write by the reading principal, and so
+// is not: ReadFor tells it from the other reads.
 func IsRead(st Stmt) bool {
+	run, ok := ReadFor(st)
+	return ok && run == ""
+}
+
+// ReadFor reports whether a statement is a read, and the run it is made for ("" when none).
+// The MCP query tool gates on this rather than IsRead: recording what its reads served, for
+// the agent's run, is what the tool is for. No transaction may hold a read for a run, because
+// mql's reads inside a transaction record nothing.
+func ReadFor(st Stmt) (run string, ok bool) {
 	r, ok := st.(ReadStmt)
-	return ok && r.Modifiers().ForRun == ""
+	if !ok {
+		return "", false
+	}
+	return r.Modifiers().ForRun, true
 }
 
 // IsControl reports whether a statement starts or ends a transaction: begin, commit, rollback.

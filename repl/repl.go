@@ -430,8 +430,8 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 			}
 			reads := len(script.Stmts) > 0
 			for _, st := range script.Stmts {
-				if r, ok := st.(query.ReadStmt); ok && r.Modifiers().ForRun != "" {
-					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), r.Modifiers().ForRun)
+				if run, _ := query.ReadFor(st); run != "" {
+					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), run)
 				}
 				reads = reads && query.IsRead(st)
 			}
