@@ -186,6 +186,8 @@ func (b *bboltBackend) open() error {
 			err = fmt.Errorf("%s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW.db` (the new file is checked, and the old one left as it is)", b.path, ErrOldFormat, b.path)
 		case "other":
 			err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
+		case "damaged":
+			err = b.damagedErr(fmt.Sprintf("it holds buckets named as mql names its own, but not %s, which every mql store has (a damaged name, or a store cut short)", boltkv.Bucket))
 		case "":
 			if b.mustExist {
 				err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
@@ -233,7 +235,10 @@ func (b *bboltBackend) open() error {
 }
 
 // boltKind says what a bbolt file holds: "mql" (its buckets), "cayley" (an mql store of the
-// old format), "" (no buckets: new), or "other".
+// old format), "" (no buckets: new), "other" (another program's buckets), or "damaged": only
+// buckets named as mql names its own, but not the one every store has. Only a file with no
+// bucket at all is new: one byte flipped in the name of mql's bucket once made a store look
+// new, and the next write started a store over the history in it.
 func boltKind(db *bolt.DB) (string, error) {
 	kind := ""
 	err := db.View(func(tx *bolt.Tx) error {
@@ -246,6 +251,8 @@ func boltKind(db *bolt.DB) (string, error) {
 			return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 				if !strings.HasPrefix(string(name), "mql.") {
 					kind = "other"
+				} else if kind == "" {
+					kind = "damaged"
 				}
 				return nil
 			})

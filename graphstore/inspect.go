@@ -113,6 +113,9 @@ func inspectBBolt(ctx context.Context, path string, timeout time.Duration) (Insp
 		case "other":
 			in, err = other("a bbolt database that is not an mql store")
 			return err
+		case "damaged":
+			in, err = other("a damaged mql store: it holds buckets named as mql's but not %s", boltkv.Bucket)
+			return err
 		case "cayley":
 			in, err = other("an mql store in the format of an earlier mql (Cayley quads): convert it with `mql migrate`")
 			return err

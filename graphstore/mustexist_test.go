@@ -98,6 +98,62 @@ func TestOpenMustExist(t *testing.T) {
 	s.Close()
 }
 
+// TestOpenMqlNamedBuckets: a bbolt file holding buckets named as mql names its own but not
+// the one every store has (a byte flipped in that bucket's name, as cmd/mql's
+// TestDamagedStores found at seed 89) is refused as damaged, with and without MustExist, and
+// no write starts a new store in it over the history it holds.
+func TestOpenMqlNamedBuckets(t *testing.T) {
+	ctx := context.Background()
+	for _, names := range [][]string{{"mql.kw"}, {"mql.damaged"}, {"mql.damaged", "mql.kx"}} {
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Update(func(tx *bolt.Tx) error {
+				for _, n := range names {
+					b, err := tx.CreateBucket([]byte(n))
+					if err != nil {
+						return err
+					}
+					if err := b.Put([]byte("k"), []byte("the history")); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mustExist := range []bool{false, true} {
+				s, err := Open(ctx, path, Options{MustExist: mustExist})
+				if err == nil {
+					s.Close()
+					t.Fatalf("MustExist %v: opened", mustExist)
+				}
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "not mql.kv") {
+					t.Errorf("MustExist %v: err %v: want ErrDamaged naming mql.kv", mustExist, err)
+				}
+			}
+			if _, err := CheckDSN(ctx, path, Options{}, CheckOptions{}); !errors.Is(err, ErrDamaged) {
+				t.Errorf("CheckDSN: err %v: want ErrDamaged", err)
+			}
+			in, err := Inspect(ctx, path, time.Second)
+			if err != nil || in.Found != FoundOther || !strings.Contains(in.Other, "damaged") {
+				t.Errorf("Inspect: %+v, %v: want a damaged mql store", in, err)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+				t.Error("the file changed")
+			}
+		})
+	}
+}
+
 // TestOpenOldFormat: a store of the format before mql-kv/1 (Cayley's buckets) is refused by
 // Open, with and without MustExist, with ErrOldFormat and a message naming `mql migrate`, and
 // left as it was; CheckDSN refuses it the same way.
