@@ -189,12 +189,39 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 			}
 			return nil, earlierFormatErr(b.shown, index.EarlierFormatError(f))
 		}
+		// Only a database without any of the tables is new: a store with a table dropped read
+		// as none, and its next write wrote a genesis over the history in the others.
+		if err := pgPartial(ctx, kvs, b.shown); err != nil {
+			kvs.Close()
+			return nil, err
+		}
 		if opts.MustExist {
 			kvs.Close()
 			return nil, errNoStore(nil, "the database %s holds no mql store (no mql tables)", b.shown)
 		}
 	}
 	return b, nil
+}
+
+// pgPartial returns an error wrapping ErrDamaged if the database holds some of the store's
+// tables but not all.
+func pgPartial(ctx context.Context, kvs *pgkv.Store, shown string) error {
+	tables := kvs.Tables()
+	found, err := kvs.Found(ctx, tables)
+	if err != nil {
+		return StorageFailure(fmt.Errorf("cannot read the tables of %s: %w", shown, err))
+	}
+	var lack []string
+	for _, t := range tables {
+		if !found[t] {
+			lack = append(lack, t)
+		}
+	}
+	if len(lack) == 0 || len(lack) == len(tables) {
+		return nil
+	}
+	return fmt.Errorf("the database %s is damaged: it holds %d of the %d tables of an mql store, without %s (dropped?); nothing was written: restore the database from a backup, or the store from an export (`mql import`): %w",
+		shown, len(tables)-len(lack), len(tables), strings.Join(lack, ", "), ErrDamaged)
 }
 
 // pgEarlierFormat returns the format a database without every table of this format is

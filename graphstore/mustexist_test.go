@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -269,5 +270,49 @@ func TestCheckDSNOfUnfinishedStore(t *testing.T) {
 	defer s.Close()
 	if !s.Created() {
 		t.Error("Open did not write the genesis")
+	}
+}
+
+// TestOpenPostgresTableDropped: a database holding some of a store's tables but not all (one
+// dropped) is refused as damaged by Open, with and without MustExist, and by CheckDSN, naming
+// the missing table; nothing is written. It once read as no store, and the next write wrote a
+// genesis over the transactions the other tables held.
+func TestOpenPostgresTableDropped(t *testing.T) {
+	dsn := newPGDatabase(t)
+	ctx := context.Background()
+	s := mustOpen(t, dsn, Options{})
+	s.Close()
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("DROP TABLE mql_text"); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() string {
+		var n int
+		var sum string
+		if err := db.QueryRow("SELECT count(*), coalesce(md5(string_agg(encode(k, 'hex') || encode(v, 'hex'), ',' ORDER BY k)), '') FROM mql_tx").Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(n, sum)
+	}
+	before := rows()
+	for _, mustExist := range []bool{false, true} {
+		s, err := Open(ctx, dsn, Options{MustExist: mustExist})
+		if err == nil {
+			s.Close()
+			t.Fatalf("MustExist %v: opened", mustExist)
+		}
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "mql_text") {
+			t.Errorf("MustExist %v: err %v: want ErrDamaged naming mql_text", mustExist, err)
+		}
+	}
+	if _, err := CheckDSN(ctx, dsn, Options{}, CheckOptions{}); !errors.Is(err, ErrDamaged) {
+		t.Errorf("CheckDSN: err %v: want ErrDamaged", err)
+	}
+	if after := rows(); after != before {
+		t.Errorf("mql_tx changed: %s before, %s after", before, after)
 	}
 }

@@ -858,6 +858,10 @@ func (sc *scanner) fetch() error {
 
 // ---- errors ------------------------------------------------------------------------------
 
+// ErrPartialTables is returned by a write transaction into a database that holds some of the
+// store's tables but not all: a store with tables dropped, which a write must not take for new.
+var ErrPartialTables = errors.New("pgkv: some of the store's tables are missing")
+
 // ErrLockTimeout is wrapped by a Write that waited Options.LockTimeout for the writer lock.
 var ErrLockTimeout = errors.New("pgkv: the writer lock was not released in time")
 

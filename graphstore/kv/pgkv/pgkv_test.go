@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -371,5 +372,59 @@ func TestSessionsEndedWhileIdle(t *testing.T) {
 	defer r.End()
 	if v, _ := r.Get(0, []byte("x")); string(v) != "2" {
 		t.Fatalf("after the write, x = %q", v)
+	}
+}
+
+// A database holding some of the store's tables but not all is a store with tables dropped,
+// never a new one: a write refuses it with ErrPartialTables and writes nothing, where it once
+// created the missing tables and wrote over what the others held as if into a new store.
+func TestPartialTablesRefused(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WriteWith(ctx, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Put(0, []byte("x"), []byte("1"))
+	w.Put(1, []byte("y"), []byte("1"))
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dropped := s.Tables()[1]
+	s.Close()
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("DROP TABLE " + dropped); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(ctx, dsn, testSchema, Options{LockKey: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Exists() {
+		t.Fatal("Exists with a table dropped")
+	}
+	if w, err := s.WriteWith(ctx, WriteOptions{}); !errors.Is(err, ErrPartialTables) {
+		if err == nil {
+			w.Rollback()
+		}
+		t.Fatalf("write: err %v, want ErrPartialTables", err)
+	}
+	var v string
+	if err := db.QueryRow("SELECT v FROM " + s.Tables()[0] + " WHERE k = 'x'").Scan(&v); err != nil || v != "1" {
+		t.Errorf("the remaining table holds %q (%v), want what was written", v, err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM pg_class WHERE relname = $1", dropped).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the dropped table was created again (%d, %v)", n, err)
 	}
 }

@@ -273,6 +273,11 @@ func (t *WriteTx) begin(ctx context.Context, o WriteOptions) error {
 		return err
 	}
 	if !exists {
+		if n > 0 && n < len(s.tables) {
+			// Some tables and not others is a store with tables dropped, never a new one: its
+			// commit would write a new store over what the others hold.
+			return fmt.Errorf("%w: %d of the store's %d tables exist", ErrPartialTables, n, len(s.tables))
+		}
 		if n != len(s.tables) {
 			t.missing = true
 		} else {
