@@ -187,7 +187,7 @@ func (b *bboltBackend) open() error {
 		case "other":
 			err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)
 		case "damaged":
-			err = b.damagedErr(fmt.Sprintf("it holds buckets named as mql names its own, but not %s, which every mql store has (a damaged name, or a store cut short)", boltkv.Bucket))
+			err = b.damagedErr(fmt.Sprintf("it holds buckets named as mql names its own, but not %s, which every mql store has (its name damaged?)", boltkv.Bucket))
 		case "":
 			if b.mustExist {
 				err = errNoStore(nil, "%s is a bbolt file but not an mql store", b.path)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +173,8 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 	rand.Read(tok[:])
 	b.token = hex.EncodeToString(tok[:])
 	if !kvs.Exists() {
-		found, err := kvs.Found(ctx, pgOldTables)
+		// One look at the catalog answers every question below.
+		found, err := kvs.Found(ctx, append(slices.Clone(pgOldTables), kvs.Tables()...))
 		if err != nil {
 			kvs.Close()
 			return nil, StorageFailure(fmt.Errorf("cannot read the tables of %s: %w", b.shown, err))
@@ -182,7 +184,7 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 			return nil, fmt.Errorf("%s: %w: it was written by an earlier mql, as Cayley quads; convert it with `mql migrate %s NEW` (NEW a new file or an empty database: the new store is checked, and the old one left as it is)", b.shown, ErrOldFormat, b.shown)
 		}
 		// A store of an earlier format has every table but the text index's.
-		if f, err := pgEarlierFormat(ctx, kvs); err != nil || f != "" {
+		if f, err := pgEarlierFormat(ctx, kvs, found); err != nil || f != "" {
 			kvs.Close()
 			if err != nil {
 				return nil, StorageFailure(fmt.Errorf("cannot read the format of %s: %w", b.shown, err))
@@ -191,7 +193,7 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 		}
 		// Only a database without any of the tables is new: a store with a table dropped read
 		// as none, and its next write wrote a genesis over the history in the others.
-		if err := pgPartial(ctx, kvs, b.shown); err != nil {
+		if err := pgPartial(kvs, found, b.shown); err != nil {
 			kvs.Close()
 			return nil, err
 		}
@@ -204,13 +206,9 @@ func openPG(ctx context.Context, dsn string, opts Options, mode pgMode) (*pgBack
 }
 
 // pgPartial returns an error wrapping ErrDamaged if the database holds some of the store's
-// tables but not all.
-func pgPartial(ctx context.Context, kvs *pgkv.Store, shown string) error {
+// tables but not all (found: which tables exist).
+func pgPartial(kvs *pgkv.Store, found map[string]bool, shown string) error {
 	tables := kvs.Tables()
-	found, err := kvs.Found(ctx, tables)
-	if err != nil {
-		return StorageFailure(fmt.Errorf("cannot read the tables of %s: %w", shown, err))
-	}
 	var lack []string
 	for _, t := range tables {
 		if !found[t] {
@@ -225,15 +223,15 @@ func pgPartial(ctx context.Context, kvs *pgkv.Store, shown string) error {
 }
 
 // pgEarlierFormat returns the format a database without every table of this format is
-// labelled with, if it is an earlier one (encoding.Earlier), and "" otherwise.
-func pgEarlierFormat(ctx context.Context, kvs *pgkv.Store) (string, error) {
+// labelled with, if it is an earlier one (encoding.Earlier), and "" otherwise (found: which
+// tables exist).
+func pgEarlierFormat(ctx context.Context, kvs *pgkv.Store, found map[string]bool) (string, error) {
 	meta := kvs.Tables()[pgMetaBucket]
-	found, err := kvs.Found(ctx, []string{meta})
-	if err != nil || !found[meta] {
-		return "", err
+	if !found[meta] {
+		return "", nil
 	}
 	var f []byte
-	err = kvs.Conn(ctx, func(c *pgx.Conn) error {
+	err := kvs.Conn(ctx, func(c *pgx.Conn) error {
 		return c.QueryRow(ctx, "SELECT v FROM "+meta+" WHERE k = $1", []byte("format")).Scan(&f)
 	})
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && !encoding.Earlier(string(f)) {

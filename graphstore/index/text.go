@@ -74,8 +74,6 @@ const (
 	textFlagsShift = 2
 )
 
-func (b *textBlock) encode() []byte { return b.appendTo(nil) }
-
 // appendTo appends the block's encoding to buf.
 func (b *textBlock) appendTo(buf []byte) []byte {
 	e := enc{encoding.Enc{B: buf}}
@@ -165,20 +163,16 @@ func decodeCompactTextBlock(b []byte) (*textBlock, error) {
 				p.version = uint32(v)
 			}
 		}
-		aud := 0
+		var aud uint64
 		if len(t.audiences) > 1 {
-			if a := d.Uvarint(); a < uint64(len(t.audiences)) {
-				aud = int(a)
-			} else {
-				aud = -1 // refused below
-			}
+			aud = d.Uvarint()
 		}
-		p.audience = uint32(max(aud, 0))
 		key := int64(lastKey) + delta
-		if key < 0 || aud < 0 || aud >= len(t.audiences) || i > 0 && p.seq <= lastSeq {
+		if key < 0 || aud >= uint64(len(t.audiences)) || i > 0 && p.seq <= lastSeq {
 			d.fail("text posting")
 			break
 		}
+		p.audience = uint32(aud)
 		p.keySeq = uint64(key)
 		lastSeq, lastKey = p.seq, p.keySeq
 		t.posts = append(t.posts, p)
