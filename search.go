@@ -41,17 +41,26 @@ type SearchOptions struct {
 	// Vector, if set, ranks the claims that carry a vector (AssertSpec.Vector) by its cosine
 	// similarity to theirs: the "vector" signal. It must have the store's dimension.
 	Vector []float32
-	// Signals are the signals that rank, "text" (BM25 over the search text) and "vector"
-	// (cosine similarity to Vector); empty: each one the search has the input of. With both,
-	// the answers are fused by reciprocal rank (see Search).
+	// Signals are the signals that rank, "text" (BM25 over the search text), "subject" (the
+	// search's words in a claim's subject weigh more: with text only) and "vector" (cosine
+	// similarity to Vector); empty: each one the search has the input of. With text and
+	// vector, the answers are fused by reciprocal rank (see Search).
 	Signals []string
 }
 
 // The search signals.
 const (
-	SignalText   = "text"
-	SignalVector = "vector"
+	SignalText    = "text"
+	SignalSubject = "subject"
+	SignalVector  = "vector"
 )
+
+// SubjectWeight is what the subject signal adds to a claim's score for each word of the
+// search its subject holds, as a share of the word's IDF: the word counts about twice as
+// much in the subject as in the rest of the claim's text. Measured on long conversations
+// (docs/BENCHMARKS.md, "Ranking"), where every turn's subject is its speaker and questions
+// name the person they ask about.
+const SubjectWeight = 1.0
 
 // RRFK is the constant of reciprocal rank fusion: a claim ranked r-th (from 1) by a signal
 // gets 1/(RRFK + r) from it. 60 is the value of Cormack, Clarke and Büttcher's paper, where
@@ -72,7 +81,8 @@ type SearchHit struct {
 	// 1/(RRFK + its rank by the signal).
 	Score float64 `json:"score"`
 	// Signals names what ranked the claim: "text" (its text holds a term of the search),
-	// "vector" (its vector was among the most similar).
+	// "subject" (its subject holds one, which weighed more), "vector" (its vector was among
+	// the most similar).
 	Signals []string `json:"signals"`
 	// Terms are the search's terms (as the analyzer gives them: folded and stemmed) that the
 	// claim's text holds.
@@ -111,7 +121,7 @@ func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (Se
 				return refs
 			})
 	}
-	byText, byVector, err := searchSignals(text, opts)
+	byText, bySubject, byVector, err := searchSignals(text, opts)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -152,7 +162,12 @@ func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (Se
 		var vecs []index.VectorHit
 		if byText {
 			out.Signals = append(out.Signals, SignalText)
-			texts = v.SearchText(index.TextQuery{Terms: terms, Params: ranking.Default, History: opts.History, Match: match, Limit: window})
+			tq := index.TextQuery{Terms: terms, Params: ranking.Default, History: opts.History, Match: match, Limit: window}
+			if bySubject {
+				out.Signals = append(out.Signals, SignalSubject)
+				tq.SubjectWeight = SubjectWeight
+			}
+			texts = v.SearchText(tq)
 		}
 		if byVector {
 			if err := checkSearchVector(v, opts.Vector); err != nil {
@@ -168,33 +183,40 @@ func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (Se
 }
 
 // searchSignals says which signals a search ranks by: those opts.Signals names, or each one
-// the search has the input of.
-func searchSignals(text string, opts SearchOptions) (bool, bool, error) {
+// the search has the input of (text, and the subject with it; vector).
+func searchSignals(text string, opts SearchOptions) (byText, bySubject, byVector bool, err error) {
 	hasText, hasVector := text != "", opts.Vector != nil
 	if len(opts.Signals) == 0 {
 		if !hasText && !hasVector {
-			return false, false, fmt.Errorf("search: %w: it is empty (neither text nor a vector); say what to search for", ErrInvalid)
+			return false, false, false, fmt.Errorf("search: %w: it is empty (neither text nor a vector); say what to search for", ErrInvalid)
 		}
-		return hasText, hasVector, nil
+		return hasText, hasText, hasVector, nil
 	}
-	var t, vec bool
 	for _, s := range opts.Signals {
 		switch s {
 		case SignalText:
 			if !hasText {
-				return false, false, fmt.Errorf("signal text: %w: the search has no text to rank by", ErrInvalid)
+				return false, false, false, fmt.Errorf("signal text: %w: the search has no text to rank by", ErrInvalid)
 			}
-			t = true
+			byText = true
+		case SignalSubject:
+			if !hasText {
+				return false, false, false, fmt.Errorf("signal subject: %w: the search has no text whose words a subject could hold", ErrInvalid)
+			}
+			bySubject = true
 		case SignalVector:
 			if !hasVector {
-				return false, false, fmt.Errorf("signal vector: %w: the search has no vector to rank by; give one (or serve with an embedder, which embeds the search text)", ErrInvalid)
+				return false, false, false, fmt.Errorf("signal vector: %w: the search has no vector to rank by; give one (or serve with an embedder, which embeds the search text)", ErrInvalid)
 			}
-			vec = true
+			byVector = true
 		default:
-			return false, false, fmt.Errorf("signal %q: %w: the signals are text and vector", s, ErrInvalid)
+			return false, false, false, fmt.Errorf("signal %q: %w: the signals are text, subject and vector", s, ErrInvalid)
 		}
 	}
-	return t, vec, nil
+	if bySubject && !byText {
+		return false, false, false, fmt.Errorf("signal subject: %w: it weighs the text signal's words; name text too", ErrInvalid)
+	}
+	return byText, bySubject, byVector, nil
 }
 
 // checkSearchVector checks a search's vector against the store's dimension (any, while the
@@ -216,7 +238,7 @@ func fuse(v *index.View, texts []index.TextHit, vecs []index.VectorHit, limit in
 	hits := []SearchHit{}
 	if vecs == nil {
 		for _, h := range texts {
-			hits = append(hits, SearchHit{Claim: claimOf(v, h.Claim), Score: h.Score, Signals: []string{SignalText}, Terms: h.Terms})
+			hits = append(hits, SearchHit{Claim: claimOf(v, h.Claim), Score: h.Score, Signals: textSignals(h), Terms: h.Terms})
 		}
 		return hits
 	}
@@ -234,7 +256,7 @@ func fuse(v *index.View, texts []index.TextHit, vecs []index.VectorHit, limit in
 	var all []fused
 	for r, h := range texts {
 		at[h.Claim.ID] = len(all)
-		all = append(all, fused{h.Claim, SearchHit{Score: 1 / float64(RRFK+r+1), Signals: []string{SignalText}, Terms: h.Terms}})
+		all = append(all, fused{h.Claim, SearchHit{Score: 1 / float64(RRFK+r+1), Signals: textSignals(h), Terms: h.Terms}})
 	}
 	for r, h := range vecs {
 		i, ok := at[h.Claim.ID]
@@ -251,6 +273,14 @@ func fuse(v *index.View, texts []index.TextHit, vecs []index.VectorHit, limit in
 		hits = append(hits, f.hit)
 	}
 	return hits
+}
+
+// textSignals names what ranked a text hit: the text, and the subject when it weighed.
+func textSignals(h index.TextHit) []string {
+	if h.Subject {
+		return []string{SignalText, SignalSubject}
+	}
+	return []string{SignalText}
 }
 
 // matches reports whether the key subject.predicate fits the pattern.

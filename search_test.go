@@ -370,3 +370,83 @@ func TestSearchInsideATransaction(t *testing.T) {
 		t.Fatalf("check: %v %+v", err, rep.Problems)
 	}
 }
+
+// An irregular word's forms are one word to a search (analysis.Forms): "buy" finds "bought",
+// and a claim holding both forms holds the word twice, once for each.
+func TestSearchIrregularForms(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	f.assert("Ingrid", "s1_t4", mql.String("I just bought a used Subaru Outback"), "worker-3")
+	f.assert("Ingrid", "s2_t9", mql.String("The children went to the lake"), "worker-3")
+	f.assert("Ingrid", "s3_t2", mql.String("We buy what we bought before"), "worker-3")
+	f.assert("Ingrid", "s4_t1", mql.String("buy, buy the same"), "worker-3")
+	res := must2(f.db.Search(f.ctx, "What car did she buy?", mql.SearchOptions{Signals: []string{mql.SignalText}}))
+	if got := refsOf(res); !slices.Contains(got, "Ingrid.s1_t4@1") {
+		t.Errorf("search buy = %v, want the claim that says bought", got)
+	}
+	for _, h := range res.Hits {
+		if h.Ref == "Ingrid.s1_t4@1" && !slices.Equal(h.Terms, []string{"car", "buy"}) && !slices.Equal(h.Terms, []string{"buy"}) {
+			t.Errorf("the bought claim matched %q, want the search's word buy", h.Terms)
+		}
+	}
+	if got := refsOf(must2(f.db.Search(f.ctx, "go with the child", mql.SearchOptions{}))); !slices.Equal(got, []string{"Ingrid.s2_t9@1"}) {
+		t.Errorf("search go with the child = %v, want the claim that says went and children", got)
+	}
+	// buy and bought in one search are one word, scored once; a claim holding buy once and
+	// bought once scores as one holding buy twice (same length).
+	one := searchRows(f.db.Search(f.ctx, "buy", mql.SearchOptions{Signals: []string{mql.SignalText}}))
+	both := searchRows(f.db.Search(f.ctx, "buy bought", mql.SearchOptions{Signals: []string{mql.SignalText}}))
+	if !slices.Equal(one, both) {
+		t.Errorf("search buy = %q, search buy bought = %q: want the same rows and scores", one, both)
+	}
+	var mixed, twice float64
+	for _, h := range must2(f.db.Search(f.ctx, "buy", mql.SearchOptions{Signals: []string{mql.SignalText}})).Hits {
+		switch h.Ref {
+		case "Ingrid.s3_t2@1":
+			mixed = h.Score
+		case "Ingrid.s4_t1@1":
+			twice = h.Score
+		}
+	}
+	if mixed == 0 || mixed != twice {
+		t.Errorf("buy and bought scored %v, buy twice %v: want equal", mixed, twice)
+	}
+}
+
+// The subject signal: a word of the search that a claim's subject holds weighs more, so a
+// question naming a person finds what that person said before what others said to them.
+func TestSearchSubjectSignal(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	f.assert("Melanie", "s1_t3", mql.String("Caroline, did you adopt the puppy you told me about?"), "worker-3")
+	f.assert("Caroline", "s1_t4", mql.String("I adopted a puppy and named him Oscar"), "worker-3")
+	q := "What did Caroline name the puppy she adopted?"
+	res := must2(f.db.Search(f.ctx, q, mql.SearchOptions{}))
+	if got := refsOf(res); len(got) != 2 || got[0] != "Caroline.s1_t4@1" {
+		t.Fatalf("search %q = %v, want Caroline's claim first", q, got)
+	}
+	if !slices.Equal(res.Signals, []string{"text", "subject"}) || !slices.Equal(res.Hits[0].Signals, []string{"text", "subject"}) || !slices.Equal(res.Hits[1].Signals, []string{"text"}) {
+		t.Errorf("signals: search %q, hits %q and %q; want text and subject, the first hit both, the second text", res.Signals, res.Hits[0].Signals, res.Hits[1].Signals)
+	}
+	// Switched off, the claim's subject counts as any other word of its text.
+	textOnly := must2(f.db.Search(f.ctx, q, mql.SearchOptions{Signals: []string{mql.SignalText}}))
+	for _, h := range textOnly.Hits {
+		if !slices.Equal(h.Signals, []string{"text"}) {
+			t.Errorf("signals text: hit %s ranked by %q", h.Ref, h.Signals)
+		}
+		if h.Ref == "Caroline.s1_t4@1" && !(h.Score < res.Hits[0].Score) {
+			t.Errorf("signals text: Caroline's claim scored %v, with the subject %v; want less", h.Score, res.Hits[0].Score)
+		}
+	}
+	for _, c := range []struct {
+		text string
+		opts mql.SearchOptions
+		want string
+	}{
+		{q, mql.SearchOptions{Signals: []string{mql.SignalSubject}}, "name text too"},
+		{"", mql.SearchOptions{Vector: []float32{1, 0}, Signals: []string{mql.SignalSubject}}, "no text"},
+		{q, mql.SearchOptions{Signals: []string{"recency"}}, "text, subject and vector"},
+	} {
+		if _, err := f.db.Search(f.ctx, c.text, c.opts); err == nil || !errors.Is(err, mql.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Search(%q, %+v) = %v, want ErrInvalid saying %q", c.text, c.opts, err, c.want)
+		}
+	}
+}

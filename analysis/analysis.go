@@ -25,6 +25,9 @@
 //     (Snowball's Porter2 stemmer, github.com/blevesearch/snowballstem): "pricing" and "prices"
 //     meet at "price". Words of other scripts are folded but not stemmed.
 //
+// A stemmer joins the forms that spelling rules join, not "buy" and "bought": Forms gives the
+// terms of a word that inflects irregularly, which a search takes as one word (forms.go).
+//
 // Terms are at most MaxTermBytes long (longer ones are cut at a character boundary), so an
 // index key holding one stays small.
 package analysis

@@ -101,3 +101,23 @@ func FuzzTerms(f *testing.F) {
 		}
 	})
 }
+
+func TestForms(t *testing.T) {
+	for _, tc := range []struct {
+		term string
+		want []string
+	}{
+		{"buy", []string{"buy", "bought"}},
+		{"bought", []string{"buy", "bought"}},
+		{"went", []string{"go", "went", "gone"}},
+		{"children", []string{"child", "children"}},
+		{"peopl", []string{"person", "peopl"}}, // the stemmer's term for "people"
+		{"price", nil},                         // regular: the stemmer joins its forms
+		{"rose", nil},                          // a flower as often as a past: left out
+		{"had", nil},                           // a stop word, as every form of "have"
+	} {
+		if got := Forms(tc.term); !slices.Equal(got, tc.want) {
+			t.Errorf("Forms(%q) = %q, want %q", tc.term, got, tc.want)
+		}
+	}
+}

@@ -51,7 +51,10 @@ type config struct {
 	serve     bool // measure mql serve (MCP over HTTP and /v1/query) instead of the sizes
 	search    bool // measure text search against SQLite FTS5 instead of the sizes
 	questions int  // -search: questions asked
-	metrics   bool // -serve: with the server's Prometheus metrics on, scraped every second
+	// -search over a file of LoCoMo's shape instead of the generated corpus.
+	locomo         string
+	locomoCaptions bool
+	metrics        bool // -serve: with the server's Prometheus metrics on, scraped every second
 
 	postgres     string // server DSN; runs the PostgreSQL comparison instead of the sizes
 	pgProcesses  int
@@ -128,6 +131,8 @@ func parseFlags(args []string) (*config, error) {
 	pgAsserts := fs.Int("pg-assertions", 1000, "postgres: single-claim assertions per writer process")
 	search := fs.Bool("search", false, "measure text search against SQLite FTS5's bm25 on a generated corpus of conversations with known answers, at each of -sizes (default 100000 claims): recall@10, non-live rows returned, latency, ingest with and without the text index, index sizes; FTS5 needs the build tag sqlite_fts5")
 	questions := fs.Int("questions", 300, "-search: questions asked")
+	locomo := fs.String("locomo", "", "-search over the conversations of a file in LoCoMo's shape (its locomo10.json, or a directory of one JSON file per conversation) instead of the generated corpus: every question with evidence asked, unless -questions is given; -sizes is ignored")
+	locomoCaptions := fs.Bool("locomo-captions", false, "-locomo: a turn's text holds the caption of the image it shares too")
 	serve := fs.Bool("serve", false, "measure mql serve on loopback: clients (-writers, default 12) asserting at -rate for -duration over MCP and /v1/query, and the round trip of a read")
 	withMetrics := fs.Bool("metrics", false, "-serve: with the server's Prometheus metrics on (as mql serve --metrics), scraped once a second")
 	export := fs.String("export", "", "write an owner's export of a generated history of -sizes claims to `FILE` (no store is built) and exit: the file mql import and mql check are measured on")
@@ -142,7 +147,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	cfg := &config{dag: max(*dag, 0), runs: max(*runs, 1), seed: *seed, dir: *dir, jsonOut: *js, writeDoc: *doc,
 		writers: *writers, rate: *rate, duration: *dur, out: os.Stdout, maxMemoryClaims: *maxMem,
-		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, search: *search, questions: max(*questions, 1), metrics: *withMetrics, export: *export, exportPerTx: *perTx,
+		postgres: *pg, pgProcesses: *pgProcs, pgAssertions: *pgAsserts, serve: *serve, search: *search, questions: max(*questions, 1), locomo: *locomo, locomoCaptions: *locomoCaptions, metrics: *withMetrics, export: *export, exportPerTx: *perTx,
 		keep: *keep, reuse: *reuse, writersStore: *writersStore, dropCaches: *drop, importCheck: *ic}
 	if cfg.reuse && (cfg.dir == "" || cfg.postgres != "" || cfg.writers > 0 || cfg.serve || cfg.export != "") {
 		return nil, fmt.Errorf("-reuse measures the sizes' stores a run with -keep left: give -dir, and no -postgres, -writers, -serve or -export")
@@ -153,8 +158,20 @@ func parseFlags(args []string) (*config, error) {
 	if cfg.postgres != "" && (cfg.pgProcesses <= 0 || cfg.pgAssertions <= 0) {
 		return nil, fmt.Errorf("-pg-processes and -pg-assertions must be positive")
 	}
-	sizesSet := false
-	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	sizesSet, questionsSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		sizesSet = sizesSet || f.Name == "sizes"
+		questionsSet = questionsSet || f.Name == "questions"
+	})
+	if cfg.locomo != "" {
+		cfg.search = true
+		if !sizesSet {
+			*sizes = "1" // one pass: the file is the size
+		}
+		if !questionsSet {
+			cfg.questions = 0
+		}
+	}
 	if cfg.search && !sizesSet {
 		*sizes = "100000"
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -60,6 +61,7 @@ type searchEngineResult struct {
 }
 
 type searchResult struct {
+	Corpus        string               `json:"corpus"`
 	Claims        int                  `json:"claims"` // claim versions asserted (first versions and corrections)
 	Conversations int                  `json:"conversations"`
 	Superseded    int                  `json:"superseded"`
@@ -91,7 +93,11 @@ type searchResult struct {
 // runSearchBench builds the corpus of every size into the engines and measures them.
 func runSearchBench(ctx context.Context, cfg *config, dir string) ([]searchResult, error) {
 	var out []searchResult
-	for _, n := range cfg.sizes {
+	sizes := cfg.sizes
+	if cfg.locomo != "" {
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
 		sr, err := searchSize(ctx, cfg, dir, n)
 		if err != nil {
 			return nil, fmt.Errorf("search, %d claims: %w", n, err)
@@ -123,19 +129,30 @@ func searchSize(ctx context.Context, cfg *config, dir string, n int) (*searchRes
 		defer os.RemoveAll(sub)
 	}
 	began := time.Now()
+	label := strconv.Itoa(n)
+	if cfg.locomo != "" {
+		label = filepath.Base(cfg.locomo)
+	}
 	logf := func(format string, args ...any) {
 		if !cfg.jsonOut {
-			fmt.Fprintf(os.Stderr, "[search %d] %s +%s rss %d MiB: "+format+"\n", append([]any{n, time.Now().UTC().Format("15:04:05"),
+			fmt.Fprintf(os.Stderr, "[search %s] %s +%s rss %d MiB: "+format+"\n", append([]any{label, time.Now().UTC().Format("15:04:05"),
 				time.Since(began).Round(time.Second), procStatus("VmRSS:") >> 20}, args...)...)
 		}
 	}
-	sc := newSearchCorpus(n, cfg.seed)
+	var sc searchSource = newSearchCorpus(n, cfg.seed)
+	if cfg.locomo != "" {
+		var err error
+		if sc, err = loadLocomo(cfg.locomo, cfg.locomoCaptions); err != nil {
+			return nil, err
+		}
+	}
+	nconv, nclaims := sc.size()
 	qs := sc.questions(cfg.questions)
-	res := &searchResult{Claims: sc.claims, Conversations: sc.conversations, Questions: len(qs), Runs: cfg.runs}
+	res := &searchResult{Claims: nclaims, Conversations: nconv, Questions: len(qs), Runs: cfg.runs, Corpus: sc.name()}
 	for _, q := range qs {
 		res.Evidence += len(q.Evidence)
 	}
-	logf("corpus: %d conversations, %d claims, %d questions", sc.conversations, sc.claims, len(qs))
+	logf("corpus: %d conversations, %d claims, %d questions", nconv, nclaims, len(qs))
 
 	withPath, withoutPath, sqlPath := filepath.Join(sub, "mql.db"), filepath.Join(sub, "notext.db"), filepath.Join(sub, "fts.sqlite")
 	with, err := openSearchMQL(ctx, withPath, sc)
@@ -162,9 +179,9 @@ func searchSize(ctx context.Context, cfg *config, dir string, n int) (*searchRes
 	// Bulk ingest, interleaved conversation by conversation.
 	truth := searchTruth{live: map[string]int{}, versions: map[string]int{}}
 	var rates [3][]float64 // with, without, SQLite
-	for i := range sc.conversations {
-		if i > 0 && i%max(1, sc.conversations/10) == 0 {
-			logf("ingest: %d of %d conversations", i, sc.conversations)
+	for i := range nconv {
+		if i > 0 && i%max(1, nconv/10) == 0 {
+			logf("ingest: %d of %d conversations", i, nconv)
 		}
 		c := sc.conversation(i)
 		claims := 0
@@ -341,17 +358,15 @@ type searchMQL struct {
 }
 
 // openSearchMQL creates a store at path with every speaker of the corpus as a principal.
-func openSearchMQL(ctx context.Context, path string, sc *searchCorpus) (*searchMQL, error) {
+func openSearchMQL(ctx context.Context, path string, sc searchSource) (*searchMQL, error) {
 	db, err := mql.Open(ctx, path, mql.Options{})
 	if err != nil {
 		return nil, err
 	}
 	_, err = db.Tx(ctx, "owner", func(tx *mql.Tx) error {
-		for i := range sc.conversations {
-			for _, s := range speakerNames(i) {
-				if _, err := tx.AddPrincipal(mql.PrincipalSpec{Name: s, Type: mql.Agent, By: "owner"}); err != nil {
-					return err
-				}
+		for _, s := range sc.principals() {
+			if _, err := tx.AddPrincipal(mql.PrincipalSpec{Name: s, Type: mql.Agent, By: "owner"}); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -606,9 +621,13 @@ func ftsQueryKept(q string) string {
 
 func renderSearch(sr *searchResult) string {
 	var b strings.Builder
+	shape := fmt.Sprintf("%d sessions × %d turns", searchSessions, searchTurns)
+	if sr.Corpus != "generated" {
+		shape = sr.Corpus
+	}
 	fmt.Fprintf(&b, "\n### Search: %d claims\n\n", sr.Claims)
-	fmt.Fprintf(&b, "%d conversations of %d sessions × %d turns; %d superseded versions (corrections), %d revoked turns (retractions); %d questions with %d evidence turns; latency over %d runs of every question.\n\n",
-		sr.Conversations, searchSessions, searchTurns, sr.Superseded, sr.Revoked, sr.Questions, sr.Evidence, sr.Runs)
+	fmt.Fprintf(&b, "%d conversations of %s; %d superseded versions (corrections), %d revoked turns (retractions); %d questions with %d evidence turns; latency over %d runs of every question.\n\n",
+		sr.Conversations, shape, sr.Superseded, sr.Revoked, sr.Questions, sr.Evidence, sr.Runs)
 	if sr.FTS5 != "" {
 		fmt.Fprintf(&b, "FTS5: %s.\n\n", sr.FTS5)
 	}

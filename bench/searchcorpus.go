@@ -168,6 +168,29 @@ func speakerNames(i int) [2]string {
 	return out
 }
 
+// searchSource is a corpus of conversations the search bench writes and asks questions of:
+// the generated one, or a file of LoCoMo's shape (-locomo).
+type searchSource interface {
+	name() string
+	size() (conversations, claims int)
+	conversation(i int) conversation
+	principals() []string // every speaker, each a principal of the store
+	questions(n int) []question
+}
+
+func (sc *searchCorpus) name() string { return "generated" }
+
+func (sc *searchCorpus) size() (int, int) { return sc.conversations, sc.claims }
+
+func (sc *searchCorpus) principals() []string {
+	var out []string
+	for i := range sc.conversations {
+		s := speakerNames(i)
+		out = append(out, s[:]...)
+	}
+	return out
+}
+
 // newSearchCorpus sizes a corpus to about claims claim versions.
 func newSearchCorpus(claims int, seed uint64) *searchCorpus {
 	sc := &searchCorpus{seed: seed, conversations: max(1, (claims+convTurns/2)/convTurns)}

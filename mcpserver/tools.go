@@ -311,15 +311,15 @@ func (s *server) addTools(srv toolAdder) {
 		Name:        "search",
 		Annotations: read("Search the memory by its text"),
 		Description: `Find the live claims whose text best matches words or a question, best first, when you do not know their subject: e.g. "EU pricing for the team plan". ` +
-			`A claim's text is its subject and predicate (price_per_seat matches "price per seat"), its value when a string, and its sources' excerpts; words match after case folding and English stemming ("pricing" finds "prices"). ` +
+			`A claim's text is its subject and predicate (price_per_seat matches "price per seat"), its value when a string, and its sources' excerpts; words match after case folding and English stemming ("pricing" finds "prices", "buy" finds "bought"), and a word of the search that a claim's subject holds weighs more. ` +
 			`With a vector (or, on a server with an embedder, the text's own embedding), claims are also ranked by the cosine similarity of their vectors, and the two rankings fused by reciprocal rank. ` +
-			`Each row is a claim (as every read gives it) with its score (BM25 by text alone, cosine by vector alone, the fused score with both: comparable within one answer only), the signals that ranked it (text, vector) and matched_terms. Superseded, revoked, expired and contested claims are never answers, unless history is set. Cite the claim references (ref) in what you write.`,
+			`Each row is a claim (as every read gives it) with its score (BM25 by text alone, cosine by vector alone, the fused score with both: comparable within one answer only), the signals that ranked it (text, subject, vector) and matched_terms. Superseded, revoked, expired and contested claims are never answers, unless history is set. Cite the claim references (ref) in what you write.`,
 		InputSchema: schemaFor[SearchInput](func(p map[string]*jsonschema.Schema) {
 			p["text"].Description = `What to search for: words or a question, at most 4096 bytes. It may be absent when a vector is given.`
 			p["vector"].Description = `A query embedding, of the dimension of the store's vectors: ranks claims by the similarity of their vectors to it.`
 			p["vector"].MinItems = jsonschema.Ptr(1)
-			p["signals"].Description = `The signals to rank by, "text" and "vector"; absent: each one the search has the input of.`
-			p["signals"].Items.Enum = []any{mql.SignalText, mql.SignalVector}
+			p["signals"].Description = `The signals to rank by: "text" (BM25), "subject" (with text: the search's words in a claim's subject weigh more) and "vector"; absent: each one the search has the input of.`
+			p["signals"].Items.Enum = []any{mql.SignalText, mql.SignalSubject, mql.SignalVector}
 			p["on"].Description = `Only claims of keys matching one of these patterns: "Subject", "Subject.*", "*.predicate", "Subject.predicate". Absent: every key.`
 			p["on"].Items.Pattern = keyPattern
 			p["limit"].Description = `The most rows to give, 1 to 10000; 0 or absent for 20.`

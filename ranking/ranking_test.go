@@ -43,7 +43,8 @@ func TestTerm(t *testing.T) {
 		{"absent", Default, 0, 10, 0},
 		{"once, mean length", Default, 1, 10, 2 * 1 * 2.2 / (1 + 1.2)},
 		{"twice, mean length", Default, 2, 10, 2 * 2 * 2.2 / (2 + 1.2)},
-		{"once, twice the mean", Default, 1, 20, 2 * 1 * 2.2 / (1 + 1.2*(0.25+0.75*2))},
+		{"once, twice the mean", Default, 1, 20, 2 * 1 * 2.2 / (1 + 1.2*(0.5+0.5*2))},
+		{"once, twice the mean, B 0.75", BM25{K1: 1.2, B: 0.75}, 1, 20, 2 * 1 * 2.2 / (1 + 1.2*(0.25+0.75*2))},
 		{"B 0 ignores length", BM25{K1: 1.2, B: 0}, 1, 1000, 2 * 1 * 2.2 / (1 + 1.2)},
 		{"K1 0 counts a term once", BM25{K1: 0, B: 0.75}, 5, 10, 2},
 	} {

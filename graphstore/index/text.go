@@ -20,6 +20,7 @@ package index
 // may see.
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"fmt"
@@ -492,14 +493,30 @@ type TextQuery struct {
 	Match func(*ClaimEntry) bool
 	// Limit is the most answers given (0: all).
 	Limit int
+	// SubjectWeight, when above 0, weighs the search's terms that a claim's subject holds
+	// more: each adds SubjectWeight × its IDF to the claim's score, among the best
+	// SubjectWindow answers by BM25 (or Limit's, if more), which are then ordered again.
+	// A question naming an entity is most often about it rather than about a claim that
+	// mentions it.
+	SubjectWeight float64
 }
+
+// SubjectWindow is how many of the best answers by BM25 the subject's weight orders again.
+// On the conversations measured (docs/BENCHMARKS.md), weighing every candidate gave the
+// same answers as weighing the best 100.
+const SubjectWindow = 100
 
 // TextHit is one answer of a text search.
 type TextHit struct {
 	Claim *ClaimEntry
 	Score float64
-	// Terms are the search's terms the claim holds, in the search's order.
+	// Terms are the search's terms the claim holds (itself or another of its forms,
+	// analysis.Forms), in the search's order.
 	Terms []string
+	// Subject reports whether the claim's subject holds a search term and SubjectWeight
+	// added to its score.
+	Subject bool
+	seq     uint64
 }
 
 type textCandidate struct {
@@ -521,9 +538,12 @@ func better(a, b *textCandidate) bool {
 // SearchText returns the answers of q, best first: by score, then in the order the claims were
 // recorded. Everything it counts or scores is a claim the viewer may see as of the view.
 func (v *View) SearchText(q TextQuery) []TextHit {
+	// A term and the other forms of its word (analysis.Forms) are one term of the search: a
+	// claim holding "bought" holds "buy" as often, and the IDF is that of the claims holding
+	// any of them.
 	var terms []string
 	for _, t := range q.Terms {
-		if !slices.Contains(terms, t) {
+		if !slices.ContainsFunc(terms, func(u string) bool { return u == t || slices.Contains(analysis.Forms(u), t) }) {
 			terms = append(terms, t)
 		}
 	}
@@ -534,7 +554,7 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 	// Each term's postings, in seq order: merged below without a map.
 	lists := make([][]textPost, len(terms))
 	for i, t := range terms {
-		lists[i] = v.textPostings(t)
+		lists[i] = v.wordPostings(t)
 	}
 	idf := make([]float64, len(terms))
 	for i := range terms {
@@ -574,6 +594,10 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 	// sorting every candidate.
 	h := textHeap(cands)
 	heap.Init(&h)
+	window := q.Limit
+	if q.SubjectWeight > 0 && window > 0 {
+		window = max(window, SubjectWindow)
+	}
 	var hits []TextHit
 	for h.Len() > 0 {
 		c := heap.Pop(&h).(*textCandidate)
@@ -581,18 +605,92 @@ func (v *View) SearchText(q TextQuery) []TextHit {
 		if e == nil {
 			continue
 		}
-		hit := TextHit{Claim: e, Score: c.score}
+		hit := TextHit{Claim: e, Score: c.score, seq: c.seq}
 		for i, t := range terms {
 			if c.tf[i] > 0 {
 				hit.Terms = append(hit.Terms, t)
 			}
 		}
 		hits = append(hits, hit)
-		if q.Limit > 0 && len(hits) == q.Limit {
+		if window > 0 && len(hits) == window {
 			break
 		}
 	}
+	if q.SubjectWeight > 0 {
+		weighSubjects(hits, terms, idf, q.SubjectWeight)
+	}
+	if q.Limit > 0 && len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
 	return hits
+}
+
+// weighSubjects adds to each hit weight × the IDF of every search term its subject holds,
+// then orders the hits again: by score, then in the order the claims were recorded.
+func weighSubjects(hits []TextHit, terms []string, idf []float64, weight float64) {
+	a := analysis.New()
+	var subj []string
+	for i := range hits {
+		h := &hits[i]
+		subj = a.AppendTerms(subj[:0], h.Claim.ID.Subject)
+		// Summed in the search's term order, so that equal inputs give equal bits.
+		for j, t := range terms {
+			if slices.Contains(subj, t) {
+				h.Score += weight * idf[j]
+				h.Subject = true
+			}
+		}
+	}
+	slices.SortFunc(hits, func(x, y TextHit) int {
+		if c := cmp.Compare(y.Score, x.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
+}
+
+// wordPostings is the postings of term and of the other forms of its word (analysis.Forms)
+// the viewer may see as of the view, in seq order: a claim holding several of the forms is one
+// posting, holding the word as often as it holds them all.
+func (v *View) wordPostings(term string) []textPost {
+	forms := analysis.Forms(term)
+	if forms == nil {
+		return v.textPostings(term)
+	}
+	var out []textPost
+	for _, f := range forms {
+		out = mergePostings(out, v.textPostings(f))
+	}
+	return out
+}
+
+// mergePostings merges two seq-ordered lists of postings of one claim each per seq.
+func mergePostings(a, b []textPost) []textPost {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]textPost, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i].seq < b[j].seq:
+			out = append(out, a[i])
+			i++
+		case a[i].seq > b[j].seq:
+			out = append(out, b[j])
+			j++
+		default:
+			p := a[i]
+			p.tf += b[j].tf
+			out = append(out, p)
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // textPostings is the postings of term the viewer may see as of the view, in seq order.

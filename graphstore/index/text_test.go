@@ -99,3 +99,22 @@ func firstForm(b *textBlock) []byte {
 	}
 	return e.B
 }
+
+func TestMergePostings(t *testing.T) {
+	p := func(seq uint64, tf uint32) textPost {
+		return textPost{seq: seq, keySeq: seq * 10, version: 1, tf: tf, length: 7}
+	}
+	for _, c := range []struct {
+		name       string
+		a, b, want []textPost
+	}{
+		{"both empty", nil, nil, nil},
+		{"one empty", []textPost{p(1, 1)}, nil, []textPost{p(1, 1)}},
+		{"interleaved", []textPost{p(1, 1), p(4, 2)}, []textPost{p(2, 1), p(9, 1)}, []textPost{p(1, 1), p(2, 1), p(4, 2), p(9, 1)}},
+		{"one claim in both: its counts add", []textPost{p(3, 1), p(5, 2)}, []textPost{p(5, 1)}, []textPost{p(3, 1), p(5, 3)}},
+	} {
+		if got := mergePostings(c.a, c.b); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
