@@ -190,18 +190,24 @@ func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
+		node, err := ParseNodeRef(ref)
+		if err != nil {
+			return err
+		}
 		// A key whose live claim was revoked or expired (or that has none any more) is
 		// explained by its newest version: what it said, and what happened to it.
-		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
-			if vs := v.Versions(id.Key); len(vs) > 0 {
-				e := vs[len(vs)-1]
-				out = whyNode(v, nil, provenance.WhyOfClaim(v, e, true), nil)
-				st, _ := v.State(e)
-				out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", id.Key, e.ID, st)
-				return nil
+		if c, ok := node.(ClaimRef); ok && c.Version == 0 {
+			if key := c.id().Key; v.LiveClaim(key) == nil {
+				if vs := v.Versions(key); len(vs) > 0 {
+					e := vs[len(vs)-1]
+					out = whyNode(v, nil, provenance.WhyOfClaim(v, e, true), nil)
+					st, _ := v.State(e)
+					out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", key, e.ID, st)
+					return nil
+				}
 			}
 		}
-		n, err := resolveNode(v, ref)
+		n, err := resolveNode(v, node)
 		if err != nil {
 			return err
 		}
@@ -262,11 +268,11 @@ func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, err
 	}
 	var out RevokedByResult
 	err := r.view(ctx, func(v *index.View) error {
-		id, err := parseClaimRef(ref)
+		c, err := ParseClaimRef(ref)
 		if err != nil {
 			return err
 		}
-		e, err := resolveClaim(v, id)
+		e, err := resolveClaim(v, c.id())
 		if err != nil {
 			return err
 		}
@@ -365,20 +371,17 @@ func (p *impactPath) extend(ref string) impactPath {
 }
 
 func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
-	if strings.Contains(ref, "@") {
-		n, err := resolveNode(v, ref)
-		if err != nil {
-			return nil, err
-		}
-		return []record.NodeRef{n}, nil
+	node, err := ParseNodeRef(ref)
+	if err != nil {
+		return nil, err
 	}
 	var out []record.NodeRef
-	if strings.Contains(ref, ".") {
-		id, err := parseClaimRef(ref)
-		if err != nil {
-			return nil, err
+	switch n := node.(type) {
+	case ClaimRef:
+		if n.Version != 0 {
+			break
 		}
-		for _, e := range v.Versions(id.Key) {
+		for _, e := range v.Versions(n.id().Key) {
 			cid := e.ID
 			out = append(out, record.NodeRef{Claim: &cid})
 		}
@@ -386,19 +389,24 @@ func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
 			return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", ref, ErrNotFound)
 		}
 		return out, nil
+	case ArtifactRef:
+		if n.Version != 0 {
+			break
+		}
+		for _, a := range v.ArtifactVersions(n.Name) {
+			aid := a.ID
+			out = append(out, record.NodeRef{Artifact: &aid})
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
+		}
+		return out, nil
 	}
-	id, err := parseArtifactRef(ref)
+	n, err := resolveNode(v, node)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range v.ArtifactVersions(id.Name) {
-		aid := a.ID
-		out = append(out, record.NodeRef{Artifact: &aid})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
-	}
-	return out, nil
+	return []record.NodeRef{n}, nil
 }
 
 // History lists every version of a key ("S.p") or artifact ("name"), oldest first, with state,
@@ -424,12 +432,12 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 		if strings.Contains(ref, "@") {
 			return fmt.Errorf("history %s: %w: name the key or artifact without @N", ref, ErrBadReference)
 		}
-		if strings.Contains(ref, ".") {
-			id, err := parseClaimRef(ref)
-			if err != nil {
-				return err
-			}
-			vs := v.Versions(id.Key)
+		node, err := ParseNodeRef(ref)
+		if err != nil {
+			return err
+		}
+		if c, ok := node.(ClaimRef); ok {
+			vs := v.Versions(c.id().Key)
 			out.Claims = make([]Claim, 0, len(vs))
 			for _, e := range vs {
 				out.Claims = append(out.Claims, claimOf(v, e))
@@ -439,12 +447,8 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 			}
 			return nil
 		}
-		id, err := parseArtifactRef(ref)
-		if err != nil {
-			return err
-		}
 		pc := provenance.NewCache(v)
-		for _, a := range v.ArtifactVersions(id.Name) {
+		for _, a := range v.ArtifactVersions(node.(ArtifactRef).Name) {
 			out.Artifacts = append(out.Artifacts, artifactOf(v, pc, a))
 		}
 		if len(out.Artifacts) == 0 {

@@ -679,23 +679,6 @@ func checkValue(key record.Key, x Value) error {
 	return nil
 }
 
-func checkRefValue(s string) error {
-	base, ver, hasVer := strings.Cut(s, "@")
-	if hasVer {
-		if n, err := strconv.Atoi(ver); err != nil || n < 1 {
-			return fmt.Errorf("reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-	}
-	subj, pred, dotted := strings.Cut(base, ".")
-	if err := checkName("reference", subj); err != nil {
-		return err
-	}
-	if dotted {
-		return checkName("reference", pred)
-	}
-	return nil
-}
-
 func checkSource(s Source) error {
 	if s.ID == "" || len(s.ID) > 1024 {
 		return fmt.Errorf("source id %.40q: %w: a source needs an id of 1 to 1024 bytes", s.ID, ErrInvalid)
@@ -730,31 +713,6 @@ func checkPrincipals(v *index.View, names []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
-func parseClaimRef(s string) (record.ClaimID, error) {
-	s = nfc(s)
-	base, ver, hasVer := strings.Cut(s, "@")
-	subj, pred, dotted := strings.Cut(base, ".")
-	if !dotted {
-		return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
-	}
-	if err := checkName("subject", subj); err != nil {
-		return record.ClaimID{}, err
-	}
-	if err := checkName("predicate", pred); err != nil {
-		return record.ClaimID{}, err
-	}
-	id := record.ClaimID{Key: record.Key{Subject: subj, Predicate: pred}}
-	if hasVer {
-		n, err := strconv.Atoi(ver)
-		if err != nil || n < 1 {
-			return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-		id.Version = n
-	}
-	return id, nil
 }
 
 // resolveClaim finds a claim version visible in v; version 0 means the live claim. What it
@@ -793,13 +751,14 @@ func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
 }
 
 func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseClaimRef(s.Claim)
+	c, err := ParseClaimRef(s.Claim)
 	if err != nil {
 		return err
 	}
-	if id.Version == 0 {
-		return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", s.Claim, ErrBadReference, s.Claim)
+	if c.Version == 0 {
+		return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", c, ErrBadReference, c)
 	}
+	id := c.id()
 	// The revoker must be able to see what it revokes; otherwise it does not exist for it.
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
 	e, err := resolveClaim(mine, id)
@@ -815,13 +774,14 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	}
 	rev := &record.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
 	if s.ReplacedBy != "" {
-		rid, err := parseClaimRef(s.ReplacedBy)
+		r, err := ParseClaimRef(s.ReplacedBy)
 		if err != nil {
 			return err
 		}
-		if rid.Version == 0 {
-			return fmt.Errorf("replaced by %s: %w: name the exact version", s.ReplacedBy, ErrBadReference)
+		if r.Version == 0 {
+			return fmt.Errorf("replaced by %s: %w: name the exact version", r, ErrBadReference)
 		}
+		rid := r.id()
 		if rid.Key != id.Key || rid.Version == id.Version {
 			return fmt.Errorf("replaced by %s: %w: the replacement must be another version of %s", rid, ErrBadReference, id.Key)
 		}
@@ -862,12 +822,12 @@ func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
 }
 
 func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseClaimRef(s.Claim)
+	c, err := ParseClaimRef(s.Claim)
 	if err != nil {
 		return err
 	}
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-	e, err := resolveClaim(mine, id)
+	e, err := resolveClaim(mine, c.id())
 	if err != nil {
 		return err
 	}
@@ -889,24 +849,6 @@ func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	return nil
 }
 
-// parseArtifactRef parses "name" (version 0: newest) or "name@N".
-func parseArtifactRef(s string) (record.ArtifactID, error) {
-	s = nfc(s)
-	name, ver, hasVer := strings.Cut(s, "@")
-	if err := checkName("artifact", name); err != nil {
-		return record.ArtifactID{}, err
-	}
-	id := record.ArtifactID{Name: name}
-	if hasVer {
-		n, err := strconv.Atoi(ver)
-		if err != nil || n < 1 {
-			return id, fmt.Errorf("artifact reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-		id.Version = n
-	}
-	return id, nil
-}
-
 // resolveArtifact finds an artifact version visible in v; version 0 means the newest visible.
 // Like resolveClaim, what it says when there is none depends on nothing v's reader may not see.
 func resolveArtifact(v *index.View, id record.ArtifactID) (*index.ArtifactNode, error) {
@@ -923,26 +865,17 @@ func resolveArtifact(v *index.View, id record.ArtifactID) (*index.ArtifactNode, 
 	return nil, fmt.Errorf("%s: %w: no such version; the newest is %s", id, ErrNotFound, latest.ID)
 }
 
-// resolveNode resolves a claim ("S.p[@N]") or artifact ("name[@N]") reference in v.
-func resolveNode(v *index.View, ref string) (record.NodeRef, error) {
-	base, _, _ := strings.Cut(ref, "@")
-	if strings.Contains(base, ".") {
-		id, err := parseClaimRef(ref)
-		if err != nil {
-			return record.NodeRef{}, err
-		}
-		e, err := resolveClaim(v, id)
+// resolveNode resolves a claim or artifact reference in v.
+func resolveNode(v *index.View, ref NodeRef) (record.NodeRef, error) {
+	if c, ok := ref.(ClaimRef); ok {
+		e, err := resolveClaim(v, c.id())
 		if err != nil {
 			return record.NodeRef{}, err
 		}
 		cid := e.ID
 		return record.NodeRef{Claim: &cid}, nil
 	}
-	id, err := parseArtifactRef(ref)
-	if err != nil {
-		return record.NodeRef{}, err
-	}
-	n, err := resolveArtifact(v, id)
+	n, err := resolveArtifact(v, ref.(ArtifactRef).id())
 	if err != nil {
 		return record.NodeRef{}, err
 	}
@@ -979,7 +912,11 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
 	var inputs []record.NodeRef
 	var restricted [][]string
-	for _, ref := range s.From {
+	for _, f := range s.From {
+		ref, err := ParseNodeRef(f)
+		if err != nil {
+			return err
+		}
 		n, err := resolveNode(mine, ref)
 		if err != nil {
 			return err
@@ -1060,11 +997,11 @@ func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
 }
 
 func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseArtifactRef(s.Artifact)
+	a, err := ParseArtifactRef(s.Artifact)
 	if err != nil {
 		return err
 	}
-	n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), id)
+	n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), a.id())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,143 @@
+package mql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mql-dev/mql/graphstore/record"
+)
+
+// ClaimRef names a claim: one version of a key ("Subject.predicate@N"), or with Version 0
+// the key's live claim ("Subject.predicate").
+type ClaimRef struct {
+	Subject   string
+	Predicate string
+	Version   int // 0: the live claim
+}
+
+// ArtifactRef names an artifact: one version ("name@N"), or with Version 0 its newest.
+type ArtifactRef struct {
+	Name    string
+	Version int // 0: the newest version
+}
+
+// NodeRef is a ClaimRef or an ArtifactRef: what a derivation rests on.
+type NodeRef interface {
+	String() string
+	node() // only ClaimRef and ArtifactRef are nodes
+}
+
+func (ClaimRef) node()    {}
+func (ArtifactRef) node() {}
+
+func (c ClaimRef) String() string { return c.Subject + "." + c.Predicate + versionSuffix(c.Version) }
+
+func (a ArtifactRef) String() string { return a.Name + versionSuffix(a.Version) }
+
+func versionSuffix(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "@" + strconv.Itoa(n)
+}
+
+// ParseClaimRef parses "Subject.predicate@N", or "Subject.predicate" for the live claim.
+func ParseClaimRef(s string) (ClaimRef, error) {
+	s = nfc(s)
+	base, ver, hasVer := strings.Cut(s, "@")
+	subj, pred, dotted := strings.Cut(base, ".")
+	if !dotted {
+		return ClaimRef{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
+	}
+	c := ClaimRef{Subject: subj, Predicate: pred}
+	if err := c.checkNames(); err != nil {
+		return ClaimRef{}, err
+	}
+	if hasVer {
+		n, ok := parseVersion(ver)
+		if !ok {
+			return ClaimRef{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+		c.Version = n
+	}
+	return c, nil
+}
+
+// ParseArtifactRef parses "name@N", or "name" for the artifact's newest version.
+func ParseArtifactRef(s string) (ArtifactRef, error) {
+	s = nfc(s)
+	name, ver, hasVer := strings.Cut(s, "@")
+	if err := checkName("artifact", name); err != nil {
+		return ArtifactRef{}, err
+	}
+	a := ArtifactRef{Name: name}
+	if hasVer {
+		n, ok := parseVersion(ver)
+		if !ok {
+			return ArtifactRef{}, fmt.Errorf("artifact reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+		a.Version = n
+	}
+	return a, nil
+}
+
+// ParseNodeRef parses a claim reference (a "." before any "@": see ParseClaimRef) or else an
+// artifact reference (see ParseArtifactRef). Artifact names hold no ".", so the two never
+// overlap. The NodeRef is nil when there is an error, never a zero ClaimRef or ArtifactRef.
+func ParseNodeRef(s string) (NodeRef, error) {
+	base, _, _ := strings.Cut(s, "@")
+	if strings.Contains(base, ".") {
+		c, err := ParseClaimRef(s)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	a, err := ParseArtifactRef(s)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// parseVersion reads the N of @N: a positive integer.
+func parseVersion(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1
+}
+
+// checkRefValue checks a reference value (Ref): a subject, a claim or an artifact, with or
+// without a version. It names what is wrong as a "reference", since a value does not say which
+// of the three it means.
+func checkRefValue(s string) error {
+	base, ver, hasVer := strings.Cut(s, "@")
+	if hasVer {
+		if _, ok := parseVersion(ver); !ok {
+			return fmt.Errorf("reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
+		}
+	}
+	subj, pred, dotted := strings.Cut(base, ".")
+	if err := checkName("reference", subj); err != nil {
+		return err
+	}
+	if dotted {
+		return checkName("reference", pred)
+	}
+	return nil
+}
+
+func (c ClaimRef) checkNames() error {
+	if err := checkName("subject", c.Subject); err != nil {
+		return err
+	}
+	return checkName("predicate", c.Predicate)
+}
+
+func (c ClaimRef) id() record.ClaimID {
+	return record.ClaimID{Key: record.Key{Subject: c.Subject, Predicate: c.Predicate}, Version: c.Version}
+}
+
+func (a ArtifactRef) id() record.ArtifactID {
+	return record.ArtifactID{Name: a.Name, Version: a.Version}
+}

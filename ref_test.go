@@ -1,0 +1,168 @@
+package mql_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mql-dev/mql"
+)
+
+func TestParseClaimRef(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want mql.ClaimRef
+		err  string // "" for success; else a part of the message
+	}{
+		{in: "Klarveld.price_per_seat@2", want: mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 2}},
+		{in: "Klarveld.price_per_seat", want: mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"}},
+		{in: "vendor:brim/eu.region@10", want: mql.ClaimRef{Subject: "vendor:brim/eu", Predicate: "region", Version: 10}},
+		{in: "Zu\u0308rich.population", want: mql.ClaimRef{Subject: "Zürich", Predicate: "population"}}, // made NFC
+		{in: "Klarveld", err: `claim reference "Klarveld": bad reference: write Subject.predicate@N`},
+		{in: "Klarveld@2", err: "write Subject.predicate@N"},
+		{in: "", err: "write Subject.predicate@N"},
+		{in: "Klarveld.", err: `predicate "": bad reference`},
+		{in: ".price", err: `subject "": bad reference`},
+		{in: "Klar veld.price", err: `subject "Klar veld": bad reference`},
+		{in: "Klarveld.a.b", err: `predicate "a.b": bad reference`},
+		{in: "Klarveld.price@0", err: `claim reference "Klarveld.price@0": bad reference: the version after @ must be a positive integer`},
+		{in: "Klarveld.price@-1", err: "the version after @ must be a positive integer"},
+		{in: "Klarveld.price@two", err: "the version after @ must be a positive integer"},
+		{in: "Klarveld.price@", err: "the version after @ must be a positive integer"},
+		{in: "Klarveld.price@1@2", err: "the version after @ must be a positive integer"},
+	} {
+		got, err := mql.ParseClaimRef(tc.in)
+		if tc.err != "" {
+			if err == nil || !errors.Is(err, mql.ErrBadReference) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseClaimRef(%q) = %v, %v; want an ErrBadReference containing %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseClaimRef(%q) = %#v, %v; want %#v", tc.in, got, err, tc.want)
+		}
+		if back, err := mql.ParseClaimRef(got.String()); err != nil || back != got {
+			t.Errorf("%q does not parse back: %#v, %v", got.String(), back, err)
+		}
+	}
+}
+
+func TestParseArtifactRef(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want mql.ArtifactRef
+		err  string
+	}{
+		{in: "plan:pick-vendor@3", want: mql.ArtifactRef{Name: "plan:pick-vendor", Version: 3}},
+		{in: "plan:pick-vendor", want: mql.ArtifactRef{Name: "plan:pick-vendor"}},
+		{in: "plan:x.y", err: `artifact "plan:x.y": bad reference`},
+		{in: "", err: `artifact "": bad reference`},
+		{in: "plan@0", err: `artifact reference "plan@0": bad reference: the version after @ must be a positive integer`},
+		{in: "plan@x", err: "the version after @ must be a positive integer"},
+	} {
+		got, err := mql.ParseArtifactRef(tc.in)
+		if tc.err != "" {
+			if err == nil || !errors.Is(err, mql.ErrBadReference) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseArtifactRef(%q) = %v, %v; want an ErrBadReference containing %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseArtifactRef(%q) = %#v, %v; want %#v", tc.in, got, err, tc.want)
+		}
+		if back, err := mql.ParseArtifactRef(got.String()); err != nil || back != got {
+			t.Errorf("%q does not parse back: %#v, %v", got.String(), back, err)
+		}
+	}
+}
+
+func TestParseNodeRef(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want mql.NodeRef
+		err  string
+	}{
+		{in: "Klarveld.price_per_seat@2", want: mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 2}},
+		{in: "Klarveld.price_per_seat", want: mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"}},
+		{in: "plan:pick-vendor@1", want: mql.ArtifactRef{Name: "plan:pick-vendor", Version: 1}},
+		{in: "plan:pick-vendor", want: mql.ArtifactRef{Name: "plan:pick-vendor"}},
+		{in: "plan@1.5", err: `artifact reference "plan@1.5"`}, // the dot is after @: not a claim
+		{in: "Klarveld.price@0", err: `claim reference "Klarveld.price@0"`},
+		{in: "bad name", err: `artifact "bad name": bad reference`},
+	} {
+		got, err := mql.ParseNodeRef(tc.in)
+		if tc.err != "" {
+			if got != nil || !errors.Is(err, mql.ErrBadReference) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseNodeRef(%q) = %v, %v; want nil and an ErrBadReference containing %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseNodeRef(%q) = %#v, %v; want %#v", tc.in, got, err, tc.want)
+		}
+		if got.String() != tc.in {
+			t.Errorf("ParseNodeRef(%q).String() = %q", tc.in, got.String())
+		}
+	}
+}
+
+func ExampleParseClaimRef() {
+	for _, s := range []string{"Klarveld.price_per_seat@2", "Klarveld.price_per_seat", "Klarveld"} {
+		c, err := mql.ParseClaimRef(s)
+		if err != nil {
+			fmt.Println(errors.Is(err, mql.ErrBadReference), err)
+			continue
+		}
+		fmt.Printf("%s: subject %s, predicate %s, version %d\n", c, c.Subject, c.Predicate, c.Version)
+	}
+	// Output:
+	// Klarveld.price_per_seat@2: subject Klarveld, predicate price_per_seat, version 2
+	// Klarveld.price_per_seat: subject Klarveld, predicate price_per_seat, version 0
+	// true claim reference "Klarveld": bad reference: write Subject.predicate@N
+}
+
+func ExampleParseArtifactRef() {
+	a, err := mql.ParseArtifactRef("plan:pick-vendor@3")
+	fmt.Println(a.Name, a.Version, err)
+	a, err = mql.ParseArtifactRef("plan:pick-vendor")
+	fmt.Println(a.Name, a.Version, err)
+	// Output:
+	// plan:pick-vendor 3 <nil>
+	// plan:pick-vendor 0 <nil>
+}
+
+func ExampleParseNodeRef() {
+	for _, s := range []string{"Klarveld.price_per_seat@2", "plan:pick-vendor"} {
+		n, err := mql.ParseNodeRef(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		switch n := n.(type) {
+		case mql.ClaimRef:
+			fmt.Println("claim", n.Subject, n.Predicate, n.Version)
+		case mql.ArtifactRef:
+			fmt.Println("artifact", n.Name, n.Version)
+		}
+	}
+	// Output:
+	// claim Klarveld price_per_seat 2
+	// artifact plan:pick-vendor 0
+}
+
+func ExampleClaimRef_String() {
+	fmt.Println(mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 2})
+	fmt.Println(mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"})
+	// Output:
+	// Klarveld.price_per_seat@2
+	// Klarveld.price_per_seat
+}
+
+func ExampleArtifactRef_String() {
+	fmt.Println(mql.ArtifactRef{Name: "plan:pick-vendor", Version: 1})
+	fmt.Println(mql.ArtifactRef{Name: "plan:pick-vendor"})
+	// Output:
+	// plan:pick-vendor@1
+	// plan:pick-vendor
+}
