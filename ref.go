@@ -134,6 +134,75 @@ func (c ClaimRef) checkNames() error {
 	return checkName("predicate", c.Predicate)
 }
 
+// check judges a ClaimRef a caller built as ParseClaimRef judges text.
+func (c ClaimRef) check() error {
+	if err := c.checkNames(); err != nil {
+		return err
+	}
+	if c.Version < 0 {
+		return fmt.Errorf("claim reference %q: %w: the version must be a positive integer, or 0 for the live claim", c, ErrBadReference)
+	}
+	return nil
+}
+
+// check judges an ArtifactRef a caller built as ParseArtifactRef judges text.
+func (a ArtifactRef) check() error {
+	if err := checkName("artifact", a.Name); err != nil {
+		return err
+	}
+	if a.Version < 0 {
+		return fmt.Errorf("artifact reference %q: %w: the version must be a positive integer, or 0 for the newest", a, ErrBadReference)
+	}
+	return nil
+}
+
+// checkNode judges a NodeRef a caller built.
+func checkNode(n NodeRef) error {
+	switch n := n.(type) {
+	case ClaimRef:
+		return n.check()
+	case ArtifactRef:
+		return n.check()
+	}
+	return fmt.Errorf("%w: a reference must be a ClaimRef or an ArtifactRef, not nil", ErrBadReference)
+}
+
+func (c ClaimRef) norm() ClaimRef {
+	c.Subject, c.Predicate = nfc(c.Subject), nfc(c.Predicate)
+	return c
+}
+
+func (a ArtifactRef) norm() ArtifactRef {
+	a.Name = nfc(a.Name)
+	return a
+}
+
+func normNode(n NodeRef) NodeRef {
+	switch n := n.(type) {
+	case ClaimRef:
+		return n.norm()
+	case ArtifactRef:
+		return n.norm()
+	}
+	return n
+}
+
+// claimRef is the claim a spec names: typed when it is set, else as text.
+func claimRef(typed ClaimRef, text string) (ClaimRef, error) {
+	if typed != (ClaimRef{}) {
+		return typed, typed.check()
+	}
+	return ParseClaimRef(text)
+}
+
+// artifactRef is the artifact a spec names: typed when it is set, else as text.
+func artifactRef(typed ArtifactRef, text string) (ArtifactRef, error) {
+	if typed != (ArtifactRef{}) {
+		return typed, typed.check()
+	}
+	return ParseArtifactRef(text)
+}
+
 func (c ClaimRef) id() record.ClaimID {
 	return record.ClaimID{Key: record.Key{Subject: c.Subject, Predicate: c.Predicate}, Version: c.Version}
 }

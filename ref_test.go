@@ -3,6 +3,7 @@ package mql_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,6 +105,60 @@ func TestParseNodeRef(t *testing.T) {
 		if got.String() != tc.in {
 			t.Errorf("ParseNodeRef(%q).String() = %q", tc.in, got.String())
 		}
+	}
+}
+
+// Writes given typed references do what the same writes given text do.
+func TestTypedSpecs(t *testing.T) {
+	run := func(typed bool) []mql.Receipt {
+		f := open(t, mql.Options{}).team()
+		f.ok(f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "bob", Right: mql.RightConfirm, Scope: "*", By: "owner"}))
+		f.assert("Klarveld", "price", mql.Number(44), "worker-3")
+		f.assert("Klarveld", "price", mql.Number(89), "worker-3")
+		price1 := mql.ClaimRef{Subject: "Klarveld", Predicate: "price", Version: 1}
+		price2 := mql.ClaimRef{Subject: "Klarveld", Predicate: "price", Version: 2}
+		revoke := mql.RevokeSpec{Claim: "Klarveld.price@2", ReplacedBy: "Klarveld.price@1", By: "worker-3", Because: "misread"}
+		confirm := mql.ConfirmSpec{Claim: "Klarveld.price", By: "bob"}
+		derive := mql.DeriveSpec{Artifact: "plan", From: []string{"Klarveld.price", "Klarveld.price@2"}, By: "orchestrator"}
+		again := mql.DeriveSpec{Artifact: "report", From: []string{"plan@1"}, By: "orchestrator"}
+		review := mql.ReviewSpec{Artifact: "plan", By: "alice", Because: "checked"}
+		if typed {
+			revoke.Claim, revoke.ReplacedBy, revoke.Ref, revoke.ReplacedByRef = "", "", price2, price1
+			confirm.Claim, confirm.Ref = "", mql.ClaimRef{Subject: "Klarveld", Predicate: "price"}
+			derive.From, derive.FromRefs = nil, []mql.NodeRef{mql.ClaimRef{Subject: "Klarveld", Predicate: "price"}, price2}
+			again.From, again.FromRefs = nil, []mql.NodeRef{mql.ArtifactRef{Name: "plan", Version: 1}}
+			review.Artifact, review.Ref = "", mql.ArtifactRef{Name: "plan"}
+		}
+		return []mql.Receipt{
+			f.ok(f.db.Revoke(f.ctx, revoke)), f.ok(f.db.Confirm(f.ctx, confirm)), f.ok(f.db.Derive(f.ctx, derive)),
+			f.ok(f.db.Derive(f.ctx, again)), f.ok(f.db.Review(f.ctx, review)),
+		}
+	}
+	text, typed := run(false), run(true)
+	if !reflect.DeepEqual(text, typed) {
+		t.Errorf("typed references wrote\n%+v\nthe text wrote\n%+v", typed, text)
+	}
+
+	f := open(t, mql.Options{}).team()
+	f.assert("Klarveld", "price", mql.Number(44), "worker-3")
+	for _, write := range []func() (mql.Receipt, error){
+		func() (mql.Receipt, error) {
+			return f.db.Revoke(f.ctx, mql.RevokeSpec{Ref: mql.ClaimRef{Subject: "Klarveld", Predicate: "price"}, By: "worker-3"})
+		},
+		func() (mql.Receipt, error) {
+			return f.db.Revoke(f.ctx, mql.RevokeSpec{Ref: mql.ClaimRef{Subject: "Klarveld", Predicate: "price@1"}, By: "worker-3"})
+		},
+		func() (mql.Receipt, error) {
+			return f.db.Confirm(f.ctx, mql.ConfirmSpec{Ref: mql.ClaimRef{Subject: "Klarveld", Predicate: "price", Version: -1}, By: "alice"})
+		},
+		func() (mql.Receipt, error) {
+			return f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan", FromRefs: []mql.NodeRef{nil}, By: "orchestrator"})
+		},
+		func() (mql.Receipt, error) {
+			return f.db.Review(f.ctx, mql.ReviewSpec{Ref: mql.ArtifactRef{Name: "plan.x"}, By: "alice"})
+		},
+	} {
+		f.refused(mql.ErrBadReference, write)
 	}
 }
 

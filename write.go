@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -114,12 +115,17 @@ type RevokeSpec struct {
 	By         string
 	Because    string
 	ReplacedBy string // optional: a version of the same key that is live from now on
+	// Ref and ReplacedByRef are Claim and ReplacedBy for a caller that holds them typed: each,
+	// when it is not zero, is used and its text ignored.
+	Ref           ClaimRef `json:"-"`
+	ReplacedByRef ClaimRef `json:"-"`
 }
 
 // ConfirmSpec confirms the live claim of a key ("Subject.predicate", or its exact version).
 type ConfirmSpec struct {
 	Claim string
 	By    string
+	Ref   ClaimRef `json:"-"` // Claim typed: when it is not zero, it is used and Claim ignored
 }
 
 // DeriveSpec records a new version of an artifact derived from claims and artifacts. A claim
@@ -134,6 +140,9 @@ type DeriveSpec struct {
 	// Run, when set, records the artifact as a decision of By's run of that name: its From list
 	// is what the decision cites (see Reader.ForRun).
 	Run string
+	// FromRefs is From for a caller that holds the references typed: when it is not empty, it
+	// is used and From ignored.
+	FromRefs []NodeRef `json:"-"`
 }
 
 // ReviewSpec records that By reviewed an artifact ("name" for its newest version, or "name@N").
@@ -141,6 +150,7 @@ type ReviewSpec struct {
 	Artifact string
 	By       string
 	Because  string
+	Ref      ArtifactRef `json:"-"` // Artifact typed: when it is not zero, it is used and Artifact ignored
 }
 
 // DecaySpec declares a half-life for a predicate. By must be the owner or hold grant on it.
@@ -751,7 +761,7 @@ func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
 }
 
 func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	c, err := ParseClaimRef(s.Claim)
+	c, err := claimRef(s.Ref, s.Claim)
 	if err != nil {
 		return err
 	}
@@ -773,8 +783,8 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 		return err
 	}
 	rev := &record.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
-	if s.ReplacedBy != "" {
-		r, err := ParseClaimRef(s.ReplacedBy)
+	if s.ReplacedBy != "" || s.ReplacedByRef != (ClaimRef{}) {
+		r, err := claimRef(s.ReplacedByRef, s.ReplacedBy)
 		if err != nil {
 			return err
 		}
@@ -822,7 +832,7 @@ func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
 }
 
 func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	c, err := ParseClaimRef(s.Claim)
+	c, err := claimRef(s.Ref, s.Claim)
 	if err != nil {
 		return err
 	}
@@ -899,7 +909,7 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("artifact", s.Artifact); err != nil {
 		return err
 	}
-	if len(s.From) == 0 {
+	if len(s.From) == 0 && len(s.FromRefs) == 0 {
 		return fmt.Errorf("derive %s: %w: name what it is derived from", s.Artifact, ErrInvalid)
 	}
 	conf := 1.0
@@ -912,8 +922,7 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
 	var inputs []record.NodeRef
 	var restricted [][]string
-	for _, f := range s.From {
-		ref, err := ParseNodeRef(f)
+	for ref, err := range s.inputs() {
 		if err != nil {
 			return err
 		}
@@ -983,6 +992,26 @@ func seenByOf(v *index.View, n record.NodeRef) []string {
 	return v.Artifact(*n.Artifact).SeenBy
 }
 
+// inputs yields what s is derived from, each judged as it comes, so that an error names the
+// first input at fault whichever way the inputs were given.
+func (s DeriveSpec) inputs() iter.Seq2[NodeRef, error] {
+	return func(yield func(NodeRef, error) bool) {
+		if len(s.FromRefs) > 0 {
+			for _, n := range s.FromRefs {
+				if !yield(n, checkNode(n)) {
+					return
+				}
+			}
+			return
+		}
+		for _, f := range s.From {
+			if !yield(ParseNodeRef(f)) {
+				return
+			}
+		}
+	}
+}
+
 // Review records that By looked at an artifact again; it clears "needs review" until one of
 // its inputs changes again.
 func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
@@ -997,7 +1026,7 @@ func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
 }
 
 func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	a, err := ParseArtifactRef(s.Artifact)
+	a, err := artifactRef(s.Ref, s.Artifact)
 	if err != nil {
 		return err
 	}
