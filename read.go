@@ -184,13 +184,20 @@ func cmpValues(a, b Value) int {
 func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Reader().Why(ctx, ref) }
 
 // Why returns the provenance tree of a claim or artifact.
-func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
+func (r Reader) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
+
+// WhyRef is Why of a reference held typed.
+func (r Reader) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
+	return r.why(ctx, typedRef(ref))
+}
+
+func (r Reader) why(ctx context.Context, ref refArg) (*Node, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "why "+ref, func(r Reader) (*Node, error) { return r.Why(ctx, ref) }, nodeRefs)
+		return forRun(ctx, r, "why "+ref.text, func(r Reader) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
-		node, err := ParseNodeRef(ref)
+		node, err := ref.node()
 		if err != nil {
 			return err
 		}
@@ -262,13 +269,22 @@ func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error
 
 // RevokedBy says who revoked a claim version.
 func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+	return r.revokedBy(ctx, textRef(ref))
+}
+
+// RevokedByRef is RevokedBy of a reference held typed.
+func (r Reader) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
+	return r.revokedBy(ctx, typedRef(ref))
+}
+
+func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "revoked-by "+ref, func(r Reader) (RevokedByResult, error) { return r.RevokedBy(ctx, ref) },
+		return forRun(ctx, r, "revoked-by "+ref.text, func(r Reader) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
 	err := r.view(ctx, func(v *index.View) error {
-		c, err := ParseClaimRef(ref)
+		c, err := ref.claim()
 		if err != nil {
 			return err
 		}
@@ -298,12 +314,21 @@ func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, 
 
 // Impact lists every artifact that depends on a claim or artifact.
 func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+	return r.impact(ctx, textRef(ref), depth)
+}
+
+// ImpactRef is Impact of a reference held typed.
+func (r Reader) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
+	return r.impact(ctx, typedRef(ref), depth)
+}
+
+func (r Reader) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
 	if r.run != "" {
-		stmt := "impact " + ref
+		stmt := "impact " + ref.text
 		if depth > 0 {
 			stmt += " depth " + strconv.Itoa(depth)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.Impact(ctx, ref, depth) },
+		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
 			func(x ImpactResult) []string {
 				var refs []string
 				for _, d := range x.Dependents {
@@ -370,8 +395,8 @@ func (p *impactPath) extend(ref string) impactPath {
 	return impactPath{path: append(path, ref)}
 }
 
-func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
-	node, err := ParseNodeRef(ref)
+func startNodes(v *index.View, ref refArg) ([]record.NodeRef, error) {
+	node, err := ref.node()
 	if err != nil {
 		return nil, err
 	}
@@ -417,8 +442,17 @@ func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
 
 // History lists every version of a key or artifact.
 func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+	return r.history(ctx, textRef(ref))
+}
+
+// HistoryRef is History of a reference held typed, which names no version.
+func (r Reader) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
+	return r.history(ctx, typedRef(ref))
+}
+
+func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "history "+ref, func(r Reader) (HistoryResult, error) { return r.History(ctx, ref) },
+		return forRun(ctx, r, "history "+ref.text, func(r Reader) (HistoryResult, error) { return r.history(ctx, ref) },
 			func(x HistoryResult) []string {
 				refs := claimRefs(x.Claims)
 				for _, a := range x.Artifacts {
@@ -427,12 +461,12 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 				return refs
 			})
 	}
-	out := HistoryResult{Of: ref}
+	out := HistoryResult{Of: ref.text}
 	err := r.view(ctx, func(v *index.View) error {
-		if strings.Contains(ref, "@") {
+		if strings.Contains(ref.text, "@") {
 			return fmt.Errorf("history %s: %w: name the key or artifact without @N", ref, ErrBadReference)
 		}
-		node, err := ParseNodeRef(ref)
+		node, err := ref.node()
 		if err != nil {
 			return err
 		}

@@ -203,6 +203,46 @@ func artifactRef(typed ArtifactRef, text string) (ArtifactRef, error) {
 	return ParseArtifactRef(text)
 }
 
+// refArg is the reference a read was given: text, which it parses, or a typed reference, which
+// it checks. Either is judged inside the read's view, after what the read checks first.
+type refArg struct {
+	text  string // as given, or the typed reference's String
+	typed bool
+	ref   NodeRef
+}
+
+func textRef(s string) refArg { return refArg{text: s} }
+
+func typedRef(n NodeRef) refArg {
+	n = normNode(n)
+	a := refArg{typed: true, ref: n}
+	if n != nil {
+		a.text = n.String()
+	}
+	return a
+}
+
+func (a refArg) String() string { return a.text }
+
+func (a refArg) node() (NodeRef, error) {
+	if a.typed {
+		if err := checkNode(a.ref); err != nil {
+			return nil, err
+		}
+		return a.ref, nil
+	}
+	return ParseNodeRef(a.text)
+}
+
+// claim is a as a claim reference; only RevokedByRef gives one typed, and as a ClaimRef.
+func (a refArg) claim() (ClaimRef, error) {
+	if a.typed {
+		c, _ := a.ref.(ClaimRef)
+		return c, c.check()
+	}
+	return ParseClaimRef(a.text)
+}
+
 func (c ClaimRef) id() record.ClaimID {
 	return record.ClaimID{Key: record.Key{Subject: c.Subject, Predicate: c.Predicate}, Version: c.Version}
 }

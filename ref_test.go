@@ -162,6 +162,72 @@ func TestTypedSpecs(t *testing.T) {
 	}
 }
 
+// Reads given typed references read what the same reads given text do, and record the same
+// statement for a run.
+func TestTypedReads(t *testing.T) {
+	f := open(t, mql.Options{}).team()
+	f.assert("Klarveld", "price", mql.Number(44), "worker-3")
+	f.ok(f.db.Derive(f.ctx, mql.DeriveSpec{Artifact: "plan", From: []string{"Klarveld.price"}, By: "orchestrator"}))
+	f.assert("Klarveld", "price", mql.Number(89), "worker-3")
+	f.ok(f.db.Revoke(f.ctx, mql.RevokeSpec{Claim: "Klarveld.price@2", By: "worker-3"}))
+	key := mql.ClaimRef{Subject: "Klarveld", Predicate: "price"}
+	v1 := mql.ClaimRef{Subject: "Klarveld", Predicate: "price", Version: 1}
+	plan := mql.ArtifactRef{Name: "plan"}
+	for _, r := range []mql.Reader{f.db.Reader(), f.db.Reader().ForRun("r1")} {
+		same := func(what string, text, typed any, err1, err2 error) {
+			t.Helper()
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(text, typed) {
+				t.Errorf("%s: typed %+v (%v), text %+v (%v)", what, typed, err2, text, err1)
+			}
+		}
+		for _, n := range []mql.NodeRef{key, v1, plan, mql.ArtifactRef{Name: "plan", Version: 1}} {
+			w1, err1 := r.Why(f.ctx, n.String())
+			w2, err2 := r.WhyRef(f.ctx, n)
+			same("why "+n.String(), w1, w2, err1, err2)
+			i1, err1 := r.Impact(f.ctx, n.String(), 0)
+			i2, err2 := r.ImpactRef(f.ctx, n, 0)
+			same("impact "+n.String(), i1, i2, err1, err2)
+		}
+		for _, n := range []mql.NodeRef{key, plan} {
+			h1, err1 := r.History(f.ctx, n.String())
+			h2, err2 := r.HistoryRef(f.ctx, n)
+			same("history "+n.String(), h1, h2, err1, err2)
+		}
+		b1, err1 := r.RevokedBy(f.ctx, "Klarveld.price@2")
+		b2, err2 := r.RevokedByRef(f.ctx, mql.ClaimRef{Subject: "Klarveld", Predicate: "price", Version: 2})
+		same("revoked-by", b1, b2, err1, err2)
+	}
+	runs, err := f.db.Reader().Run(f.ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runs[0].Retrievals
+	if len(got) != 2*(4*2+2+1) {
+		t.Fatalf("%d retrievals recorded, want one for each read", len(got))
+	}
+	for i := 0; i < len(got); i += 2 {
+		if a, b := got[i].Statement, got[i+1].Statement; a != b {
+			t.Errorf("recorded %q for the text, %q for the typed reference", a, b)
+		}
+	}
+
+	r := f.db.Reader()
+	for what, err := range map[string]error{
+		"why nil":      func() error { _, err := r.WhyRef(f.ctx, nil); return err }(),
+		"why bad name": func() error { _, err := r.WhyRef(f.ctx, mql.ArtifactRef{Name: "plan.x"}); return err }(),
+		"impact version": func() error {
+			_, err := r.ImpactRef(f.ctx, mql.ClaimRef{Subject: "K", Predicate: "p", Version: -2}, 0)
+			return err
+		}(),
+		"history version": func() error { _, err := r.HistoryRef(f.ctx, v1); return err }(),
+		"revoked-by key":  func() error { _, err := r.RevokedByRef(f.ctx, mql.ClaimRef{Subject: "K"}); return err }(),
+	} {
+		if !errors.Is(err, mql.ErrBadReference) {
+			t.Errorf("%s: %v, want ErrBadReference", what, err)
+		}
+	}
+}
+
 func ExampleParseClaimRef() {
 	for _, s := range []string{"Klarveld.price_per_seat@2", "Klarveld.price_per_seat", "Klarveld"} {
 		c, err := mql.ParseClaimRef(s)
@@ -220,4 +286,60 @@ func ExampleArtifactRef_String() {
 	// Output:
 	// plan:pick-vendor@1
 	// plan:pick-vendor
+}
+
+func ExampleDB_Derive_typedReferences() {
+	db, ctx := procurement()
+	rc, _ := db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", By: "orchestrator", FromRefs: []mql.NodeRef{
+		mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"},
+		mql.ClaimRef{Subject: "Klarveld", Predicate: "region", Version: 1},
+	}})
+	fmt.Println(rc.Ref, "supersedes", rc.Supersedes)
+	// Output: plan:pick-vendor@2 supersedes plan:pick-vendor@1
+}
+
+func ExampleReader_WhyRef() {
+	db, ctx := procurement()
+	why, _ := db.Reader().WhyRef(ctx, mql.ArtifactRef{Name: "plan:pick-vendor"})
+	fmt.Println(why.Artifact.Ref)
+	for _, c := range why.Children {
+		fmt.Println(" ", c.Relation, c.Claim.Ref)
+	}
+	// Output:
+	// plan:pick-vendor@1
+	//   derived from Klarveld.price_per_seat@1
+}
+
+func ExampleReader_RevokedByRef() {
+	db, ctx := procurement()
+	db.Revoke(ctx, mql.RevokeSpec{Ref: mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 2}, By: "owner", Because: "misread the page"})
+	rb, _ := db.Reader().RevokedByRef(ctx, mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 2})
+	fmt.Println(rb.Revocation.By, rb.Revocation.Because)
+	// Output: owner misread the page
+}
+
+func ExampleReader_ImpactRef() {
+	db, ctx := procurement()
+	imp, _ := db.Reader().ImpactRef(ctx, mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"}, 0)
+	fmt.Println(imp.Of)
+	for _, d := range imp.Dependents {
+		fmt.Println(d.Artifact.Ref, d.Artifact.Review)
+	}
+	// Output:
+	// [Klarveld.price_per_seat@1 Klarveld.price_per_seat@2]
+	// plan:pick-vendor@1 needs review
+}
+
+func ExampleReader_HistoryRef() {
+	db, ctx := procurement()
+	h, _ := db.Reader().HistoryRef(ctx, mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat"})
+	for _, c := range h.Claims {
+		fmt.Println(c.Ref, c.Value, c.State)
+	}
+	_, err := db.Reader().HistoryRef(ctx, mql.ClaimRef{Subject: "Klarveld", Predicate: "price_per_seat", Version: 1})
+	fmt.Println(err)
+	// Output:
+	// Klarveld.price_per_seat@1 44 superseded
+	// Klarveld.price_per_seat@2 89 live
+	// history Klarveld.price_per_seat@1: bad reference: name the key or artifact without @N
 }
