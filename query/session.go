@@ -487,20 +487,20 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		res, err := r.Find(ctx, q)
 		return &Result{Kind: "find", Find: &res}, err
 	case *Why:
-		n, err := r.Why(ctx, st.Node.String())
+		n, err := r.WhyRef(ctx, st.Node.NodeRef())
 		return &Result{Kind: "why", Why: n}, err
 	case *RevokedBy:
-		rb, err := r.RevokedBy(ctx, st.Claim.String())
+		rb, err := r.RevokedByRef(ctx, st.Claim.ClaimRef())
 		return &Result{Kind: "revoked-by", RevokedBy: &rb}, err
 	case *Impact:
 		depth := 0
 		if st.Depth != nil {
 			depth = *st.Depth
 		}
-		imp, err := r.Impact(ctx, st.Node.String(), depth)
+		imp, err := r.ImpactRef(ctx, st.Node.NodeRef(), depth)
 		return &Result{Kind: "impact", Impact: &imp}, err
 	case *History:
-		h, err := r.History(ctx, st.Node.String())
+		h, err := r.HistoryRef(ctx, st.Node.NodeRef())
 		return &Result{Kind: "history", History: &h}, err
 	case *Conflicts:
 		cs, err := r.Conflicts(ctx, st.Subjects...)
