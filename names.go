@@ -57,18 +57,32 @@ func (s AssertSpec) norm() AssertSpec {
 
 func (s RevokeSpec) norm() RevokeSpec {
 	s.Claim, s.By, s.ReplacedBy = nfc(s.Claim), nfc(s.By), nfc(s.ReplacedBy)
+	s.Ref, s.ReplacedByRef = s.Ref.norm(), s.ReplacedByRef.norm()
 	return s
 }
 
-func (s ConfirmSpec) norm() ConfirmSpec { s.Claim, s.By = nfc(s.Claim), nfc(s.By); return s }
+func (s ConfirmSpec) norm() ConfirmSpec {
+	s.Claim, s.By, s.Ref = nfc(s.Claim), nfc(s.By), s.Ref.norm()
+	return s
+}
 
 func (s DeriveSpec) norm() DeriveSpec {
 	s.Artifact, s.By, s.Run = nfc(s.Artifact), nfc(s.By), nfc(s.Run)
 	s.From, s.SeenBy = nfcAll(s.From), nfcAll(s.SeenBy)
+	if len(s.FromRefs) > 0 {
+		refs := make([]NodeRef, len(s.FromRefs))
+		for i, n := range s.FromRefs {
+			refs[i] = normNode(n)
+		}
+		s.FromRefs = refs
+	}
 	return s
 }
 
-func (s ReviewSpec) norm() ReviewSpec { s.Artifact, s.By = nfc(s.Artifact), nfc(s.By); return s }
+func (s ReviewSpec) norm() ReviewSpec {
+	s.Artifact, s.By, s.Ref = nfc(s.Artifact), nfc(s.By), s.Ref.norm()
+	return s
+}
 
 func (s DecaySpec) norm() DecaySpec { s.Predicate, s.By = nfc(s.Predicate), nfc(s.By); return s }
 

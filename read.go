@@ -184,24 +184,37 @@ func cmpValues(a, b Value) int {
 func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Reader().Why(ctx, ref) }
 
 // Why returns the provenance tree of a claim or artifact.
-func (r Reader) Why(ctx context.Context, ref string) (*Node, error) {
+func (r Reader) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
+
+// WhyRef is Why of a reference held typed.
+func (r Reader) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
+	return r.why(ctx, typedRef(ref))
+}
+
+func (r Reader) why(ctx context.Context, ref refArg) (*Node, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "why "+ref, func(r Reader) (*Node, error) { return r.Why(ctx, ref) }, nodeRefs)
+		return forRun(ctx, r, "why "+ref.text, func(r Reader) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
+		node, err := ref.node()
+		if err != nil {
+			return err
+		}
 		// A key whose live claim was revoked or expired (or that has none any more) is
 		// explained by its newest version: what it said, and what happened to it.
-		if id, err := parseClaimRef(ref); err == nil && id.Version == 0 && strings.Contains(ref, ".") && v.LiveClaim(id.Key) == nil {
-			if vs := v.Versions(id.Key); len(vs) > 0 {
-				e := vs[len(vs)-1]
-				out = whyNode(v, nil, provenance.WhyOfClaim(v, e, true), nil)
-				st, _ := v.State(e)
-				out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", id.Key, e.ID, st)
-				return nil
+		if c, ok := node.(ClaimRef); ok && c.Version == 0 {
+			if key := c.id().Key; v.LiveClaim(key) == nil {
+				if vs := v.Versions(key); len(vs) > 0 {
+					e := vs[len(vs)-1]
+					out = whyNode(v, nil, provenance.WhyOfClaim(v, e, true), nil)
+					st, _ := v.State(e)
+					out.Note = fmt.Sprintf("%s has no live claim: %s, its newest version, is %s", key, e.ID, st)
+					return nil
+				}
 			}
 		}
-		n, err := resolveNode(v, ref)
+		n, err := resolveNode(v, node)
 		if err != nil {
 			return err
 		}
@@ -256,17 +269,26 @@ func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error
 
 // RevokedBy says who revoked a claim version.
 func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+	return r.revokedBy(ctx, textRef(ref))
+}
+
+// RevokedByRef is RevokedBy of a reference held typed.
+func (r Reader) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
+	return r.revokedBy(ctx, typedRef(ref))
+}
+
+func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "revoked-by "+ref, func(r Reader) (RevokedByResult, error) { return r.RevokedBy(ctx, ref) },
+		return forRun(ctx, r, "revoked-by "+ref.text, func(r Reader) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
 	err := r.view(ctx, func(v *index.View) error {
-		id, err := parseClaimRef(ref)
+		c, err := ref.claim()
 		if err != nil {
 			return err
 		}
-		e, err := resolveClaim(v, id)
+		e, err := resolveClaim(v, c.id())
 		if err != nil {
 			return err
 		}
@@ -292,12 +314,21 @@ func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, 
 
 // Impact lists every artifact that depends on a claim or artifact.
 func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+	return r.impact(ctx, textRef(ref), depth)
+}
+
+// ImpactRef is Impact of a reference held typed.
+func (r Reader) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
+	return r.impact(ctx, typedRef(ref), depth)
+}
+
+func (r Reader) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
 	if r.run != "" {
-		stmt := "impact " + ref
+		stmt := "impact " + ref.text
 		if depth > 0 {
 			stmt += " depth " + strconv.Itoa(depth)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.Impact(ctx, ref, depth) },
+		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
 			func(x ImpactResult) []string {
 				var refs []string
 				for _, d := range x.Dependents {
@@ -364,21 +395,18 @@ func (p *impactPath) extend(ref string) impactPath {
 	return impactPath{path: append(path, ref)}
 }
 
-func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
-	if strings.Contains(ref, "@") {
-		n, err := resolveNode(v, ref)
-		if err != nil {
-			return nil, err
-		}
-		return []record.NodeRef{n}, nil
+func startNodes(v *index.View, ref refArg) ([]record.NodeRef, error) {
+	node, err := ref.node()
+	if err != nil {
+		return nil, err
 	}
 	var out []record.NodeRef
-	if strings.Contains(ref, ".") {
-		id, err := parseClaimRef(ref)
-		if err != nil {
-			return nil, err
+	switch n := node.(type) {
+	case ClaimRef:
+		if n.Version != 0 {
+			break
 		}
-		for _, e := range v.Versions(id.Key) {
+		for _, e := range v.Versions(n.id().Key) {
 			cid := e.ID
 			out = append(out, record.NodeRef{Claim: &cid})
 		}
@@ -386,19 +414,24 @@ func startNodes(v *index.View, ref string) ([]record.NodeRef, error) {
 			return nil, fmt.Errorf("%s: %w: no claim was ever recorded for it", ref, ErrNotFound)
 		}
 		return out, nil
+	case ArtifactRef:
+		if n.Version != 0 {
+			break
+		}
+		for _, a := range v.ArtifactVersions(n.Name) {
+			aid := a.ID
+			out = append(out, record.NodeRef{Artifact: &aid})
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
+		}
+		return out, nil
 	}
-	id, err := parseArtifactRef(ref)
+	n, err := resolveNode(v, node)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range v.ArtifactVersions(id.Name) {
-		aid := a.ID
-		out = append(out, record.NodeRef{Artifact: &aid})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("artifact %s: %w: derive it first", ref, ErrNotFound)
-	}
-	return out, nil
+	return []record.NodeRef{n}, nil
 }
 
 // History lists every version of a key ("S.p") or artifact ("name"), oldest first, with state,
@@ -409,8 +442,17 @@ func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
 
 // History lists every version of a key or artifact.
 func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+	return r.history(ctx, textRef(ref))
+}
+
+// HistoryRef is History of a reference held typed, which names no version.
+func (r Reader) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
+	return r.history(ctx, typedRef(ref))
+}
+
+func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "history "+ref, func(r Reader) (HistoryResult, error) { return r.History(ctx, ref) },
+		return forRun(ctx, r, "history "+ref.text, func(r Reader) (HistoryResult, error) { return r.history(ctx, ref) },
 			func(x HistoryResult) []string {
 				refs := claimRefs(x.Claims)
 				for _, a := range x.Artifacts {
@@ -419,17 +461,17 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 				return refs
 			})
 	}
-	out := HistoryResult{Of: ref}
+	out := HistoryResult{Of: ref.text}
 	err := r.view(ctx, func(v *index.View) error {
-		if strings.Contains(ref, "@") {
+		if strings.Contains(ref.text, "@") {
 			return fmt.Errorf("history %s: %w: name the key or artifact without @N", ref, ErrBadReference)
 		}
-		if strings.Contains(ref, ".") {
-			id, err := parseClaimRef(ref)
-			if err != nil {
-				return err
-			}
-			vs := v.Versions(id.Key)
+		node, err := ref.node()
+		if err != nil {
+			return err
+		}
+		if c, ok := node.(ClaimRef); ok {
+			vs := v.Versions(c.id().Key)
 			out.Claims = make([]Claim, 0, len(vs))
 			for _, e := range vs {
 				out.Claims = append(out.Claims, claimOf(v, e))
@@ -439,12 +481,8 @@ func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) 
 			}
 			return nil
 		}
-		id, err := parseArtifactRef(ref)
-		if err != nil {
-			return err
-		}
 		pc := provenance.NewCache(v)
-		for _, a := range v.ArtifactVersions(id.Name) {
+		for _, a := range v.ArtifactVersions(node.(ArtifactRef).Name) {
 			out.Artifacts = append(out.Artifacts, artifactOf(v, pc, a))
 		}
 		if len(out.Artifacts) == 0 {

@@ -50,12 +50,72 @@ type wireAssert struct {
 	Value wireValue
 }
 
+func (s AssertSpec) wire() (any, error) {
+	v := s.Value
+	return wireAssert{AssertSpec: s, Value: wireValue{Type: v.Type, Str: v.Str, Num: v.Num, Bool: v.Bool, Time: v.Time}}, nil
+}
+
+// A request carries references as text, in the fields every version of mql reads; the typed
+// fields (json:"-") stay home. A typed reference that its text would not name (a subject
+// holding a "." or an "@", say) fails its check here, and the write stays home too, where the
+// build refuses it as it would anywhere.
+
+func (s RevokeSpec) wire() (any, error) {
+	var err error
+	if s.Ref != (ClaimRef{}) {
+		s.Claim, err = wireText(s.Ref)
+	}
+	if s.ReplacedByRef != (ClaimRef{}) && err == nil {
+		s.ReplacedBy, err = wireText(s.ReplacedByRef)
+	}
+	return s, err
+}
+
+func (s ConfirmSpec) wire() (any, error) {
+	var err error
+	if s.Ref != (ClaimRef{}) {
+		s.Claim, err = wireText(s.Ref)
+	}
+	return s, err
+}
+
+func (s DeriveSpec) wire() (any, error) {
+	if len(s.FromRefs) == 0 {
+		return s, nil
+	}
+	s.From = make([]string, len(s.FromRefs))
+	for i, n := range s.FromRefs {
+		var err error
+		if s.From[i], err = wireText(n); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s ReviewSpec) wire() (any, error) {
+	var err error
+	if s.Ref != (ArtifactRef{}) {
+		s.Artifact, err = wireText(s.Ref)
+	}
+	return s, err
+}
+
+func wireText(n NodeRef) (string, error) {
+	if err := checkNode(n); err != nil {
+		return "", err
+	}
+	return n.String(), nil
+}
+
 // request is the graphstore request of a write of kind with spec, which build builds.
 func request(kind string, spec any) *graphstore.Request {
 	return &graphstore.Request{Kind: kind, Payload: func() ([]byte, error) {
-		if s, ok := spec.(AssertSpec); ok {
-			v := s.Value
-			spec = wireAssert{AssertSpec: s, Value: wireValue{Type: v.Type, Str: v.Str, Num: v.Num, Bool: v.Bool, Time: v.Time}}
+		if w, ok := spec.(interface{ wire() (any, error) }); ok {
+			var err error
+			if spec, err = w.wire(); err != nil {
+				return nil, err
+			}
 		}
 		// A NaN or an infinity fails here, and the write stays in its own process; so does
 		// text that is not UTF-8, which JSON would carry as U+FFFD (written \ufffd; text

@@ -105,3 +105,43 @@ func TestRequestErrors(t *testing.T) {
 		t.Errorf("a refusal that does not decode: %v, want ErrStorage", err)
 	}
 }
+
+// A request carries typed references as the text that names them, which any version reads;
+// one its text would not name stays home.
+func TestRequestTypedRefs(t *testing.T) {
+	c2, c3 := ClaimRef{Subject: "K", Predicate: "price", Version: 2}, ClaimRef{Subject: "K", Predicate: "price", Version: 3}
+	for _, tc := range []struct {
+		kind        string
+		typed, sent any
+	}{
+		{kindRevoke, RevokeSpec{Ref: c2, ReplacedByRef: c3, By: "w1"}, RevokeSpec{Claim: "K.price@2", ReplacedBy: "K.price@3", By: "w1"}},
+		{kindRevoke, RevokeSpec{Ref: c2, Claim: "ignored", By: "w1"}, RevokeSpec{Claim: "K.price@2", By: "w1"}},
+		{kindConfirm, ConfirmSpec{Ref: ClaimRef{Subject: "K", Predicate: "price"}, By: "owner"}, ConfirmSpec{Claim: "K.price", By: "owner"}},
+		{kindDerive, DeriveSpec{Artifact: "plan", FromRefs: []NodeRef{c2, ArtifactRef{Name: "other", Version: 2}}, By: "w1"},
+			DeriveSpec{Artifact: "plan", From: []string{"K.price@2", "other@2"}, By: "w1"}},
+		{kindReview, ReviewSpec{Ref: ArtifactRef{Name: "plan"}, By: "owner"}, ReviewSpec{Artifact: "plan", By: "owner"}},
+	} {
+		b, err := request(tc.kind, tc.typed).Payload()
+		if err != nil {
+			t.Fatalf("%#v: %v", tc.typed, err)
+		}
+		got, err := decodeRequest(tc.kind, b)
+		if err != nil || !reflect.DeepEqual(got, tc.sent) {
+			t.Errorf("%#v arrived as %#v (%v), want %#v", tc.typed, got, err, tc.sent)
+		}
+	}
+	for _, tc := range []struct {
+		kind string
+		spec any
+	}{
+		{kindRevoke, RevokeSpec{Ref: ClaimRef{Subject: "K", Predicate: "price@2"}, By: "w1"}}, // text would name K.price@2
+		{kindRevoke, RevokeSpec{Ref: c2, ReplacedByRef: ClaimRef{Subject: "K.x", Predicate: "p", Version: 1}, By: "w1"}},
+		{kindConfirm, ConfirmSpec{Ref: ClaimRef{Subject: "K", Predicate: "p", Version: -1}, By: "owner"}},
+		{kindDerive, DeriveSpec{Artifact: "plan", FromRefs: []NodeRef{c2, nil}, By: "w1"}},
+		{kindReview, ReviewSpec{Ref: ArtifactRef{Name: "plan@1"}, By: "owner"}},
+	} {
+		if b, err := request(tc.kind, tc.spec).Payload(); !errors.Is(err, ErrBadReference) {
+			t.Errorf("%#v: payload %s, %v; want ErrBadReference (the write stays home)", tc.spec, b, err)
+		}
+	}
+}

@@ -79,19 +79,21 @@ func (db *DB) recordRetrieval(ctx context.Context, by, run string, at record.TxI
 				continue
 			}
 			seen[ref] = true
-			if strings.Contains(ref, ".") {
-				id, err := record.ParseClaimID(ref)
-				if err != nil || mine.Claim(id) == nil {
+			node, _ := ParseNodeRef(ref)
+			switch n := node.(type) {
+			case ClaimRef:
+				if n.Version == 0 || mine.Claim(n.id()) == nil {
 					return fmt.Errorf("for run %s: %s was served but is not a claim %s may see", run, ref, by)
 				}
-				q.Claims = append(q.Claims, id)
-				continue
+				q.Claims = append(q.Claims, n.id())
+			case ArtifactRef:
+				if n.Version == 0 || mine.Artifact(n.id()) == nil {
+					return fmt.Errorf("for run %s: %s was served but is not an artifact %s may see", run, ref, by)
+				}
+				q.Artifacts = append(q.Artifacts, n.id())
+			default:
+				return fmt.Errorf("for run %s: %s was served but is not a claim or artifact reference", run, ref)
 			}
-			id, err := parseArtifactRef(ref)
-			if err != nil || id.Version == 0 || mine.Artifact(id) == nil {
-				return fmt.Errorf("for run %s: %s was served but is not an artifact %s may see", run, ref, by)
-			}
-			q.Artifacts = append(q.Artifacts, id)
 		}
 		tx.Retrievals = append(tx.Retrievals, q)
 		rc.Ref = run

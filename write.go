@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -114,12 +115,17 @@ type RevokeSpec struct {
 	By         string
 	Because    string
 	ReplacedBy string // optional: a version of the same key that is live from now on
+	// Ref and ReplacedByRef are Claim and ReplacedBy for a caller that holds them typed: each,
+	// when it is not zero, is used and its text ignored.
+	Ref           ClaimRef `json:"-"`
+	ReplacedByRef ClaimRef `json:"-"`
 }
 
 // ConfirmSpec confirms the live claim of a key ("Subject.predicate", or its exact version).
 type ConfirmSpec struct {
 	Claim string
 	By    string
+	Ref   ClaimRef `json:"-"` // Claim typed: when it is not zero, it is used and Claim ignored
 }
 
 // DeriveSpec records a new version of an artifact derived from claims and artifacts. A claim
@@ -134,6 +140,9 @@ type DeriveSpec struct {
 	// Run, when set, records the artifact as a decision of By's run of that name: its From list
 	// is what the decision cites (see Reader.ForRun).
 	Run string
+	// FromRefs is From for a caller that holds the references typed: when it is not empty, it
+	// is used and From ignored.
+	FromRefs []NodeRef `json:"-"`
 }
 
 // ReviewSpec records that By reviewed an artifact ("name" for its newest version, or "name@N").
@@ -141,6 +150,7 @@ type ReviewSpec struct {
 	Artifact string
 	By       string
 	Because  string
+	Ref      ArtifactRef `json:"-"` // Artifact typed: when it is not zero, it is used and Artifact ignored
 }
 
 // DecaySpec declares a half-life for a predicate. By must be the owner or hold grant on it.
@@ -679,23 +689,6 @@ func checkValue(key record.Key, x Value) error {
 	return nil
 }
 
-func checkRefValue(s string) error {
-	base, ver, hasVer := strings.Cut(s, "@")
-	if hasVer {
-		if n, err := strconv.Atoi(ver); err != nil || n < 1 {
-			return fmt.Errorf("reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-	}
-	subj, pred, dotted := strings.Cut(base, ".")
-	if err := checkName("reference", subj); err != nil {
-		return err
-	}
-	if dotted {
-		return checkName("reference", pred)
-	}
-	return nil
-}
-
 func checkSource(s Source) error {
 	if s.ID == "" || len(s.ID) > 1024 {
 		return fmt.Errorf("source id %.40q: %w: a source needs an id of 1 to 1024 bytes", s.ID, ErrInvalid)
@@ -730,31 +723,6 @@ func checkPrincipals(v *index.View, names []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// parseClaimRef parses "S.p@N" (versioned) or "S.p" (version 0: the live claim).
-func parseClaimRef(s string) (record.ClaimID, error) {
-	s = nfc(s)
-	base, ver, hasVer := strings.Cut(s, "@")
-	subj, pred, dotted := strings.Cut(base, ".")
-	if !dotted {
-		return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: write Subject.predicate@N", s, ErrBadReference)
-	}
-	if err := checkName("subject", subj); err != nil {
-		return record.ClaimID{}, err
-	}
-	if err := checkName("predicate", pred); err != nil {
-		return record.ClaimID{}, err
-	}
-	id := record.ClaimID{Key: record.Key{Subject: subj, Predicate: pred}}
-	if hasVer {
-		n, err := strconv.Atoi(ver)
-		if err != nil || n < 1 {
-			return record.ClaimID{}, fmt.Errorf("claim reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-		id.Version = n
-	}
-	return id, nil
 }
 
 // resolveClaim finds a claim version visible in v; version 0 means the live claim. What it
@@ -793,13 +761,14 @@ func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
 }
 
 func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseClaimRef(s.Claim)
+	c, err := claimRef(s.Ref, s.Claim)
 	if err != nil {
 		return err
 	}
-	if id.Version == 0 {
-		return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", s.Claim, ErrBadReference, s.Claim)
+	if c.Version == 0 {
+		return fmt.Errorf("revoke %s: %w: name the exact version, e.g. %s@1", c, ErrBadReference, c)
 	}
+	id := c.id()
 	// The revoker must be able to see what it revokes; otherwise it does not exist for it.
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
 	e, err := resolveClaim(mine, id)
@@ -814,14 +783,15 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 		return err
 	}
 	rev := &record.Revocation{ID: recordID("r", tx, len(tx.Revocations)+1), Claim: id, By: s.By, Because: s.Because, Standing: standing, Tx: tx.ID}
-	if s.ReplacedBy != "" {
-		rid, err := parseClaimRef(s.ReplacedBy)
+	if s.ReplacedBy != "" || s.ReplacedByRef != (ClaimRef{}) {
+		r, err := claimRef(s.ReplacedByRef, s.ReplacedBy)
 		if err != nil {
 			return err
 		}
-		if rid.Version == 0 {
-			return fmt.Errorf("replaced by %s: %w: name the exact version", s.ReplacedBy, ErrBadReference)
+		if r.Version == 0 {
+			return fmt.Errorf("replaced by %s: %w: name the exact version", r, ErrBadReference)
 		}
+		rid := r.id()
 		if rid.Key != id.Key || rid.Version == id.Version {
 			return fmt.Errorf("replaced by %s: %w: the replacement must be another version of %s", rid, ErrBadReference, id.Key)
 		}
@@ -862,12 +832,12 @@ func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
 }
 
 func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseClaimRef(s.Claim)
+	c, err := claimRef(s.Ref, s.Claim)
 	if err != nil {
 		return err
 	}
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
-	e, err := resolveClaim(mine, id)
+	e, err := resolveClaim(mine, c.id())
 	if err != nil {
 		return err
 	}
@@ -889,24 +859,6 @@ func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	return nil
 }
 
-// parseArtifactRef parses "name" (version 0: newest) or "name@N".
-func parseArtifactRef(s string) (record.ArtifactID, error) {
-	s = nfc(s)
-	name, ver, hasVer := strings.Cut(s, "@")
-	if err := checkName("artifact", name); err != nil {
-		return record.ArtifactID{}, err
-	}
-	id := record.ArtifactID{Name: name}
-	if hasVer {
-		n, err := strconv.Atoi(ver)
-		if err != nil || n < 1 {
-			return id, fmt.Errorf("artifact reference %q: %w: the version after @ must be a positive integer", s, ErrBadReference)
-		}
-		id.Version = n
-	}
-	return id, nil
-}
-
 // resolveArtifact finds an artifact version visible in v; version 0 means the newest visible.
 // Like resolveClaim, what it says when there is none depends on nothing v's reader may not see.
 func resolveArtifact(v *index.View, id record.ArtifactID) (*index.ArtifactNode, error) {
@@ -923,26 +875,17 @@ func resolveArtifact(v *index.View, id record.ArtifactID) (*index.ArtifactNode, 
 	return nil, fmt.Errorf("%s: %w: no such version; the newest is %s", id, ErrNotFound, latest.ID)
 }
 
-// resolveNode resolves a claim ("S.p[@N]") or artifact ("name[@N]") reference in v.
-func resolveNode(v *index.View, ref string) (record.NodeRef, error) {
-	base, _, _ := strings.Cut(ref, "@")
-	if strings.Contains(base, ".") {
-		id, err := parseClaimRef(ref)
-		if err != nil {
-			return record.NodeRef{}, err
-		}
-		e, err := resolveClaim(v, id)
+// resolveNode resolves a claim or artifact reference in v.
+func resolveNode(v *index.View, ref NodeRef) (record.NodeRef, error) {
+	if c, ok := ref.(ClaimRef); ok {
+		e, err := resolveClaim(v, c.id())
 		if err != nil {
 			return record.NodeRef{}, err
 		}
 		cid := e.ID
 		return record.NodeRef{Claim: &cid}, nil
 	}
-	id, err := parseArtifactRef(ref)
-	if err != nil {
-		return record.NodeRef{}, err
-	}
-	n, err := resolveArtifact(v, id)
+	n, err := resolveArtifact(v, ref.(ArtifactRef).id())
 	if err != nil {
 		return record.NodeRef{}, err
 	}
@@ -966,7 +909,7 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	if err := checkName("artifact", s.Artifact); err != nil {
 		return err
 	}
-	if len(s.From) == 0 {
+	if len(s.From) == 0 && len(s.FromRefs) == 0 {
 		return fmt.Errorf("derive %s: %w: name what it is derived from", s.Artifact, ErrInvalid)
 	}
 	conf := 1.0
@@ -979,7 +922,10 @@ func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	mine := v.Index().View(v.AsOf(), v.Now(), s.By)
 	var inputs []record.NodeRef
 	var restricted [][]string
-	for _, ref := range s.From {
+	for ref, err := range s.inputs() {
+		if err != nil {
+			return err
+		}
 		n, err := resolveNode(mine, ref)
 		if err != nil {
 			return err
@@ -1046,6 +992,26 @@ func seenByOf(v *index.View, n record.NodeRef) []string {
 	return v.Artifact(*n.Artifact).SeenBy
 }
 
+// inputs yields what s is derived from, each judged as it comes, so that an error names the
+// first input at fault whichever way the inputs were given.
+func (s DeriveSpec) inputs() iter.Seq2[NodeRef, error] {
+	return func(yield func(NodeRef, error) bool) {
+		if len(s.FromRefs) > 0 {
+			for _, n := range s.FromRefs {
+				if !yield(n, checkNode(n)) {
+					return
+				}
+			}
+			return
+		}
+		for _, f := range s.From {
+			if !yield(ParseNodeRef(f)) {
+				return
+			}
+		}
+	}
+}
+
 // Review records that By looked at an artifact again; it clears "needs review" until one of
 // its inputs changes again.
 func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
@@ -1060,11 +1026,11 @@ func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
 }
 
 func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
-	id, err := parseArtifactRef(s.Artifact)
+	a, err := artifactRef(s.Ref, s.Artifact)
 	if err != nil {
 		return err
 	}
-	n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), id)
+	n, err := resolveArtifact(v.Index().View(v.AsOf(), v.Now(), s.By), a.id())
 	if err != nil {
 		return err
 	}

@@ -502,17 +502,18 @@ func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
 }
 
 func (s *server) revoke(ctx context.Context, in RevokeInput) (output, error) {
-	c, err := parseRef(in.Claim)
+	c, err := mql.ParseClaimRef(in.Claim)
 	if err != nil {
 		return output{}, err
 	}
-	st := &query.Revoke{Claim: c, By: s.principal, Because: in.Because}
+	st := &query.Revoke{Claim: query.RefOf(c), By: s.principal, Because: in.Because}
 	if in.ReplacedBy != "" {
-		r, err := parseRef(in.ReplacedBy)
+		r, err := mql.ParseClaimRef(in.ReplacedBy)
 		if err != nil {
 			return output{}, err
 		}
-		st.ReplacedBy = &r
+		rr := query.RefOf(r)
+		st.ReplacedBy = &rr
 	}
 	return s.eval(ctx, st)
 }
@@ -530,11 +531,11 @@ func (s *server) derive(ctx context.Context, in DeriveInput) (output, error) {
 }
 
 func (s *server) review(ctx context.Context, in ReviewInput) (output, error) {
-	a, err := parseRef(in.Artifact)
+	a, err := mql.ParseArtifactRef(in.Artifact)
 	if err != nil {
 		return output{}, err
 	}
-	return s.eval(ctx, &query.Review{Artifact: a, By: s.principal, Because: in.Because})
+	return s.eval(ctx, &query.Review{Artifact: query.RefOf(a), By: s.principal, Because: in.Because})
 }
 
 func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
@@ -647,20 +648,10 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 	return out, nil
 }
 
-// parseRef splits "Subject.predicate@N", "Subject.predicate", "name@N" or "name". It leaves
-// judging the names to the library, which does it with its own messages.
+// parseRef reads a claim or artifact reference as the library does.
 func parseRef(s string) (query.Ref, error) {
-	var r query.Ref
-	base, ver, hasVer := strings.Cut(s, "@")
-	if hasVer {
-		n, err := strconv.Atoi(ver)
-		if err != nil || n < 1 {
-			return r, fmt.Errorf("reference %q: bad reference: the version after @ must be a positive integer", s)
-		}
-		r.Version = n
-	}
-	r.Subject, r.Predicate, _ = strings.Cut(base, ".")
-	return r, nil
+	n, err := mql.ParseNodeRef(s)
+	return query.RefOf(n), err
 }
 
 // toValue reads a JSON value as an mql value of the given type ("" for its JSON type).

@@ -40,16 +40,7 @@ func (m Mods) String() string {
 	return b.String()
 }
 
-func (r Ref) String() string {
-	s := r.Subject
-	if r.Predicate != "" {
-		s += "." + r.Predicate
-	}
-	if r.Version > 0 {
-		s += "@" + strconv.Itoa(r.Version)
-	}
-	return s
-}
+func (r Ref) String() string { return r.NodeRef().String() }
 
 func (p Pattern) String() string {
 	subj := p.Subject

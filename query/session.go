@@ -412,24 +412,24 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 		}
 		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
-		spec := mql.RevokeSpec{Claim: st.Claim.String(), By: st.By, Because: st.Because}
+		spec := mql.RevokeSpec{Ref: st.Claim.ClaimRef(), By: st.By, Because: st.Because}
 		if st.ReplacedBy != nil {
-			spec.ReplacedBy = st.ReplacedBy.String()
+			spec.ReplacedByRef = st.ReplacedBy.ClaimRef()
 		}
 		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
 	case *Confirm:
 		return s.write(st.By, "confirm", func() (mql.Receipt, error) {
-			return w.Confirm(mql.ConfirmSpec{Claim: st.Claim.String(), By: st.By})
+			return w.Confirm(mql.ConfirmSpec{Ref: st.Claim.ClaimRef(), By: st.By})
 		})
 	case *Derive:
 		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy, Run: st.Run}
 		for _, r := range st.From {
-			spec.From = append(spec.From, r.String())
+			spec.FromRefs = append(spec.FromRefs, r.NodeRef())
 		}
 		return s.write(st.By, "derive", func() (mql.Receipt, error) { return w.Derive(spec) })
 	case *Review:
 		return s.write(st.By, "review", func() (mql.Receipt, error) {
-			return w.Review(mql.ReviewSpec{Artifact: st.Artifact.String(), By: st.By, Because: st.Because})
+			return w.Review(mql.ReviewSpec{Ref: st.Artifact.ArtifactRef(), By: st.By, Because: st.Because})
 		})
 	case *Outcome:
 		by := st.By
@@ -487,20 +487,20 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		res, err := r.Find(ctx, q)
 		return &Result{Kind: "find", Find: &res}, err
 	case *Why:
-		n, err := r.Why(ctx, st.Node.String())
+		n, err := r.WhyRef(ctx, st.Node.NodeRef())
 		return &Result{Kind: "why", Why: n}, err
 	case *RevokedBy:
-		rb, err := r.RevokedBy(ctx, st.Claim.String())
+		rb, err := r.RevokedByRef(ctx, st.Claim.ClaimRef())
 		return &Result{Kind: "revoked-by", RevokedBy: &rb}, err
 	case *Impact:
 		depth := 0
 		if st.Depth != nil {
 			depth = *st.Depth
 		}
-		imp, err := r.Impact(ctx, st.Node.String(), depth)
+		imp, err := r.ImpactRef(ctx, st.Node.NodeRef(), depth)
 		return &Result{Kind: "impact", Impact: &imp}, err
 	case *History:
-		h, err := r.History(ctx, st.Node.String())
+		h, err := r.HistoryRef(ctx, st.Node.NodeRef())
 		return &Result{Kind: "history", History: &h}, err
 	case *Conflicts:
 		cs, err := r.Conflicts(ctx, st.Subjects...)
