@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/internal/benchknob"
@@ -485,5 +487,52 @@ func BenchmarkSearchIngest(b *testing.B) {
 			}
 			b.ReportMetric(float64(sc.claims*b.N)/b.Elapsed().Seconds(), "claims/s")
 		})
+	}
+}
+
+// -locomo reads conversations in LoCoMo's shape: a list of samples with their "conversation"
+// (its locomo10.json) or one conversation an object (a file per conversation); every turn a
+// claim by its speaker, valid from its session's date; every question with evidence asked.
+func TestLoadLocomo(t *testing.T) {
+	lc, err := loadLocomo("testdata/locomo", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, claims := lc.size(); n != 2 || claims != 10 {
+		t.Errorf("size: %d conversations, %d claims; want 2 and 10", n, claims)
+	}
+	if got := lc.principals(); !slices.Equal(got, []string{"Cleo", "Dev", "Ada", "Ben_Okafor"}) {
+		t.Errorf("principals %q", got)
+	}
+	c := lc.conversation(1)
+	first := c.ops[0]
+	if first.key() != "Ada.c2_d1_1" || first.Text != "Hi Ben! I just bought a used Subaru Outback." || !first.ValidFrom.Equal(time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)) {
+		t.Errorf("first turn %+v", first)
+	}
+	if got := c.ops[2].Text; got != "Oscar is a lovely name. [a photo of a small brown dog]" {
+		t.Errorf("a turn with its caption: %q", got)
+	}
+	qs := lc.questions(0)
+	if len(qs) != 6 { // three of each conversation: the one without evidence is not asked
+		t.Fatalf("questions %+v", qs)
+	}
+	if q := qs[5]; q.Text != "Where did the children go?" || !slices.Equal(q.Evidence, []string{"Ben_Okafor.c2_d2_1"}) {
+		t.Errorf("a question whose evidence names a turn the file lacks: %+v", q)
+	}
+	if _, err := loadLocomo("testdata/nothing-here", false); err == nil {
+		t.Error("a missing path: no error")
+	}
+
+	// The search bench over it: mql finds what the questions ask, and nothing not live.
+	cfg := &config{runs: 1, sizes: []int{1}, locomo: "testdata/locomo", out: io.Discard, jsonOut: true}
+	srs, err := runSearchBench(context.Background(), cfg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srs) != 1 || srs[0].Claims != 10 || srs[0].Questions != 6 || srs[0].Corpus != "LoCoMo (locomo)" {
+		t.Fatalf("results %+v", srs)
+	}
+	if e := srs[0].Engines[0]; e.Name != "mql" || e.Recall != 1 || e.NonLive != 0 {
+		t.Errorf("mql on the sample: %+v", e)
 	}
 }
