@@ -189,7 +189,9 @@ func TestSearchOnEveryBackend(t *testing.T) {
 
 // ---- twins: what a principal is told does not depend on what it may not see -----------------
 
-var searchWords = strings.Fields("price pricing seat team plan vendor stealth ship sensor EU US yearly discount partner shipping contract renewal risk audit")
+// The words of the random texts: subjects among them, so that the subject signal weighs, and
+// irregular forms ("buy", "bought"), so that a word's forms are merged.
+var searchWords = strings.Fields("price pricing seat team plan vendor stealth ship sensor EU US yearly discount partner shipping contract renewal risk audit Klarveld Ostwind buy bought went go child children")
 
 func randomText(rng *rand.Rand) string {
 	n := 1 + rng.IntN(6)
