@@ -50,12 +50,15 @@ declined: the agent said it lacked the evidence to act. The last outcome recorde
 One line per subject with its live claims, in the order asked, until the budget is spent; a
 last line names the subjects left out. for "QUESTION": the live claims search finds for the
 question, each subject's matching claims in one line, the best match first.`, `context for "EU pricing for the team plan" budget 60`},
-	{"search", "the live claims whose text best matches, best first (BM25)", `search "TEXT" [on PATTERN, ...] [limit N] [history]
+	{"search", "the live claims whose text best matches, best first (BM25)", `search "TEXT" [on PATTERN, ...] [vector "V"] [signals NAME, ...] [limit N] [history]
 
 A claim's text is its subject and predicate (split into words: price_per_seat, pricePerSeat),
 its value when a string and its sources' excerpts. Words are matched after case folding and
-English stemming ("pricing" finds "prices"). Only live claims are answers (history: every
-version, each with its state); scores count only what the reader may see. limit defaults to 20.`, `search "EU pricing for the team plan" on Klarveld.*, *.price_per_seat limit 10`},
+English stemming ("pricing" finds "prices", "buy" finds "bought"); a word of the search that a
+claim's subject holds weighs more (the subject signal). vector ranks the claims that carry one
+by cosine similarity too, fused by reciprocal rank; signals text, subject, vector names those
+to rank by. Only live claims are answers (history: every version, each with its state); scores
+count only what the reader may see. limit defaults to 20.`, `search "EU pricing for the team plan" on Klarveld.*, *.price_per_seat limit 10`},
 	{"stats", "claims by state, reviews due, stale rate; the memory metrics of the runs", `stats [for PRINCIPAL] [since TIME]
 
 for and since narrow the memory metrics to one principal's runs, and to the runs begun at or
