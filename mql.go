@@ -61,7 +61,11 @@ type Options struct {
 type CommitInfo = graphstore.Commit
 
 // DB is an open mql store. It is safe for concurrent use.
+//
+// A DB reads as its Reader does, as the owner and of the newest state: Live, Find, Why and
+// the other reads are a DB's methods too, and As, AsOf and AsOfTx return a narrower Reader.
 type DB struct {
+	reads
 	store *graphstore.Store
 	clock func() time.Time
 }
@@ -98,7 +102,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{store: s, clock: clock}, nil
+	db := &DB{store: s, clock: clock}
+	db.reads.db = db
+	return db, nil
 }
 
 // Close releases the store.
@@ -155,7 +161,11 @@ func (db *DB) Head(ctx context.Context) (int64, error) {
 
 // Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
 // narrow it. A Reader is a value: narrowing returns a new one.
-type Reader struct {
+type Reader struct{ reads }
+
+// reads holds a Reader's options and has its methods, so that a DB, which embeds it, has them
+// too without a second declaration of each.
+type reads struct {
 	db       *DB
 	as       string
 	asOfTx   int64
@@ -167,32 +177,26 @@ type Reader struct {
 }
 
 // Reader returns a reader of the newest state, as the owner.
-func (db *DB) Reader() Reader { return Reader{db: db} }
+func (db *DB) Reader() Reader { return Reader{db.reads} }
 
 // As returns a reader that sees only what principal may see.
-func (db *DB) As(principal string) Reader { return db.Reader().As(principal) }
+func (r reads) As(principal string) Reader { r.as = nfc(principal); return Reader{r} }
 
 // AsOf returns a reader of the store as it was at time t.
-func (db *DB) AsOf(t time.Time) Reader { return db.Reader().AsOf(t) }
+func (r reads) AsOf(t time.Time) Reader {
+	r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0
+	return Reader{r}
+}
 
 // AsOfTx returns a reader of the store as it was right after transaction id.
-func (db *DB) AsOfTx(id int64) Reader { return db.Reader().AsOfTx(id) }
-
-// As narrows the reader to what principal may see.
-func (r Reader) As(principal string) Reader { r.as = nfc(principal); return r }
-
-// AsOf reads the store as it was at time t.
-func (r Reader) AsOf(t time.Time) Reader { r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0; return r }
-
-// AsOfTx reads the store as it was right after transaction id.
-func (r Reader) AsOfTx(id int64) Reader {
+func (r reads) AsOfTx(id int64) Reader {
 	r.asOfTx, r.asOfTime, r.asOfSet = id, time.Time{}, false
-	return r
+	return Reader{r}
 }
 
 // view runs fn on a consistent view: a snapshot of the newest committed state, or inside a
 // transaction its writer's handle.
-func (r Reader) view(ctx context.Context, fn func(v *index.View) error) error {
+func (r reads) view(ctx context.Context, fn func(v *index.View) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -225,7 +229,7 @@ type viewError struct{ err error }
 
 func (e viewError) Error() string { return e.err.Error() }
 
-func (r Reader) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
+func (r reads) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
 	asOf := ix.Head()
 	switch {
 	case r.asOfTx != 0:

@@ -69,14 +69,9 @@ func (p pattern) keys(v *index.View, fn func(k record.Key)) {
 	}
 }
 
-// Live returns the live claims that match pattern ("Klarveld", "Klarveld.price_per_seat",
-// "Klarveld.*", "*.soc2" or "*") and every filter.
-func (db *DB) Live(ctx context.Context, pattern string, where ...Filter) ([]Claim, error) {
-	return db.Reader().Live(ctx, pattern, where...)
-}
-
-// Live returns the live claims that match pattern and every filter.
-func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
+// Live returns the live claims that match the pattern pat ("Klarveld",
+// "Klarveld.price_per_seat", "Klarveld.*", "*.soc2" or "*") and every filter.
+func (r reads) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
 	if r.run != "" {
 		// As the language writes it: live P where value OP V, value OP V, …
 		stmt := "live " + pat
@@ -88,7 +83,7 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 			}
 			stmt += " value " + f.Op + " " + f.Value.String()
 		}
-		return forRun(ctx, r, stmt, func(r Reader) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
+		return forRun(ctx, r, stmt, func(r reads) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
 	}
 	p, err := parsePattern(pat)
 	if err != nil {
@@ -181,19 +176,16 @@ func cmpValues(a, b Value) int {
 // ("name", "name@N"): sources, asserter and kind, the standing behind it, confirmations,
 // revocation, and the versions it supersedes with their own sources; for an artifact, what it
 // was derived from, down to sources.
-func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Reader().Why(ctx, ref) }
-
-// Why returns the provenance tree of a claim or artifact.
-func (r Reader) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
+func (r reads) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
 
 // WhyRef is Why of a reference held typed.
-func (r Reader) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
+func (r reads) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
 	return r.why(ctx, typedRef(ref))
 }
 
-func (r Reader) why(ctx context.Context, ref refArg) (*Node, error) {
+func (r reads) why(ctx context.Context, ref refArg) (*Node, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "why "+ref.text, func(r Reader) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
+		return forRun(ctx, r, "why "+ref.text, func(r reads) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
@@ -263,23 +255,18 @@ func whyNode(v *index.View, pc *provenance.Cache, w *provenance.WhyNode, parent 
 
 // RevokedBy says who revoked a claim version, when, why, with which standing and what replaced
 // it; if it was not revoked, the result has no Revocation and the claim carries its state.
-func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
-	return db.Reader().RevokedBy(ctx, ref)
-}
-
-// RevokedBy says who revoked a claim version.
-func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+func (r reads) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
 	return r.revokedBy(ctx, textRef(ref))
 }
 
 // RevokedByRef is RevokedBy of a reference held typed.
-func (r Reader) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
+func (r reads) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
 	return r.revokedBy(ctx, typedRef(ref))
 }
 
-func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
+func (r reads) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "revoked-by "+ref.text, func(r Reader) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
+		return forRun(ctx, r, "revoked-by "+ref.text, func(r reads) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
@@ -308,27 +295,22 @@ func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, err
 // path that links them and its review state. A reference without @N means every version of the
 // key or artifact. depth bounds the hops (0: no bound). Paths share storage with each other:
 // read them, do not write to them.
-func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
-	return db.Reader().Impact(ctx, ref, depth)
-}
-
-// Impact lists every artifact that depends on a claim or artifact.
-func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+func (r reads) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
 	return r.impact(ctx, textRef(ref), depth)
 }
 
 // ImpactRef is Impact of a reference held typed.
-func (r Reader) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
+func (r reads) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
 	return r.impact(ctx, typedRef(ref), depth)
 }
 
-func (r Reader) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
+func (r reads) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
 	if r.run != "" {
 		stmt := "impact " + ref.text
 		if depth > 0 {
 			stmt += " depth " + strconv.Itoa(depth)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
+		return forRun(ctx, r, stmt, func(r reads) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
 			func(x ImpactResult) []string {
 				var refs []string
 				for _, d := range x.Dependents {
@@ -436,23 +418,18 @@ func startNodes(v *index.View, ref refArg) ([]record.NodeRef, error) {
 
 // History lists every version of a key ("S.p") or artifact ("name"), oldest first, with state,
 // who, when and source.
-func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
-	return db.Reader().History(ctx, ref)
-}
-
-// History lists every version of a key or artifact.
-func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+func (r reads) History(ctx context.Context, ref string) (HistoryResult, error) {
 	return r.history(ctx, textRef(ref))
 }
 
 // HistoryRef is History of a reference held typed, which names no version.
-func (r Reader) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
+func (r reads) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
 	return r.history(ctx, typedRef(ref))
 }
 
-func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) {
+func (r reads) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "history "+ref.text, func(r Reader) (HistoryResult, error) { return r.history(ctx, ref) },
+		return forRun(ctx, r, "history "+ref.text, func(r reads) (HistoryResult, error) { return r.history(ctx, ref) },
 			func(x HistoryResult) []string {
 				refs := claimRefs(x.Claims)
 				for _, a := range x.Artifacts {
@@ -495,15 +472,10 @@ func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) 
 
 // Conflicts lists contested claims beside the live claim they dispute, for the given subjects
 // (every subject if none).
-func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
-	return db.Reader().Conflicts(ctx, subjects...)
-}
-
-// Conflicts lists contested claims beside the live claim they dispute.
-func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+func (r reads) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
 	if r.run != "" {
 		return forRun(ctx, r, strings.TrimSpace("conflicts "+strings.Join(subjects, ", ")),
-			func(r Reader) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
+			func(r reads) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
 			func(cs []Conflict) []string {
 				var refs []string
 				for _, c := range cs {
@@ -563,21 +535,16 @@ func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, 
 // bound the decision is act, at or below the second retrieve, above it decline.
 var DefaultGate = [2]float64{1.0, 2.5}
 
-// Beliefs returns the distribution of effective confidence over the live claims matching
-// pattern (claims whose value is false are evidence against and are left out), its entropy in
+// Beliefs returns the distribution of effective confidence over the live claims matching the
+// pattern pat (claims whose value is false are evidence against and are left out), its entropy in
 // bits, and the gate's decision. gate nil means DefaultGate.
-func (db *DB) Beliefs(ctx context.Context, pattern string, gate *[2]float64) (BeliefsResult, error) {
-	return db.Reader().Beliefs(ctx, pattern, gate)
-}
-
-// Beliefs returns a belief distribution, its entropy and the gate's decision.
-func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
+func (r reads) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
 	if r.run != "" {
 		stmt := "beliefs " + pat
 		if gate != nil {
 			stmt += " gate " + strconv.FormatFloat(gate[0], 'g', -1, 64) + " " + strconv.FormatFloat(gate[1], 'g', -1, 64)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
+		return forRun(ctx, r, stmt, func(r reads) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
 			func(x BeliefsResult) []string {
 				var refs []string
 				for _, b := range x.Candidates {
@@ -640,10 +607,7 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 }
 
 // Stats summarises the store as the reader sees it.
-func (db *DB) Stats(ctx context.Context) (Stats, error) { return db.Reader().Stats(ctx) }
-
-// Stats summarises the store as the reader sees it.
-func (r Reader) Stats(ctx context.Context) (Stats, error) {
+func (r reads) Stats(ctx context.Context) (Stats, error) {
 	out := Stats{ByState: map[State]int{Live: 0, Superseded: 0, Revoked: 0, Expired: 0, Contested: 0}}
 	err := r.view(ctx, func(v *index.View) error {
 		out.Transactions = int(v.AsOf())
@@ -690,7 +654,7 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 
 // Names lists what the reader can name, for completion: principals, subjects, predicates,
 // claim keys with every version reference, and artifact names. Unordered, may repeat.
-func (r Reader) Names(ctx context.Context) ([]string, error) {
+func (r reads) Names(ctx context.Context) ([]string, error) {
 	var out []string
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
@@ -720,7 +684,7 @@ type Catalog struct {
 
 // Catalog lists the principals, subjects, predicates, claim keys and artifact names the reader
 // may see.
-func (r Reader) Catalog(ctx context.Context) (Catalog, error) {
+func (r reads) Catalog(ctx context.Context) (Catalog, error) {
 	var c Catalog
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {

@@ -113,7 +113,7 @@ func (t *Tx) write(by string, build func(v *index.View, tx *record.Tx, rc *Recei
 // Reader reads the store as the transaction's writes so far left it, as the owner; narrow it
 // with As as any Reader. Its reads judge time (expiry, decay) at the transaction's time, and
 // fail with ErrTxDone once the transaction has ended.
-func (t *Tx) Reader() Reader { return Reader{db: t.db, tx: t} }
+func (t *Tx) Reader() Reader { return Reader{reads{db: t.db, tx: t}} }
 
 // txLens are the lengths of a transaction's record lists, to take back a refused write's.
 type txLens struct {
