@@ -1,15 +1,9 @@
-// Package mql is an embedded graph-database memory for AI agents. Agents write typed claims
-// into a shared graph; the graph keeps every version, who said it, from what evidence, with what
-// standing, and what was derived from it, and answers what is true now, why it is believed, who
-// revoked it and what must be reviewed now that it changed.
-//
-// Open a store with a data source name ("memory:", a bbolt file path, or "postgres://…"),
-// write with Assert, Revoke, Confirm, Derive and Review, and read with Live, Find, Why, Impact
-// and the rest, as the owner or, through As, as one principal who sees only what it may see.
 package mql
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -159,101 +153,181 @@ func (db *DB) Head(ctx context.Context) (int64, error) {
 	return head, err
 }
 
-// Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
-// narrow it. A Reader is a value: narrowing returns a new one.
-type Reader struct{ reads }
+// Subscribe returns a channel that receives a signal after new transactions become readable
+// (committed by this process, or, on PostgreSQL, loaded from others by a read or Head), and a
+// function that ends the subscription. Signals coalesce: on one, read Events up to the head.
+func (db *DB) Subscribe() (<-chan struct{}, func()) { return db.store.Subscribe() }
 
-// reads holds a Reader's options and has its methods, so that a DB, which embeds it, has them
-// too without a second declaration of each.
-type reads struct {
-	db       *DB
-	as       string
-	asOfTx   int64
-	asOfTime time.Time
-	asOfSet  bool      // asOfTime is set (the zero time is a time too: before every store)
-	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
-	run      string    // ForRun: record what each read serves to this run
-	mark     *readMark // set by view: what a read for a run read at
-}
-
-// Reader returns a reader of the newest state, as the owner.
-func (db *DB) Reader() Reader { return Reader{db.reads} }
-
-// As returns a reader that sees only what principal may see.
-func (r reads) As(principal string) Reader { r.as = nfc(principal); return Reader{r} }
-
-// AsOf returns a reader of the store as it was at time t.
-func (r reads) AsOf(t time.Time) Reader {
-	r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0
-	return Reader{r}
-}
-
-// AsOfTx returns a reader of the store as it was right after transaction id.
-func (r reads) AsOfTx(id int64) Reader {
-	r.asOfTx, r.asOfTime, r.asOfSet = id, time.Time{}, false
-	return Reader{r}
-}
-
-// view runs fn on a consistent view: a snapshot of the newest committed state, or inside a
-// transaction its writer's handle.
-func (r reads) view(ctx context.Context, fn func(v *index.View) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.tx != nil {
-		// Inside a transaction: its writer's handle, which the transaction's own goroutine
-		// reads (only the writer changes it meanwhile).
-		if r.tx.ended || r.tx.tx == nil {
-			return ErrTxDone
-		}
-		return r.viewOf(r.tx.ix, r.tx.tx.Time, fn)
-	}
-	err := r.db.store.Read(ctx, func(ix *index.Index) error {
-		if err := r.viewOf(ix, r.db.clock(), fn); err != nil {
-			return viewError{err}
-		}
+// HasPrincipal reports whether name is a recorded principal.
+func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
+	found := false
+	err := db.store.Read(ctx, func(ix *index.Index) error {
+		found = ix.View(ix.Head(), db.clock(), "").Principal(name) != nil
 		return nil
 	})
-	if ve, ok := err.(viewError); ok {
-		return ve.err
+	return found, err
+}
+
+// write runs build against the newest state under the store's write lock and commits what it
+// recorded as one transaction. If build fails, nothing is written. A build that finds its
+// record there already (rc.Unchanged) writes nothing either, and its receipt names the
+// transaction that recorded it.
+func (db *DB) write(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error) (Receipt, error) {
+	return db.writeRequest(ctx, by, build, nil)
+}
+
+// writeRequest is write for a write that, on PostgreSQL, another process may build in this
+// one's place (req, see requests.go); nil: this process builds it.
+func (db *DB) writeRequest(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, req *graphstore.Request) (Receipt, error) {
+	by = nfc(by)
+	var rc Receipt
+	local := func(ix *index.Index, tx *record.Tx) error { return runBuild(ix, tx, by, build, &rc) }
+	var tx *record.Tx
+	var remote *graphstore.Remote
+	var err error
+	if req != nil {
+		tx, remote, err = db.store.WriteRequest(ctx, by, local, *req)
+	} else {
+		tx, err = db.store.Write(ctx, by, local)
+	}
+	if remote != nil {
+		// Another process built it: the receipt came back with its outcome.
+		rc = Receipt{}
+		if jerr := json.Unmarshal(remote.Result, &rc); jerr != nil && err == nil {
+			err = fmt.Errorf("%w: the receipt of a write another process built does not decode: %v", ErrStorage, jerr)
+		}
+		if err == nil {
+			rc.Tx, rc.At = int64(remote.Tx), remote.Time
+		}
+	} else if err == nil {
+		rc.Tx, rc.At = int64(tx.ID), tx.Time
+	}
+	if errors.Is(err, errUnchanged) {
+		return rc, nil
 	}
 	if err != nil {
+		return Receipt{}, err
+	}
+	return rc, nil
+}
+
+// runBuild runs a write's build as made by by: the principal must be recorded, and a record
+// already there is errUnchanged.
+func runBuild(ix *index.Index, tx *record.Tx, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, rc *Receipt) error {
+	v := ix.View(0, tx.Time, "")
+	if err := checkWriter(v, by); err != nil {
 		return err
+	}
+	if err := build(v, tx, rc); err != nil {
+		return err
+	}
+	if rc.Unchanged {
+		return errUnchanged
 	}
 	return nil
 }
 
-// viewError is the error of a view's function, which the store returns as it is: told from
-// the store's own, it is returned unchanged.
-type viewError struct{ err error }
+// errUnchanged aborts a write whose record exists already; it never reaches the caller.
+var errUnchanged = errors.New("unchanged")
 
-func (e viewError) Error() string { return e.err.Error() }
+// checkWriter checks that by names a recorded principal.
+func checkWriter(v *index.View, by string) error {
+	if err := checkName("principal", by); err != nil {
+		return err
+	}
+	if v.Principal(by) == nil {
+		return unknownPrincipal(by)
+	}
+	return nil
+}
 
-func (r reads) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
-	asOf := ix.Head()
-	switch {
-	case r.asOfTx != 0:
-		if r.asOfTx < 1 || record.TxID(r.asOfTx) > ix.Head() {
-			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
+// AddPrincipal records a principal.
+func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindPrincipal, s))
+}
+
+// Grant gives a right over a scope.
+func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindGrant, s))
+}
+
+// Assert records a claim. It supersedes the key's live claim when its kind ranks equal or
+// higher; otherwise it is recorded as contested (or, if it agrees with the live claim, filed as
+// corroborating evidence that is never live).
+func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindAssert, s))
+}
+
+// AssertBatch records many claims in one transaction made by by, as if each were asserted after
+// the one before it: all of them or, if any is refused, none. Each spec keeps its own asserter.
+// It is the fast path for bulk loads: one commit, one sync.
+func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([]Receipt, error) {
+	var out []Receipt
+	rc, err := db.write(ctx, by, func(v *index.View, tx *record.Tx, _ *Receipt) error {
+		p := newPending(v)
+		out = out[:0]
+		for i, s := range specs {
+			s = s.norm()
+			if v.Principal(s.By) == nil {
+				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
+			}
+			c, liveKind, err := p.buildClaim(tx, s)
+			if err != nil {
+				return fmt.Errorf("claim %d (%s.%s): %w", i+1, s.Subject, s.Predicate, err)
+			}
+			rc := claimReceipt(c, tx)
+			rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
+			out = append(out, rc)
 		}
-		asOf = record.TxID(r.asOfTx)
-		now = ix.TxTime(asOf)
-	case r.asOfSet:
-		asOf = ix.TxAt(r.asOfTime)
-		if asOf == 0 {
-			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.TxTime(1).Format(time.RFC3339))
-		}
-		now = r.asOfTime
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if r.mark != nil {
-		r.mark.at, r.mark.owner = asOf, ix.Meta().Owner
+	for i := range out {
+		out[i].Tx, out[i].At = rc.Tx, rc.At
 	}
-	viewer := ""
-	if r.as != "" {
-		if v := ix.View(asOf, now, ""); v.Principal(r.as) == nil {
-			return fmt.Errorf("as %s: %w: record it with `principal %s agent` first", r.as, ErrUnknownPrincipal, r.as)
-		}
-		viewer = r.as
-	}
-	return fn(ix.View(asOf, now, viewer))
+	return out, nil
+}
+
+// Revoke hard-invalidates a claim version. A principal may revoke its own claims; revoking
+// another's needs the revoke right on its key.
+func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindRevoke, s))
+}
+
+// Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
+func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindConfirm, s))
+}
+
+// Derive records a new version of an artifact. Its inputs are pinned to exact versions.
+func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindDerive, s))
+}
+
+// Review records that By looked at an artifact again; it clears "needs review" until one of
+// its inputs changes again.
+func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindReview, s))
+}
+
+// SetDecay declares a half-life for a predicate from now on.
+func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
+	s = s.norm()
+	return db.writeRequest(ctx, s.By, s.build, request(kindDecay, s))
+}
+
+// Outcome records how a run ended: succeeded, failed, or declined (the agent said it lacked
+// the evidence to act). A run may record several outcomes; the last one counts.
+func (db *DB) Outcome(ctx context.Context, s OutcomeSpec) (Receipt, error) {
+	s = s.norm()
+	return db.write(ctx, s.By, s.build)
 }

@@ -238,21 +238,6 @@ func glob(p, s string) bool {
 	return true
 }
 
-// Subscribe returns a channel that receives a signal after new transactions become readable
-// (committed by this process, or, on PostgreSQL, loaded from others by a read or Head), and a
-// function that ends the subscription. Signals coalesce: on one, read Events up to the head.
-func (db *DB) Subscribe() (<-chan struct{}, func()) { return db.store.Subscribe() }
-
-// HasPrincipal reports whether name is a recorded principal.
-func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
-	found := false
-	err := db.store.Read(ctx, func(ix *index.Index) error {
-		found = ix.View(ix.Head(), db.clock(), "").Principal(name) != nil
-		return nil
-	})
-	return found, err
-}
-
 // ReviewQueue lists the newest artifact versions the reader may see that need review, in the
 // order their names were first derived.
 func (r reads) ReviewQueue(ctx context.Context) ([]Artifact, error) {

@@ -15,6 +15,105 @@ import (
 	"github.com/mql-dev/mql/provenance"
 )
 
+// Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
+// narrow it. A Reader is a value: narrowing returns a new one.
+type Reader struct{ reads }
+
+// reads holds a Reader's options and has its methods, so that a DB, which embeds it, has them
+// too without a second declaration of each.
+type reads struct {
+	db       *DB
+	as       string
+	asOfTx   int64
+	asOfTime time.Time
+	asOfSet  bool      // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
+	run      string    // ForRun: record what each read serves to this run
+	mark     *readMark // set by view: what a read for a run read at
+}
+
+// Reader returns a reader of the newest state, as the owner.
+func (db *DB) Reader() Reader { return Reader{db.reads} }
+
+// As returns a reader that sees only what principal may see.
+func (r reads) As(principal string) Reader { r.as = nfc(principal); return Reader{r} }
+
+// AsOf returns a reader of the store as it was at time t.
+func (r reads) AsOf(t time.Time) Reader {
+	r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0
+	return Reader{r}
+}
+
+// AsOfTx returns a reader of the store as it was right after transaction id.
+func (r reads) AsOfTx(id int64) Reader {
+	r.asOfTx, r.asOfTime, r.asOfSet = id, time.Time{}, false
+	return Reader{r}
+}
+
+// view runs fn on a consistent view: a snapshot of the newest committed state, or inside a
+// transaction its writer's handle.
+func (r reads) view(ctx context.Context, fn func(v *index.View) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.tx != nil {
+		// Inside a transaction: its writer's handle, which the transaction's own goroutine
+		// reads (only the writer changes it meanwhile).
+		if r.tx.ended || r.tx.tx == nil {
+			return ErrTxDone
+		}
+		return r.viewOf(r.tx.ix, r.tx.tx.Time, fn)
+	}
+	err := r.db.store.Read(ctx, func(ix *index.Index) error {
+		if err := r.viewOf(ix, r.db.clock(), fn); err != nil {
+			return viewError{err}
+		}
+		return nil
+	})
+	if ve, ok := err.(viewError); ok {
+		return ve.err
+	}
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// viewError is the error of a view's function, which the store returns as it is: told from
+// the store's own, it is returned unchanged.
+type viewError struct{ err error }
+
+func (e viewError) Error() string { return e.err.Error() }
+
+func (r reads) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
+	asOf := ix.Head()
+	switch {
+	case r.asOfTx != 0:
+		if r.asOfTx < 1 || record.TxID(r.asOfTx) > ix.Head() {
+			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
+		}
+		asOf = record.TxID(r.asOfTx)
+		now = ix.TxTime(asOf)
+	case r.asOfSet:
+		asOf = ix.TxAt(r.asOfTime)
+		if asOf == 0 {
+			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.TxTime(1).Format(time.RFC3339))
+		}
+		now = r.asOfTime
+	}
+	if r.mark != nil {
+		r.mark.at, r.mark.owner = asOf, ix.Meta().Owner
+	}
+	viewer := ""
+	if r.as != "" {
+		if v := ix.View(asOf, now, ""); v.Principal(r.as) == nil {
+			return fmt.Errorf("as %s: %w: record it with `principal %s agent` first", r.as, ErrUnknownPrincipal, r.as)
+		}
+		viewer = r.as
+	}
+	return fn(ix.View(asOf, now, viewer))
+}
+
 // MaxImpactResults bounds the artifacts one impact answer lists; the answer says when it cut.
 const MaxImpactResults = 100_000
 

@@ -110,19 +110,6 @@ type OutcomeSpec struct {
 	By      string
 }
 
-// Outcome records how a run ended: succeeded, failed, or declined (the agent said it lacked
-// the evidence to act). A run may record several outcomes; the last one counts.
-func (db *DB) Outcome(ctx context.Context, s OutcomeSpec) (Receipt, error) {
-	s = s.norm()
-	return db.write(ctx, s.By, s.build)
-}
-
-// Outcome in a transaction (see DB.Tx).
-func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
-}
-
 func (s OutcomeSpec) norm() OutcomeSpec { s.Run, s.By = nfc(s.Run), nfc(s.By); return s }
 
 func (s OutcomeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {

@@ -141,3 +141,61 @@ func (l txLens) truncate(tx *record.Tx) {
 	tx.TokenRevocations = tx.TokenRevocations[:l.tokenRevocations]
 	tx.Outcomes = tx.Outcomes[:l.outcomes]
 }
+
+// AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
+// the transaction's, so s.By must be the principal that makes the transaction.
+func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
+	if s.By != t.by {
+		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
+	}
+	return t.write(s.By, s.build)
+}
+
+// Grant in a transaction (see DB.Tx).
+func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Assert in a transaction (see DB.Tx).
+func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Revoke in a transaction (see DB.Tx).
+func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Confirm in a transaction (see DB.Tx).
+func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Derive in a transaction (see DB.Tx).
+func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Review in a transaction (see DB.Tx).
+func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// SetDecay in a transaction (see DB.Tx).
+func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Outcome in a transaction (see DB.Tx).
+func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
