@@ -268,7 +268,7 @@ func badName(tx *record.Tx) error {
 // nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
 // It is the language's identifier, so anything written through the API can be named in mql.
 // Letters and digits are Unicode's (a combining mark may follow a letter: names are stored in
-// NFC, see names.go).
+// NFC, see nfc).
 var nameRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(-[\p{L}\p{M}\p{Nd}_:/]+)*$`)
 
 // CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
