@@ -104,7 +104,7 @@ func MatchName(pattern, name string) bool {
 
 // Principals lists the principals whose names match pattern ("" for all), in the order they
 // were recorded, with the rights each holds.
-func (r Reader) Principals(ctx context.Context, pattern string) ([]PrincipalInfo, error) {
+func (r reads) Principals(ctx context.Context, pattern string) ([]PrincipalInfo, error) {
 	out := []PrincipalInfo{}
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
@@ -130,7 +130,7 @@ func grantInfo(v *index.View, g *record.Grant) Grant {
 }
 
 // Grants lists the grants given, oldest first, or only those grantee holds ("" for all).
-func (r Reader) Grants(ctx context.Context, grantee string) ([]Grant, error) {
+func (r reads) Grants(ctx context.Context, grantee string) ([]Grant, error) {
 	out := []Grant{}
 	grantee = nfc(grantee)
 	err := r.view(ctx, func(v *index.View) error {
@@ -156,7 +156,7 @@ func (r Reader) Grants(ctx context.Context, grantee string) ([]Grant, error) {
 
 // Subjects lists the subjects matching pattern ("" for all) with a claim the reader may see,
 // in the order of the first such claim.
-func (r Reader) Subjects(ctx context.Context, pattern string) ([]SubjectInfo, error) {
+func (r reads) Subjects(ctx context.Context, pattern string) ([]SubjectInfo, error) {
 	out := []SubjectInfo{}
 	err := r.view(ctx, func(v *index.View) error {
 		for _, s := range v.Subjects() {
@@ -181,7 +181,7 @@ func subjectInfo(v *index.View, s string) SubjectInfo {
 
 // Predicates lists the predicates matching pattern ("" for all) with a claim the reader may
 // see, in the order of the first such claim, each with its value type, half-life and counts.
-func (r Reader) Predicates(ctx context.Context, pattern string) ([]PredicateInfo, error) {
+func (r reads) Predicates(ctx context.Context, pattern string) ([]PredicateInfo, error) {
 	out := []PredicateInfo{}
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range predicatesOf(v) {
@@ -220,7 +220,7 @@ func predicateInfo(v *index.View, p string) PredicateInfo {
 
 // Artifacts lists the artifacts matching pattern ("" for all) with a version the reader may
 // see, in the order of the first such version, each with its newest visible version.
-func (r Reader) Artifacts(ctx context.Context, pattern string) ([]ArtifactInfo, error) {
+func (r reads) Artifacts(ctx context.Context, pattern string) ([]ArtifactInfo, error) {
 	out := []ArtifactInfo{}
 	err := r.view(ctx, func(v *index.View) error {
 		pc := provenance.NewCache(v)
@@ -241,7 +241,7 @@ func artifactInfo(v *index.View, pc *provenance.Cache, name string) ArtifactInfo
 
 // Sources lists the sources whose ids match pattern ("" for all) that claims the reader may see
 // cite, in the order of the first such claim; each audience's record of an id is listed apart.
-func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, error) {
+func (r reads) Sources(ctx context.Context, pattern string) ([]SourceInfo, error) {
 	out := []SourceInfo{}
 	err := r.view(ctx, func(v *index.View) error {
 		at := map[string]int{} // source key → index in out
@@ -287,7 +287,7 @@ func (r Reader) Sources(ctx context.Context, pattern string) ([]SourceInfo, erro
 // rights), a subject (with its live claims), a predicate (with its type, half-life and
 // counts), an artifact (with its versions), or several of these — and fails with ErrNotFound
 // when it is none.
-func (r Reader) Describe(ctx context.Context, name string) (Description, error) {
+func (r reads) Describe(ctx context.Context, name string) (Description, error) {
 	name = nfc(name)
 	d := Description{Name: name}
 	if err := checkName("name", name); err != nil {

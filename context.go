@@ -21,15 +21,10 @@ func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 // stable reference, and an effective confidence when it is below 1. Lines are added in the order
 // asked until the next would pass budget tokens (0: no budget); a last line says what was left
 // out, and that line is counted in the budget too.
-func (db *DB) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
-	return db.Reader().Context(ctx, subjects, budget)
-}
-
-// Context renders compact working-context text within a token budget.
-func (r Reader) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
+func (r reads) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
 	if r.run != "" {
 		stmt := "context " + strings.Join(subjects, ", ") + budgetClause(budget)
-		return forRun(ctx, r, stmt, func(r Reader) (ContextResult, error) { return r.Context(ctx, subjects, budget) },
+		return forRun(ctx, r, stmt, func(r reads) (ContextResult, error) { return r.Context(ctx, subjects, budget) },
 			func(c ContextResult) []string { return c.Refs })
 	}
 	out := ContextResult{Budget: budget, Lines: []string{}, Refs: []string{}}
@@ -76,15 +71,10 @@ func (r Reader) Context(ctx context.Context, subjects []string, budget int) (Con
 // first, the subjects in the order of their best claim. Lines are added until the next would
 // pass budget tokens (0: no budget); a last line names the matching subjects left out. The
 // question is refused as Search refuses its text.
-func (db *DB) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
-	return db.Reader().ContextFor(ctx, question, budget)
-}
-
-// ContextFor renders the working context that best answers question within a token budget.
-func (r Reader) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
+func (r reads) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
 	if r.run != "" {
 		stmt := "context for " + strconv.Quote(question) + budgetClause(budget)
-		return forRun(ctx, r, stmt, func(r Reader) (ContextResult, error) { return r.ContextFor(ctx, question, budget) },
+		return forRun(ctx, r, stmt, func(r reads) (ContextResult, error) { return r.ContextFor(ctx, question, budget) },
 			func(c ContextResult) []string { return c.Refs })
 	}
 	out := ContextResult{Question: question, Budget: budget, Lines: []string{}, Refs: []string{}}

@@ -15,15 +15,12 @@ import (
 // reader's view and limited to what the reader may see. The owner's export of the newest state
 // holds every transaction and can be imported into a new store; another reader's export leaves
 // out the transactions that recorded nothing it may see, and is for reading, not importing.
-func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.Reader().Export(ctx, w) }
-
-// Export writes what the reader may see as N-Quads.
 //
 // It streams: the head is fixed first, then the transactions are read and written a chunk at a
 // time, each chunk on a snapshot of its own read as of that head (every entry of the store is
 // transaction-stamped, so any later snapshot answers exactly as of it), so that an export of a
 // large store holds one chunk in memory and no snapshot stays open while a slow consumer reads.
-func (r Reader) Export(ctx context.Context, w io.Writer) error {
+func (r reads) Export(ctx context.Context, w io.Writer) error {
 	var head record.TxID
 	var cited map[string]bool
 	err := r.view(ctx, func(v *index.View) error {
@@ -38,7 +35,7 @@ func (r Reader) Export(ctx context.Context, w io.Writer) error {
 	}
 	at := r
 	if r.tx == nil && r.asOfTx == 0 && !r.asOfSet {
-		at = r.AsOfTx(int64(head))
+		at = r.AsOfTx(int64(head)).reads
 	}
 	// A chunk is at most 256 transactions and about exportChunkRecords records: a bulk load's
 	// transactions hold a thousand claims each.

@@ -52,14 +52,9 @@ const MaxFindRows = 1_000_000
 
 // Find answers a conjunctive query over live claims, e.g. the vendors with soc2 = true and
 // region = "EU", ordered by price_per_seat.
-func (db *DB) Find(ctx context.Context, q FindQuery) (FindResult, error) {
-	return db.Reader().Find(ctx, q)
-}
-
-// Find answers a conjunctive query over live claims.
-func (r Reader) Find(ctx context.Context, q FindQuery) (FindResult, error) {
+func (r reads) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, q.statement(), func(r Reader) (FindResult, error) { return r.Find(ctx, q) },
+		return forRun(ctx, r, q.statement(), func(r reads) (FindResult, error) { return r.Find(ctx, q) },
 			func(x FindResult) []string {
 				var refs []string
 				for _, row := range x.Rows {

@@ -1,6 +1,9 @@
 package mql
 
 import (
+	"fmt"
+	"regexp"
+
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/mql-dev/mql/graphstore/record"
@@ -260,4 +263,49 @@ func badName(tx *record.Tx) error {
 		principals(o.By)
 	}
 	return bad
+}
+
+// nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
+// It is the language's identifier, so anything written through the API can be named in mql.
+// Letters and digits are Unicode's (a combining mark may follow a letter: names are stored in
+// NFC, see nfc).
+var nameRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(-[\p{L}\p{M}\p{Nd}_:/]+)*$`)
+
+// CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
+// letters, digits, _ : / and single - between them, starting with a letter or _, at most 256
+// bytes. Letters and digits are any script's (Klärveld, 東京). The error wraps ErrBadReference and names s as what ("owner", "principal", …).
+func CheckName(what, s string) error { return checkName(what, s) }
+
+func checkName(what, s string) error {
+	if len(s) > 256 {
+		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
+	}
+	if !asciiName(s) && !nameRE.MatchString(s) {
+		return fmt.Errorf("%s %q: %w: use letters, digits (of any script), _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
+	}
+	return nil
+}
+
+// asciiName reports whether s is a name of nameRE's shape made of ASCII only: the common case,
+// judged without the regular expression, which cost a read as much as its lookups.
+func asciiName(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == ':', c == '/':
+		case c == '-':
+			// a single - between name characters
+			if i == len(s)-1 || s[i+1] == '-' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -38,11 +38,11 @@ type readMark struct {
 // answer (for Context, exactly those that fit the budget). Each such read is one more write,
 // made by the reading principal; a reader without ForRun records nothing. A run belongs to
 // the principal that reads for it: runs of one name by two principals are two runs.
-func (r Reader) ForRun(run string) Reader { r.run = nfc(run); return r }
+func (r reads) ForRun(run string) Reader { r.run = nfc(run); return Reader{r} }
 
 // forRun runs read with r (without the run) and, when r reads for a run, records what served
 // names as one retrieval of it.
-func forRun[T any](ctx context.Context, r Reader, stmt string, read func(Reader) (T, error), served func(T) []string) (T, error) {
+func forRun[T any](ctx context.Context, r reads, stmt string, read func(reads) (T, error), served func(T) []string) (T, error) {
 	var zero T
 	if r.tx != nil {
 		return zero, fmt.Errorf("for run %s: %w: reads inside a transaction record nothing; read for the run outside it", r.run, ErrInvalid)
@@ -108,19 +108,6 @@ type OutcomeSpec struct {
 	Result  OutcomeResult
 	Because string
 	By      string
-}
-
-// Outcome records how a run ended: succeeded, failed, or declined (the agent said it lacked
-// the evidence to act). A run may record several outcomes; the last one counts.
-func (db *DB) Outcome(ctx context.Context, s OutcomeSpec) (Receipt, error) {
-	s = s.norm()
-	return db.write(ctx, s.By, s.build)
-}
-
-// Outcome in a transaction (see DB.Tx).
-func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
 }
 
 func (s OutcomeSpec) norm() OutcomeSpec { s.Run, s.By = nfc(s.Run), nfc(s.By); return s }
@@ -201,24 +188,9 @@ type RunSummary struct {
 	Outcome    OutcomeResult `json:"outcome,omitempty"`
 }
 
-// Run reports every principal's run named name, as the owner sees it (see Reader.Run).
-func (db *DB) Run(ctx context.Context, name string) ([]RunReport, error) {
-	return db.Reader().Run(ctx, name)
-}
-
-// Runs lists the runs as the owner sees them (see Reader.Runs).
-func (db *DB) Runs(ctx context.Context, by string, since time.Time) ([]RunSummary, error) {
-	return db.Reader().Runs(ctx, by, since)
-}
-
-// MemoryStats computes the memory metrics as the owner sees them (see Reader.MemoryStats).
-func (db *DB) MemoryStats(ctx context.Context, by string, since time.Time) (MemoryStats, error) {
-	return db.Reader().MemoryStats(ctx, by, since)
-}
-
 // Run reports the runs named name the reader may see: its own (the owner: every principal's
 // run of that name, one report each). ErrNotFound when there is none.
-func (r Reader) Run(ctx context.Context, name string) ([]RunReport, error) {
+func (r reads) Run(ctx context.Context, name string) ([]RunReport, error) {
 	name = nfc(name)
 	if err := checkName("run", name); err != nil {
 		return nil, err
@@ -238,7 +210,7 @@ func (r Reader) Run(ctx context.Context, name string) ([]RunReport, error) {
 
 // Runs lists the runs the reader may see, oldest first: by one principal when by is not "",
 // and only runs whose first record was written at or after since, when since is not zero.
-func (r Reader) Runs(ctx context.Context, by string, since time.Time) ([]RunSummary, error) {
+func (r reads) Runs(ctx context.Context, by string, since time.Time) ([]RunSummary, error) {
 	by = nfc(by)
 	out := []RunSummary{}
 	err := r.view(ctx, func(v *index.View) error {
@@ -434,7 +406,7 @@ type MemoryStats struct {
 
 // MemoryStats computes the memory metrics over the runs the reader may see: by one principal
 // when by is not "", and whose first record was written at or after since when it is not zero.
-func (r Reader) MemoryStats(ctx context.Context, by string, since time.Time) (MemoryStats, error) {
+func (r reads) MemoryStats(ctx context.Context, by string, since time.Time) (MemoryStats, error) {
 	var out MemoryStats
 	by = nfc(by)
 	err := r.view(ctx, func(v *index.View) error {

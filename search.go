@@ -102,17 +102,12 @@ type SearchResult struct {
 // matches text, or whose vector is most similar to opts.Vector, or both: live ones only,
 // unless opts.History. With both signals, each ranks its best RRFWindow answers (or its
 // limit's worth, if more) and a claim's score is the sum of 1/(RRFK + rank) over them:
-// reciprocal rank fusion, which needs no common scale for BM25 and cosine similarity.
-func (db *DB) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
-	return db.Reader().Search(ctx, text, opts)
-}
-
-// Search finds the claims whose text best matches text (or whose vector is most similar to
-// opts.Vector: see DB.Search), as the reader sees the store: only what it may see is counted,
-// scored, compared or returned.
-func (r Reader) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
+// reciprocal rank fusion, which needs no common scale for BM25 and cosine similarity. It
+// searches the store as the reader sees it: only what the reader may see is counted, scored,
+// compared or returned.
+func (r reads) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, searchStatement(text, opts), func(r Reader) (SearchResult, error) { return r.Search(ctx, text, opts) },
+		return forRun(ctx, r, searchStatement(text, opts), func(r reads) (SearchResult, error) { return r.Search(ctx, text, opts) },
 			func(x SearchResult) []string {
 				refs := make([]string, len(x.Hits))
 				for i, h := range x.Hits {

@@ -81,7 +81,7 @@ func (db *DB) CreateToken(ctx context.Context, s TokenSpec) (string, Token, erro
 }
 
 // Tokens lists every token issued, with its state; only the owner sees them.
-func (r Reader) Tokens(ctx context.Context) ([]Token, error) {
+func (r reads) Tokens(ctx context.Context) ([]Token, error) {
 	out := []Token{}
 	err := r.view(ctx, func(v *index.View) error {
 		for _, k := range v.Tokens() {

@@ -113,7 +113,7 @@ func (t *Tx) write(by string, build func(v *index.View, tx *record.Tx, rc *Recei
 // Reader reads the store as the transaction's writes so far left it, as the owner; narrow it
 // with As as any Reader. Its reads judge time (expiry, decay) at the transaction's time, and
 // fail with ErrTxDone once the transaction has ended.
-func (t *Tx) Reader() Reader { return Reader{db: t.db, tx: t} }
+func (t *Tx) Reader() Reader { return Reader{reads{db: t.db, tx: t}} }
 
 // txLens are the lengths of a transaction's record lists, to take back a refused write's.
 type txLens struct {
@@ -140,4 +140,62 @@ func (l txLens) truncate(tx *record.Tx) {
 	tx.Tokens = tx.Tokens[:l.tokens]
 	tx.TokenRevocations = tx.TokenRevocations[:l.tokenRevocations]
 	tx.Outcomes = tx.Outcomes[:l.outcomes]
+}
+
+// AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
+// the transaction's, so s.By must be the principal that makes the transaction.
+func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
+	s = s.norm()
+	if s.By != t.by {
+		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
+	}
+	return t.write(s.By, s.build)
+}
+
+// Grant in a transaction (see DB.Tx).
+func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Assert in a transaction (see DB.Tx).
+func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Revoke in a transaction (see DB.Tx).
+func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Confirm in a transaction (see DB.Tx).
+func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Derive in a transaction (see DB.Tx).
+func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Review in a transaction (see DB.Tx).
+func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// SetDecay in a transaction (see DB.Tx).
+func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
+}
+
+// Outcome in a transaction (see DB.Tx).
+func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
+	s = s.norm()
+	return t.write(s.By, s.build)
 }

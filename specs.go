@@ -1,70 +1,20 @@
 package mql
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mql-dev/mql/authority"
-	"github.com/mql-dev/mql/graphstore"
 	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/lifecycle"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
 )
-
-// nameRE is the shape of every name mql stores: subjects, predicates, artifacts, principals.
-// It is the language's identifier, so anything written through the API can be named in mql.
-// Letters and digits are Unicode's (a combining mark may follow a letter: names are stored in
-// NFC, see names.go).
-var nameRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{M}\p{Nd}_:/]*(-[\p{L}\p{M}\p{Nd}_:/]+)*$`)
-
-// CheckName reports whether s is a valid name for a principal, subject, predicate or artifact:
-// letters, digits, _ : / and single - between them, starting with a letter or _, at most 256
-// bytes. Letters and digits are any script's (Klärveld, 東京). The error wraps ErrBadReference and names s as what ("owner", "principal", …).
-func CheckName(what, s string) error { return checkName(what, s) }
-
-func checkName(what, s string) error {
-	if len(s) > 256 {
-		return fmt.Errorf("%s %.40q…: %w: names are at most 256 bytes", what, s, ErrBadReference)
-	}
-	if !asciiName(s) && !nameRE.MatchString(s) {
-		return fmt.Errorf("%s %q: %w: use letters, digits (of any script), _ : / and single - between them, starting with a letter or _", what, s, ErrBadReference)
-	}
-	return nil
-}
-
-// asciiName reports whether s is a name of nameRE's shape made of ASCII only: the common case,
-// judged without the regular expression, which cost a read as much as its lookups.
-func asciiName(s string) bool {
-	if s == "" {
-		return false
-	}
-	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == ':', c == '/':
-		case c == '-':
-			// a single - between name characters
-			if i == len(s)-1 || s[i+1] == '-' {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // Confidence returns a pointer to c, for the optional confidence fields.
 func Confidence(c float64) *float64 { return &c }
@@ -160,79 +110,6 @@ type DecaySpec struct {
 	By        string
 }
 
-// write runs build against the newest state under the store's write lock and commits what it
-// recorded as one transaction. If build fails, nothing is written. A build that finds its
-// record there already (rc.Unchanged) writes nothing either, and its receipt names the
-// transaction that recorded it.
-func (db *DB) write(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error) (Receipt, error) {
-	return db.writeRequest(ctx, by, build, nil)
-}
-
-// writeRequest is write for a write that, on PostgreSQL, another process may build in this
-// one's place (req, see requests.go); nil: this process builds it.
-func (db *DB) writeRequest(ctx context.Context, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, req *graphstore.Request) (Receipt, error) {
-	by = nfc(by)
-	var rc Receipt
-	local := func(ix *index.Index, tx *record.Tx) error { return runBuild(ix, tx, by, build, &rc) }
-	var tx *record.Tx
-	var remote *graphstore.Remote
-	var err error
-	if req != nil {
-		tx, remote, err = db.store.WriteRequest(ctx, by, local, *req)
-	} else {
-		tx, err = db.store.Write(ctx, by, local)
-	}
-	if remote != nil {
-		// Another process built it: the receipt came back with its outcome.
-		rc = Receipt{}
-		if jerr := json.Unmarshal(remote.Result, &rc); jerr != nil && err == nil {
-			err = fmt.Errorf("%w: the receipt of a write another process built does not decode: %v", ErrStorage, jerr)
-		}
-		if err == nil {
-			rc.Tx, rc.At = int64(remote.Tx), remote.Time
-		}
-	} else if err == nil {
-		rc.Tx, rc.At = int64(tx.ID), tx.Time
-	}
-	if errors.Is(err, errUnchanged) {
-		return rc, nil
-	}
-	if err != nil {
-		return Receipt{}, err
-	}
-	return rc, nil
-}
-
-// runBuild runs a write's build as made by by: the principal must be recorded, and a record
-// already there is errUnchanged.
-func runBuild(ix *index.Index, tx *record.Tx, by string, build func(v *index.View, tx *record.Tx, rc *Receipt) error, rc *Receipt) error {
-	v := ix.View(0, tx.Time, "")
-	if err := checkWriter(v, by); err != nil {
-		return err
-	}
-	if err := build(v, tx, rc); err != nil {
-		return err
-	}
-	if rc.Unchanged {
-		return errUnchanged
-	}
-	return nil
-}
-
-// errUnchanged aborts a write whose record exists already; it never reaches the caller.
-var errUnchanged = errors.New("unchanged")
-
-// checkWriter checks that by names a recorded principal.
-func checkWriter(v *index.View, by string) error {
-	if err := checkName("principal", by); err != nil {
-		return err
-	}
-	if v.Principal(by) == nil {
-		return unknownPrincipal(by)
-	}
-	return nil
-}
-
 func unknownPrincipal(name string) error {
 	return fmt.Errorf("%q: %w: record it first, e.g. `principal %s agent`", name, ErrUnknownPrincipal, name)
 }
@@ -241,22 +118,6 @@ func unknownPrincipal(name string) error {
 // several statements records several of a kind).
 func recordID(prefix string, tx *record.Tx, n int) string {
 	return prefix + strconv.FormatInt(int64(tx.ID), 10) + "." + strconv.Itoa(n)
-}
-
-// AddPrincipal records a principal.
-func (db *DB) AddPrincipal(ctx context.Context, s PrincipalSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindPrincipal, s))
-}
-
-// AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
-// the transaction's, so s.By must be the principal that makes the transaction.
-func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
-	s = s.norm()
-	if s.By != t.by {
-		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
-	}
-	return t.write(s.By, s.build)
 }
 
 func (s PrincipalSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
@@ -282,18 +143,6 @@ func (s PrincipalSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	tx.Principals = append(tx.Principals, &record.Principal{Name: s.Name, Type: s.Type, Tx: tx.ID})
 	rc.Ref = s.Name
 	return nil
-}
-
-// Grant gives a right over a scope.
-func (db *DB) Grant(ctx context.Context, s GrantSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindGrant, s))
-}
-
-// Grant in a transaction (see DB.Tx).
-func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
 }
 
 func (s GrantSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
@@ -324,20 +173,6 @@ func (s GrantSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	return nil
 }
 
-// Assert records a claim. It supersedes the key's live claim when its kind ranks equal or
-// higher; otherwise it is recorded as contested (or, if it agrees with the live claim, filed as
-// corroborating evidence that is never live).
-func (db *DB) Assert(ctx context.Context, s AssertSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindAssert, s))
-}
-
-// Assert in a transaction (see DB.Tx).
-func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
-}
-
 func (s AssertSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	c, liveKind, err := newPending(v).buildClaim(tx, s)
 	if err != nil {
@@ -346,38 +181,6 @@ func (s AssertSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	*rc = claimReceipt(c, tx)
 	rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
 	return nil
-}
-
-// AssertBatch records many claims in one transaction made by by, as if each were asserted after
-// the one before it: all of them or, if any is refused, none. Each spec keeps its own asserter.
-// It is the fast path for bulk loads: one commit, one sync.
-func (db *DB) AssertBatch(ctx context.Context, by string, specs []AssertSpec) ([]Receipt, error) {
-	var out []Receipt
-	rc, err := db.write(ctx, by, func(v *index.View, tx *record.Tx, _ *Receipt) error {
-		p := newPending(v)
-		out = out[:0]
-		for i, s := range specs {
-			s = s.norm()
-			if v.Principal(s.By) == nil {
-				return fmt.Errorf("claim %d: %w", i+1, unknownPrincipal(s.By))
-			}
-			c, liveKind, err := p.buildClaim(tx, s)
-			if err != nil {
-				return fmt.Errorf("claim %d (%s.%s): %w", i+1, s.Subject, s.Predicate, err)
-			}
-			rc := claimReceipt(c, tx)
-			rc.Note = rankNote(c, liveKind, len(s.Sources) > 0)
-			out = append(out, rc)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Tx, out[i].At = rc.Tx, rc.At
-	}
-	return out, nil
 }
 
 // rankNote says why a new claim did not become live, when its kind ranked below the live
@@ -747,19 +550,6 @@ func resolveClaim(v *index.View, id record.ClaimID) (*index.ClaimEntry, error) {
 	return nil, fmt.Errorf("%s: %w: no claim was ever recorded for %s", id, ErrNotFound, id.Key)
 }
 
-// Revoke hard-invalidates a claim version. A principal may revoke its own claims; revoking
-// another's needs the revoke right on its key.
-func (db *DB) Revoke(ctx context.Context, s RevokeSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindRevoke, s))
-}
-
-// Revoke in a transaction (see DB.Tx).
-func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
-}
-
 func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	c, err := claimRef(s.Ref, s.Claim)
 	if err != nil {
@@ -817,18 +607,6 @@ func (s RevokeSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	tx.Revocations = append(tx.Revocations, rev)
 	rc.Ref, rc.State = id.String(), Revoked
 	return nil
-}
-
-// Confirm records that a user confirms the live claim of a key; it ranks Confirmed from now on.
-func (db *DB) Confirm(ctx context.Context, s ConfirmSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindConfirm, s))
-}
-
-// Confirm in a transaction (see DB.Tx).
-func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
 }
 
 func (s ConfirmSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
@@ -891,18 +669,6 @@ func resolveNode(v *index.View, ref NodeRef) (record.NodeRef, error) {
 	}
 	aid := n.ID
 	return record.NodeRef{Artifact: &aid}, nil
-}
-
-// Derive records a new version of an artifact. Its inputs are pinned to exact versions.
-func (db *DB) Derive(ctx context.Context, s DeriveSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindDerive, s))
-}
-
-// Derive in a transaction (see DB.Tx).
-func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
 }
 
 func (s DeriveSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
@@ -1012,19 +778,6 @@ func (s DeriveSpec) inputs() iter.Seq2[NodeRef, error] {
 	}
 }
 
-// Review records that By looked at an artifact again; it clears "needs review" until one of
-// its inputs changes again.
-func (db *DB) Review(ctx context.Context, s ReviewSpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindReview, s))
-}
-
-// Review in a transaction (see DB.Tx).
-func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
-}
-
 func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 	a, err := artifactRef(s.Ref, s.Artifact)
 	if err != nil {
@@ -1043,18 +796,6 @@ func (s ReviewSpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {
 		rc.State = Superseded
 	}
 	return nil
-}
-
-// SetDecay declares a half-life for a predicate from now on.
-func (db *DB) SetDecay(ctx context.Context, s DecaySpec) (Receipt, error) {
-	s = s.norm()
-	return db.writeRequest(ctx, s.By, s.build, request(kindDecay, s))
-}
-
-// SetDecay in a transaction (see DB.Tx).
-func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
-	s = s.norm()
-	return t.write(s.By, s.build)
 }
 
 func (s DecaySpec) build(v *index.View, tx *record.Tx, rc *Receipt) error {

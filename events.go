@@ -60,7 +60,7 @@ const MaxEventTxs = 1000
 // ReviewState: an input of it, transitively, stopped being live, and no review accepted that)
 // yields a "needs review" event in that transaction; one that already needed review yields
 // none. Expiry is not an event: nothing was written when time passed.
-func (r Reader) Events(ctx context.Context, after int64, pattern string) ([]Event, int64, error) {
+func (r reads) Events(ctx context.Context, after int64, pattern string) ([]Event, int64, error) {
 	if after < 0 {
 		return nil, 0, fmt.Errorf("events after tx %d: %w: transactions start at 1", after, ErrInvalid)
 	}
@@ -238,24 +238,9 @@ func glob(p, s string) bool {
 	return true
 }
 
-// Subscribe returns a channel that receives a signal after new transactions become readable
-// (committed by this process, or, on PostgreSQL, loaded from others by a read or Head), and a
-// function that ends the subscription. Signals coalesce: on one, read Events up to the head.
-func (db *DB) Subscribe() (<-chan struct{}, func()) { return db.store.Subscribe() }
-
-// HasPrincipal reports whether name is a recorded principal.
-func (db *DB) HasPrincipal(ctx context.Context, name string) (bool, error) {
-	found := false
-	err := db.store.Read(ctx, func(ix *index.Index) error {
-		found = ix.View(ix.Head(), db.clock(), "").Principal(name) != nil
-		return nil
-	})
-	return found, err
-}
-
 // ReviewQueue lists the newest artifact versions the reader may see that need review, in the
 // order their names were first derived.
-func (r Reader) ReviewQueue(ctx context.Context) ([]Artifact, error) {
+func (r reads) ReviewQueue(ctx context.Context) ([]Artifact, error) {
 	out := []Artifact{}
 	err := r.view(ctx, func(v *index.View) error {
 		pc := provenance.NewCache(v)
@@ -278,7 +263,7 @@ func (r Reader) ReviewQueue(ctx context.Context) ([]Artifact, error) {
 // describes them, as they are committed, until ctx ends (then it returns nil) or emit fails.
 // On a shared store (PostgreSQL) it also looks for other processes' commits every poll (200ms
 // if zero).
-func (r Reader) Follow(ctx context.Context, after int64, pattern string, poll time.Duration, emit func(Event) error) error {
+func (r reads) Follow(ctx context.Context, after int64, pattern string, poll time.Duration, emit func(Event) error) error {
 	sub, stop := r.db.Subscribe()
 	defer stop()
 	var tick <-chan time.Time

@@ -15,6 +15,105 @@ import (
 	"github.com/mql-dev/mql/provenance"
 )
 
+// Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
+// narrow it. A Reader is a value: narrowing returns a new one.
+type Reader struct{ reads }
+
+// reads holds a Reader's options and has its methods, so that a DB, which embeds it, has them
+// too without a second declaration of each.
+type reads struct {
+	db       *DB
+	as       string
+	asOfTx   int64
+	asOfTime time.Time
+	asOfSet  bool      // asOfTime is set (the zero time is a time too: before every store)
+	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
+	run      string    // ForRun: record what each read serves to this run
+	mark     *readMark // set by view: what a read for a run read at
+}
+
+// Reader returns a reader of the newest state, as the owner.
+func (db *DB) Reader() Reader { return Reader{db.reads} }
+
+// As returns a reader that sees only what principal may see.
+func (r reads) As(principal string) Reader { r.as = nfc(principal); return Reader{r} }
+
+// AsOf returns a reader of the store as it was at time t.
+func (r reads) AsOf(t time.Time) Reader {
+	r.asOfTime, r.asOfSet, r.asOfTx = t, true, 0
+	return Reader{r}
+}
+
+// AsOfTx returns a reader of the store as it was right after transaction id.
+func (r reads) AsOfTx(id int64) Reader {
+	r.asOfTx, r.asOfTime, r.asOfSet = id, time.Time{}, false
+	return Reader{r}
+}
+
+// view runs fn on a consistent view: a snapshot of the newest committed state, or inside a
+// transaction its writer's handle.
+func (r reads) view(ctx context.Context, fn func(v *index.View) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.tx != nil {
+		// Inside a transaction: its writer's handle, which the transaction's own goroutine
+		// reads (only the writer changes it meanwhile).
+		if r.tx.ended || r.tx.tx == nil {
+			return ErrTxDone
+		}
+		return r.viewOf(r.tx.ix, r.tx.tx.Time, fn)
+	}
+	err := r.db.store.Read(ctx, func(ix *index.Index) error {
+		if err := r.viewOf(ix, r.db.clock(), fn); err != nil {
+			return viewError{err}
+		}
+		return nil
+	})
+	if ve, ok := err.(viewError); ok {
+		return ve.err
+	}
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// viewError is the error of a view's function, which the store returns as it is: told from
+// the store's own, it is returned unchanged.
+type viewError struct{ err error }
+
+func (e viewError) Error() string { return e.err.Error() }
+
+func (r reads) viewOf(ix *index.Index, now time.Time, fn func(v *index.View) error) error {
+	asOf := ix.Head()
+	switch {
+	case r.asOfTx != 0:
+		if r.asOfTx < 1 || record.TxID(r.asOfTx) > ix.Head() {
+			return fmt.Errorf("as of tx %d: %w: transactions run from 1 to %d", r.asOfTx, ErrNotFound, ix.Head())
+		}
+		asOf = record.TxID(r.asOfTx)
+		now = ix.TxTime(asOf)
+	case r.asOfSet:
+		asOf = ix.TxAt(r.asOfTime)
+		if asOf == 0 {
+			return fmt.Errorf("as of %s: %w: the store was created at %s", r.asOfTime.UTC().Format(time.RFC3339), ErrNotFound, ix.TxTime(1).Format(time.RFC3339))
+		}
+		now = r.asOfTime
+	}
+	if r.mark != nil {
+		r.mark.at, r.mark.owner = asOf, ix.Meta().Owner
+	}
+	viewer := ""
+	if r.as != "" {
+		if v := ix.View(asOf, now, ""); v.Principal(r.as) == nil {
+			return fmt.Errorf("as %s: %w: record it with `principal %s agent` first", r.as, ErrUnknownPrincipal, r.as)
+		}
+		viewer = r.as
+	}
+	return fn(ix.View(asOf, now, viewer))
+}
+
 // MaxImpactResults bounds the artifacts one impact answer lists; the answer says when it cut.
 const MaxImpactResults = 100_000
 
@@ -69,14 +168,9 @@ func (p pattern) keys(v *index.View, fn func(k record.Key)) {
 	}
 }
 
-// Live returns the live claims that match pattern ("Klarveld", "Klarveld.price_per_seat",
-// "Klarveld.*", "*.soc2" or "*") and every filter.
-func (db *DB) Live(ctx context.Context, pattern string, where ...Filter) ([]Claim, error) {
-	return db.Reader().Live(ctx, pattern, where...)
-}
-
-// Live returns the live claims that match pattern and every filter.
-func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
+// Live returns the live claims that match the pattern pat ("Klarveld",
+// "Klarveld.price_per_seat", "Klarveld.*", "*.soc2" or "*") and every filter.
+func (r reads) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
 	if r.run != "" {
 		// As the language writes it: live P where value OP V, value OP V, …
 		stmt := "live " + pat
@@ -88,7 +182,7 @@ func (r Reader) Live(ctx context.Context, pat string, where ...Filter) ([]Claim,
 			}
 			stmt += " value " + f.Op + " " + f.Value.String()
 		}
-		return forRun(ctx, r, stmt, func(r Reader) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
+		return forRun(ctx, r, stmt, func(r reads) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
 	}
 	p, err := parsePattern(pat)
 	if err != nil {
@@ -181,19 +275,16 @@ func cmpValues(a, b Value) int {
 // ("name", "name@N"): sources, asserter and kind, the standing behind it, confirmations,
 // revocation, and the versions it supersedes with their own sources; for an artifact, what it
 // was derived from, down to sources.
-func (db *DB) Why(ctx context.Context, ref string) (*Node, error) { return db.Reader().Why(ctx, ref) }
-
-// Why returns the provenance tree of a claim or artifact.
-func (r Reader) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
+func (r reads) Why(ctx context.Context, ref string) (*Node, error) { return r.why(ctx, textRef(ref)) }
 
 // WhyRef is Why of a reference held typed.
-func (r Reader) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
+func (r reads) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
 	return r.why(ctx, typedRef(ref))
 }
 
-func (r Reader) why(ctx context.Context, ref refArg) (*Node, error) {
+func (r reads) why(ctx context.Context, ref refArg) (*Node, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "why "+ref.text, func(r Reader) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
+		return forRun(ctx, r, "why "+ref.text, func(r reads) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
@@ -263,23 +354,18 @@ func whyNode(v *index.View, pc *provenance.Cache, w *provenance.WhyNode, parent 
 
 // RevokedBy says who revoked a claim version, when, why, with which standing and what replaced
 // it; if it was not revoked, the result has no Revocation and the claim carries its state.
-func (db *DB) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
-	return db.Reader().RevokedBy(ctx, ref)
-}
-
-// RevokedBy says who revoked a claim version.
-func (r Reader) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
+func (r reads) RevokedBy(ctx context.Context, ref string) (RevokedByResult, error) {
 	return r.revokedBy(ctx, textRef(ref))
 }
 
 // RevokedByRef is RevokedBy of a reference held typed.
-func (r Reader) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
+func (r reads) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult, error) {
 	return r.revokedBy(ctx, typedRef(ref))
 }
 
-func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
+func (r reads) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "revoked-by "+ref.text, func(r Reader) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
+		return forRun(ctx, r, "revoked-by "+ref.text, func(r reads) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
@@ -308,27 +394,22 @@ func (r Reader) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, err
 // path that links them and its review state. A reference without @N means every version of the
 // key or artifact. depth bounds the hops (0: no bound). Paths share storage with each other:
 // read them, do not write to them.
-func (db *DB) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
-	return db.Reader().Impact(ctx, ref, depth)
-}
-
-// Impact lists every artifact that depends on a claim or artifact.
-func (r Reader) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
+func (r reads) Impact(ctx context.Context, ref string, depth int) (ImpactResult, error) {
 	return r.impact(ctx, textRef(ref), depth)
 }
 
 // ImpactRef is Impact of a reference held typed.
-func (r Reader) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
+func (r reads) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactResult, error) {
 	return r.impact(ctx, typedRef(ref), depth)
 }
 
-func (r Reader) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
+func (r reads) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
 	if r.run != "" {
 		stmt := "impact " + ref.text
 		if depth > 0 {
 			stmt += " depth " + strconv.Itoa(depth)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
+		return forRun(ctx, r, stmt, func(r reads) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
 			func(x ImpactResult) []string {
 				var refs []string
 				for _, d := range x.Dependents {
@@ -436,23 +517,18 @@ func startNodes(v *index.View, ref refArg) ([]record.NodeRef, error) {
 
 // History lists every version of a key ("S.p") or artifact ("name"), oldest first, with state,
 // who, when and source.
-func (db *DB) History(ctx context.Context, ref string) (HistoryResult, error) {
-	return db.Reader().History(ctx, ref)
-}
-
-// History lists every version of a key or artifact.
-func (r Reader) History(ctx context.Context, ref string) (HistoryResult, error) {
+func (r reads) History(ctx context.Context, ref string) (HistoryResult, error) {
 	return r.history(ctx, textRef(ref))
 }
 
 // HistoryRef is History of a reference held typed, which names no version.
-func (r Reader) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
+func (r reads) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, error) {
 	return r.history(ctx, typedRef(ref))
 }
 
-func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) {
+func (r reads) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "history "+ref.text, func(r Reader) (HistoryResult, error) { return r.history(ctx, ref) },
+		return forRun(ctx, r, "history "+ref.text, func(r reads) (HistoryResult, error) { return r.history(ctx, ref) },
 			func(x HistoryResult) []string {
 				refs := claimRefs(x.Claims)
 				for _, a := range x.Artifacts {
@@ -495,15 +571,10 @@ func (r Reader) history(ctx context.Context, ref refArg) (HistoryResult, error) 
 
 // Conflicts lists contested claims beside the live claim they dispute, for the given subjects
 // (every subject if none).
-func (db *DB) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
-	return db.Reader().Conflicts(ctx, subjects...)
-}
-
-// Conflicts lists contested claims beside the live claim they dispute.
-func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
+func (r reads) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
 	if r.run != "" {
 		return forRun(ctx, r, strings.TrimSpace("conflicts "+strings.Join(subjects, ", ")),
-			func(r Reader) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
+			func(r reads) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
 			func(cs []Conflict) []string {
 				var refs []string
 				for _, c := range cs {
@@ -563,21 +634,16 @@ func (r Reader) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, 
 // bound the decision is act, at or below the second retrieve, above it decline.
 var DefaultGate = [2]float64{1.0, 2.5}
 
-// Beliefs returns the distribution of effective confidence over the live claims matching
-// pattern (claims whose value is false are evidence against and are left out), its entropy in
+// Beliefs returns the distribution of effective confidence over the live claims matching the
+// pattern pat (claims whose value is false are evidence against and are left out), its entropy in
 // bits, and the gate's decision. gate nil means DefaultGate.
-func (db *DB) Beliefs(ctx context.Context, pattern string, gate *[2]float64) (BeliefsResult, error) {
-	return db.Reader().Beliefs(ctx, pattern, gate)
-}
-
-// Beliefs returns a belief distribution, its entropy and the gate's decision.
-func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
+func (r reads) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
 	if r.run != "" {
 		stmt := "beliefs " + pat
 		if gate != nil {
 			stmt += " gate " + strconv.FormatFloat(gate[0], 'g', -1, 64) + " " + strconv.FormatFloat(gate[1], 'g', -1, 64)
 		}
-		return forRun(ctx, r, stmt, func(r Reader) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
+		return forRun(ctx, r, stmt, func(r reads) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
 			func(x BeliefsResult) []string {
 				var refs []string
 				for _, b := range x.Candidates {
@@ -640,10 +706,7 @@ func (r Reader) Beliefs(ctx context.Context, pat string, gate *[2]float64) (Beli
 }
 
 // Stats summarises the store as the reader sees it.
-func (db *DB) Stats(ctx context.Context) (Stats, error) { return db.Reader().Stats(ctx) }
-
-// Stats summarises the store as the reader sees it.
-func (r Reader) Stats(ctx context.Context) (Stats, error) {
+func (r reads) Stats(ctx context.Context) (Stats, error) {
 	out := Stats{ByState: map[State]int{Live: 0, Superseded: 0, Revoked: 0, Expired: 0, Contested: 0}}
 	err := r.view(ctx, func(v *index.View) error {
 		out.Transactions = int(v.AsOf())
@@ -690,7 +753,7 @@ func (r Reader) Stats(ctx context.Context) (Stats, error) {
 
 // Names lists what the reader can name, for completion: principals, subjects, predicates,
 // claim keys with every version reference, and artifact names. Unordered, may repeat.
-func (r Reader) Names(ctx context.Context) ([]string, error) {
+func (r reads) Names(ctx context.Context) ([]string, error) {
 	var out []string
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
@@ -720,7 +783,7 @@ type Catalog struct {
 
 // Catalog lists the principals, subjects, predicates, claim keys and artifact names the reader
 // may see.
-func (r Reader) Catalog(ctx context.Context) (Catalog, error) {
+func (r reads) Catalog(ctx context.Context) (Catalog, error) {
 	var c Catalog
 	err := r.view(ctx, func(v *index.View) error {
 		for _, p := range v.Principals() {
