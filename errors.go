@@ -41,6 +41,10 @@ var (
 	// ErrConflict is returned when a write contradicts recorded state: revoking a claim already
 	// revoked, recording a principal twice, a replacement that is not eligible.
 	ErrConflict = errors.New("conflict")
+	// ErrActAs is returned when an Actor is asked to act for another principal than its own: a
+	// write whose By names another, a read as another, an import. Only the owner's Actor acts
+	// on others' behalf. The error is an *ActAsError, which names them.
+	ErrActAs = errors.New("cannot act as another principal")
 	// ErrInUse is returned by Open when another process holds the store file (bbolt), and on
 	// PostgreSQL by a write that waited Options.WriteLockTimeout for another process's write.
 	ErrInUse = graphstore.ErrInUse

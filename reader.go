@@ -30,6 +30,8 @@ type reads struct {
 	tx       *Tx       // reads inside a transaction: its pending state (Tx.Reader)
 	run      string    // ForRun: record what each read serves to this run
 	mark     *readMark // set by view: what a read for a run read at
+	bound    bool      // an Actor's reader (Actor.Reader, a bound Tx's): it reads as actor only
+	actor    string
 }
 
 // Reader returns a reader of the newest state, as the owner.
@@ -54,6 +56,9 @@ func (r reads) AsOfTx(id int64) Reader {
 // transaction its writer's handle.
 func (r reads) view(ctx context.Context, fn func(v *index.View) error) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.actErr(); err != nil {
 		return err
 	}
 	if r.tx != nil {

@@ -44,6 +44,9 @@ func (r reads) ForRun(run string) Reader { r.run = nfc(run); return Reader{r} }
 // names as one retrieval of it.
 func forRun[T any](ctx context.Context, r reads, stmt string, read func(reads) (T, error), served func(T) []string) (T, error) {
 	var zero T
+	if err := r.actErr(); err != nil {
+		return zero, err
+	}
 	if r.tx != nil {
 		return zero, fmt.Errorf("for run %s: %w: reads inside a transaction record nothing; read for the run outside it", r.run, ErrInvalid)
 	}

@@ -22,6 +22,7 @@ type Tx struct {
 	stage func() error
 	ended bool
 	wrote bool // something was recorded
+	bound bool // an Actor's (Actor.Tx): its writes are bound to its principal as the Actor's are
 }
 
 // Tx runs fn in one transaction made by principal by: every write fn makes through tx (its
@@ -44,8 +45,13 @@ type Tx struct {
 // lock and fails. Tx returns the id of the transaction it committed, or 0 when fn wrote
 // nothing (a transaction of no-ops commits nothing).
 func (db *DB) Tx(ctx context.Context, by string, fn func(tx *Tx) error) (int64, error) {
+	return db.tx(ctx, by, false, fn)
+}
+
+// tx is Tx, bound to by as an Actor is when bound is set.
+func (db *DB) tx(ctx context.Context, by string, bound bool, fn func(tx *Tx) error) (int64, error) {
 	by = nfc(by)
-	t := &Tx{db: db, by: by}
+	t := &Tx{db: db, by: by, bound: bound}
 	gtx, err := db.store.WriteStaged(ctx, by, func(ix *index.Index, tx *record.Tx, stage func() error) error {
 		t.ix, t.tx, t.stage = ix, tx, stage
 		defer func() { t.ended = true }()
@@ -110,10 +116,25 @@ func (t *Tx) write(by string, build func(v *index.View, tx *record.Tx, rc *Recei
 	return rc, nil
 }
 
-// Reader reads the store as the transaction's writes so far left it, as the owner; narrow it
-// with As as any Reader. Its reads judge time (expiry, decay) at the transaction's time, and
-// fail with ErrTxDone once the transaction has ended.
-func (t *Tx) Reader() Reader { return Reader{reads{db: t.db, tx: t}} }
+// Reader reads the store as the transaction's writes so far left it, as the owner (in an
+// Actor's transaction, as its principal, as Actor.Reader does); narrow it with As as any
+// Reader. Its reads judge time (expiry, decay) at the transaction's time, and fail with
+// ErrTxDone once the transaction has ended.
+func (t *Tx) Reader() Reader {
+	r := reads{db: t.db, tx: t}
+	if t.bound {
+		return r.boundTo(t.by)
+	}
+	return Reader{r}
+}
+
+// bind binds a write's By in an Actor's transaction (see Actor); in another it leaves it.
+func (t *Tx) bind(by *string) error {
+	if !t.bound {
+		return nil
+	}
+	return bindBy(t.by, t.db.Owner(), by)
+}
 
 // txLens are the lengths of a transaction's record lists, to take back a refused write's.
 type txLens struct {
@@ -145,6 +166,9 @@ func (l txLens) truncate(tx *record.Tx) {
 // AddPrincipal in a transaction (see DB.Tx). A principal's record names no writer of its own:
 // the transaction's, so s.By must be the principal that makes the transaction.
 func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	if s.By != t.by {
 		return Receipt{}, fmt.Errorf("principal %s by %s: %w: in a transaction made by %s, principals are recorded by %s", s.Name, s.By, ErrInvalid, t.by, t.by)
@@ -154,48 +178,72 @@ func (t *Tx) AddPrincipal(s PrincipalSpec) (Receipt, error) {
 
 // Grant in a transaction (see DB.Tx).
 func (t *Tx) Grant(s GrantSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Assert in a transaction (see DB.Tx).
 func (t *Tx) Assert(s AssertSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Revoke in a transaction (see DB.Tx).
 func (t *Tx) Revoke(s RevokeSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Confirm in a transaction (see DB.Tx).
 func (t *Tx) Confirm(s ConfirmSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Derive in a transaction (see DB.Tx).
 func (t *Tx) Derive(s DeriveSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Review in a transaction (see DB.Tx).
 func (t *Tx) Review(s ReviewSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // SetDecay in a transaction (see DB.Tx).
 func (t *Tx) SetDecay(s DecaySpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
 
 // Outcome in a transaction (see DB.Tx).
 func (t *Tx) Outcome(s OutcomeSpec) (Receipt, error) {
+	if err := t.bind(&s.By); err != nil {
+		return Receipt{}, err
+	}
 	s = s.norm()
 	return t.write(s.By, s.build)
 }
