@@ -12,15 +12,17 @@ import (
 	"github.com/mql-dev/mql"
 )
 
-// ErrActAs is returned when a session acting as one principal runs a write `by` another. Only
-// a session acting as the owner may write on others' behalf.
-var ErrActAs = errors.New("cannot act as another principal")
+// ErrActAs is returned when a session acting as one principal runs a write `by` another, reads
+// `as` another or imports. Only a session acting as the owner may act on others' behalf. It is
+// mql.ErrActAs: the rule is the library's (mql.Actor).
+var ErrActAs = mql.ErrActAs
 
 // Session evaluates statements against one store, acting as one principal. It is what the
 // REPL, the command line and the MCP server share; it calls only mql's public API.
 type Session struct {
 	db    *mql.DB
 	as    string              // "" or the owner: may write by anyone and read everything
+	act   mql.Actor           // as, or the owner for "": every write and read goes through it
 	hold  func(*Result) error // judges each result a transaction holds until it commits
 	embed Embedder            // nil: none
 }
@@ -39,7 +41,13 @@ func (s *Session) EmbedWith(e Embedder) { s.embed = e }
 // NewSession evaluates statements against db. as is the acting principal ("" = the owner):
 // reads are made as it, and a write whose `by` names another principal is refused unless as is
 // the owner.
-func NewSession(db *mql.DB, as string) *Session { return &Session{db: db, as: as} }
+func NewSession(db *mql.DB, as string) *Session {
+	actor := as
+	if actor == "" {
+		actor = db.Owner()
+	}
+	return &Session{db: db, as: as, act: db.ActAs(actor)}
+}
 
 // HoldWith makes check judge each result of a transaction's statements as it is evaluated.
 // A transaction holds its results until it commits (see ExecBlock); an error from check rolls it
@@ -50,7 +58,7 @@ func (s *Session) HoldWith(check func(*Result) error) { s.hold = check }
 func (s *Session) As() string { return s.as }
 
 // Reader reads as the session's principal.
-func (s *Session) Reader() (mql.Reader, error) { return s.reader(s.db.Reader(), Mods{}) }
+func (s *Session) Reader() (mql.Reader, error) { return s.reader(s.act.Reader(), Mods{}) }
 
 // DB is the store the session evaluates against.
 func (s *Session) DB() *mql.DB { return s.db }
@@ -58,21 +66,12 @@ func (s *Session) DB() *mql.DB { return s.db }
 // Export writes, as N-Quads, what the session's principal may see: the whole store for the
 // owner (importable), only what it may see for another (see mql.Reader.Export). Every export of the REPL and
 // the command line goes through it, so that --as holds for \export too.
-func (s *Session) Export(ctx context.Context, w io.Writer) error {
-	if s.as == "" || s.as == s.db.Owner() {
-		// The owner's export holds every transaction, so that it can be imported.
-		return s.db.Export(ctx, w)
-	}
-	return s.db.As(s.as).Export(ctx, w)
-}
+func (s *Session) Export(ctx context.Context, w io.Writer) error { return s.act.Export(ctx, w) }
 
 // Import loads an N-Quads export into the store (see mql.DB.Import). Only the owner imports: a
 // session acting as another principal is refused with ErrActAs, and nothing is read from r.
 func (s *Session) Import(ctx context.Context, r io.Reader) error {
-	if s.as != "" && s.as != s.db.Owner() {
-		return fmt.Errorf("%w: this session acts as %s; only the owner (%s) may import", ErrActAs, s.as, s.db.Owner())
-	}
-	return s.db.Import(ctx, r)
+	return inWords(s.act.Import(ctx, r))
 }
 
 // Exec parses src (name is used in error positions: name:line:col) and evaluates its
@@ -173,7 +172,7 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 		return &TxError{Begin: begin.Pos(), Err: ee}
 	}
 	var results []*Result
-	id, err := s.db.Tx(ctx, s.actor(), func(tx *mql.Tx) error {
+	id, err := s.act.Tx(ctx, func(tx *mql.Tx) error {
 		results = results[:0]
 		for i, st := range embedded {
 			res, err := s.eval(ctx, st, txWriter{tx}, tx.Reader())
@@ -301,7 +300,7 @@ func (s *Session) Eval(ctx context.Context, st Stmt) (*Result, error) {
 	if IsControl(st) {
 		return nil, errorf(st.Pos(), "%s: transactions run through Exec or ExecBlock", st.String())
 	}
-	res, err := s.eval(ctx, st, dbWriter{ctx, s.db}, s.db.Reader())
+	res, err := s.eval(ctx, st, actorWriter{ctx, s.act}, s.act.Reader())
 	if err != nil {
 		return nil, &EvalError{Pos: st.Pos(), Err: err}
 	}
@@ -309,32 +308,30 @@ func (s *Session) Eval(ctx context.Context, st Stmt) (*Result, error) {
 	return res, nil
 }
 
-// by checks that the session may write as who.
-func (s *Session) by(who string) error {
-	if s.as == "" || s.as == who || s.as == s.db.Owner() {
-		return nil
+// inWords says an *mql.ActAsError as a session always has: in terms of the session and its
+// statements, which are what its user wrote.
+func inWords(err error) error {
+	var e *mql.ActAsError
+	switch {
+	case !errors.As(err, &e):
+		return err
+	case e.Other == "":
+		return fmt.Errorf("%w: this session acts as %s; only the owner (%s) may import", ErrActAs, e.Acting, e.Owner)
+	case e.Read:
+		return fmt.Errorf("%w: this session acts as %s and cannot read as %s", ErrActAs, e.Acting, e.Other)
 	}
-	return fmt.Errorf("%w: this session acts as %s, the statement says by %s", ErrActAs, s.as, who)
+	return fmt.Errorf("%w: this session acts as %s, the statement says by %s", ErrActAs, e.Acting, e.Other)
 }
 
-// actor is who makes writes that name no principal (principal, decay).
-func (s *Session) actor() string {
-	if s.as == "" {
-		return s.db.Owner()
-	}
-	return s.as
-}
-
+// reader narrows base, a reader of the session's actor, by a statement's modifiers.
 func (s *Session) reader(base mql.Reader, m Mods) (mql.Reader, error) {
 	r := base
-	if s.as != "" {
-		r = r.As(s.as)
-	}
 	if m.As != "" {
-		if s.as != "" && s.as != s.db.Owner() && m.As != s.as {
-			return r, fmt.Errorf("%w: this session acts as %s and cannot read as %s", ErrActAs, s.as, m.As)
-		}
 		r = r.As(m.As)
+		// Refused before anything is done for the read (an embedding, a run's record).
+		if err := r.Err(); err != nil {
+			return r, inWords(err)
+		}
 	}
 	switch {
 	case m.AsOfTx != nil:
@@ -348,13 +345,10 @@ func (s *Session) reader(base mql.Reader, m Mods) (mql.Reader, error) {
 	return r, nil
 }
 
-func (s *Session) write(who string, kind string, f func() (mql.Receipt, error)) (*Result, error) {
-	if err := s.by(who); err != nil {
-		return nil, err
-	}
+func (s *Session) write(kind string, f func() (mql.Receipt, error)) (*Result, error) {
 	rc, err := f()
 	if err != nil {
-		return nil, err
+		return nil, inWords(err)
 	}
 	return &Result{Kind: kind, Receipt: &rc}, nil
 }
@@ -372,33 +366,34 @@ type writer interface {
 	Outcome(mql.OutcomeSpec) (mql.Receipt, error)
 }
 
-type dbWriter struct {
+// actorWriter makes a statement's writes outside a transaction, each one of its own.
+type actorWriter struct {
 	ctx context.Context
-	db  *mql.DB
+	act mql.Actor
 }
 
-func (w dbWriter) AddPrincipal(s mql.PrincipalSpec) (mql.Receipt, error) {
-	return w.db.AddPrincipal(w.ctx, s)
+func (w actorWriter) AddPrincipal(s mql.PrincipalSpec) (mql.Receipt, error) {
+	return w.act.AddPrincipal(w.ctx, s)
 }
-func (w dbWriter) Grant(s mql.GrantSpec) (mql.Receipt, error)     { return w.db.Grant(w.ctx, s) }
-func (w dbWriter) Assert(s mql.AssertSpec) (mql.Receipt, error)   { return w.db.Assert(w.ctx, s) }
-func (w dbWriter) Revoke(s mql.RevokeSpec) (mql.Receipt, error)   { return w.db.Revoke(w.ctx, s) }
-func (w dbWriter) Confirm(s mql.ConfirmSpec) (mql.Receipt, error) { return w.db.Confirm(w.ctx, s) }
-func (w dbWriter) Derive(s mql.DeriveSpec) (mql.Receipt, error)   { return w.db.Derive(w.ctx, s) }
-func (w dbWriter) Review(s mql.ReviewSpec) (mql.Receipt, error)   { return w.db.Review(w.ctx, s) }
-func (w dbWriter) SetDecay(s mql.DecaySpec) (mql.Receipt, error)  { return w.db.SetDecay(w.ctx, s) }
-func (w dbWriter) Outcome(s mql.OutcomeSpec) (mql.Receipt, error) { return w.db.Outcome(w.ctx, s) }
+func (w actorWriter) Grant(s mql.GrantSpec) (mql.Receipt, error)     { return w.act.Grant(w.ctx, s) }
+func (w actorWriter) Assert(s mql.AssertSpec) (mql.Receipt, error)   { return w.act.Assert(w.ctx, s) }
+func (w actorWriter) Revoke(s mql.RevokeSpec) (mql.Receipt, error)   { return w.act.Revoke(w.ctx, s) }
+func (w actorWriter) Confirm(s mql.ConfirmSpec) (mql.Receipt, error) { return w.act.Confirm(w.ctx, s) }
+func (w actorWriter) Derive(s mql.DeriveSpec) (mql.Receipt, error)   { return w.act.Derive(w.ctx, s) }
+func (w actorWriter) Review(s mql.ReviewSpec) (mql.Receipt, error)   { return w.act.Review(w.ctx, s) }
+func (w actorWriter) SetDecay(s mql.DecaySpec) (mql.Receipt, error)  { return w.act.SetDecay(w.ctx, s) }
+func (w actorWriter) Outcome(s mql.OutcomeSpec) (mql.Receipt, error) { return w.act.Outcome(w.ctx, s) }
 
 type txWriter struct{ *mql.Tx }
 
 func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) (*Result, error) {
 	switch st := st.(type) {
 	case *Principal:
-		return s.write(s.actor(), "principal", func() (mql.Receipt, error) {
-			return w.AddPrincipal(mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind), By: s.actor()})
+		return s.write("principal", func() (mql.Receipt, error) {
+			return w.AddPrincipal(mql.PrincipalSpec{Name: st.Name, Type: mql.PrincipalType(st.Kind)})
 		})
 	case *Grant:
-		return s.write(st.By, "grant", func() (mql.Receipt, error) {
+		return s.write("grant", func() (mql.Receipt, error) {
 			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
@@ -410,15 +405,15 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 			}
 			spec.Vector = v
 		}
-		return s.write(st.By, "assert", func() (mql.Receipt, error) { return w.Assert(spec) })
+		return s.write("assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
 		spec := mql.RevokeSpec{Ref: st.Claim.ClaimRef(), By: st.By, Because: st.Because}
 		if st.ReplacedBy != nil {
 			spec.ReplacedByRef = st.ReplacedBy.ClaimRef()
 		}
-		return s.write(st.By, "revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
+		return s.write("revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
 	case *Confirm:
-		return s.write(st.By, "confirm", func() (mql.Receipt, error) {
+		return s.write("confirm", func() (mql.Receipt, error) {
 			return w.Confirm(mql.ConfirmSpec{Ref: st.Claim.ClaimRef(), By: st.By})
 		})
 	case *Derive:
@@ -426,22 +421,18 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 		for _, r := range st.From {
 			spec.FromRefs = append(spec.FromRefs, r.NodeRef())
 		}
-		return s.write(st.By, "derive", func() (mql.Receipt, error) { return w.Derive(spec) })
+		return s.write("derive", func() (mql.Receipt, error) { return w.Derive(spec) })
 	case *Review:
-		return s.write(st.By, "review", func() (mql.Receipt, error) {
+		return s.write("review", func() (mql.Receipt, error) {
 			return w.Review(mql.ReviewSpec{Ref: st.Artifact.ArtifactRef(), By: st.By, Because: st.Because})
 		})
 	case *Outcome:
-		by := st.By
-		if by == "" {
-			by = s.actor()
-		}
-		return s.write(by, "outcome", func() (mql.Receipt, error) {
-			return w.Outcome(mql.OutcomeSpec{Run: st.Run, Result: mql.OutcomeResult(st.Result), Because: st.Because, By: by})
+		return s.write("outcome", func() (mql.Receipt, error) {
+			return w.Outcome(mql.OutcomeSpec{Run: st.Run, Result: mql.OutcomeResult(st.Result), Because: st.Because, By: st.By})
 		})
 	case *Decay:
-		return s.write(s.actor(), "decay", func() (mql.Receipt, error) {
-			return w.SetDecay(mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife, By: s.actor()})
+		return s.write("decay", func() (mql.Receipt, error) {
+			return w.SetDecay(mql.DecaySpec{Predicate: st.Predicate, HalfLife: st.HalfLife})
 		})
 	case ReadStmt:
 		r, err := s.reader(base, st.Modifiers())
@@ -614,7 +605,7 @@ func value(v Value) mql.Value {
 // Names returns completion candidates from the store as the session sees it: principals,
 // subjects, predicates, claim keys and references, and artifact names.
 func (s *Session) Names(ctx context.Context) ([]string, error) {
-	r, err := s.reader(s.db.Reader(), Mods{})
+	r, err := s.reader(s.act.Reader(), Mods{})
 	if err != nil {
 		return nil, err
 	}
