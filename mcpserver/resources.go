@@ -30,7 +30,7 @@ func (s *server) addResources(srv *mcp.Server) {
 		Description: "The store as " + s.principal + " sees it, as JSON: transactions, principals, sources, claims by state " +
 			"(live, superseded, revoked, expired, contested), keys, live artifacts, artifacts needing review, contested claims, revocations and the stale rate.",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		st, err := s.db.As(s.principal).Stats(ctx)
+		st, err := s.act.Reader().Stats(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ func (s *server) addReviewQueue(srv *mcp.Server) {
 		Description: "The artifacts (plans, decisions, summaries) " + s.principal + " may see that need review because something they rest on changed, " +
 			"as JSON, each with the inputs that went stale. Subscribe to be told when it changes.",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		q, err := s.db.As(s.principal).ReviewQueue(ctx)
+		q, err := s.act.Reader().ReviewQueue(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -53,10 +53,10 @@ func unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 // was tells nothing. poll, if positive, is how often it looks for other
 // processes' commits on a shared store (PostgreSQL).
 func Watch(ctx context.Context, srv *mcp.Server, db *mql.DB, as string, poll time.Duration) error {
-	reader := db.Reader()
-	if as != "" {
-		reader = db.As(as)
+	if as == "" {
+		as = db.Owner()
 	}
+	reader := db.ActAs(as).Reader()
 	after, err := db.Head(ctx)
 	if err != nil {
 		return err

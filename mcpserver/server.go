@@ -32,6 +32,7 @@ import (
 type server struct {
 	db        *mql.DB
 	principal string
+	act       mql.Actor // the principal's: the reads a tool or resource makes outside the language
 	sess      *query.Session
 	lim       Limits
 }
@@ -60,7 +61,7 @@ func NewWith(db *mql.DB, as string, opts Options) *mcp.Server {
 	if as == "" {
 		as = db.Owner()
 	}
-	s := &server{db: db, principal: as, sess: query.NewSession(db, as), lim: opts.Limits.orDefaults()}
+	s := &server{db: db, principal: as, act: db.ActAs(as), sess: query.NewSession(db, as), lim: opts.Limits.orDefaults()}
 	if opts.Embedder != nil {
 		s.sess.EmbedWith(opts.Embedder)
 	}
@@ -86,7 +87,7 @@ func Check(ctx context.Context, db *mql.DB, as string) error {
 	if as == "" {
 		return nil
 	}
-	_, err := db.As(as).Stats(ctx)
+	_, err := db.ActAs(as).Reader().Stats(ctx)
 	return err
 }
 

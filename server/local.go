@@ -49,17 +49,15 @@ func (s *Server) conninfo(w http.ResponseWriter, r *http.Request) {
 func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
 	setWhat(r, "export")
-	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
 			s.principalFailed(w, r, false, "", err)
 			return
 		}
-		reader = s.db.As(id.principal)
 	}
 	w.Header().Set("Content-Type", "application/n-quads")
 	cw := &countingWriter{w: w}
-	if err := reader.Export(r.Context(), cw); err != nil {
+	if err := s.db.ActAs(id.principal).Export(r.Context(), cw); err != nil {
 		if cw.n == 0 {
 			s.fail(w, r, false, &Error{Class: "transfer", ExitCode: 5, Message: err.Error()}, http.StatusInternalServerError)
 			return
@@ -95,10 +93,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 // names lists completion candidates as the request's principal sees the store.
 func (s *Server) names(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Context())
-	reader := s.db.Reader()
-	if id.principal != s.owner {
-		reader = s.db.As(id.principal)
-	}
+	reader := s.db.ActAs(id.principal).Reader()
 	names, err := reader.Names(r.Context())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -169,7 +164,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, false, &Error{Class: "usage", ExitCode: exitUsage, Message: "the body is not a token request: " + err.Error()}, http.StatusBadRequest)
 		return
 	}
-	tok, info, err := s.db.CreateToken(r.Context(), mql.TokenSpec{Principal: req.Principal, By: s.owner, Expires: req.Expires})
+	tok, info, err := s.db.ActAs(identityOf(r.Context()).principal).CreateToken(r.Context(), mql.TokenSpec{Principal: req.Principal, Expires: req.Expires})
 	if err != nil {
 		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
 		return
@@ -195,7 +190,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 	if !s.ownerOnly(w, r) {
 		return
 	}
-	rc, err := s.db.RevokeToken(r.Context(), r.PathValue("id"), s.owner)
+	rc, err := s.db.ActAs(identityOf(r.Context()).principal).RevokeToken(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, false, apiError(err), http.StatusUnprocessableEntity)
 		return

@@ -17,13 +17,12 @@ import (
 // readerFor is the reader of the request's principal, as of ?tx=N when given.
 func (s *Server) readerFor(w http.ResponseWriter, r *http.Request) (mql.Reader, bool) {
 	id := identityOf(r.Context())
-	reader := s.db.Reader()
+	reader := s.db.ActAs(id.principal).Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
 			s.principalFailed(w, r, false, "", err)
 			return reader, false
 		}
-		reader = s.db.As(id.principal)
 	}
 	if tx := r.URL.Query().Get("tx"); tx != "" {
 		n, err := strconv.ParseInt(tx, 10, 64)

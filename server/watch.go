@@ -32,14 +32,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setWhat(r, "watch")
-	reader := s.db.Reader()
 	if id.principal != s.owner {
 		if err := checkPrincipal(r.Context(), s.db, id.principal); err != nil {
 			s.principalFailed(w, r, false, "", err)
 			return
 		}
-		reader = s.db.As(id.principal)
 	}
+	reader := s.db.ActAs(id.principal).Reader()
 	sub, unsubscribe := s.db.Subscribe()
 	defer unsubscribe()
 
