@@ -54,11 +54,12 @@ type ActAsError struct {
 	Other  string // the principal the write names or the read is as; "" for an import
 	Owner  string // the store's owner
 	Read   bool   // a read as Other, not a write by Other
+	Import bool   // an import
 }
 
 func (e *ActAsError) Error() string {
 	switch {
-	case e.Other == "":
+	case e.Import:
 		return fmt.Sprintf("%v: acting as %s; only the owner (%s) may import", ErrActAs, e.Acting, e.Owner)
 	case e.Read:
 		return fmt.Sprintf("%v: acting as %s, cannot read as %s; only the owner (%s) reads as others", ErrActAs, e.Acting, e.Other, e.Owner)
@@ -102,7 +103,12 @@ func (r reads) actErr() error {
 		return err
 	}
 	if owner := r.db.Owner(); r.as != r.actor && r.actor != owner {
-		return &ActAsError{Acting: r.actor, Other: r.as, Owner: owner, Read: true}
+		other := r.as
+		if other == "" {
+			// As("") is the owner's view.
+			other = owner
+		}
+		return &ActAsError{Acting: r.actor, Other: other, Owner: owner, Read: true}
 	}
 	return nil
 }
@@ -229,7 +235,7 @@ func (a Actor) Import(ctx context.Context, r io.Reader) error {
 		return err
 	}
 	if owner := a.db.Owner(); a.as != owner {
-		return &ActAsError{Acting: a.as, Owner: owner}
+		return &ActAsError{Acting: a.as, Owner: owner, Import: true}
 	}
 	return a.db.Import(ctx, r)
 }

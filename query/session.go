@@ -315,7 +315,7 @@ func inWords(err error) error {
 	switch {
 	case !errors.As(err, &e):
 		return err
-	case e.Other == "":
+	case e.Import:
 		return fmt.Errorf("%w: this session acts as %s; only the owner (%s) may import", ErrActAs, e.Acting, e.Owner)
 	case e.Read:
 		return fmt.Errorf("%w: this session acts as %s and cannot read as %s", ErrActAs, e.Acting, e.Other)
