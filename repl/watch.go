@@ -17,12 +17,11 @@ type Watcher interface {
 
 // Watch follows the change feed as the session's principal (\watch).
 func (l local) Watch(ctx context.Context, pattern string, emit func(mql.Event) error) error {
-	db := l.DB()
-	r := db.Reader()
-	if as := l.As(); as != "" {
-		r = db.As(as)
+	r, err := l.Reader() // the session's Actor's: as its principal, and bound to it
+	if err != nil {
+		return err
 	}
-	after, err := db.Head(ctx)
+	after, err := l.DB().Head(ctx)
 	if err != nil {
 		return err
 	}

@@ -138,11 +138,13 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer db.Close()
+	// The command line's store is the owner's, and tokens are the owner's to give.
+	owner := db.ActAs(db.Owner())
 	return do(ops{
 		create: func(p string) (string, mql.Token, error) {
-			return db.CreateToken(ctx, mql.TokenSpec{Principal: p, By: db.Owner(), Expires: until})
+			return owner.CreateToken(ctx, mql.TokenSpec{Principal: p, Expires: until})
 		},
-		list:   func() ([]mql.Token, error) { return db.Reader().Tokens(ctx) },
-		revoke: func(id string) error { _, err := db.RevokeToken(ctx, id, db.Owner()); return err },
+		list:   func() ([]mql.Token, error) { return owner.Reader().Tokens(ctx) },
+		revoke: func(id string) error { _, err := owner.RevokeToken(ctx, id); return err },
 	})
 }
