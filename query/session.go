@@ -82,7 +82,8 @@ func (s *Session) Import(ctx context.Context, r io.Reader) error {
 // The statements from a begin to its commit are one transaction (see ExecBlock): they are
 // evaluated, and their results emitted, only at the commit, all of them or none. A rollback
 // discards the statements since its begin without evaluating them. A script that ends inside
-// a transaction, a begin inside one, and a commit or rollback outside one are errors.
+// a transaction, a begin or a read for a run inside one, and a commit or rollback outside one
+// are errors (see TxBlock).
 func (s *Session) Exec(ctx context.Context, name, src string, emit func(*Result) error) error {
 	return s.ExecAt(ctx, name, src, 1, 1, emit)
 }
@@ -100,49 +101,53 @@ func (s *Session) ExecParsed(ctx context.Context, script *Script, perr error, em
 	if perr != nil {
 		first = firstErrorPos(perr)
 	}
+	var tx TxBlock
 	var block []Stmt // statements of an open transaction, its begin first
 	for _, st := range script.Stmts {
 		if perr != nil && !before(st.Pos(), first) {
 			break
 		}
-		switch st.(type) {
-		case *Begin:
-			if block != nil {
-				return errorf(st.Pos(), "begin inside a transaction (begun at %d:%d): commit or roll it back first", block[0].Pos().Line, block[0].Pos().Column)
-			}
+		step, err := tx.Next(st)
+		if err != nil {
+			return rolledBack(block, err)
+		}
+		switch step {
+		case TxBegin:
 			block = []Stmt{st}
-			continue
-		case *Commit, *Rollback:
-			if block == nil {
-				return errorf(st.Pos(), "%s without begin: no transaction is open", st.String())
-			}
+		case TxGather:
+			block = append(block, st)
+		case TxCommit, TxRollback:
 			if err := s.ExecBlock(ctx, append(block, st), emit); err != nil {
 				return err
 			}
 			block = nil
-			continue
-		}
-		if block != nil {
-			block = append(block, st)
-			continue
-		}
-		res, err := s.Eval(ctx, st)
-		if err != nil {
-			return err
-		}
-		if emit != nil {
-			if err := emit(res); err != nil {
+		case TxRun:
+			res, err := s.Eval(ctx, st)
+			if err != nil {
 				return err
+			}
+			if emit != nil {
+				if err := emit(res); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	if perr != nil {
 		return perr
 	}
-	if block != nil {
-		return errorf(block[0].Pos(), "the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)")
+	return tx.End()
+}
+
+// rolledBack is err, the error TxBlock.Next gave a statement of the script, said as the open
+// transaction's (block, its begin first) when the statement was one it would hold: the script
+// stops there, and nothing of the transaction is written.
+func rolledBack(block []Stmt, err error) error {
+	var ee *EvalError
+	if len(block) > 0 && errors.As(err, &ee) {
+		return &TxError{Begin: block[0].Pos(), Err: ee}
 	}
-	return nil
+	return err
 }
 
 // ExecBlock runs a transaction: stmts is begin, the statements, and commit or rollback. On
@@ -157,7 +162,7 @@ func (s *Session) ExecBlock(ctx context.Context, stmts []Stmt, emit func(*Result
 		return fmt.Errorf("a transaction block needs a begin and a commit or rollback")
 	}
 	begin, end, body := stmts[0], stmts[len(stmts)-1], stmts[1:len(stmts)-1]
-	if err := s.inBlock(body); err != nil {
+	if err := inBlock(begin, body); err != nil {
 		return err
 	}
 	if _, ok := end.(*Rollback); ok {
@@ -238,11 +243,16 @@ func (s *Session) ExecStmts(ctx context.Context, begin Position, stmts []Stmt, e
 	return s.ExecBlock(ctx, append(all, &Commit{Start: begin}), emit)
 }
 
-// inBlock refuses what a transaction cannot hold: a statement that starts or ends one.
-func (s *Session) inBlock(body []Stmt) error {
+// inBlock refuses what a transaction cannot hold, before anything of it is done: a statement
+// that starts or ends one, and what inTx refuses (which rolls the transaction begun at begin
+// back).
+func inBlock(begin Stmt, body []Stmt) error {
 	for _, st := range body {
 		if IsControl(st) {
 			return errorf(st.Pos(), "%s inside a transaction: a transaction holds reads and writes only", st.String())
+		}
+		if err := inTx(st); err != nil {
+			return &TxError{Begin: begin.Pos(), Err: err}
 		}
 	}
 	return nil
