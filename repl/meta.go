@@ -99,7 +99,7 @@ func (s *Shell) meta(ctx context.Context, src Source) error {
 		if arg == "" {
 			return fmt.Errorf("%w: \\import needs a file name", ErrMeta)
 		}
-		if s.block != nil {
+		if s.inTx() {
 			return fmt.Errorf("%w: \\import inside a transaction: an import is a transaction of its own; commit or roll back first", ErrMeta)
 		}
 		if err := s.importFile(ctx, arg); err != nil {
@@ -151,8 +151,8 @@ func (s *Shell) meta(ctx context.Context, src Source) error {
 			return err
 		}
 	case "quit", "q", "exit":
-		if s.block != nil && s.lr == nil {
-			return fmt.Errorf("%w: \\quit inside a transaction (begun at %d:%d): end it with commit or rollback first", ErrMeta, s.block.begin.Line, s.block.begin.Col)
+		if begin, open := s.tx.Begun(); open && s.lr == nil {
+			return fmt.Errorf("%w: \\quit inside a transaction (begun at %d:%d): end it with commit or rollback first", ErrMeta, begin.Line, begin.Column)
 		}
 		return ErrQuit
 	default:

@@ -74,9 +74,10 @@ type Shell struct {
 	outName  string
 	timing   bool
 	expanded bool
-	noted    bool // multiLineNote was shown
-	paging   bool // \pager on
-	block    *openBlock
+	noted    bool          // multiLineNote was shown
+	paging   bool          // \pager on
+	tx       query.TxBlock // begin … commit, by the language's rules
+	block    openBlock     // what the open transaction gathered, while tx is in one
 	depth    int           // \i nesting
 	errText  string        // the text an error at commit refers to, at the prompt
 	pagerBuf *bytes.Buffer // what an input printed, while the pager waits for it
@@ -91,8 +92,7 @@ type Shell struct {
 
 // openBlock is a transaction being gathered: its statements run together at commit.
 type openBlock struct {
-	begin Source
-	srcs  []Source
+	srcs []Source
 	// At the prompt every input starts at line 1; the statements of a transaction are
 	// renumbered as lines of the block, whose text shows where an error at commit is.
 	text  strings.Builder
@@ -124,9 +124,16 @@ func New(cfg Config) *Shell {
 	}
 	s.out.SetTerminal(cfg.Terminal)
 	if cfg.Single {
-		s.block = &openBlock{begin: Source{Name: "-1", Line: 1, Col: 1}}
+		// The scripts are one transaction, which Finish commits; a new block takes any begin.
+		s.tx.Next(&query.Begin{Start: query.Position{Filename: "-1", Line: 1, Column: 1}})
 	}
 	return s
+}
+
+// inTx reports whether a transaction is open: its statements are being gathered.
+func (s *Shell) inTx() bool {
+	_, open := s.tx.Begun()
+	return open
 }
 
 // Comment prints a line of narration between results (mql demo's script comments).
@@ -158,11 +165,11 @@ func (s *Shell) Run(ctx context.Context, lr LineReader) error {
 	interrupted := false // the last input was Ctrl-C on an empty line
 	for ctx.Err() == nil {
 		switch {
-		case buf.Len() == 0 && s.block != nil:
+		case buf.Len() == 0 && s.inTx():
 			lr.SetPrompt(PromptTx)
 		case buf.Len() == 0:
 			lr.SetPrompt(Prompt)
-		case s.block != nil:
+		case s.inTx():
 			lr.SetPrompt(PromptTxContinue)
 		default:
 			lr.SetPrompt(PromptContinue)
@@ -284,9 +291,9 @@ func endsInput(line string) bool {
 
 // leave ends the interactive loop, saying what an open transaction loses.
 func (s *Shell) leave() error {
-	if b := s.block; b != nil {
-		fmt.Fprintf(s.cfg.Stderr, "the transaction begun with begin was not committed: its %s were not run\n", statements(len(b.srcs)))
-		s.block = nil
+	if s.inTx() {
+		fmt.Fprintf(s.cfg.Stderr, "the transaction begun with begin was not committed: its %s were not run\n", statements(len(s.block.srcs)))
+		s.tx, s.block = query.TxBlock{}, openBlock{}
 	}
 	s.closeOutput()
 	return nil
@@ -382,15 +389,13 @@ func fileExists(p string) bool {
 // otherwise a transaction still open is an error (nothing of it was written).
 func (s *Shell) Finish(ctx context.Context) error {
 	defer s.closeOutput()
-	b := s.block
-	if b == nil {
-		return nil
+	begin, open := s.tx.Begun()
+	if open && s.cfg.Single {
+		s.tx.Next(&query.Commit{Start: begin})
+		return s.commit(ctx, begin)
 	}
-	if s.cfg.Single {
-		return s.commit(ctx, Source{Name: "-1", Text: "commit", Line: 1, Col: 1})
-	}
-	s.block = nil
-	return &query.Error{Pos: srcPos(b.begin), Msg: "the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)"}
+	s.block = openBlock{}
+	return s.tx.End()
 }
 
 func srcPos(src Source) query.Position {
@@ -419,10 +424,10 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 			return s.control(ctx, it.Src, script.Stmts[0])
 		}
 	}
-	if s.block != nil {
+	if s.inTx() {
 		if s.lr != nil {
 			// At the prompt, a statement that does not parse is refused now, not at commit; so is
-			// a read for a run, which no transaction may hold: refused at the commit, it would
+			// one no transaction may hold (a read for a run): refused at the commit, it would
 			// take every statement gathered with it.
 			script, err := query.ParseAt(it.Src.Name, it.Src.Text, it.Src.Line, it.Src.Col)
 			if err != nil {
@@ -430,8 +435,8 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 			}
 			reads := len(script.Stmts) > 0
 			for _, st := range script.Stmts {
-				if run, _ := query.ReadFor(st); run != "" {
-					return fmt.Errorf("%s: for run %s: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)", st.Pos(), run)
+				if _, err := s.tx.Next(st); err != nil {
+					return fmt.Errorf("%w (the transaction is still open)", err)
 				}
 				reads = reads && query.IsRead(st)
 			}
@@ -462,52 +467,47 @@ func (s *Shell) Item(ctx context.Context, it Item) error {
 // control runs begin, commit and rollback: the statements between them are gathered and sent
 // as one transaction at the commit.
 func (s *Shell) control(ctx context.Context, src Source, st query.Stmt) error {
-	fail := func(format string, args ...any) error {
-		return &query.Error{Pos: st.Pos(), Msg: fmt.Sprintf(format, args...)}
-	}
-	switch st.(type) {
-	case *query.Begin:
-		switch {
-		case s.cfg.Single:
-			return fail("begin in a script run with -1, which is one transaction already")
-		case s.block != nil:
-			return fail("begin inside a transaction (begun at %d:%d): commit or roll it back first", s.block.begin.Line, s.block.begin.Col)
+	if s.cfg.Single {
+		msg := st.String() + " in a script run with -1, which commits once, at its end"
+		if _, ok := st.(*query.Begin); ok {
+			msg = "begin in a script run with -1, which is one transaction already"
 		}
-		s.block = &openBlock{begin: src}
+		return &query.Error{Pos: st.Pos(), Msg: msg}
+	}
+	begin, _ := s.tx.Begun()
+	step, err := s.tx.Next(st)
+	if err != nil {
+		return err
+	}
+	switch step {
+	case query.TxBegin:
+		s.block = openBlock{}
 		if s.lr != nil {
-			s.block.begin = s.block.renumber(src)
+			s.block.renumber(src)
 			fmt.Fprintln(s.cfg.Stderr, "begin: the statements up to commit run together, as one transaction, at the commit (rollback discards them)")
 		}
-		return nil
-	case *query.Commit, *query.Rollback:
-		switch {
-		case s.cfg.Single:
-			return fail("%s in a script run with -1, which commits once, at its end", st.String())
-		case s.block == nil:
-			return fail("%s without begin: no transaction is open", st.String())
-		}
-		if _, ok := st.(*query.Rollback); ok {
-			n := len(s.block.srcs)
-			s.block = nil
-			return s.printLocal(&query.Result{Kind: "rollback", Statement: "rollback", Control: &query.Control{Statements: n}})
-		}
-		return s.commit(ctx, src)
+	case query.TxRollback:
+		n := len(s.block.srcs)
+		s.block = openBlock{}
+		return s.printLocal(&query.Result{Kind: "rollback", Statement: "rollback", Control: &query.Control{Statements: n}})
+	case query.TxCommit:
+		return s.commit(ctx, begin)
 	}
 	return nil
 }
 
-// commit sends the open transaction's statements as one.
-func (s *Shell) commit(ctx context.Context, src Source) error {
-	b := s.block
-	s.block = nil
+// commit sends the statements of the transaction begun at begin, just ended, as one.
+func (s *Shell) commit(ctx context.Context, begin query.Position) error {
+	srcs := s.block.srcs
 	if s.lr != nil {
-		s.errText = b.text.String()
+		s.errText = s.block.text.String()
 	}
-	if len(b.srcs) == 0 {
+	s.block = openBlock{}
+	if len(srcs) == 0 {
 		return s.printLocal(&query.Result{Kind: "commit", Statement: "commit", Control: &query.Control{}})
 	}
 	return s.run(ctx, func(ctx context.Context, emit func(Rendered) error) error {
-		return s.cfg.Session.ExecTx(ctx, b.begin, b.srcs, s.style(), emit)
+		return s.cfg.Session.ExecTx(ctx, Source{Name: begin.Filename, Line: begin.Line, Col: begin.Column}, srcs, s.style(), emit)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -176,7 +177,8 @@ func TestLoopClauseOnNextLine(t *testing.T) {
 
 // TestLoopReadInTransaction: at the prompt, a read typed inside begin … commit is answered at
 // once, from the store as committed, and says so; it is not gathered into the transaction
-// (issue 23, item 14).
+// (issue 23, item 14). A read for a run, which no transaction may hold, is refused as it is
+// typed, and the transaction goes on.
 func TestLoopReadInTransaction(t *testing.T) {
 	sh, o, _ := newShell(t, output.FormatCSV)
 	lr := &fakeReader{steps: lines(
@@ -186,6 +188,7 @@ func TestLoopReadInTransaction(t *testing.T) {
 		"live K",
 		"assert K.p = 2 by w1",
 		"live K",
+		"live K for run r-1",
 		"commit",
 	)}
 	if err := sh.Run(context.Background(), lr); err != nil {
@@ -203,6 +206,8 @@ func TestLoopReadInTransaction(t *testing.T) {
 	for _, want := range []string{
 		"(answered now, from the store as committed: a read typed inside a transaction is not part of it)",
 		"(answered now, from the store as committed: it does not see the 1 statement gathered since begin, which runs at the commit)",
+		// Refused as it is typed, not gathered: the transaction goes on.
+		"\n<stdin>:1:1: for run r-1: a read inside a transaction records nothing; read for the run after the commit (the transaction is still open)\n",
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
@@ -795,5 +800,68 @@ func TestHabitsOfOtherShells(t *testing.T) {
 	err := sh.RunScript(context.Background(), "x.mql", strings.NewReader("stats\n  token list\n"))
 	if !errors.Is(err, query.ErrSyntax) || !strings.HasPrefix(err.Error(), `x.mql:2:3: "token" is a command of mql`) {
 		t.Errorf("in a script: %v", err)
+	}
+}
+
+// TestScriptTransactions: begin … commit in scripts, with and without -1 (Single): what they
+// print, their errors word for word (from RunScript, or else from Finish), and that a
+// transaction in error writes nothing.
+func TestScriptTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		single bool
+		src    string
+		want   string // RunScript's error, or else Finish's
+		out    string // what the script printed, in CSV
+	}{
+		{name: "a transaction commits", src: "principal w agent\nbegin\nassert K.p = 1 by w\ncommit",
+			out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\nassert,K.p@1,live,3,2026-11-29T10:00:03Z,,,,\n\nkind,statements,tx,at\ncommit,1,3,2026-11-29T10:00:03Z\n"},
+		{name: "a rollback", src: "begin\nassert K.p = 1 by w\nrollback",
+			out: "kind,statements,tx,at\nrollback,1,,\n"},
+		{name: "commit without begin", src: "principal w agent\ncommit",
+			want: "s.mql:2:1: commit without begin: no transaction is open", out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\n"},
+		{name: "rollback without begin", src: "  rollback", want: "s.mql:1:3: rollback without begin: no transaction is open"},
+		{name: "begin inside a transaction", src: "begin\nassert K.p = 1 by w\nbegin",
+			want: "s.mql:3:1: begin inside a transaction (begun at 1:1): commit or roll it back first"},
+		{name: "the script ends inside a transaction", src: "principal w agent\nbegin\nassert K.p = 1 by w\n",
+			want: "s.mql:2:1: the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)", out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\n"},
+		{name: "a begin after blanks is where its keyword is", src: "begin; commit;  begin\nassert K.p = 1 by w\n",
+			want: "s.mql:1:17: the script ended inside the transaction begun here: nothing of it was written; end it with commit (or rollback)", out: "kind,statements,tx,at\ncommit,0,,\n"},
+		{name: "quit inside a transaction", src: "begin\n\\q\ncommit",
+			want: "s.mql:2:1: bad meta command: \\quit inside a transaction (begun at 1:1): end it with commit or rollback first"},
+		{name: "import inside a transaction", src: "begin\n\\import x.nq\ncommit",
+			want: "s.mql:2:1: bad meta command: \\import inside a transaction: an import is a transaction of its own; commit or roll back first"},
+		{name: "a failing statement", src: "principal w agent\nbegin\nassert K.p = 1 by w\nassert K.q = 1 by nobody\ncommit",
+			want: "s.mql:4:1: \"nobody\": unknown principal: record it first, e.g. `principal nobody agent`; the transaction begun at 2:1 was rolled back: nothing of it was written", out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\n"},
+		{name: "a read for a run, at the commit", src: "principal w agent\nbegin\nassert K.p = 1 by w\nlive K for run r-1\ncommit",
+			want: "s.mql:4:1: for run r-1: a read inside a transaction records nothing; read for the run after the commit; the transaction begun at 2:1 was rolled back: nothing of it was written", out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\n"},
+		{name: "-1 commits at the end", single: true, src: "principal w agent\nassert K.p = 1 by w",
+			out: "kind,ref,state,tx,at,supersedes,contests,corroborates,note\nprincipal,w,,2,2026-11-29T10:00:02Z,,,,\nassert,K.p@1,live,2,2026-11-29T10:00:02Z,,,,\n\nkind,statements,tx,at\ncommit,2,2,2026-11-29T10:00:02Z\n"},
+		{name: "begin with -1", single: true, src: "principal w agent\n begin",
+			want: "s.mql:2:2: begin in a script run with -1, which is one transaction already"},
+		{name: "commit with -1", single: true, src: "commit", want: "s.mql:1:1: commit in a script run with -1, which commits once, at its end"},
+		{name: "rollback with -1", single: true, src: "rollback", want: "s.mql:1:1: rollback in a script run with -1, which commits once, at its end"},
+		{name: "a failing statement with -1", single: true, src: "principal w agent\nassert K.q = 1 by nobody",
+			want: "s.mql:2:1: \"nobody\": unknown principal: record it first, e.g. `principal nobody agent`; the script ran as one transaction (-1), which was rolled back: nothing of it was written"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := newDB(t)
+			o := &shellOut{}
+			sh := New(Config{Session: Local(query.NewSession(db, ""), "memory:"), Stdout: &o.out, Stderr: &o.err, Format: output.FormatCSV, Single: tc.single})
+			ctx := context.Background()
+			err := sh.RunScript(ctx, "s.mql", strings.NewReader(tc.src))
+			if err == nil {
+				err = sh.Finish(ctx)
+			}
+			if got := fmt.Sprint(err); (err != nil || tc.want != "") && got != tc.want {
+				t.Errorf("error %s\nwant  %s", got, tc.want)
+			}
+			if got := o.out.String(); got != tc.out {
+				t.Errorf("printed %q, want %q", got, tc.out)
+			}
+			if claims, _ := db.Live(ctx, "K"); tc.want != "" && len(claims) != 0 {
+				t.Errorf("a transaction in error wrote %d claims", len(claims))
+			}
+		})
 	}
 }
