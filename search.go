@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/mql-dev/mql/analysis"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/query/syntax"
 	"github.com/mql-dev/mql/ranking"
 )
 
@@ -104,7 +104,7 @@ type SearchResult struct {
 // compared or returned.
 func (r reads) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, searchStatement(text, opts), func(r reads) (SearchResult, error) { return r.Search(ctx, text, opts) },
+		return forRun(ctx, r, func() syntax.Stmt { return searchStatement(text, opts) }, func(r reads) (SearchResult, error) { return r.Search(ctx, text, opts) },
 			func(x SearchResult) []string {
 				refs := make([]string, len(x.Hits))
 				for i, h := range x.Hits {
@@ -305,27 +305,6 @@ func searchLimit(n int) (int, error) {
 		return 0, fmt.Errorf("limit %d: %w: a search's limit runs from 1 to %d", n, ErrInvalid, MaxSearchLimit)
 	}
 	return n, nil
-}
-
-// searchStatement is the statement a search for a run records.
-func searchStatement(text string, opts SearchOptions) string {
-	s := "search " + strconv.Quote(text)
-	if len(opts.On) > 0 {
-		s += " on " + strings.Join(opts.On, ", ")
-	}
-	if opts.Vector != nil {
-		s += " vector " + strconv.Quote(FormatVector(opts.Vector))
-	}
-	if len(opts.Signals) > 0 {
-		s += " signals " + strings.Join(opts.Signals, ", ")
-	}
-	if opts.Limit != 0 {
-		s += " limit " + strconv.Itoa(opts.Limit)
-	}
-	if opts.History {
-		s += " history"
-	}
-	return s
 }
 
 // FormatVector writes a vector as the language and the export do: each component in the
