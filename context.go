@@ -9,6 +9,7 @@ import (
 
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/query/syntax"
 )
 
 // EstimateTokens is how mql counts tokens for a context budget: one token per four bytes of
@@ -23,7 +24,7 @@ func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 // out, and that line is counted in the budget too.
 func (r reads) Context(ctx context.Context, subjects []string, budget int) (ContextResult, error) {
 	if r.run != "" {
-		stmt := "context " + strings.Join(subjects, ", ") + budgetClause(budget)
+		stmt := func() syntax.Stmt { return contextStatement(subjects, budget) }
 		return forRun(ctx, r, stmt, func(r reads) (ContextResult, error) { return r.Context(ctx, subjects, budget) },
 			func(c ContextResult) []string { return c.Refs })
 	}
@@ -73,7 +74,7 @@ func (r reads) Context(ctx context.Context, subjects []string, budget int) (Cont
 // question is refused as Search refuses its text.
 func (r reads) ContextFor(ctx context.Context, question string, budget int) (ContextResult, error) {
 	if r.run != "" {
-		stmt := "context for " + strconv.Quote(question) + budgetClause(budget)
+		stmt := func() syntax.Stmt { return &syntax.Context{Question: &question, Budget: budget} }
 		return forRun(ctx, r, stmt, func(r reads) (ContextResult, error) { return r.ContextFor(ctx, question, budget) },
 			func(c ContextResult) []string { return c.Refs })
 	}
@@ -104,14 +105,6 @@ func (r reads) ContextFor(ctx context.Context, question string, budget int) (Con
 	fillContext(&out, order, func(s string) (string, []string) { return hitsLine(s, hits[s]) }, nil,
 		"(nothing visible: no live claims match the question)")
 	return out, nil
-}
-
-// budgetClause is a recorded context statement's budget clause: "" for no budget.
-func budgetClause(budget int) string {
-	if budget > 0 {
-		return " budget " + strconv.Itoa(budget)
-	}
-	return ""
 }
 
 func checkBudget(budget int) error {

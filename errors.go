@@ -28,7 +28,7 @@ var (
 	// ErrInvalid is returned for a value outside its domain: a confidence outside [0,1], an
 	// unknown kind, right or principal type, a negative half-life, an empty budget, a seen-by
 	// that leaves out its (non-owner) writer.
-	ErrInvalid = errors.New("invalid input")
+	ErrInvalid = record.ErrInvalid
 	// ErrVector is returned, with ErrInvalid, for a claim's or a search's vector that is
 	// empty, holds a NaN or an infinity, is zero, has more than MaxVectorDim dimensions, or
 	// has not the store's dimension (fixed by the first vector written).

@@ -54,7 +54,7 @@ const MaxFindRows = 1_000_000
 // region = "EU", ordered by price_per_seat.
 func (r reads) Find(ctx context.Context, q FindQuery) (FindResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, q.statement(), func(r reads) (FindResult, error) { return r.Find(ctx, q) },
+		return forRun(ctx, r, q.statement, func(r reads) (FindResult, error) { return r.Find(ctx, q) },
 			func(x FindResult) []string {
 				var refs []string
 				for _, row := range x.Rows {

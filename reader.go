@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
 	"github.com/mql-dev/mql/provenance"
+	"github.com/mql-dev/mql/query/syntax"
 )
 
 // Reader makes reads. The zero options read the newest state as the owner; As, AsOf and AsOfTx
@@ -177,16 +177,7 @@ func (p pattern) keys(v *index.View, fn func(k record.Key)) {
 // "Klarveld.price_per_seat", "Klarveld.*", "*.soc2" or "*") and every filter.
 func (r reads) Live(ctx context.Context, pat string, where ...Filter) ([]Claim, error) {
 	if r.run != "" {
-		// As the language writes it: live P where value OP V, value OP V, …
-		stmt := "live " + pat
-		for i, f := range where {
-			if i == 0 {
-				stmt += " where"
-			} else {
-				stmt += ","
-			}
-			stmt += " value " + f.Op + " " + f.Value.String()
-		}
+		stmt := func() syntax.Stmt { return liveStatement(pat, where) }
 		return forRun(ctx, r, stmt, func(r reads) ([]Claim, error) { return r.Live(ctx, pat, where...) }, claimRefs)
 	}
 	p, err := parsePattern(pat)
@@ -289,7 +280,7 @@ func (r reads) WhyRef(ctx context.Context, ref NodeRef) (*Node, error) {
 
 func (r reads) why(ctx context.Context, ref refArg) (*Node, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "why "+ref.text, func(r reads) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
+		return forRun(ctx, r, func() syntax.Stmt { return &syntax.Why{Node: ref.stmtRef()} }, func(r reads) (*Node, error) { return r.why(ctx, ref) }, nodeRefs)
 	}
 	var out *Node
 	err := r.view(ctx, func(v *index.View) error {
@@ -370,7 +361,7 @@ func (r reads) RevokedByRef(ctx context.Context, ref ClaimRef) (RevokedByResult,
 
 func (r reads) revokedBy(ctx context.Context, ref refArg) (RevokedByResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "revoked-by "+ref.text, func(r reads) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
+		return forRun(ctx, r, func() syntax.Stmt { return &syntax.RevokedBy{Claim: ref.stmtRef()} }, func(r reads) (RevokedByResult, error) { return r.revokedBy(ctx, ref) },
 			func(x RevokedByResult) []string { return []string{x.Claim.Ref} })
 	}
 	var out RevokedByResult
@@ -410,9 +401,12 @@ func (r reads) ImpactRef(ctx context.Context, ref NodeRef, depth int) (ImpactRes
 
 func (r reads) impact(ctx context.Context, ref refArg, depth int) (ImpactResult, error) {
 	if r.run != "" {
-		stmt := "impact " + ref.text
-		if depth > 0 {
-			stmt += " depth " + strconv.Itoa(depth)
+		stmt := func() syntax.Stmt {
+			s := &syntax.Impact{Node: ref.stmtRef()}
+			if depth > 0 {
+				s.Depth = &depth
+			}
+			return s
 		}
 		return forRun(ctx, r, stmt, func(r reads) (ImpactResult, error) { return r.impact(ctx, ref, depth) },
 			func(x ImpactResult) []string {
@@ -533,7 +527,7 @@ func (r reads) HistoryRef(ctx context.Context, ref NodeRef) (HistoryResult, erro
 
 func (r reads) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, "history "+ref.text, func(r reads) (HistoryResult, error) { return r.history(ctx, ref) },
+		return forRun(ctx, r, func() syntax.Stmt { return &syntax.History{Node: ref.stmtRef()} }, func(r reads) (HistoryResult, error) { return r.history(ctx, ref) },
 			func(x HistoryResult) []string {
 				refs := claimRefs(x.Claims)
 				for _, a := range x.Artifacts {
@@ -578,7 +572,7 @@ func (r reads) history(ctx context.Context, ref refArg) (HistoryResult, error) {
 // (every subject if none).
 func (r reads) Conflicts(ctx context.Context, subjects ...string) ([]Conflict, error) {
 	if r.run != "" {
-		return forRun(ctx, r, strings.TrimSpace("conflicts "+strings.Join(subjects, ", ")),
+		return forRun(ctx, r, func() syntax.Stmt { return &syntax.Conflicts{Subjects: subjects} },
 			func(r reads) ([]Conflict, error) { return r.Conflicts(ctx, subjects...) },
 			func(cs []Conflict) []string {
 				var refs []string
@@ -644,9 +638,12 @@ var DefaultGate = [2]float64{1.0, 2.5}
 // bits, and the gate's decision. gate nil means DefaultGate.
 func (r reads) Beliefs(ctx context.Context, pat string, gate *[2]float64) (BeliefsResult, error) {
 	if r.run != "" {
-		stmt := "beliefs " + pat
-		if gate != nil {
-			stmt += " gate " + strconv.FormatFloat(gate[0], 'g', -1, 64) + " " + strconv.FormatFloat(gate[1], 'g', -1, 64)
+		stmt := func() syntax.Stmt {
+			s := &syntax.Beliefs{Pattern: syntaxPattern(pat)}
+			if gate != nil {
+				s.Gate = &syntax.Gate{Low: gate[0], High: gate[1]}
+			}
+			return s
 		}
 		return forRun(ctx, r, stmt, func(r reads) (BeliefsResult, error) { return r.Beliefs(ctx, pat, gate) },
 			func(x BeliefsResult) []string {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/query/syntax"
 )
 
 // Runs: an agent names each episode or decision cycle (a run) and reads for it; every such read
@@ -41,8 +41,8 @@ type readMark struct {
 func (r reads) ForRun(run string) Reader { r.run = nfc(run); return Reader{r} }
 
 // forRun runs read with r (without the run) and, when r reads for a run, records what served
-// names as one retrieval of it.
-func forRun[T any](ctx context.Context, r reads, stmt string, read func(reads) (T, error), served func(T) []string) (T, error) {
+// names as one retrieval of it, with the statement stmt builds (see statement.go).
+func forRun[T any](ctx context.Context, r reads, stmt func() syntax.Stmt, read func(reads) (T, error), served func(T) []string) (T, error) {
 	var zero T
 	if err := r.actErr(); err != nil {
 		return zero, err
@@ -64,7 +64,7 @@ func forRun[T any](ctx context.Context, r reads, stmt string, read func(reads) (
 	if by == "" {
 		by = m.owner
 	}
-	if err := r.db.recordRetrieval(ctx, by, r.run, m.at, stmt, served(out)); err != nil {
+	if err := r.db.recordRetrieval(ctx, by, r.run, m.at, stmt().String(), served(out)); err != nil {
 		return zero, err
 	}
 	return out, nil
@@ -510,43 +510,6 @@ func nodeRefs(n *Node) []string {
 	}
 	walk(n)
 	return refs
-}
-
-// statement renders the query in the language, for the record of a read made for a run.
-func (q FindQuery) statement() string {
-	term := func(t Term) string {
-		if t.Var != "" {
-			return t.Var
-		}
-		return t.Value.String()
-	}
-	var b strings.Builder
-	b.WriteString("find " + strings.Join(q.Select, ", ") + " where ")
-	for i, c := range q.Where {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if c.Predicate != "" {
-			b.WriteString(term(c.Subject) + "." + c.Predicate + " " + c.Op + " " + term(c.Object))
-		} else {
-			b.WriteString(term(c.Subject) + " " + c.Op + " " + term(c.Object))
-		}
-	}
-	for i, o := range q.OrderBy {
-		if i == 0 {
-			b.WriteString(" order by ")
-		} else {
-			b.WriteString(", ")
-		}
-		b.WriteString(o.Var)
-		if o.Desc {
-			b.WriteString(" desc")
-		}
-	}
-	if q.Limit > 0 {
-		fmt.Fprintf(&b, " limit %d", q.Limit)
-	}
-	return b.String()
 }
 
 // RunUse is a run that was served a claim or artifact version, and what it decided.

@@ -5,16 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/cayleygraph/quad"
-
 	"github.com/mql-dev/mql/analysis"
-	"github.com/mql-dev/mql/graphstore/codec"
 	"github.com/mql-dev/mql/graphstore/index"
 	"github.com/mql-dev/mql/graphstore/record"
+	"github.com/mql-dev/mql/query/syntax"
 	"github.com/mql-dev/mql/ranking"
 )
 
@@ -107,7 +104,7 @@ type SearchResult struct {
 // compared or returned.
 func (r reads) Search(ctx context.Context, text string, opts SearchOptions) (SearchResult, error) {
 	if r.run != "" {
-		return forRun(ctx, r, searchStatement(text, opts), func(r reads) (SearchResult, error) { return r.Search(ctx, text, opts) },
+		return forRun(ctx, r, func() syntax.Stmt { return searchStatement(text, opts) }, func(r reads) (SearchResult, error) { return r.Search(ctx, text, opts) },
 			func(x SearchResult) []string {
 				refs := make([]string, len(x.Hits))
 				for i, h := range x.Hits {
@@ -310,51 +307,12 @@ func searchLimit(n int) (int, error) {
 	return n, nil
 }
 
-// searchStatement is the statement a search for a run records.
-func searchStatement(text string, opts SearchOptions) string {
-	s := "search " + strconv.Quote(text)
-	if len(opts.On) > 0 {
-		s += " on " + strings.Join(opts.On, ", ")
-	}
-	if opts.Vector != nil {
-		s += " vector " + strconv.Quote(FormatVector(opts.Vector))
-	}
-	if len(opts.Signals) > 0 {
-		s += " signals " + strings.Join(opts.Signals, ", ")
-	}
-	if opts.Limit != 0 {
-		s += " limit " + strconv.Itoa(opts.Limit)
-	}
-	if opts.History {
-		s += " history"
-	}
-	return s
-}
-
 // FormatVector writes a vector as the language and the export do: each component in the
 // shortest decimal form that reads back to the same float32, separated by spaces.
-func FormatVector(v []float32) string {
-	return string(codec.VectorLit(v).(quad.TypedString).Value)
-}
+func FormatVector(v []float32) string { return record.FormatVector(v) }
 
 // ParseVector reads a vector written as FormatVector writes it, or with other decimal forms
 // of its components, separated by spaces or commas ("0.25 -1 3.5e-05", "0.25, -1, 3.5e-05").
-// It checks only the syntax: record.CheckVector, at the write or the search, the rest.
-func ParseVector(s string) ([]float32, error) {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("vector %q: %w: %w: it is empty", s, ErrInvalid, ErrVector)
-	}
-	if len(fields) > MaxVectorDim {
-		return nil, fmt.Errorf("vector of %d components: %w: %w: at most %d", len(fields), ErrInvalid, ErrVector, MaxVectorDim)
-	}
-	out := make([]float32, len(fields))
-	for i, f := range fields {
-		x, err := strconv.ParseFloat(f, 32)
-		if err != nil {
-			return nil, fmt.Errorf("vector: %w: %w: component %d, %.40q, is not a number (components are separated by spaces or commas)", ErrInvalid, ErrVector, i, f)
-		}
-		out[i] = float32(x)
-	}
-	return out, nil
-}
+// It checks only the syntax: the write or the search checks the rest. Its errors wrap
+// ErrInvalid and ErrVector.
+func ParseVector(s string) ([]float32, error) { return record.ParseVector(s) }

@@ -1,8 +1,6 @@
-// Package query is the front end of the mql language: a lexer and a
-// participle grammar, an AST with positions, and a printer that writes
-// canonical source. docs/LANGUAGE.md is the language reference.
-//
-// Parse reads a script, ParseStmt one statement, and Complete tells a REPL
-// whether its input ends between statements. Errors name the file, line and
-// column and say what was expected; they match ErrSyntax.
+// Package query evaluates the mql language against a store: a Session runs scripts and
+// statements through mql's public API and returns a Result for each. The language's syntax
+// (lexer, grammar, parser, AST, printer, syntax errors) is package syntax's; this package
+// names its types and functions too (query.Parse, query.Stmt, …), for its callers.
+// docs/LANGUAGE.md is the language reference.
 package query

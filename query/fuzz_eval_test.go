@@ -18,7 +18,7 @@ import (
 )
 
 // evalSeed is the store every FuzzEval input runs against: the procurement script of
-// testdata/scripts (principals, grants, decays, claims with sources, seen-by, revocations,
+// syntax/testdata/scripts (principals, grants, decays, claims with sources, seen-by, revocations,
 // confirmations, derivations, reviews), exported once and imported for each input.
 var (
 	evalSeedOnce sync.Once
@@ -31,7 +31,7 @@ var evalClock = func() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, t
 func evalSeed(t testing.TB) []byte {
 	evalSeedOnce.Do(func() {
 		ctx := context.Background()
-		src, err := os.ReadFile(filepath.Join("testdata", "scripts", "procurement.mql"))
+		src, err := os.ReadFile(filepath.Join("syntax", "testdata", "scripts", "procurement.mql"))
 		if err != nil {
 			evalSeedErr = err
 			return
@@ -68,7 +68,7 @@ var evalActors = []string{"", "owner", "alice", "worker-3", "orchestrator", "scr
 func FuzzEval(f *testing.F) {
 	evalSeed(f)
 	var files []string
-	for _, glob := range []string{"testdata/scripts/*.mql", "../cmd/mql/testdata/*.mql"} {
+	for _, glob := range []string{"syntax/testdata/scripts/*.mql", "../cmd/mql/testdata/*.mql"} {
 		m, _ := filepath.Glob(glob)
 		files = append(files, m...)
 	}

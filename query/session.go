@@ -417,24 +417,24 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 		}
 		return s.write("assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
-		spec := mql.RevokeSpec{Ref: st.Claim.ClaimRef(), By: st.By, Because: st.Because}
+		spec := mql.RevokeSpec{Ref: ClaimRefOf(st.Claim), By: st.By, Because: st.Because}
 		if st.ReplacedBy != nil {
-			spec.ReplacedByRef = st.ReplacedBy.ClaimRef()
+			spec.ReplacedByRef = ClaimRefOf(*st.ReplacedBy)
 		}
 		return s.write("revoke", func() (mql.Receipt, error) { return w.Revoke(spec) })
 	case *Confirm:
 		return s.write("confirm", func() (mql.Receipt, error) {
-			return w.Confirm(mql.ConfirmSpec{Ref: st.Claim.ClaimRef(), By: st.By})
+			return w.Confirm(mql.ConfirmSpec{Ref: ClaimRefOf(st.Claim), By: st.By})
 		})
 	case *Derive:
 		spec := mql.DeriveSpec{Artifact: st.Artifact, By: st.By, Confidence: st.Confidence, SeenBy: st.SeenBy, Run: st.Run}
 		for _, r := range st.From {
-			spec.FromRefs = append(spec.FromRefs, r.NodeRef())
+			spec.FromRefs = append(spec.FromRefs, NodeRefOf(r))
 		}
 		return s.write("derive", func() (mql.Receipt, error) { return w.Derive(spec) })
 	case *Review:
 		return s.write("review", func() (mql.Receipt, error) {
-			return w.Review(mql.ReviewSpec{Ref: st.Artifact.ArtifactRef(), By: st.By, Because: st.Because})
+			return w.Review(mql.ReviewSpec{Ref: ArtifactRefOf(st.Artifact), By: st.By, Because: st.Because})
 		})
 	case *Outcome:
 		return s.write("outcome", func() (mql.Receipt, error) {
@@ -488,20 +488,20 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		res, err := r.Find(ctx, q)
 		return &Result{Kind: "find", Find: &res}, err
 	case *Why:
-		n, err := r.WhyRef(ctx, st.Node.NodeRef())
+		n, err := r.WhyRef(ctx, NodeRefOf(st.Node))
 		return &Result{Kind: "why", Why: n}, err
 	case *RevokedBy:
-		rb, err := r.RevokedByRef(ctx, st.Claim.ClaimRef())
+		rb, err := r.RevokedByRef(ctx, ClaimRefOf(st.Claim))
 		return &Result{Kind: "revoked-by", RevokedBy: &rb}, err
 	case *Impact:
 		depth := 0
 		if st.Depth != nil {
 			depth = *st.Depth
 		}
-		imp, err := r.ImpactRef(ctx, st.Node.NodeRef(), depth)
+		imp, err := r.ImpactRef(ctx, NodeRefOf(st.Node), depth)
 		return &Result{Kind: "impact", Impact: &imp}, err
 	case *History:
-		h, err := r.HistoryRef(ctx, st.Node.NodeRef())
+		h, err := r.HistoryRef(ctx, NodeRefOf(st.Node))
 		return &Result{Kind: "history", History: &h}, err
 	case *Conflicts:
 		cs, err := r.Conflicts(ctx, st.Subjects...)

@@ -2130,14 +2130,7 @@ func (d *txDecoder) claim(n *Node) (*record.Claim, error) {
 
 // VectorLit is the literal of a claim's vector (MQLVectorType).
 func VectorLit(v []float32) quad.Value {
-	b := make([]byte, 0, 12*len(v))
-	for i, f := range v {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
-	}
-	return quad.TypedString{Value: quad.String(b), Type: MQLVectorType}
+	return quad.TypedString{Value: quad.String(record.FormatVector(v)), Type: MQLVectorType}
 }
 
 // ParseVector reads a literal of MQLVectorType, which must be a vector record.CheckVector

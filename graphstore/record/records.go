@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // TxID identifies a transaction. Ids start at 1 (the store's genesis) and grow by one per
@@ -251,8 +252,48 @@ type Claim struct {
 // give (OpenAI's largest gives 3072), few enough that a vector stays a small entry.
 const MaxVectorDim = 8192
 
-// ErrVector is wrapped by CheckVector's errors.
+// ErrVector is wrapped by CheckVector's and ParseVector's errors.
 var ErrVector = errors.New("invalid vector")
+
+// ErrInvalid is wrapped, with ErrVector, by ParseVector's errors: the library's ErrInvalid is
+// this error, declared here so that a vector's text is read by one function, below both the
+// library and the language's syntax.
+var ErrInvalid = errors.New("invalid input")
+
+// FormatVector writes a vector as the language and the export do: each component in the
+// shortest decimal form that reads back to the same float32, separated by spaces.
+func FormatVector(v []float32) string {
+	b := make([]byte, 0, 12*len(v))
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	return string(b)
+}
+
+// ParseVector reads a vector written as FormatVector writes it, or with other decimal forms
+// of its components, separated by spaces or commas ("0.25 -1 3.5e-05", "0.25, -1, 3.5e-05").
+// It checks only the syntax: CheckVector, at the write or the search, the rest.
+func ParseVector(s string) ([]float32, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("vector %q: %w: %w: it is empty", s, ErrInvalid, ErrVector)
+	}
+	if len(fields) > MaxVectorDim {
+		return nil, fmt.Errorf("vector of %d components: %w: %w: at most %d", len(fields), ErrInvalid, ErrVector, MaxVectorDim)
+	}
+	out := make([]float32, len(fields))
+	for i, f := range fields {
+		x, err := strconv.ParseFloat(f, 32)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %w: %w: component %d, %.40q, is not a number (components are separated by spaces or commas)", ErrInvalid, ErrVector, i, f)
+		}
+		out[i] = float32(x)
+	}
+	return out, nil
+}
 
 // CheckVector reports what makes v unfit as a claim's or a search's vector: empty, more than
 // MaxVectorDim dimensions, a component that is NaN or infinite, or every component zero (a

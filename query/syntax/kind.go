@@ -1,4 +1,4 @@
-package query
+package syntax
 
 // KindOf names a statement's kind as results and logs do: "assert", "live", "revoked-by", …
 func KindOf(st Stmt) string {

@@ -1,4 +1,4 @@
-package query
+package syntax
 
 import (
 	"strconv"
@@ -57,7 +57,7 @@ var (
 func mustSym(name string) lexer.TokenType {
 	t, ok := lexDef.Symbols()[name]
 	if !ok {
-		panic("query: no lexer symbol " + name)
+		panic("syntax: no lexer symbol " + name)
 	}
 	return t
 }

@@ -1,10 +1,6 @@
-package query
+package syntax
 
-import (
-	"time"
-
-	"github.com/mql-dev/mql"
-)
+import "time"
 
 // Stmt is one statement of the language. Every statement type of this
 // package implements it; Pos is the position of the statement's first token
@@ -146,38 +142,6 @@ type Ref struct {
 // artifact or entity.
 func (r Ref) IsClaim() bool { return r.Predicate != "" }
 
-// The library names claims and artifacts with its own types, which parse and print them; a Ref
-// crosses to them and back through these conversions only.
-
-// ClaimRef is r as the library names a claim.
-func (r Ref) ClaimRef() mql.ClaimRef {
-	return mql.ClaimRef{Subject: r.Subject, Predicate: r.Predicate, Version: r.Version}
-}
-
-// ArtifactRef is r as the library names an artifact (or, for a reference value, an entity).
-func (r Ref) ArtifactRef() mql.ArtifactRef {
-	return mql.ArtifactRef{Name: r.Subject, Version: r.Version}
-}
-
-// NodeRef is r as the library names a claim or an artifact.
-func (r Ref) NodeRef() mql.NodeRef {
-	if r.IsClaim() {
-		return r.ClaimRef()
-	}
-	return r.ArtifactRef()
-}
-
-// RefOf is the Ref that names what n names, with no position; nil gives the zero Ref.
-func RefOf(n mql.NodeRef) Ref {
-	switch n := n.(type) {
-	case mql.ClaimRef:
-		return Ref{Subject: n.Subject, Predicate: n.Predicate, Version: n.Version}
-	case mql.ArtifactRef:
-		return Ref{Subject: n.Name, Version: n.Version}
-	}
-	return Ref{}
-}
-
 // Pattern selects claims by subject and predicate; an empty field matches
 // any (it was written "*"). "Klarveld" and "Klarveld.*" are the same pattern.
 type Pattern struct {
@@ -281,7 +245,7 @@ type Assert struct {
 	ValidFrom  *time.Time // UTC; nil when absent
 	ValidUntil *time.Time // UTC; nil when absent
 	SeenBy     []string   // nil when absent
-	Vector     []float32  // vector STRING (mql.ParseVector); nil when absent
+	Vector     []float32  // vector STRING (record.ParseVector); nil when absent
 }
 
 // Revoke revokes a claim version: revoke Subject.predicate@N by NAME

@@ -1,11 +1,11 @@
-package query
+package syntax
 
 import (
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // The printer writes canonical source: lowercase keywords, single spaces,
@@ -40,7 +40,18 @@ func (m Mods) String() string {
 	return b.String()
 }
 
-func (r Ref) String() string { return r.NodeRef().String() }
+// String prints Subject.predicate@N, Subject.predicate, name@N or name: as the library writes
+// its ClaimRef and ArtifactRef.
+func (r Ref) String() string {
+	out := r.Subject
+	if r.IsClaim() {
+		out += "." + r.Predicate
+	}
+	if r.Version != 0 {
+		out += "@" + strconv.Itoa(r.Version)
+	}
+	return out
+}
 
 func (p Pattern) String() string {
 	subj := p.Subject
@@ -160,7 +171,7 @@ func (s *Assert) String() string {
 		b.WriteString(" seen by " + strings.Join(s.SeenBy, ", "))
 	}
 	if s.Vector != nil {
-		b.WriteString(" vector " + strconv.Quote(mql.FormatVector(s.Vector)))
+		b.WriteString(" vector " + strconv.Quote(record.FormatVector(s.Vector)))
 	}
 	return b.String()
 }
@@ -309,7 +320,7 @@ func (s *Search) String() string {
 		out += map[bool]string{true: " on ", false: ", "}[i == 0] + p.String()
 	}
 	if s.Vector != nil {
-		out += " vector " + strconv.Quote(mql.FormatVector(s.Vector))
+		out += " vector " + strconv.Quote(record.FormatVector(s.Vector))
 	}
 	if len(s.Signals) > 0 {
 		out += " signals " + strings.Join(s.Signals, ", ")

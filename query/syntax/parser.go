@@ -1,4 +1,4 @@
-package query
+package syntax
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ func Parse(name, src string) (*Script, error) {
 
 // ParseAt is Parse for src that starts at line and column (both from 1) of the script name:
 // positions in the statements and errors are the script's. A reader that takes a script one
-// statement at a time (see Scanner) parses each where it starts.
+// statement at a time (repl.Scanner) parses each where it starts.
 func ParseAt(name, src string, line, column int) (*Script, error) {
 	r := parseScriptAt(lexer.Position{Filename: name, Line: max(line, 1), Column: max(column, 1)}, src, maxErrors)
 	return &Script{Stmts: r.stmts}, r.errs.Err()

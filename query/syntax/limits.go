@@ -1,4 +1,4 @@
-package query
+package syntax
 
 // MaxStmtTokens is the most tokens one statement may hold. MaxStmtBytes alone lets a 1 MiB
 // statement of one-byte tokens ("a,a,a,…") cost the parser some 600 MB; at 20,000 tokens a

@@ -1,4 +1,4 @@
-package query
+package syntax
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/graphstore/record"
 )
 
 // convert turns a participle capture into the AST, checking what the grammar
@@ -320,7 +320,7 @@ func (c *converter) stmt(g stmtNode, mods Mods, start Position) Stmt {
 	if st := c.runs(g, mods, start); st != nil {
 		return st
 	}
-	panic(fmt.Sprintf("query: unhandled statement %T", g))
+	panic(fmt.Sprintf("syntax: unhandled statement %T", g))
 }
 
 func (c *converter) find(g *findG, mods Mods, start Position) Stmt {
@@ -507,7 +507,7 @@ func (c *converter) value(g valueG) Value {
 		}
 		return Value{Pos: r.Pos, Kind: KindRef, Ref: r}
 	}
-	panic("query: empty value")
+	panic("syntax: empty value")
 }
 
 func (c *converter) source(g *sourceG) Source {
@@ -681,10 +681,10 @@ func parseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// vector reads a vector STRING clause (mql.ParseVector's syntax); what makes a vector fit for
+// vector reads a vector STRING clause (record.ParseVector's syntax); what makes a vector fit for
 // a claim or a search (finite, not zero, the store's dimension) the write or the search checks.
 func (c *converter) vector(t tok) []float32 {
-	v, err := mql.ParseVector(c.str(t))
+	v, err := record.ParseVector(c.str(t))
 	if err != nil {
 		c.failf(t, "%v", err)
 		return nil
