@@ -75,9 +75,15 @@ type client struct {
 // connect starts mcpserver.New(db, as) in process and connects the SDK's client to it.
 func connect(t *testing.T, db *mql.DB, as string) *client {
 	t.Helper()
+	return connectWith(t, db, as, mcpserver.Options{})
+}
+
+// connectWith is connect to mcpserver.NewWith(db, as, opts).
+func connectWith(t *testing.T, db *mql.DB, as string, opts mcpserver.Options) *client {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcpserver.New(db, as).Connect(ctx, st, nil)
+	ss, err := mcpserver.NewWith(db, as, opts).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

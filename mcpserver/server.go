@@ -30,10 +30,10 @@ import (
 
 // server is the state behind one MCP server: the store and the principal it acts as.
 type server struct {
-	db        *mql.DB
 	principal string
-	act       mql.Actor // the principal's: the reads a tool or resource makes outside the language
-	sess      *query.Session
+	act       mql.Actor      // the principal's: every tool but query, and the resources, call it
+	sess      *query.Session // the query tool's statements, evaluated acting as the principal
+	embed     query.Embedder // nil: none (Options.Embedder)
 	lim       Limits
 }
 
@@ -51,8 +51,8 @@ func NewLimited(db *mql.DB, as string, lim Limits) *mcp.Server {
 type Options struct {
 	// Limits bound every tool call (zero fields: the defaults).
 	Limits Limits
-	// Embedder, if set, embeds the claims asserted without a vector and the search texts
-	// (query.Session.EmbedWith).
+	// Embedder, if set, embeds the claims asserted without a vector and the search texts, as a
+	// query.Session with it does (query.EmbedClaim, query.EmbedSearch).
 	Embedder query.Embedder
 }
 
@@ -61,7 +61,7 @@ func NewWith(db *mql.DB, as string, opts Options) *mcp.Server {
 	if as == "" {
 		as = db.Owner()
 	}
-	s := &server{db: db, principal: as, act: db.ActAs(as), sess: query.NewSession(db, as), lim: opts.Limits.orDefaults()}
+	s := &server{principal: as, act: db.ActAs(as), sess: query.NewSession(db, as), embed: opts.Embedder, lim: opts.Limits.orDefaults()}
 	if opts.Embedder != nil {
 		s.sess.EmbedWith(opts.Embedder)
 	}
@@ -151,14 +151,4 @@ How to use it:
 - A newer value for the same Subject.predicate supersedes the old one; use revoke only to declare an exact version wrong.
 - Record a plan, decision or summary with derive, naming what it rests on; when an input changes, impact lists what needs review, and review records that it still holds.
 - Use why to see why something is believed, and query for any other read (live, find, history, conflicts, beliefs, revoked-by, stats). The resource mql://language is the language reference; mql://stats summarises the store.`, as, as, as)
-}
-
-// errText is the message a tool error carries: mql's own message. An evaluation error of a
-// statement the server built itself has no meaningful position, so the position is dropped.
-func errText(err error) error {
-	var ee *query.EvalError
-	if errors.As(err, &ee) && !ee.Pos.IsValid() {
-		return ee.Err
-	}
-	return err
 }

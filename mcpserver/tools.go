@@ -383,7 +383,8 @@ func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonsche
 	return sc
 }
 
-// output is what a tool handler returns: the results of the statements it ran.
+// output is what a tool handler returns: the result of its library call, as the statement that
+// makes the call would have had it, or the results of the query tool's statements.
 type output struct {
 	results []*query.Result
 	many    bool              // the query tool: {"results": [...]} even for one
@@ -418,7 +419,7 @@ func callTool[In any](ctx context.Context, tool string, args *argChecker, raw js
 	}
 	out, err := h(ctx, in)
 	if err != nil {
-		return nil, errText(err)
+		return nil, err
 	}
 	var structured json.RawMessage
 	if out.many {
@@ -450,13 +451,18 @@ func contextText(out output, _ json.RawMessage) string {
 // as JSON scalars beside their type, times in RFC 3339.
 func resultJSON(r *query.Result) (json.RawMessage, error) { return render.JSON(r) }
 
-// eval evaluates one statement the server built, through the session acting as the principal.
-func (s *server) eval(ctx context.Context, st query.Stmt) (output, error) {
-	r, err := s.sess.Eval(ctx, st)
-	if err != nil {
-		return output{}, err
+// one is the output of a tool that made one library call: its result, as the statement that
+// makes the same call would have had it (query.ResultOfAssert, …).
+func one(r *query.Result) output { return output{results: []*query.Result{r}} }
+
+// reader reads as the principal, for run ("" for none): what it serves is then recorded for the
+// run.
+func (s *server) reader(run string) mql.Reader {
+	r := s.act.Reader()
+	if run != "" {
+		r = r.ForRun(run)
 	}
-	return output{results: []*query.Result{r}}, nil
+	return r
 }
 
 func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
@@ -464,12 +470,13 @@ func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	st := &query.Assert{
-		Key:        query.Ref{Subject: in.Subject, Predicate: in.Predicate},
+	spec := mql.AssertSpec{
+		Subject:    in.Subject,
+		Predicate:  in.Predicate,
 		Value:      v,
 		By:         s.principal,
 		Confidence: in.Confidence,
-		Kind:       query.ClaimKind(in.Kind),
+		Kind:       mql.Kind(in.Kind),
 		SeenBy:     in.SeenBy,
 		Vector:     in.Vector,
 	}
@@ -478,27 +485,30 @@ func (s *server) assert(ctx context.Context, in AssertInput) (output, error) {
 		srcs = append([]SourceInput{{ID: in.Source}}, srcs...)
 	}
 	for _, src := range srcs {
-		st.Sources = append(st.Sources, query.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
+		spec.Sources = append(spec.Sources, mql.Source{ID: src.ID, Excerpt: src.Excerpt, URI: src.URI, Revision: src.Revision})
 	}
 	if in.ValidFrom != "" {
-		t, err := parseTime("valid_from", in.ValidFrom)
-		if err != nil {
+		if spec.ValidFrom, err = parseTime("valid_from", in.ValidFrom); err != nil {
 			return output{}, err
 		}
-		st.ValidFrom = &t
 	}
 	if in.ValidUntil != "" {
-		t, err := parseTime("valid_until", in.ValidUntil)
-		if err != nil {
+		if spec.ValidUntil, err = parseTime("valid_until", in.ValidUntil); err != nil {
 			return output{}, err
 		}
-		st.ValidUntil = &t
 	}
-	out, err := s.eval(ctx, st)
-	if err != nil && in.ValueType == "" && errors.Is(err, mql.ErrValueType) {
-		err = fmt.Errorf("%w (with this tool: send the value as that JSON type, or as a string with value_type \"time\" or \"ref\")", errText(err))
+	embedded, err := query.EmbedClaim(ctx, s.embed, spec)
+	if err != nil {
+		return output{}, err
 	}
-	return out, err
+	rc, err := s.act.Assert(ctx, embedded)
+	if err != nil {
+		if in.ValueType == "" && errors.Is(err, mql.ErrValueType) {
+			err = fmt.Errorf("%w (with this tool: send the value as that JSON type, or as a string with value_type \"time\" or \"ref\")", err)
+		}
+		return output{}, err
+	}
+	return one(query.ResultOfAssert(spec, rc)), nil
 }
 
 func (s *server) revoke(ctx context.Context, in RevokeInput) (output, error) {
@@ -506,28 +516,33 @@ func (s *server) revoke(ctx context.Context, in RevokeInput) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	st := &query.Revoke{Claim: query.RefOf(c), By: s.principal, Because: in.Because}
+	spec := mql.RevokeSpec{Ref: c, By: s.principal, Because: in.Because}
 	if in.ReplacedBy != "" {
-		r, err := mql.ParseClaimRef(in.ReplacedBy)
-		if err != nil {
+		if spec.ReplacedByRef, err = mql.ParseClaimRef(in.ReplacedBy); err != nil {
 			return output{}, err
 		}
-		rr := query.RefOf(r)
-		st.ReplacedBy = &rr
 	}
-	return s.eval(ctx, st)
+	rc, err := s.act.Revoke(ctx, spec)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfRevoke(spec, rc)), nil
 }
 
 func (s *server) derive(ctx context.Context, in DeriveInput) (output, error) {
-	st := &query.Derive{Artifact: in.Artifact, By: s.principal, Confidence: in.Confidence, SeenBy: in.SeenBy, Run: in.Run}
+	spec := mql.DeriveSpec{Artifact: in.Artifact, By: s.principal, Confidence: in.Confidence, SeenBy: in.SeenBy, Run: in.Run}
 	for _, f := range in.From {
-		r, err := parseRef(f)
+		n, err := mql.ParseNodeRef(f)
 		if err != nil {
 			return output{}, err
 		}
-		st.From = append(st.From, r)
+		spec.FromRefs = append(spec.FromRefs, n)
 	}
-	return s.eval(ctx, st)
+	rc, err := s.act.Derive(ctx, spec)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfDerive(spec, rc)), nil
 }
 
 func (s *server) review(ctx context.Context, in ReviewInput) (output, error) {
@@ -535,62 +550,85 @@ func (s *server) review(ctx context.Context, in ReviewInput) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	return s.eval(ctx, &query.Review{Artifact: query.RefOf(a), By: s.principal, Because: in.Because})
-}
-
-func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
-	n, err := parseRef(in.Ref)
+	spec := mql.ReviewSpec{Ref: a, By: s.principal, Because: in.Because}
+	rc, err := s.act.Review(ctx, spec)
 	if err != nil {
 		return output{}, err
 	}
-	return s.eval(ctx, &query.Why{Node: n, Mods: query.Mods{ForRun: in.Run}})
-}
-
-func (s *server) search(ctx context.Context, in SearchInput) (output, error) {
-	st := &query.Search{Text: in.Text, Vector: in.Vector, Signals: in.Signals, Limit: in.Limit, History: in.History, Mods: query.Mods{ForRun: in.Run}}
-	for _, p := range in.On {
-		subj, pred, _ := strings.Cut(p, ".")
-		if subj == "*" {
-			subj = ""
-		}
-		if pred == "*" {
-			pred = ""
-		}
-		st.On = append(st.On, query.Pattern{Subject: subj, Predicate: pred})
-	}
-	return s.eval(ctx, st)
+	return one(query.ResultOfReview(spec, rc)), nil
 }
 
 func (s *server) outcome(ctx context.Context, in OutcomeInput) (output, error) {
-	return s.eval(ctx, &query.Outcome{Run: in.Run, Result: in.Result, By: s.principal, Because: in.Because})
-}
-
-func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
-	n, err := parseRef(in.Ref)
+	spec := mql.OutcomeSpec{Run: in.Run, Result: mql.OutcomeResult(in.Result), By: s.principal, Because: in.Because}
+	rc, err := s.act.Outcome(ctx, spec)
 	if err != nil {
 		return output{}, err
 	}
-	st := &query.Impact{Node: n}
-	if in.Depth != 0 {
-		d := in.Depth
-		st.Depth = &d
+	return one(query.ResultOfOutcome(spec, rc)), nil
+}
+
+func (s *server) why(ctx context.Context, in WhyInput) (output, error) {
+	n, err := mql.ParseNodeRef(in.Ref)
+	if err != nil {
+		return output{}, err
 	}
-	return s.eval(ctx, st)
+	node, err := s.reader(in.Run).WhyRef(ctx, n)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfWhy(n, in.Run, node)), nil
+}
+
+func (s *server) impact(ctx context.Context, in ImpactInput) (output, error) {
+	n, err := mql.ParseNodeRef(in.Ref)
+	if err != nil {
+		return output{}, err
+	}
+	imp, err := s.reader("").ImpactRef(ctx, n, in.Depth)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfImpact(n, in.Depth, imp)), nil
+}
+
+func (s *server) search(ctx context.Context, in SearchInput) (output, error) {
+	opts := mql.SearchOptions{Vector: in.Vector, Signals: in.Signals, Limit: in.Limit, History: in.History}
+	for _, p := range in.On {
+		// "Subject" is every predicate of the subject, as in the language.
+		if !strings.Contains(p, ".") {
+			p += ".*"
+		}
+		opts.On = append(opts.On, p)
+	}
+	embedded, err := query.EmbedSearch(ctx, s.embed, in.Text, opts)
+	if err != nil {
+		return output{}, err
+	}
+	res, err := s.reader(in.Run).Search(ctx, in.Text, embedded)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfSearch(in.Text, opts, in.Run, res)), nil
 }
 
 func (s *server) context(ctx context.Context, in ContextInput) (output, error) {
-	st := &query.Context{Subjects: in.Subjects, Budget: in.Budget, Mods: query.Mods{ForRun: in.Run}}
 	switch {
 	case in.Question != "" && len(in.Subjects) > 0:
 		return output{}, fmt.Errorf("context: %w: give subjects or a question, not both", mql.ErrInvalid)
 	case in.Question != "":
-		st.Question = &in.Question
+		c, err := s.reader(in.Run).ContextFor(ctx, in.Question, in.Budget)
+		if err != nil {
+			return output{}, err
+		}
+		return one(query.ResultOfContextFor(in.Question, in.Budget, in.Run, c)), nil
 	case len(in.Subjects) == 0:
 		return output{}, fmt.Errorf(`context: %w: give the subjects (["*"] for every subject) or a question`, mql.ErrInvalid)
-	case len(in.Subjects) == 1 && in.Subjects[0] == "*":
-		st.All, st.Subjects = true, nil
 	}
-	return s.eval(ctx, st)
+	c, err := s.reader(in.Run).Context(ctx, in.Subjects, in.Budget)
+	if err != nil {
+		return output{}, err
+	}
+	return one(query.ResultOfContext(in.Subjects, in.Budget, in.Run, c)), nil
 }
 
 // query runs read statements only: a script with any write is refused before anything runs.
@@ -648,56 +686,50 @@ func (s *server) query(ctx context.Context, in QueryInput) (output, error) {
 	return out, nil
 }
 
-// parseRef reads a claim or artifact reference as the library does.
-func parseRef(s string) (query.Ref, error) {
-	n, err := mql.ParseNodeRef(s)
-	return query.RefOf(n), err
-}
-
 // toValue reads a JSON value as an mql value of the given type ("" for its JSON type).
-func toValue(x any, typ string) (query.Value, error) {
-	bad := func(want string) (query.Value, error) {
+func toValue(x any, typ string) (mql.Value, error) {
+	bad := func(want string) (mql.Value, error) {
 		b, _ := json.Marshal(x)
-		return query.Value{}, fmt.Errorf("value %s: invalid input: value_type %q needs %s", b, typ, want)
+		return mql.Value{}, fmt.Errorf("value %s: invalid input: value_type %q needs %s", b, typ, want)
 	}
 	switch typ {
 	case "":
 		switch x := x.(type) {
 		case string:
-			return query.Value{Kind: query.KindString, Str: x}, nil
+			return mql.String(x), nil
 		case bool:
-			return query.Value{Kind: query.KindBool, Bool: x}, nil
+			return mql.Bool(x), nil
 		case float64:
-			return query.Value{Kind: query.KindNumber, Num: x}, nil
+			return mql.Number(x), nil
 		case json.Number:
 			return toValue(string(x), "number")
 		}
 		b, _ := json.Marshal(x)
-		return query.Value{}, fmt.Errorf("value %s: invalid input: give a string, number or boolean", b)
+		return mql.Value{}, fmt.Errorf("value %s: invalid input: give a string, number or boolean", b)
 	case "string":
 		if s, ok := x.(string); ok {
-			return query.Value{Kind: query.KindString, Str: s}, nil
+			return mql.String(s), nil
 		}
 		return bad("a JSON string")
 	case "number":
 		switch x := x.(type) {
 		case float64:
-			return query.Value{Kind: query.KindNumber, Num: x}, nil
+			return mql.Number(x), nil
 		case json.Number:
 			return toValue(string(x), "number")
 		case string:
 			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
-				return query.Value{Kind: query.KindNumber, Num: n}, nil
+				return mql.Number(n), nil
 			}
 		}
 		return bad("a number")
 	case "bool":
 		switch x := x.(type) {
 		case bool:
-			return query.Value{Kind: query.KindBool, Bool: x}, nil
+			return mql.Bool(x), nil
 		case string:
 			if b, err := strconv.ParseBool(x); err == nil {
-				return query.Value{Kind: query.KindBool, Bool: b}, nil
+				return mql.Bool(b), nil
 			}
 		}
 		return bad("true or false")
@@ -705,22 +737,22 @@ func toValue(x any, typ string) (query.Value, error) {
 		if s, ok := x.(string); ok {
 			t, err := parseTime("value", s)
 			if err != nil {
-				return query.Value{}, err
+				return mql.Value{}, err
 			}
-			return query.Value{Kind: query.KindTime, Time: t}, nil
+			return mql.Time(t), nil
 		}
 		return bad(`a string holding a date "2027-01-01" or an RFC 3339 time "2027-01-01T10:00:00Z"`)
 	case "ref":
 		if s, ok := x.(string); ok {
-			r, err := parseRef(s)
+			n, err := mql.ParseNodeRef(s)
 			if err != nil {
-				return query.Value{}, err
+				return mql.Value{}, err
 			}
-			return query.Value{Kind: query.KindRef, Ref: r}, nil
+			return mql.Ref(n.String()), nil
 		}
 		return bad(`a string naming a subject, claim or artifact, e.g. "Brimsole"`)
 	}
-	return query.Value{}, fmt.Errorf("value_type %q: invalid input: use string, number, bool, time or ref", typ)
+	return mql.Value{}, fmt.Errorf("value_type %q: invalid input: use string, number, bool, time or ref", typ)
 }
 
 // parseTime reads a date (midnight UTC) or an RFC 3339 time, as the language does.

@@ -407,13 +407,9 @@ func (s *Session) eval(ctx context.Context, st Stmt, w writer, base mql.Reader) 
 			return w.Grant(mql.GrantSpec{Grantee: st.Grantee, Right: mql.Right(st.Right), Scope: st.Scope.String(), By: st.By})
 		})
 	case *Assert:
-		spec := assertSpec(st)
-		if spec.Vector == nil && s.embed != nil {
-			v, err := s.embedOne(ctx, claimText(spec))
-			if err != nil {
-				return nil, fmt.Errorf("embedding %s.%s: %w; nothing was written", spec.Subject, spec.Predicate, err)
-			}
-			spec.Vector = v
+		spec, err := EmbedClaim(ctx, s.embed, assertSpec(st))
+		if err != nil {
+			return nil, err
 		}
 		return s.write("assert", func() (mql.Receipt, error) { return w.Assert(spec) })
 	case *Revoke:
@@ -518,12 +514,9 @@ func (s *Session) read(ctx context.Context, r mql.Reader, st ReadStmt) (*Result,
 		for _, p := range st.On {
 			opts.On = append(opts.On, pattern(p))
 		}
-		if opts.Vector == nil && s.embed != nil && embedsSearch(st) {
-			v, err := s.embedOne(ctx, st.Text)
-			if err != nil {
-				return nil, fmt.Errorf("embedding the search text: %w; search with `signals text` to rank by text alone", err)
-			}
-			opts.Vector = v
+		opts, err := EmbedSearch(ctx, s.embed, st.Text, opts)
+		if err != nil {
+			return nil, err
 		}
 		res, err := r.Search(ctx, st.Text, opts)
 		return &Result{Kind: "search", Search: &res}, err
@@ -697,18 +690,6 @@ func (s *Session) embedBlock(ctx context.Context, body []Stmt) ([]Stmt, *EvalErr
 		}
 	}
 	return out, nil
-}
-
-// embedOne is the session embedder's vector of text.
-func (s *Session) embedOne(ctx context.Context, text string) ([]float32, error) {
-	vs, err := s.embed.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("the embedder gave %d vectors for one text", len(vs))
-	}
-	return vs[0], nil
 }
 
 // claimText is what the session embeds of a claim: what its text index reads of it (its key,
