@@ -17,7 +17,6 @@ package index
 // compares them like every other entry.
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -101,11 +100,13 @@ func (ix *Index) addVector(c *record.Claim, keySeq, seq uint64) error {
 		e := enc{}
 		e.Uvarint(uint64(len(c.Vector)))
 		ix.put(bMeta, slices.Clone(metaVector), e.B)
+		ix.startFiling()
 	case dim != len(c.Vector):
 		return fmt.Errorf("%w: %s has a vector of %d dimensions, the store's have %d", ErrInvalid, c.ID, len(c.Vector), dim)
 	}
 	x := &vectorEntry{keySeq: keySeq, version: c.ID.Version, audience: Audience(c.SeenBy), vec: c.Vector}
 	ix.put(bText, vectorKey(c.Tx, seq), x.encode())
+	ix.fileVector(c, x, seq)
 	return nil
 }
 
@@ -144,6 +145,9 @@ type VectorQuery struct {
 	History bool
 	Match   func(*ClaimEntry) bool
 	Limit   int
+	// Exact reads every vector the viewer may see, not the nearest lists: the answers the
+	// vector index approximates, which its tests and benchmarks compare it with.
+	Exact bool
 }
 
 // VectorHit is one answer of a vector search: a claim and the cosine similarity of its vector
@@ -161,60 +165,29 @@ type vectorCandidate struct {
 }
 
 // SearchVector returns the answers of q, most similar first, then in the order the claims
-// were recorded: an exact search over every vector the viewer may see as of the view. q's
-// vector must have the store's dimension and not be zero (the caller checks).
+// were recorded: over every vector the viewer may see as of the view, exactly, on a store
+// that does not file its vectors; over the nearest lists of each audience trained by then
+// (ivf.go) and every vector of the others, on one that does. q's vector must have the store's
+// dimension and not be zero (the caller checks).
 func (v *View) SearchVector(q VectorQuery) []VectorHit {
 	qn := norm(q.Vector)
 	if qn == 0 {
 		return nil
 	}
-	var cands vectorHeap
+	s := &vectorScan{v: v, q: q.Vector, qn: qn}
+	if p := v.ix.filing(); p != nil && !q.Exact {
+		return v.searchFiled(q, p, s)
+	}
 	sees := map[string]bool{} // by audience: a store has few
-	v.ix.scan(bText, vectorPrefix, kv.ScanOptions{}, func(k, b []byte) bool {
-		tx, rest, ok1 := encoding.Uint(k[len(vectorPrefix):])
-		seq, rest, ok2 := encoding.Uint(rest)
-		if !ok1 || !ok2 || len(rest) > 0 {
-			corrupt(fmt.Sprintf("vector %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
-		}
-		if !v.in(record.TxID(tx)) {
-			return false // keys come in tx order: the rest are later still
-		}
-		// Read in place, without decoding the vector into a slice: a search reads them all.
-		d := dec{encoding.NewDec(b)}
-		c := vectorCandidate{keySeq: d.Uvarint(), version: d.version(), seq: seq}
-		aud := d.Raw(d.Len())
-		raw := d.Raw(4 * d.Len())
-		if err := d.Done(); err != nil || len(raw) != 4*len(q.Vector) {
-			if err == nil {
-				err = fmt.Errorf("%w: %d dimensions, the store's have %d", encoding.ErrCorrupt, len(raw)/4, len(q.Vector))
-			}
-			corrupt(fmt.Sprintf("vector %q", k), err)
-		}
+	s.entries(bText, vectorPrefix, func(aud []byte) bool {
 		ok, known := sees[string(aud)]
 		if !known {
 			ok = v.seesAudience(string(aud))
 			sees[string(aud)] = ok
 		}
-		if ok {
-			c.cosine = cosine(q.Vector, qn, raw)
-			cands = append(cands, c)
-		}
-		return true
-	})
-	heap.Init(&cands)
-	var hits []VectorHit
-	for cands.Len() > 0 {
-		c := heap.Pop(&cands).(vectorCandidate)
-		e := v.answer(c.keySeq, c.version, q.History, q.Match, "vector")
-		if e == nil {
-			continue
-		}
-		hits = append(hits, VectorHit{Claim: e, Cosine: c.cosine})
-		if q.Limit > 0 && len(hits) == q.Limit {
-			break
-		}
-	}
-	return hits
+		return ok
+	}, isListed)
+	return v.vectorAnswers(s.cands, q)
 }
 
 // answer is the claim a search's candidate names if it is an answer (live unless history,
