@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,5 +266,64 @@ func TestCheckVectorIndex(t *testing.T) {
 	r, err := CheckDSN(ctx, path, Options{}, CheckOptions{})
 	if err != nil || r.OK() {
 		t.Fatalf("a vector in the wrong list: check OK (%v)", err)
+	}
+}
+
+// A store that held vectors before the vector index existed keeps them unfiled: its searches
+// read every vector, new vectors are not filed either, and its check's replay does the same.
+func TestVectorIndexStoreBefore(t *testing.T) {
+	ctx := context.Background()
+	txs := ivfHistory(3, 200)
+	path, _ := closedStore(t, func(t testing.TB, s *Store) {})
+	s := mustOpen(t, path, Options{VectorIndex: smallIVF})
+	writeIVF(t, s, txs[:len(txs)/2], nil)
+	s.Close()
+	// What an mql from before the vector index wrote: no ivf entries at all.
+	for _, b := range []string{"meta", "text"} {
+		editBucket(t, path, b, func(w kv.Writer, bk kv.Bucket, es []entry) error {
+			for _, e := range es {
+				if b == "meta" && strings.HasPrefix(string(e.k), "ivf") || b == "text" && strings.HasPrefix(string(e.k), "\x00\xff") {
+					if err := w.Delete(bk, e.k); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	s = mustOpen(t, path, Options{VectorIndex: smallIVF})
+	i := 0
+	for _, cs := range txs[len(txs)/2:] { // the rest, numbered after the first half
+		_, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
+			for _, c := range cs {
+				i++
+				tx.Claims = append(tx.Claims, &record.Claim{ID: *ckID(fmt.Sprintf("L.c%d@1", i)), Value: record.Value{Type: record.Number, Num: float64(i)},
+					By: c.by, Kind: record.Inferred, Confidence: 1, SeenBy: c.seenBy, Vector: c.vec})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 10 {
+		q := nearQuery(r, txs)
+		if got, want := searchVector(t, s, "a", 0, q, 10, false), searchVector(t, s, "a", 0, q, 10, true); !slices.Equal(got, want) {
+			t.Fatalf("a store from before the vector index: %v, the exact search %v", got, want)
+		}
+	}
+	s.Close()
+	editBucket(t, path, "text", func(_ kv.Writer, _ kv.Bucket, es []entry) error {
+		for _, e := range es {
+			if strings.HasPrefix(string(e.k), "\x00\xff") {
+				t.Errorf("a store from before the vector index filed a vector: %q", e.k)
+			}
+		}
+		return nil
+	})
+	if r, err := CheckDSN(ctx, path, Options{}, CheckOptions{}); err != nil || !r.OK() {
+		ckLogProblems(t, r)
+		t.Fatalf("a store from before the vector index: %v", err)
 	}
 }

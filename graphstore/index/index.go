@@ -115,6 +115,7 @@ type Index struct {
 	ivfExact  bool
 	ivfCents  map[string][][]float32
 	ivfWant   VectorIndex // a write handle's parameters for a store's first vector
+	toFile    []toFile    // the vectors an Apply files when it ends
 }
 
 // keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated

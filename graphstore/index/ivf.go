@@ -274,27 +274,66 @@ func decodeCentroids(b []byte) ([][]float32, error) {
 	return cs, d.Done()
 }
 
-// fileVector files claim c's vector (entry x, global seq seq) in its audience's index.
+// toFile is a vector an Apply files when it ends (flushVectors): its audience, key, entry.
+type toFile struct {
+	aud   string
+	txSeq []byte // u(tx) u(seq)
+	entry []byte
+	vec   []float32
+}
+
+// fileVector has claim c's vector (entry x, global seq seq) filed in its audience's index when
+// the Apply ends.
 func (ix *Index) fileVector(c *record.Claim, x *vectorEntry, seq uint64) {
-	p := ix.filing()
-	if p == nil {
+	if ix.filing() == nil {
 		return
 	}
-	aud := x.audience
 	filed := vectorEntry{keySeq: x.keySeq, version: x.version, vec: x.vec}
-	st := ix.ivfState(aud)
-	if st.trained == 0 {
-		ix.put(bMeta, u(u(ivfKey(ivfPending, aud), uint64(c.Tx)), seq), filed.encode())
-		if st.count++; st.count >= p.trainAt {
-			ix.train(aud, *p)
-			st.trained = c.Tx
-		}
-	} else {
-		l := kmeans.Nearest(ix.centroids(aud), x.vec)
-		ix.put(bText, u(u(ivfListPrefix(aud, l), uint64(c.Tx)), seq), filed.encode())
-		st.count++
+	ix.toFile = append(ix.toFile, toFile{aud: x.audience, txSeq: u(u(nil, uint64(c.Tx)), seq), entry: filed.encode(), vec: x.vec})
+}
+
+// flushVectors files the vectors the Apply wrote, audience by audience: while an audience has
+// fewer than trainAt, in bMeta; the one that brings it to trainAt trains its lists; the rest
+// in the list of their nearest centroid, found for all of them at once, on every processor.
+func (ix *Index) flushVectors(tx record.TxID) {
+	if len(ix.toFile) == 0 {
+		return
 	}
-	ix.put(bMeta, ivfKey(ivfStates, aud), st.encode())
+	p := ix.filing()
+	var auds []string
+	byAud := map[string][]toFile{}
+	for _, f := range ix.toFile {
+		if _, ok := byAud[f.aud]; !ok {
+			auds = append(auds, f.aud)
+		}
+		byAud[f.aud] = append(byAud[f.aud], f)
+	}
+	ix.toFile = ix.toFile[:0]
+	for _, aud := range auds {
+		fs := byAud[aud]
+		st := ix.ivfState(aud)
+		for st.trained == 0 && len(fs) > 0 {
+			ix.put(bMeta, append(ivfKey(ivfPending, aud), fs[0].txSeq...), fs[0].entry)
+			fs = fs[1:]
+			if st.count++; st.count >= p.trainAt {
+				ix.train(aud, *p)
+				st.trained = tx
+			}
+		}
+		if len(fs) > 0 {
+			vecs := make([][]float32, len(fs))
+			for i, f := range fs {
+				vecs[i] = f.vec
+			}
+			lists := make([]int, len(fs))
+			kmeans.Assign(ix.centroids(aud), vecs, lists)
+			for i, f := range fs {
+				ix.put(bText, append(ivfListPrefix(aud, lists[i]), f.txSeq...), f.entry)
+			}
+			st.count += len(fs)
+		}
+		ix.put(bMeta, ivfKey(ivfStates, aud), st.encode())
+	}
 }
 
 // train trains audience aud's centroids on its vectors waiting in bMeta, files each in its
