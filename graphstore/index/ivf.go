@@ -274,12 +274,14 @@ func decodeCentroids(b []byte) ([][]float32, error) {
 	return cs, d.Done()
 }
 
-// toFile is a vector an Apply files when it ends (flushVectors): its audience, key, entry.
+// toFile is a vector an Apply files when it ends (flushVectors): its global entry, its key's
+// u(tx) u(seq), its entry in bMeta or a list.
 type toFile struct {
-	aud   string
-	txSeq []byte // u(tx) u(seq)
+	x     *vectorEntry
+	tx    record.TxID
+	seq   uint64
+	txSeq []byte
 	entry []byte
-	vec   []float32
 }
 
 // fileVector has claim c's vector (entry x, global seq seq) filed in its audience's index when
@@ -289,12 +291,16 @@ func (ix *Index) fileVector(c *record.Claim, x *vectorEntry, seq uint64) {
 		return
 	}
 	filed := vectorEntry{keySeq: x.keySeq, version: x.version, vec: x.vec}
-	ix.toFile = append(ix.toFile, toFile{aud: x.audience, txSeq: u(u(nil, uint64(c.Tx)), seq), entry: filed.encode(), vec: x.vec})
+	ix.toFile = append(ix.toFile, toFile{x: x, tx: c.Tx, seq: seq, txSeq: u(u(nil, uint64(c.Tx)), seq), entry: filed.encode()})
 }
 
 // flushVectors files the vectors the Apply wrote, audience by audience: while an audience has
-// fewer than trainAt, in bMeta; the one that brings it to trainAt trains its lists; the rest
-// in the list of their nearest centroid, found for all of them at once, on every processor.
+// fewer than trainAt, in bMeta, with a global entry that holds the vector; the one that brings
+// it to trainAt trains its lists; the rest in the list of their nearest centroid, found for all
+// of them at once on every processor, with a global entry that names the list. So a vector is
+// stored twice only while its audience is small (and at most trainAt of them once it is not).
+// Which of the two a vector gets depends on how many of its audience came before it, not on
+// how a staged build splits its transaction into Applies.
 func (ix *Index) flushVectors(tx record.TxID) {
 	if len(ix.toFile) == 0 {
 		return
@@ -303,16 +309,17 @@ func (ix *Index) flushVectors(tx record.TxID) {
 	var auds []string
 	byAud := map[string][]toFile{}
 	for _, f := range ix.toFile {
-		if _, ok := byAud[f.aud]; !ok {
-			auds = append(auds, f.aud)
+		if _, ok := byAud[f.x.audience]; !ok {
+			auds = append(auds, f.x.audience)
 		}
-		byAud[f.aud] = append(byAud[f.aud], f)
+		byAud[f.x.audience] = append(byAud[f.x.audience], f)
 	}
 	ix.toFile = ix.toFile[:0]
 	for _, aud := range auds {
 		fs := byAud[aud]
 		st := ix.ivfState(aud)
 		for st.trained == 0 && len(fs) > 0 {
+			ix.put(bText, vectorKey(fs[0].tx, fs[0].seq), fs[0].x.encode())
 			ix.put(bMeta, append(ivfKey(ivfPending, aud), fs[0].txSeq...), fs[0].entry)
 			fs = fs[1:]
 			if st.count++; st.count >= p.trainAt {
@@ -323,12 +330,14 @@ func (ix *Index) flushVectors(tx record.TxID) {
 		if len(fs) > 0 {
 			vecs := make([][]float32, len(fs))
 			for i, f := range fs {
-				vecs[i] = f.vec
+				vecs[i] = f.x.vec
 			}
 			lists := make([]int, len(fs))
 			kmeans.Assign(ix.centroids(aud), vecs, lists)
 			for i, f := range fs {
 				ix.put(bText, append(ivfListPrefix(aud, lists[i]), f.txSeq...), f.entry)
+				ref := vectorEntry{keySeq: f.x.keySeq, version: f.x.version, audience: aud, list: lists[i], listed: true}
+				ix.put(bText, vectorKey(f.tx, f.seq), ref.encode())
 			}
 			st.count += len(fs)
 		}
@@ -391,8 +400,10 @@ type vectorScan struct {
 
 // entries adds the candidates of the entries of b under prefix, whose keys go on with u(tx)
 // u(seq), up to the view's transaction. sees, if set, says whether the viewer may see an
-// entry's audience; stop, if set, ends the scan at the first key it holds.
+// entry's audience; stop, if set, ends the scan at the first key it holds. A global entry that
+// names the list its vector is in is read from there, after the scan.
 func (s *vectorScan) entries(b kv.Bucket, prefix []byte, sees func(aud []byte) bool, stop func(k []byte) bool) {
+	var listed []pointer
 	s.v.ix.scan(b, prefix, kv.ScanOptions{}, func(k, val []byte) bool {
 		if stop != nil && stop(k) {
 			return false
@@ -409,7 +420,18 @@ func (s *vectorScan) entries(b kv.Bucket, prefix []byte, sees func(aud []byte) b
 		d := dec{encoding.NewDec(val)}
 		c := vectorCandidate{keySeq: d.Uvarint(), version: d.version(), seq: seq}
 		aud := d.Raw(d.Len())
-		raw := d.Raw(4 * d.Len())
+		n := d.Len()
+		if n == 0 && d.Err == nil {
+			x := &vectorEntry{keySeq: c.keySeq, version: c.version, audience: string(aud), list: d.count(), listed: true}
+			if err := d.Done(); err != nil {
+				corrupt(fmt.Sprintf("vector %q", k), err)
+			}
+			if sees == nil || sees(aud) {
+				listed = append(listed, pointer{tx: record.TxID(tx), seq: seq, x: x})
+			}
+			return true
+		}
+		raw := d.Raw(4 * n)
 		if err := d.Done(); err != nil || len(raw) != 4*len(s.q) {
 			if err == nil {
 				err = fmt.Errorf("%w: %d dimensions, the store's have %d", encoding.ErrCorrupt, len(raw)/4, len(s.q))
@@ -422,6 +444,13 @@ func (s *vectorScan) entries(b kv.Bucket, prefix []byte, sees func(aud []byte) b
 		}
 		return true
 	})
+	for _, p := range listed {
+		y := s.v.ix.listedVector(p.x, p.tx, p.seq)
+		if len(y.vec) != len(s.q) {
+			corrupt(fmt.Sprintf("the vector of %d:%d", p.tx, p.seq), fmt.Errorf("%w: %d dimensions, the store's have %d", encoding.ErrCorrupt, len(y.vec), len(s.q)))
+		}
+		s.cands = append(s.cands, vectorCandidate{keySeq: p.x.keySeq, version: p.x.version, seq: p.seq, cosine: cosineOf(s.q, s.qn, y.vec)})
+	}
 }
 
 // trainedAudience is an audience whose lists a search reads, nearest first.
