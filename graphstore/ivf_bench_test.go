@@ -61,8 +61,14 @@ func BenchmarkVectorIndex(b *testing.B) {
 	n, dim := benchEnv("MQL_VECTOR_BENCH_N", 100_000), benchEnv("MQL_VECTOR_BENCH_DIM", 384)
 	r := rand.New(rand.NewPCG(21, 22))
 	vs := clusteredVectors(r, n, dim)
-	s := mustOpen(b, "bbolt:"+filepath.Join(b.TempDir(), "v.db"), Options{})
-	defer s.Close()
+	path := filepath.Join(b.TempDir(), "v.db")
+	s := mustOpen(b, "bbolt:"+path, Options{})
+	defer func() {
+		s.Close()
+		if fi, err := os.Stat(path); err == nil {
+			b.Logf("store file: %.1f MiB", float64(fi.Size())/(1<<20))
+		}
+	}()
 	ctx := context.Background()
 	if _, err := s.Write(ctx, "owner", func(_ *index.Index, tx *record.Tx) error {
 		tx.Principals = []*record.Principal{{Name: "w", Type: record.Agent}}
