@@ -904,7 +904,7 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 			return ImportSummary{}, err
 		}
 	}
-	w := &pgImporter{wt: wt}
+	w := &pgImporter{wt: wt, vectors: opts.VectorIndex}
 	sum, err := importTxs(ctx, r, copts, w, nil)
 	if err != nil {
 		return sum, err
@@ -920,9 +920,10 @@ func importPostgres(ctx context.Context, dsn string, r io.Reader, opts Options, 
 // pgImporter applies imported transactions into one write transaction, with a new write
 // handle every importBatchClaims claims so that the handle's memo stays small.
 type pgImporter struct {
-	wt     *pgkv.WriteTx
-	h      *index.Index
-	claims int
+	wt      *pgkv.WriteTx
+	h       *index.Index
+	claims  int
+	vectors index.VectorIndex // the vector index's parameters (Options.VectorIndex)
 }
 
 // handle is the write handle over every transaction added so far: the importing checker's
@@ -938,6 +939,7 @@ func (w *pgImporter) handle() (*index.Index, error) {
 		if err != nil {
 			return nil, storageErr("writing the imported store", err)
 		}
+		h.FileVectorsWith(w.vectors)
 		w.h = h
 	}
 	return w.h, nil

@@ -248,6 +248,9 @@ func checkKV(ctx context.Context, be backend, opts CheckOptions, each func(*reco
 		if sc.label, err = index.Format(rt); err != nil {
 			return err
 		}
+		if sc.filing, err = index.FilingOf(rt); err != nil {
+			return err
+		}
 		c := newChecker(opts, sc)
 		c.deferDangling = true
 		var rel *releaser

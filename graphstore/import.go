@@ -57,7 +57,7 @@ func ImportStore(ctx context.Context, dsn string, r io.Reader, opts Options, cop
 	case dsn == "memory:" || dsn == "memory":
 		b := openMemory()
 		defer b.close()
-		w := &kvImporter{kv: b.kv()}
+		w := &kvImporter{kv: b.kv(), vectors: opts.VectorIndex}
 		defer w.abort()
 		return importTxs(ctx, r, copts, w, w.flush)
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
@@ -239,7 +239,7 @@ func importBBolt(ctx context.Context, path string, r io.Reader, opts Options, co
 	defer rel.stop()
 	sp := newBulkSpool(dir, "."+filepath.Base(path)+".spool-*")
 	defer sp.close()
-	w := &kvImporter{kv: spoolStore{be.kv(), sp}, spool: sp, guard: be.guard, committed: rel.check, committing: rel.trim}
+	w := &kvImporter{kv: spoolStore{be.kv(), sp}, spool: sp, guard: be.guard, committed: rel.check, committing: rel.trim, vectors: opts.VectorIndex}
 	defer w.abort() // before the file is closed: bbolt's Close waits for a write transaction
 	sum, err := importTxs(ctx, r, copts, w, w.flush)
 	if err == nil {
@@ -330,7 +330,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts CheckOptions) (Imp
 		return ImportSummary{}, fmt.Errorf("import: %w: it holds %d transactions; import only into a new store", ErrNotEmpty, head)
 	}
 	fresh := openMemory()
-	w := &kvImporter{kv: fresh.kv()}
+	w := &kvImporter{kv: fresh.kv(), vectors: s.vectorIndex}
 	defer w.abort()
 	sum, err := importTxs(ctx, r, opts, w, w.flush)
 	if err != nil {
@@ -359,6 +359,7 @@ type kvImporter struct {
 	wt         kv.WriteTx
 	h          *index.Index
 	head       record.TxID
+	vectors    index.VectorIndex // the vector index's parameters (Options.VectorIndex)
 }
 
 func (w *kvImporter) run(fn func() error) error {
@@ -388,6 +389,7 @@ func (w *kvImporter) handle() (*index.Index, error) {
 			wt.Rollback()
 			return err
 		}
+		h.FileVectorsWith(w.vectors)
 		if w.committed != nil {
 			h.Every(w.committed)
 		}

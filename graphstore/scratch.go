@@ -32,6 +32,8 @@ type scratch struct {
 	// format (ReadEarlier) under its own label, which keeps the replay to what that format
 	// holds (index.InitAs).
 	label string
+	// filing is how the store checked files its vectors, which its replay copies.
+	filing index.Filing
 }
 
 // batchPuts is about how many entries a kv transaction written in bulk (a scratch store, an
@@ -83,6 +85,7 @@ func (s *scratch) handle() (*index.Index, error) {
 		wt.Rollback()
 		return nil, err
 	}
+	h.FileVectorsAs(s.filing)
 	if s.tick != nil {
 		h.Every(s.tick)
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	MustExist bool
 	// CacheBytes bounds the process's cache of decoded index entries (default 128 MiB).
 	CacheBytes int
+	// VectorIndex are the parameters of the vector index, if this process writes the store's
+	// first vector; zero fields take their defaults. A store keeps the ones it was given first.
+	VectorIndex index.VectorIndex
 
 	// WriteLockTimeout (PostgreSQL) bounds how long a write waits for the writer lock that
 	// another process holds; the write then fails with an error wrapping ErrInUse that names
@@ -87,6 +90,8 @@ type Store struct {
 	be    backend
 	clock func() time.Time
 	cache *index.Cache
+	// vectorIndex are the vector index's parameters, should this process write the first vector.
+	vectorIndex index.VectorIndex
 
 	life   sync.RWMutex // Close takes it for writing
 	closed bool
@@ -140,7 +145,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{be: be, clock: opts.Clock, onCommit: opts.OnCommit, requests: opts.Requests}
+	s := &Store{be: be, clock: opts.Clock, onCommit: opts.OnCommit, requests: opts.Requests, vectorIndex: opts.VectorIndex}
 	if opts.Requests != nil {
 		s.requestToken = make([]byte, 8)
 		rand.Read(s.requestToken)
@@ -748,6 +753,7 @@ func (g *group_) begin() error {
 		return g.s.readErr("beginning a write", err)
 	}
 	g.h.JudgeRelations()
+	g.h.FileVectorsWith(g.s.vectorIndex)
 	g.chain = codec.ChainOver(indexRecords{g.h})
 	return nil
 }

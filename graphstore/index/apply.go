@@ -117,6 +117,7 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 		return fmt.Errorf("%w: tx %d is not the one being applied", ErrInvalid, tx.ID)
 	}
 	if first {
+		ix.toFile = ix.toFile[:0] // what a failed Apply left
 		ix.cur = &applying{tx: tx, hdr: &txHeader{id: tx.ID, time: tx.Time, by: tx.By, meta: tx.Meta}}
 		ix.st.head, ix.head = tx.ID, tx.ID
 		if tx.Meta != nil {
@@ -212,6 +213,7 @@ func (ix *Index) Apply(tx *record.Tx, m Mark) (err error) {
 	h.retrievals = listOf(prefRetrieval, tx.ID, idsOf(tx.Retrievals, func(r *record.Retrieval) string { return r.ID }))
 	h.outcomes = listOf(prefOutcome, tx.ID, idsOf(tx.Outcomes, func(o *record.Outcome) string { return o.ID }))
 	ix.flushText()
+	ix.flushVectors(tx.ID)
 	h.counts = [4]uint64{ix.st.claims, ix.st.artifacts, ix.st.keys, ix.st.names}
 	ix.put(bTx, txKey(tx.ID), h.encode())
 	return nil

@@ -107,6 +107,15 @@ type Index struct {
 	touched  map[string]bool // cache keys of the entries a write handle overwrote
 	earlier  bool            // a write handle on a store of an earlier format (WriterEarlier): no text index
 	text     *textWriter     // a write handle's text indexing (text.go)
+	// The vector index's (ivf.go): the store's parameters (nil: exact search), whether they were
+	// read, whether a replay keeps to exact search as the store it copies does, the centroids
+	// decoded, by audience, and the parameters a write handle gives a store's first vector.
+	ivf       *ivfParams
+	ivfLoaded bool
+	ivfExact  bool
+	ivfCents  map[string][][]float32
+	ivfWant   VectorIndex // a write handle's parameters for a store's first vector
+	toFile    []toFile    // the vectors an Apply files when it ends
 }
 
 // keyBufs is room for the keys of the entries a read looks up, inside the Index (allocated

@@ -17,7 +17,6 @@ package index
 // compares them like every other entry.
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -39,12 +38,15 @@ func vectorKey(tx record.TxID, seq uint64) []byte {
 
 // vectorEntry is the value of a vector key: which claim it is the vector of, its audience
 // (so that a search skips what the viewer may not see without reading the claim), and the
-// vector, little-endian float32s.
+// vector, little-endian float32s; or, for a vector filed in its audience's list when it was
+// written (ivf.go), no components and the list's number, where the vector is.
 type vectorEntry struct {
 	keySeq   uint64
 	version  int
 	audience string
 	vec      []float32
+	list     int // with listed: the list the vector is in
+	listed   bool
 }
 
 func (x *vectorEntry) encode() []byte {
@@ -52,6 +54,11 @@ func (x *vectorEntry) encode() []byte {
 	e.Uvarint(x.keySeq)
 	e.Uvarint(uint64(x.version))
 	e.String(x.audience)
+	if x.listed {
+		e.Uvarint(0)
+		e.Uvarint(uint64(x.list))
+		return e.B
+	}
 	e.Uvarint(uint64(len(x.vec)))
 	for _, f := range x.vec {
 		e.B = binary.LittleEndian.AppendUint32(e.B, math.Float32bits(f))
@@ -63,17 +70,36 @@ func decodeVectorEntry(b []byte) (*vectorEntry, error) {
 	d := dec{encoding.NewDec(b)}
 	x := &vectorEntry{keySeq: d.Uvarint(), version: d.version(), audience: d.String()}
 	n := d.Len()
+	if n == 0 && d.Err == nil {
+		x.list, x.listed = d.count(), true
+		return x, d.Done()
+	}
 	raw := d.Raw(4 * n)
 	if d.Err == nil {
 		x.vec = make([]float32, n)
 		for i := range x.vec {
 			x.vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
-		if n == 0 {
-			d.fail("vector")
-		}
 	}
 	return x, d.Done()
+}
+
+// listedVector is the vector entry that a listed global entry x (of tx and seq) points to,
+// read from its audience's list.
+func (ix *Index) listedVector(x *vectorEntry, tx record.TxID, seq uint64) *vectorEntry {
+	k := u(u(ivfListPrefix(x.audience, x.list), uint64(tx)), seq)
+	b := ix.get(bText, k)
+	if b == nil {
+		corrupt(fmt.Sprintf("vector %q", k), fmt.Errorf("%w: the vector of %d:%d is not in its list", encoding.ErrCorrupt, tx, seq))
+	}
+	y, err := decodeVectorEntry(b)
+	if err == nil && (y.listed || y.keySeq != x.keySeq || y.version != x.version) {
+		err = fmt.Errorf("%w: it is not the vector of version %d of key number %d", encoding.ErrCorrupt, x.version, x.keySeq)
+	}
+	if err != nil {
+		corrupt(fmt.Sprintf("vector %q", k), err)
+	}
+	return y
 }
 
 // VectorDim is the dimension of the store's vectors: that of the first one written, 0 before.
@@ -101,10 +127,15 @@ func (ix *Index) addVector(c *record.Claim, keySeq, seq uint64) error {
 		e := enc{}
 		e.Uvarint(uint64(len(c.Vector)))
 		ix.put(bMeta, slices.Clone(metaVector), e.B)
+		ix.startFiling()
 	case dim != len(c.Vector):
 		return fmt.Errorf("%w: %s has a vector of %d dimensions, the store's have %d", ErrInvalid, c.ID, len(c.Vector), dim)
 	}
 	x := &vectorEntry{keySeq: keySeq, version: c.ID.Version, audience: Audience(c.SeenBy), vec: c.Vector}
+	if ix.filing() != nil {
+		ix.fileVector(c, x, seq) // with its global entry, when the Apply ends
+		return nil
+	}
 	ix.put(bText, vectorKey(c.Tx, seq), x.encode())
 	return nil
 }
@@ -115,6 +146,7 @@ func (ix *Index) addVector(c *record.Claim, keySeq, seq uint64) error {
 func (ix *Index) txVectors(tx *record.Tx, seqs, keySeqs []uint64) {
 	prefix := u(slices.Clone(vectorPrefix), uint64(tx.ID))
 	i := 0 // the keys come in seq order too: one pass over the claims
+	var listed []pointer
 	ix.scan(bText, prefix, kv.ScanOptions{}, func(k, b []byte) bool {
 		seq, rest, ok := encoding.Uint(k[len(prefix):])
 		for i < len(seqs) && seqs[i] < seq {
@@ -133,8 +165,24 @@ func (ix *Index) txVectors(tx *record.Tx, seqs, keySeqs []uint64) {
 		c := *tx.Claims[i]
 		c.Vector = x.vec
 		tx.Claims[i] = &c
+		if x.listed {
+			listed = append(listed, pointer{i: i, tx: tx.ID, seq: seq, x: x})
+		}
 		return true
 	})
+	// Read after the scan: a backend need not take a read inside its scan.
+	for _, p := range listed {
+		tx.Claims[p.i].Vector = ix.listedVector(p.x, tx.ID, p.seq).vec
+	}
+}
+
+// pointer is a listed global entry found in a scan: its claim's place in its transaction (in
+// txVectors), its key's tx and seq, and the entry.
+type pointer struct {
+	i   int
+	tx  record.TxID
+	seq uint64
+	x   *vectorEntry
 }
 
 // VectorQuery is a search by similarity: the query vector, and which claims are answers.
@@ -144,6 +192,9 @@ type VectorQuery struct {
 	History bool
 	Match   func(*ClaimEntry) bool
 	Limit   int
+	// Exact reads every vector the viewer may see, not the nearest lists: the answers the
+	// vector index approximates, which its tests and benchmarks compare it with.
+	Exact bool
 }
 
 // VectorHit is one answer of a vector search: a claim and the cosine similarity of its vector
@@ -161,60 +212,29 @@ type vectorCandidate struct {
 }
 
 // SearchVector returns the answers of q, most similar first, then in the order the claims
-// were recorded: an exact search over every vector the viewer may see as of the view. q's
-// vector must have the store's dimension and not be zero (the caller checks).
+// were recorded: over every vector the viewer may see as of the view, exactly, on a store
+// that does not file its vectors; over the nearest lists of each audience trained by then
+// (ivf.go) and every vector of the others, on one that does. q's vector must have the store's
+// dimension and not be zero (the caller checks).
 func (v *View) SearchVector(q VectorQuery) []VectorHit {
 	qn := norm(q.Vector)
 	if qn == 0 {
 		return nil
 	}
-	var cands vectorHeap
+	s := &vectorScan{v: v, q: q.Vector, qn: qn}
+	if p := v.ix.filing(); p != nil && !q.Exact {
+		return v.searchFiled(q, p, s)
+	}
 	sees := map[string]bool{} // by audience: a store has few
-	v.ix.scan(bText, vectorPrefix, kv.ScanOptions{}, func(k, b []byte) bool {
-		tx, rest, ok1 := encoding.Uint(k[len(vectorPrefix):])
-		seq, rest, ok2 := encoding.Uint(rest)
-		if !ok1 || !ok2 || len(rest) > 0 {
-			corrupt(fmt.Sprintf("vector %q", k), fmt.Errorf("%w: bad key", encoding.ErrCorrupt))
-		}
-		if !v.in(record.TxID(tx)) {
-			return false // keys come in tx order: the rest are later still
-		}
-		// Read in place, without decoding the vector into a slice: a search reads them all.
-		d := dec{encoding.NewDec(b)}
-		c := vectorCandidate{keySeq: d.Uvarint(), version: d.version(), seq: seq}
-		aud := d.Raw(d.Len())
-		raw := d.Raw(4 * d.Len())
-		if err := d.Done(); err != nil || len(raw) != 4*len(q.Vector) {
-			if err == nil {
-				err = fmt.Errorf("%w: %d dimensions, the store's have %d", encoding.ErrCorrupt, len(raw)/4, len(q.Vector))
-			}
-			corrupt(fmt.Sprintf("vector %q", k), err)
-		}
+	s.entries(bText, vectorPrefix, func(aud []byte) bool {
 		ok, known := sees[string(aud)]
 		if !known {
 			ok = v.seesAudience(string(aud))
 			sees[string(aud)] = ok
 		}
-		if ok {
-			c.cosine = cosine(q.Vector, qn, raw)
-			cands = append(cands, c)
-		}
-		return true
-	})
-	heap.Init(&cands)
-	var hits []VectorHit
-	for cands.Len() > 0 {
-		c := heap.Pop(&cands).(vectorCandidate)
-		e := v.answer(c.keySeq, c.version, q.History, q.Match, "vector")
-		if e == nil {
-			continue
-		}
-		hits = append(hits, VectorHit{Claim: e, Cosine: c.cosine})
-		if q.Limit > 0 && len(hits) == q.Limit {
-			break
-		}
-	}
-	return hits
+		return ok
+	}, isListed)
+	return v.vectorAnswers(s.cands, q)
 }
 
 // answer is the claim a search's candidate names if it is an answer (live unless history,
@@ -273,6 +293,15 @@ func cosine(q []float32, qn float64, raw []byte) float64 {
 		return 0
 	}
 	return dot / (qn * math.Sqrt(xx))
+}
+
+// cosineOf is cosine for a vector decoded already.
+func cosineOf(q []float32, qn float64, x []float32) float64 {
+	raw := make([]byte, 0, 4*len(x))
+	for _, f := range x {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(f))
+	}
+	return cosine(q, qn, raw)
 }
 
 // vectorHeap is a max-heap of candidates by similarity, then by the order recorded.
