@@ -54,7 +54,8 @@ func clusteredVectors(r *rand.Rand, n, dim int) [][]float32 {
 
 // BenchmarkVectorIndex: MQL_VECTOR_BENCH_N claims (default 100,000) with clustered vectors of
 // MQL_VECTOR_BENCH_DIM dimensions (384) in a bbolt store, 500 a transaction, with the default
-// vector index; then searches, limit 10, by queries near a stored vector (noise N(0,0.5)):
+// vector index; then searches, limit 10, by MQL_VECTOR_BENCH_Q queries (200) near a stored
+// vector (noise N(0,0.5)):
 // "ivf" reads the nearest lists, "exact" every vector. Reported: recall@10 of the lists against
 // the exact search, the build's claims a second and its slowest commit (the one that trains).
 func BenchmarkVectorIndex(b *testing.B) {
@@ -92,7 +93,7 @@ func BenchmarkVectorIndex(b *testing.B) {
 		slowest = max(slowest, time.Since(t0))
 	}
 	build := time.Since(start)
-	queries := make([][]float32, 200)
+	queries := make([][]float32, benchEnv("MQL_VECTOR_BENCH_Q", 200))
 	for i := range queries {
 		v := vs[r.IntN(n)]
 		q := make([]float32, dim)
