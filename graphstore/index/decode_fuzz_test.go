@@ -56,6 +56,23 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		decodeTextStats(b)
+		// The vector index's entries: one that decodes says the same once written again.
+		if x, err := decodeVectorEntry(b); err == nil {
+			if y, err := decodeVectorEntry(x.encode()); err != nil || y.listed != x.listed || y.list != x.list || len(y.vec) != len(x.vec) {
+				t.Fatalf("vector entry %x decodes to %+v, written again to %+v, %v", b, x, y, err)
+			}
+		}
+		if p, err := decodeIVFParams(b); err == nil {
+			if q, err := decodeIVFParams(p.encode()); err != nil || q != p {
+				t.Fatalf("vector index parameters %x decode to %+v, written again to %+v, %v", b, p, q, err)
+			}
+		}
+		decodeIVFState(b)
+		if cs, err := decodeCentroids(b); err == nil {
+			if again, err := decodeCentroids(encodeCentroids(cs)); err != nil || len(again) != len(cs) {
+				t.Fatalf("centroids %x decode to %d, written again to %d, %v", b, len(cs), len(again), err)
+			}
+		}
 		var st storeState
 		decodeStoreMeta(b, &st)
 		decodeCounts(b, &st)

@@ -263,6 +263,10 @@ func decodeCentroids(b []byte) ([][]float32, error) {
 	var cs [][]float32
 	if d.Err == nil {
 		raw := d.Raw(4 * k * dim)
+		if d.Err != nil || len(raw) != 4*k*dim {
+			d.fail("centroids")
+			return nil, d.Done()
+		}
 		for i := range k {
 			c := make([]float32, dim)
 			for j := range c {
