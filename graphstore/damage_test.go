@@ -691,14 +691,18 @@ func TestRandomDamage(t *testing.T) {
 	if testing.Short() {
 		cases = min(cases, 10)
 	}
-	path, _ := closedStore(t, func(t testing.TB, s *Store) {
-		writeSample(t, s)
-		for i := range 150 { // enough for several pages per bucket
-			if _, err := s.Write(context.Background(), "owner", countingClaim(fmt.Sprintf("R%d", i%40), i/40+1)); err != nil {
-				t.Fatal(err)
-			}
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := mustOpen(t, path, Options{VectorIndex: smallIVF}) // vectors in lists too
+	writeSample(t, s)
+	for i := range 150 { // enough for several pages per bucket
+		if _, err := s.Write(context.Background(), "owner", countingClaim(fmt.Sprintf("R%d", i%40), i/40+1)); err != nil {
+			t.Fatal(err)
 		}
-	})
+	}
+	writeIVF(t, s, ivfHistory(9, 150), nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if r, err := CheckDSN(context.Background(), path, Options{}, CheckOptions{}); err != nil || !r.OK() {
 		t.Fatalf("the sound store does not check: %v %s", err, firstProblem(r))
 	}
