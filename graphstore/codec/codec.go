@@ -1414,14 +1414,16 @@ func (d *txDecoder) one(n *Node, p quad.IRI) (quad.Value, error) {
 	return v, err
 }
 
-func (d *txDecoder) str(n *Node, p quad.IRI, mandatory bool) (string, error) {
-	var v quad.Value
-	var err error
+// value is one when the property is mandatory, opt when it is not.
+func (d *txDecoder) value(n *Node, p quad.IRI, mandatory bool) (quad.Value, error) {
 	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
+		return d.one(n, p)
 	}
+	return d.opt(n, p)
+}
+
+func (d *txDecoder) str(n *Node, p quad.IRI, mandatory bool) (string, error) {
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return "", err
 	}
@@ -1482,13 +1484,7 @@ func AsTime(v quad.Value) (time.Time, bool) {
 }
 
 func (d *txDecoder) time(n *Node, p quad.IRI, mandatory bool) (time.Time, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return time.Time{}, err
 	}
@@ -1500,13 +1496,7 @@ func (d *txDecoder) time(n *Node, p quad.IRI, mandatory bool) (time.Time, error)
 }
 
 func (d *txDecoder) principal(n *Node, p quad.IRI, mandatory bool) (string, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return "", err
 	}
@@ -1518,13 +1508,7 @@ func (d *txDecoder) principal(n *Node, p quad.IRI, mandatory bool) (string, erro
 }
 
 func (d *txDecoder) claimRef(n *Node, p quad.IRI, mandatory bool) (*record.ClaimID, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return nil, err
 	}
