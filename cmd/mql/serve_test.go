@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
@@ -545,14 +544,7 @@ func TestServeAttachREPL(t *testing.T) {
 	s := startServe(t, bin, home, db)
 	cmd := crashCmd(bin, home, db)
 	cmd.Env = append(cmd.Env, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"))
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c := &console{t: t, f: f, done: make(chan struct{})}
-	go c.loop()
-	defer cmd.Process.Kill()
+	c, exited := startConsole(t, cmd, 40)
 
 	c.expect("attached to mql serve through " + db + ".sock")
 	c.expect("mql> ")
@@ -584,7 +576,7 @@ func TestServeAttachREPL(t *testing.T) {
 	c.expect("Klarveld.region@1")
 	c.expect("mql> ")
 	c.send("\x04")
-	cmd.Wait()
+	<-exited
 	// The server saw the write: its log names the principal and the statement kind.
 	if !strings.Contains(s.stderr.String(), "what=assert") {
 		t.Errorf("the server's log: %s", s.stderr)
