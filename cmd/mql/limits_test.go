@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -42,14 +41,7 @@ func TestServeRefusesBadLimits(t *testing.T) {
 // line attached over the socket, and the web page's sessions.
 func TestServeLimitFlags(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "team.db")
-	db, err := mql.Open(ctx, path, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: db.Owner()}); err != nil {
-		t.Fatal(err)
-	}
+	path, db := openWorkerStore(ctx, t)
 	if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "BIGV", Predicate: "v", Value: mql.String(strings.Repeat("x", 2000)), By: "worker-3"}); err != nil {
 		t.Fatal(err)
 	}
