@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +14,7 @@ import (
 // refused with exit 1 and a message that says nothing was recorded and what to check, not a
 // bare socket error.
 func TestServeDiesUnderTheCommandLine(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 
 	cmd := crashCmd(bin, home, "-f", "-", db)

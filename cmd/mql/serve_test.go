@@ -101,6 +101,19 @@ func runMQL(t *testing.T, bin, home string, stdin string, args ...string) (strin
 	return out.String(), errb.String(), code
 }
 
+// serveFixture builds the binary and writes serveSetup into a new store file, db in dir;
+// home is the HOME to run the binary with.
+func serveFixture(t *testing.T) (bin, home, dir, db string) {
+	t.Helper()
+	bin = crashBuild(t)
+	home, dir = t.TempDir(), t.TempDir()
+	db = filepath.Join(dir, "team.db")
+	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
+		t.Fatal(e)
+	}
+	return bin, home, dir, db
+}
+
 const serveSetup = `principal worker-3 agent
 principal worker-7 agent
 principal orchestrator agent
@@ -200,12 +213,7 @@ func TestServeAttach(t *testing.T) {
 // SIGTERM: the server stops accepting, lets the request in flight finish (its writes are
 // acknowledged and durable), closes the store and exits 0.
 func TestServeSIGTERMDrains(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	tok, _, _ := runMQL(t, bin, home, "", "token", "create", "worker-3", db)
 	tok = strings.TrimSpace(tok)
 	s := startServe(t, bin, home, db)
@@ -300,12 +308,7 @@ func TestServeSlowAndHostileClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the header timeout")
 	}
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	tok, _, _ := runMQL(t, bin, home, "", "token", "create", "worker-3", db)
 	tok = strings.TrimSpace(tok)
 	s := startServe(t, bin, home, db)
@@ -535,12 +538,7 @@ func (b *bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // completes names the server knows, runs statements, shows a caret under a syntax error, and
 // Ctrl-C during a statement cancels only that statement.
 func TestServeAttachREPL(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, dir, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 	cmd := crashCmd(bin, home, db)
 	cmd.Env = append(cmd.Env, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"))
@@ -586,12 +584,7 @@ func TestServeAttachREPL(t *testing.T) {
 // mql mcp on a store that mql serve holds says where the agents' server is, instead of
 // waiting for the file lock.
 func TestServeMCPPointsAtTheServer(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 	_, e, code := runMQL(t, bin, home, "", "mcp", "--as", "worker-3", db)
 	if code != exitOpen || !strings.Contains(e, s.url+"/mcp") || !strings.Contains(e, "mql token create") {

@@ -16,12 +16,7 @@ import (
 // a query string), opens it with xdg-open when there is one, and the code signs in as the
 // owner once. Without --open, the server names the page and no link.
 func TestServeOpenPrintsAOneTimeLink(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, errOut, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatalf("setup: %s", errOut)
-	}
+	bin, home, dir, db := serveFixture(t)
 	// A stand-in xdg-open that records what it was asked to open.
 	fake, opened := t.TempDir(), filepath.Join(dir, "opened")
 	if err := os.WriteFile(filepath.Join(fake, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
