@@ -18,16 +18,14 @@ import (
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
-// TestEndToEnd runs the whole program at a tiny size, once: every operation on every engine,
-// the JSON report and the document. No timing is asserted.
-func TestEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc, "-drop-caches=false"})
+// runJSON runs the program with args, which ask for -json, and reads its report.
+func runJSON(t *testing.T, args []string) report {
+	t.Helper()
+	cfg, err := parseFlags(args)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out bytes.Buffer
 	cfg.out = &out
 	if err := run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -36,6 +34,15 @@ func TestEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestEndToEnd runs the whole program at a tiny size, once: every operation on every engine,
+// the JSON report and the document. No timing is asserted.
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "BENCHMARKS.md")
+	rep := runJSON(t, []string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc, "-drop-caches=false"})
 	if len(rep.Sizes) != 1 || len(rep.Sizes[0].Rows) < 12 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -76,19 +83,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("doc: %v\n%s", err, b)
 	}
 
-	cfg, err = parseFlags([]string{"-writers", "3", "-rate", "60", "-duration", "300ms", "-json", "-dir", dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	rep = report{}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep = runJSON(t, []string{"-writers", "3", "-rate", "60", "-duration", "300ms", "-json", "-dir", dir})
 	if w := rep.Writers; w == nil || w.Acknowledged == 0 || w.Errors != 0 || !w.Durable {
 		t.Fatalf("writers: %+v", w)
 	}
@@ -98,20 +93,8 @@ func TestEndToEnd(t *testing.T) {
 // -max-memory-claims, with a note saying why.
 func TestBackends(t *testing.T) {
 	dir := t.TempDir()
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "60", "-runs", "1", "-json", "-dir", dir,
+	rep := runJSON(t, []string{"-sizes", "300", "-hubs", "3", "-dag", "60", "-runs", "1", "-json", "-dir", dir,
 		"-backends", "memory,bbolt", "-max-memory-claims", "200", "-drop-caches=false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
 	if len(rep.Sizes) != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -139,20 +122,8 @@ func TestPostgres(t *testing.T) {
 	before := benchDatabases(t, server)
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-postgres", server, "-sizes", "300", "-hubs", "3,12", "-runs", "1",
+	rep := runJSON(t, []string{"-postgres", server, "-sizes", "300", "-hubs", "3,12", "-runs", "1",
 		"-pg-processes", "2", "-pg-assertions", "20", "-json", "-write-doc", doc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
 	p := rep.Postgres
 	if p == nil || p.Claims != 300 || len(p.Rows) < 10 || len(p.Writers) != 2 {
 		t.Fatalf("report: %+v", rep)
@@ -358,19 +329,7 @@ func TestReuse(t *testing.T) {
 func TestSearch(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-search", "-sizes", "2000", "-runs", "1", "-questions", "40", "-json", "-dir", dir, "-write-doc", doc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runJSON(t, []string{"-search", "-sizes", "2000", "-runs", "1", "-questions", "40", "-json", "-dir", dir, "-write-doc", doc})
 	if len(rep.Search) != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
