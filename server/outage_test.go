@@ -57,14 +57,7 @@ func pgOutage(t *testing.T, dsn string) (restore func()) {
 func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db, err := mql.Open(ctx, dsn, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWorker(ctx, t, dsn)
 	tok, _, err := db.CreateToken(ctx, mql.TokenSpec{Principal: "worker-3", By: "owner"})
 	if err != nil {
 		t.Fatal(err)
@@ -157,14 +150,7 @@ func (a stillValid) Authenticate(context.Context, string) (string, error) { retu
 func TestPrincipalLookupOutageIs503(t *testing.T) {
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db, err := mql.Open(ctx, dsn, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWorker(ctx, t, dsn)
 	var log syncBuffer
 	srv := server.New(db, stillValid{"worker-3"}, server.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil)), Poll: time.Hour})
 	defer srv.Close()

@@ -27,6 +27,21 @@ type team struct {
 	tokens map[string]string // by principal
 }
 
+// openWorker opens the store at dsn, closed when the test ends, and records the agent
+// worker-3 in it.
+func openWorker(ctx context.Context, t *testing.T, dsn string) *mql.DB {
+	t.Helper()
+	db, err := mql.Open(ctx, dsn, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func newTeam(t *testing.T, opts server.Options) *team {
 	t.Helper()
 	ctx := context.Background()
