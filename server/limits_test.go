@@ -291,7 +291,18 @@ func TestWorstRequestsInBoundedMemory(t *testing.T) {
 // get fetches base+path with a token (none on the socket) and returns the status and body.
 func get(t *testing.T, base, token, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	return send(t, http.MethodGet, base+path, token, "")
+}
+
+// send makes a request with a token ("" for none) and a body ("" for none), and returns the
+// status and the body of the answer.
+func send(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, url, r)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -71,15 +71,7 @@ func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 
 	bearer := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return send(t, method, hs.URL+path, tok, body)
 	}
 	resp, _, ck := signIn(t, http.DefaultClient, hs.URL, "application/json", tokenBody(tok))
 	if resp.StatusCode != http.StatusOK || ck == nil {
