@@ -89,14 +89,20 @@ func runMQL(t *testing.T, bin, home string, stdin string, args ...string) (strin
 	t.Helper()
 	cmd := crashCmd(bin, home, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runExit(t, cmd)
+}
+
+// runExit runs cmd and returns what it wrote on stdout and stderr and its exit status; a
+// command that cannot be run fails the test.
+func runExit(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%q: %v", cmd.Args, err)
 	}
 	return out.String(), errb.String(), code
 }
@@ -173,14 +179,7 @@ func TestServeAttach(t *testing.T) {
 				cmd := crashCmd(bin, home, args...)
 				cmd.Env = append(cmd.Env, clock)
 				cmd.Stdin = strings.NewReader(st.stdin)
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				code := 0
-				if ee, ok := err.(*exec.ExitError); ok {
-					code = ee.ExitCode()
-				}
-				return out.String(), errb.String(), code
+				return runExit(t, cmd)
 			}
 			o1, e1, c1 := run(free)
 			o2, e2, c2 := run(held)

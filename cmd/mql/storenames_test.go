@@ -6,9 +6,7 @@ package main
 // agent-written text never drives the terminal.
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -29,16 +27,8 @@ func shellScript(t *testing.T, bin, home, dir, script string) shellRun {
 	cmd := crashCmd("sh", home, "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("sh -c %q: %v", script, err)
-	}
-	return shellRun{out.String(), errb.String(), code}
+	out, errOut, code := runExit(t, cmd)
+	return shellRun{out, errOut, code}
 }
 
 func fileBytes(t *testing.T, path string) string {
