@@ -75,13 +75,7 @@ func (tm *team) query(token, script string) (int, server.QueryResponse) {
 	tm.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, tm.http.URL+"/v1/query", strings.NewReader(script))
 	req.Header.Set("Content-Type", "text/plain")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tm.t.Fatal(err)
-	}
+	resp := do(tm.t, req, token)
 	defer resp.Body.Close()
 	var qr server.QueryResponse
 	if resp.StatusCode != http.StatusUnauthorized {
