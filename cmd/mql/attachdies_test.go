@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"net"
 	"os/exec"
 	"strings"
@@ -26,7 +27,7 @@ func TestServeDiesUnderTheCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

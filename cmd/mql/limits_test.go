@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/server"
 )
@@ -52,7 +53,7 @@ func TestServeLimitFlags(t *testing.T) {
 	db.Close()
 
 	sctx, stop := context.WithCancel(ctx)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- runServe(sctx, []string{"--listen", "127.0.0.1:0", "--max-statements", "2", "--max-body", "300", "--max-output", "1KiB", "--max-sessions", "1", "--timeout", "5s", path}, io.Discard, stderr)

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 )
 
 // served is a running `mql serve` process.
@@ -29,22 +30,9 @@ type served struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	done   chan error
 }
-
-// syncBuffer is a bytes.Buffer safe for a process to write and a test to read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 var servingRE = regexp.MustCompile(`at (https?://[0-9.:\[\]]+):`)
 
@@ -59,7 +47,7 @@ func startServeArgs(t *testing.T, bin, home string, args []string, env ...string
 	t.Helper()
 	cmd := crashCmd(bin, home, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
-	s := &served{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &served{t: t, cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -416,7 +404,7 @@ func TestServeTwelveAgentsThroughKills(t *testing.T) {
 	ln.Close()
 	start := func() *exec.Cmd {
 		cmd := crashCmd(bin, home, "serve", "--listen", addr, db)
-		errb := &syncBuffer{}
+		errb := &syncbuf.Buffer{}
 		cmd.Stderr = errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"io"
 	"net/http"
 	"os"
@@ -24,7 +25,7 @@ func TestServeOpenPrintsAOneTimeLink(t *testing.T) {
 	}
 	cmd := crashCmd(bin, home, "serve", "--listen", "127.0.0.1:0", "--open", db)
 	cmd.Env = append(cmd.Env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
