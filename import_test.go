@@ -37,11 +37,7 @@ func importStory(t *testing.T) (*fixture, string) {
 	step(f.db.Grant(f.ctx, mql.GrantSpec{Grantee: "alice", Right: mql.RightAssert, Scope: "Klarveld.price", By: "w1"}))
 	step(f.db.Assert(f.ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price", Value: mql.Number(45), By: "alice", Sources: []mql.Source{{ID: "src:k1"}}}))
 	step(f.db.AddPrincipal(f.ctx, mql.PrincipalSpec{Name: "carol", Type: mql.User, By: "owner"}))
-	var b bytes.Buffer
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	return f, b.String()
+	return f, f.export()
 }
 
 // lineOf returns the index of the first line holding all of parts.

@@ -54,6 +54,26 @@ func openDSN(t *testing.T, dsn string, opts mql.Options) *fixture {
 	return &fixture{t: t, db: db, clk: clk, ctx: context.Background()}
 }
 
+// export is the store's N-Quads export.
+func (f *fixture) export() string {
+	f.t.Helper()
+	var b strings.Builder
+	if err := f.db.Export(f.ctx, &b); err != nil {
+		f.t.Fatal(err)
+	}
+	return b.String()
+}
+
+// imported is a new in-memory store that imported nq.
+func imported(t *testing.T, nq string) *fixture {
+	t.Helper()
+	g := open(t, mql.Options{})
+	if err := g.db.Import(g.ctx, strings.NewReader(nq)); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // team records the principals most tests use.
 func (f *fixture) team() *fixture {
 	f.t.Helper()

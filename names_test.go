@@ -1,7 +1,6 @@
 package mql_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -32,21 +31,15 @@ func TestUnicodeNames(t *testing.T) {
 		t.Fatalf("live: %v %+v", err, live)
 	}
 	// Export and import keep the names.
-	var b bytes.Buffer
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	g := open(t, mql.Options{})
-	if err := g.db.Import(g.ctx, strings.NewReader(b.String())); err != nil {
-		t.Fatal(err)
-	}
+	exp := f.export()
+	g := imported(t, exp)
 	if n, err := g.db.Why(g.ctx, nfc+".préis"); err != nil || n.Claim.By != "東京" {
 		t.Fatalf("why after the import: %v %+v", err, n)
 	}
 	// An import that spells a name decomposed is refused at its line: mql never writes one, and
 	// an import is exact, so it does not change what it imports.
-	decomposed := strings.ReplaceAll(strings.ReplaceAll(b.String(), "Kl%C3%A4rveld", "Kla%CC%88rveld"), nfc, nfd)
-	if decomposed == b.String() {
+	decomposed := strings.ReplaceAll(strings.ReplaceAll(exp, "Kl%C3%A4rveld", "Kla%CC%88rveld"), nfc, nfd)
+	if decomposed == exp {
 		t.Fatal("the export does not hold the escaped name")
 	}
 	h := open(t, mql.Options{})
@@ -70,11 +63,7 @@ func TestUnicodeNames(t *testing.T) {
 // the language could never name it again, and the limits of names hold for every store.
 func TestImportRefusesBadNames(t *testing.T) {
 	f := runScenario(t)
-	var b bytes.Buffer
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	exp := b.String()
+	exp := f.export()
 	for _, tc := range []struct{ name, text, want string }{
 		{"run with an escape", strings.Replace(exp, `<urn:mql:run> "r1"`, `<urn:mql:run> "r\u001b1"`, 1), `run "r\x1b1": bad reference`},
 		{"run of 5000 bytes", strings.Replace(exp, `<urn:mql:run> "r1"`, `<urn:mql:run> "`+strings.Repeat("r", 5000)+`"`, 1), "names are at most 256 bytes"},

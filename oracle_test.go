@@ -279,14 +279,7 @@ func TestArtifactVersionsKeepToTheirAudience(t *testing.T) {
 		t.Errorf("worker-3's stats count %d live artifacts, want 1", st.Artifacts)
 	}
 	// The versions survive export and import with their supersession.
-	g := open(t, mql.Options{})
-	var b strings.Builder
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.db.Import(g.ctx, strings.NewReader(b.String())); err != nil {
-		t.Fatal(err)
-	}
+	g := imported(t, f.export())
 	again, _ := g.db.History(g.ctx, "plan:secret")
 	var states2 []string
 	for _, a := range again.Artifacts {
@@ -389,14 +382,8 @@ func TestValueTypeFollowsVisibility(t *testing.T) {
 	if rep, err := f.db.Check(f.ctx); err != nil || !rep.OK() {
 		t.Fatalf("check: %v %v", err, rep.Problems)
 	}
-	g := open(t, mql.Options{})
-	var b strings.Builder
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.db.Import(g.ctx, strings.NewReader(b.String())); err != nil {
-		t.Fatal(err)
-	}
+	exp := f.export()
+	g := imported(t, exp)
 	again, _ := g.db.Live(g.ctx, "*.secret")
 	if len(again) != len(live) {
 		t.Fatalf("after import: %d claims, before %d", len(again), len(live))
@@ -408,7 +395,7 @@ func TestValueTypeFollowsVisibility(t *testing.T) {
 	}
 	// Reopening a file store rebuilds the index (and the snapshot) with both types.
 	path := t.TempDir() + "/mixed.db"
-	if _, err := mql.ImportStore(context.Background(), path, strings.NewReader(b.String()), mql.Options{}); err != nil {
+	if _, err := mql.ImportStore(context.Background(), path, strings.NewReader(exp), mql.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	h := openDSN(t, path, mql.Options{})

@@ -303,23 +303,12 @@ func TestImpactNamesRuns(t *testing.T) {
 // reader may see.
 func TestRunsSurviveExportAndImport(t *testing.T) {
 	f := runScenario(t)
-	var b strings.Builder
-	if err := f.db.Export(f.ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	nq := b.String()
+	nq := f.export()
 	if !strings.Contains(nq, "<urn:mql:retrieval:q") || !strings.Contains(nq, "<http://www.w3.org/ns/prov#used> <urn:mql:claim:Klarveld.region@1>") {
 		t.Fatalf("the export holds no retrieval using Klarveld.region@1")
 	}
-	g := open(t, mql.Options{})
-	if err := g.db.Import(g.ctx, strings.NewReader(nq)); err != nil {
-		t.Fatal(err)
-	}
-	var again strings.Builder
-	if err := g.db.Export(g.ctx, &again); err != nil {
-		t.Fatal(err)
-	}
-	if again.String() != nq {
+	g := imported(t, nq)
+	if g.export() != nq {
 		t.Fatal("the imported store exports differently")
 	}
 	want, _ := f.db.MemoryStats(f.ctx, "", time.Time{})

@@ -18,24 +18,37 @@ import (
 	"github.com/mql-dev/mql/internal/pgtest"
 )
 
+// runOut runs the program with args and returns what it wrote.
+func runOut(t *testing.T, args []string) []byte {
+	t.Helper()
+	cfg, err := parseFlags(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg.out = &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// runJSON runs the program with args, which ask for -json, and reads its report.
+func runJSON(t *testing.T, args []string) report {
+	t.Helper()
+	var rep report
+	if err := json.Unmarshal(runOut(t, args), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // TestEndToEnd runs the whole program at a tiny size, once: every operation on every engine,
 // the JSON report and the document. No timing is asserted.
 func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc, "-drop-caches=false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runJSON(t, []string{"-sizes", "500", "-hubs", "3,12", "-dag", "60", "-runs", "1", "-json", "-dir", dir, "-write-doc", doc, "-drop-caches=false"})
 	if len(rep.Sizes) != 1 || len(rep.Sizes[0].Rows) < 12 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -76,19 +89,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("doc: %v\n%s", err, b)
 	}
 
-	cfg, err = parseFlags([]string{"-writers", "3", "-rate", "60", "-duration", "300ms", "-json", "-dir", dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	rep = report{}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep = runJSON(t, []string{"-writers", "3", "-rate", "60", "-duration", "300ms", "-json", "-dir", dir})
 	if w := rep.Writers; w == nil || w.Acknowledged == 0 || w.Errors != 0 || !w.Durable {
 		t.Fatalf("writers: %+v", w)
 	}
@@ -98,20 +99,8 @@ func TestEndToEnd(t *testing.T) {
 // -max-memory-claims, with a note saying why.
 func TestBackends(t *testing.T) {
 	dir := t.TempDir()
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "60", "-runs", "1", "-json", "-dir", dir,
+	rep := runJSON(t, []string{"-sizes", "300", "-hubs", "3", "-dag", "60", "-runs", "1", "-json", "-dir", dir,
 		"-backends", "memory,bbolt", "-max-memory-claims", "200", "-drop-caches=false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
 	if len(rep.Sizes) != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -139,20 +128,8 @@ func TestPostgres(t *testing.T) {
 	before := benchDatabases(t, server)
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-postgres", server, "-sizes", "300", "-hubs", "3,12", "-runs", "1",
+	rep := runJSON(t, []string{"-postgres", server, "-sizes", "300", "-hubs", "3,12", "-runs", "1",
 		"-pg-processes", "2", "-pg-assertions", "20", "-json", "-write-doc", doc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
 	p := rep.Postgres
 	if p == nil || p.Claims != 300 || len(p.Rows) < 10 || len(p.Writers) != 2 {
 		t.Fatalf("report: %+v", rep)
@@ -271,18 +248,10 @@ func TestFailedChecks(t *testing.T) {
 
 // -dag 0 leaves the dense DAG out, and its check and reads with it.
 func TestNoDAG(t *testing.T) {
-	var out bytes.Buffer
 	dir := t.TempDir()
-	cfg, err := parseFlags([]string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", dir, "-backends", "bbolt,sqlite", "-drop-caches=false", "-keep"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(out.String(), "dense DAG") {
-		t.Errorf("a DAG figure with -dag 0:\n%s", out.String())
+	out := runOut(t, []string{"-sizes", "300", "-hubs", "3", "-dag", "0", "-runs", "1", "-json", "-dir", dir, "-backends", "bbolt,sqlite", "-drop-caches=false", "-keep"})
+	if bytes.Contains(out, []byte("dense DAG")) {
+		t.Errorf("a DAG figure with -dag 0:\n%s", out)
 	}
 	// -keep keeps the stores and the export; the imported store goes.
 	for f, kept := range map[string]bool{"mql.db": true, "peer.sqlite": true, "export.nq": true, "imported.db": false} {
@@ -298,32 +267,13 @@ func TestNoDAG(t *testing.T) {
 func TestReuse(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-sizes", "400", "-hubs", "3,12", "-dag", "40", "-runs", "1", "-json", "-dir", dir, "-drop-caches=false", "-backends", "bbolt,sqlite"}
-	cfg, err := parseFlags(append(args, "-keep", "-import-check=false"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	runOut(t, append(args, "-keep", "-import-check=false"))
 	db := filepath.Join(dir, "n400", "mql.db")
 	before, err := os.Stat(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = parseFlags(append(args, "-reuse")); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runJSON(t, append(args, "-reuse"))
 	var ops []string
 	for _, r := range rep.Sizes[0].Rows {
 		ops = append(ops, r.Op)
@@ -345,8 +295,8 @@ func TestReuse(t *testing.T) {
 	if _, err := parseFlags([]string{"-reuse"}); err == nil {
 		t.Error("-reuse without -dir was accepted")
 	}
-	cfg, _ = parseFlags([]string{"-reuse", "-sizes", "300", "-dir", dir, "-backends", "bbolt,sqlite"})
-	cfg.out = &out
+	cfg, _ := parseFlags([]string{"-reuse", "-sizes", "300", "-dir", dir, "-backends", "bbolt,sqlite"})
+	cfg.out = io.Discard
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-keep") {
 		t.Errorf("-reuse of a size never kept: %v", err)
 	}
@@ -358,19 +308,7 @@ func TestReuse(t *testing.T) {
 func TestSearch(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "BENCHMARKS.md")
-	var out bytes.Buffer
-	cfg, err := parseFlags([]string{"-search", "-sizes", "2000", "-runs", "1", "-questions", "40", "-json", "-dir", dir, "-write-doc", doc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.out = &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runJSON(t, []string{"-search", "-sizes", "2000", "-runs", "1", "-questions", "40", "-json", "-dir", dir, "-write-doc", doc})
 	if len(rep.Search) != 1 {
 		t.Fatalf("report: %+v", rep)
 	}

@@ -569,64 +569,48 @@ type sqlClaim struct {
 
 func (e *sqlEngine) live(key string) (int, error) {
 	s, p := splitKey(key)
-	rows, err := e.db.Query(e.q(`SELECT id, version, vtype, vtext, vnum, "by", kind, confidence, tx FROM claims
-		WHERE subject = ? AND predicate = ? AND live = 1 AND (valid_until IS NULL OR valid_until > ?)`), s, p, e.now)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var c sqlClaim
-		if err := rows.Scan(&c.id, &c.version, &c.vtype, &c.vtext, &c.vnum, &c.by, &c.kind, &c.confidence, &c.tx); err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	var c sqlClaim
+	return e.count(`SELECT id, version, vtype, vtext, vnum, "by", kind, confidence, tx FROM claims
+		WHERE subject = ? AND predicate = ? AND live = 1 AND (valid_until IS NULL OR valid_until > ?)`, []any{s, p, e.now},
+		&c.id, &c.version, &c.vtype, &c.vtext, &c.vnum, &c.by, &c.kind, &c.confidence, &c.tx)
 }
 
 func (e *sqlEngine) find() (int, error) {
-	rows, err := e.db.Query(e.q(`SELECT s.subject, p.vnum FROM claims s
+	var s string
+	var p float64
+	return e.count(`SELECT s.subject, p.vnum FROM claims s
 		JOIN claims r ON r.subject = s.subject AND r.predicate = 'region' AND r.live = 1 AND r.vtext = 'EU' AND (r.valid_until IS NULL OR r.valid_until > ?)
 		JOIN claims p ON p.subject = s.subject AND p.predicate = 'price_per_seat' AND p.live = 1 AND (p.valid_until IS NULL OR p.valid_until > ?)
 		WHERE s.predicate = 'soc2' AND s.live = 1 AND s.vnum = 1 AND (s.valid_until IS NULL OR s.valid_until > ?)
-		ORDER BY p.vnum LIMIT 10`), e.now, e.now, e.now)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var s string
-		var p float64
-		if err := rows.Scan(&s, &p); err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, rows.Err()
+		ORDER BY p.vnum LIMIT 10`, []any{e.now, e.now, e.now}, &s, &p)
 }
 
 // versions reads every version of a key with its transaction, revocation and sources: what
 // why (the live claim, the versions it superseded, their evidence) and history need.
 func (e *sqlEngine) versions(key string) (int, error) {
 	s, p := splitKey(key)
-	rows, err := e.db.Query(e.q(`SELECT c.id, c.version, c.vtype, c.vtext, c.vnum, c.by, c.kind, c.confidence, c.valid_until, c.tx, c.supersedes, c.live,
+	var c sqlClaim
+	return e.count(`SELECT c.id, c.version, c.vtype, c.vtext, c.vnum, c.by, c.kind, c.confidence, c.valid_until, c.tx, c.supersedes, c.live,
 			t.at, r.by, r.because, cs.source
 		FROM claims c JOIN txs t ON t.id = c.tx
 		LEFT JOIN revocations r ON r.claim = c.id
 		LEFT JOIN claim_sources cs ON cs.claim = c.id
-		WHERE c.subject = ? AND c.predicate = ? ORDER BY c.version DESC`), s, p)
+		WHERE c.subject = ? AND c.predicate = ? ORDER BY c.version DESC`, []any{s, p},
+		&c.id, &c.version, &c.vtype, &c.vtext, &c.vnum, &c.by, &c.kind, &c.confidence, &c.until, &c.tx, &c.supersedes, &c.live,
+		&c.at, &c.revokedBy, &c.because, &c.source)
+}
+
+// count runs query and scans its rows into dest, which the caller drops: what an engine is
+// timed on is reading the rows, and it answers with how many there were.
+func (e *sqlEngine) count(query string, args []any, dest ...any) (int, error) {
+	rows, err := e.db.Query(e.q(query), args...)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
-		var c sqlClaim
-		if err := rows.Scan(&c.id, &c.version, &c.vtype, &c.vtext, &c.vnum, &c.by, &c.kind, &c.confidence, &c.until, &c.tx, &c.supersedes, &c.live,
-			&c.at, &c.revokedBy, &c.because, &c.source); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return 0, err
 		}
 		n++
@@ -661,21 +645,9 @@ func (e *sqlEngine) impactSet(ref string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rows, err := e.db.Query(e.q(impactSetCTE), r)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var name string
-		var ver int
-		if err := rows.Scan(&name, &ver); err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	var name string
+	var ver int
+	return e.count(impactSetCTE, []any{r}, &name, &ver)
 }
 
 // impact walks dependents with impactCTE.
@@ -684,21 +656,9 @@ func (e *sqlEngine) impact(ref string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rows, err := e.db.Query(e.q(impactCTE), r)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var name string
-		var ver, depth int
-		if err := rows.Scan(&name, &ver, &depth); err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	var name string
+	var ver, depth int
+	return e.count(impactCTE, []any{r}, &name, &ver, &depth)
 }
 
 func (e *sqlEngine) context(subjects []string) (int, error) {

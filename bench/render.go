@@ -50,17 +50,21 @@ func renderSize(sr *sizeResult) string {
 	}
 	b.WriteString("| operation | mql memory | mql bbolt | SQLite | bbolt ÷ SQLite |\n|---|---|---|---|---|\n")
 	for _, r := range sr.Rows {
-		ratio := "—"
-		if r.Ratio != 0 {
-			ratio = fmt.Sprintf("%.2f×", r.Ratio)
-		}
-		op := r.Op
-		if r.Note != "" {
-			op += " (" + r.Note + ")"
-		}
+		op, ratio := opCells(r.Op, r.Note, r.Ratio)
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", op, fmtStat(r.Memory), fmtStat(r.BBolt), fmtStat(r.SQLite), ratio)
 	}
 	return b.String()
+}
+
+// opCells are a row's operation cell (with its note, if any) and its ratio cell (— for none).
+func opCells(op, note string, ratio float64) (string, string) {
+	if note != "" {
+		op += " (" + note + ")"
+	}
+	if ratio == 0 {
+		return op, "—"
+	}
+	return op, fmt.Sprintf("%.2f×", ratio)
 }
 
 func renderWriters(w *writerResult) string {
@@ -80,14 +84,7 @@ func renderPostgres(p *pgResult) string {
 	fmt.Fprintf(&b, "\n### %d claims: mql on PostgreSQL and the same model as plain SQL, on one server\n\n", p.Claims)
 	b.WriteString("| operation | mql postgres | SQL postgres | mql ÷ SQL |\n|---|---|---|---|\n")
 	for _, r := range p.Rows {
-		ratio := "—"
-		if r.Ratio != 0 {
-			ratio = fmt.Sprintf("%.2f×", r.Ratio)
-		}
-		op := r.Op
-		if r.Note != "" {
-			op += " (" + r.Note + ")"
-		}
+		op, ratio := opCells(r.Op, r.Note, r.Ratio)
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", op, fmtStat(r.MQL), fmtStat(r.SQL), ratio)
 	}
 	if v := p.Visibility; v != nil {

@@ -736,14 +736,16 @@ func (c *checker) opt(n *rawNode, p quad.IRI, what string) (quad.Value, bool) {
 	return nil, false
 }
 
-func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (string, bool) {
-	var v quad.Value
-	var ok bool
+// value is one when the field is mandatory, opt when it is not.
+func (c *checker) value(n *rawNode, p quad.IRI, what string, mandatory bool) (quad.Value, bool) {
 	if mandatory {
-		v, ok = c.one(n, p, what)
-	} else {
-		v, ok = c.opt(n, p, what)
+		return c.one(n, p, what)
 	}
+	return c.opt(n, p, what)
+}
+
+func (c *checker) str(n *rawNode, p quad.IRI, what string, mandatory bool) (string, bool) {
+	v, ok := c.value(n, p, what, mandatory)
 	if !ok {
 		return "", false
 	}
@@ -794,13 +796,7 @@ func (c *checker) target(from *rawNode, p quad.IRI, v quad.Value, want quad.IRI,
 
 // principalRef checks the principal edge p of n.
 func (c *checker) principalRef(n *rawNode, p quad.IRI, what string, mandatory bool) {
-	var v quad.Value
-	var ok bool
-	if mandatory {
-		v, ok = c.one(n, p, what)
-	} else {
-		v, ok = c.opt(n, p, what)
-	}
+	v, ok := c.value(n, p, what, mandatory)
 	if !ok {
 		return
 	}
@@ -905,11 +901,7 @@ func (c *checker) checkClaim(n *rawNode) (record.ClaimID, bool) {
 			c.add(ProblemRecord, c.id, n.IRI, "unknown kind %q", k)
 		}
 	}
-	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
-		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
-			c.add(ProblemRecord, c.id, n.IRI, "its confidence %s is not a number in [0,1]", showVal(v))
-		}
-	}
+	c.confidence(n)
 	for _, v := range n.All(codec.ProvHadPrimarySource) {
 		c.target(n, codec.ProvHadPrimarySource, v, codec.MQLSource, "source")
 	}
@@ -1012,9 +1004,7 @@ func (c *checker) checkInvalidations(revs map[quad.IRI]quad.IRI, order []quad.IR
 
 func (c *checker) checkConfirmation(n *rawNode) {
 	c.named(n, codec.PrefConfirmation, "confirmation")
-	if v, ok := c.one(n, codec.MQLConfirms, "confirmed claim"); ok {
-		c.target(n, codec.MQLConfirms, v, codec.MQLClaim, "confirmed claim")
-	}
+	c.oneTarget(n, codec.MQLConfirms, codec.MQLClaim, "confirmed claim")
 	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 	c.str(n, codec.MQLStanding, "standing", true)
 }
@@ -1033,22 +1023,10 @@ func (c *checker) checkArtifact(n *rawNode) (record.ArtifactID, bool) {
 		c.add(ProblemRecord, c.id, n.IRI, "its version %d differs from its IRI's %d", ver, id.Version)
 	}
 	c.principalRef(n, codec.ProvWasAttributedTo, "principal", true)
-	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
-		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
-			c.add(ProblemRecord, c.id, n.IRI, "its confidence %s is not a number in [0,1]", showVal(v))
-		}
-	}
+	c.confidence(n)
 	for _, v := range n.All(codec.ProvWasDerivedFrom) {
-		iri, _ := v.(quad.IRI)
-		switch {
-		case strings.HasPrefix(string(iri), codec.PrefClaim):
-			c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLClaim, "input")
-		case strings.HasPrefix(string(iri), codec.PrefArtifact):
-			if c.target(n, codec.ProvWasDerivedFrom, v, codec.MQLArtifact, "input") && iri == n.IRI {
-				c.add(ProblemReference, c.id, n.IRI, "is derived from itself")
-			}
-		default:
-			c.add(ProblemReference, c.id, n.IRI, "derived from %s, which is neither a claim nor an artifact", showVal(v))
+		if c.claimOrArtifact(n, codec.ProvWasDerivedFrom, v, "input", "input", "derived from") && v == n.IRI {
+			c.add(ProblemReference, c.id, n.IRI, "is derived from itself")
 		}
 	}
 	c.principalList(n, codec.MQLSeenBy, "seen-by principal")
@@ -1061,6 +1039,38 @@ func (c *checker) checkArtifact(n *rawNode) (record.ArtifactID, bool) {
 	return record.ArtifactID{Name: id.Name, Version: ver}, true
 }
 
+// claimOrArtifact checks v, a p of n, as a target: a claim (what n calls it: claim) or an
+// artifact (artifact), of neither a problem that n verb it. It reports whether v is an artifact
+// the store holds.
+func (c *checker) claimOrArtifact(n *rawNode, p quad.IRI, v quad.Value, claim, artifact, verb string) bool {
+	iri, _ := v.(quad.IRI)
+	switch {
+	case strings.HasPrefix(string(iri), codec.PrefClaim):
+		c.target(n, p, v, codec.MQLClaim, claim)
+	case strings.HasPrefix(string(iri), codec.PrefArtifact):
+		return c.target(n, p, v, codec.MQLArtifact, artifact)
+	default:
+		c.add(ProblemReference, c.id, n.IRI, "%s %s, which is neither a claim nor an artifact", verb, showVal(v))
+	}
+	return false
+}
+
+// oneTarget checks that n has one p, a record of class want (its what).
+func (c *checker) oneTarget(n *rawNode, p, want quad.IRI, what string) {
+	if v, ok := c.one(n, p, what); ok {
+		c.target(n, p, v, want, what)
+	}
+}
+
+// confidence checks that n has one confidence, a number in [0,1].
+func (c *checker) confidence(n *rawNode) {
+	if v, ok := c.one(n, codec.MQLConfidence, "confidence"); ok {
+		if f, isF := v.(quad.Float); !isF || !codec.ValidConfidence(float64(f)) {
+			c.add(ProblemRecord, c.id, n.IRI, "its confidence %s is not a number in [0,1]", showVal(v))
+		}
+	}
+}
+
 // named checks that a record's IRI is its class's prefix followed by a well-formed name.
 func (c *checker) named(n *rawNode, prefix, what string) {
 	if _, err := codec.ParseNamed(prefix, what, n.IRI); err != nil {
@@ -1070,9 +1080,7 @@ func (c *checker) named(n *rawNode, prefix, what string) {
 
 func (c *checker) checkReview(n *rawNode) {
 	c.named(n, codec.PrefReview, "review")
-	if v, ok := c.one(n, codec.ProvUsed, "reviewed artifact"); ok {
-		c.target(n, codec.ProvUsed, v, codec.MQLArtifact, "reviewed artifact")
-	}
+	c.oneTarget(n, codec.ProvUsed, codec.MQLArtifact, "reviewed artifact")
 	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 }
 
@@ -1086,15 +1094,7 @@ func (c *checker) checkRetrieval(n *rawNode) {
 		}
 	}
 	for _, v := range n.All(codec.ProvUsed) {
-		iri, _ := v.(quad.IRI)
-		switch {
-		case strings.HasPrefix(string(iri), codec.PrefClaim):
-			c.target(n, codec.ProvUsed, v, codec.MQLClaim, "served claim")
-		case strings.HasPrefix(string(iri), codec.PrefArtifact):
-			c.target(n, codec.ProvUsed, v, codec.MQLArtifact, "served artifact")
-		default:
-			c.add(ProblemReference, c.id, n.IRI, "served %s, which is neither a claim nor an artifact", showVal(v))
-		}
+		c.claimOrArtifact(n, codec.ProvUsed, v, "served claim", "served artifact", "served")
 	}
 }
 
@@ -1122,9 +1122,7 @@ func (c *checker) checkToken(n *rawNode) {
 
 func (c *checker) checkTokenRevocation(n *rawNode) {
 	c.named(n, codec.PrefTokenRevoke, "token revocation")
-	if v, ok := c.one(n, codec.ProvInvalidated, "revoked token"); ok {
-		c.target(n, codec.ProvInvalidated, v, codec.MQLToken, "revoked token")
-	}
+	c.oneTarget(n, codec.ProvInvalidated, codec.MQLToken, "revoked token")
 	c.principalRef(n, codec.ProvWasAssociatedWith, "principal", true)
 }
 

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,32 +12,15 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"github.com/mql-dev/mql/mcpserver"
 )
-
-// syncBuffer is a bytes.Buffer that the server's goroutines may write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // serveInput runs Serve on input, a client's whole session written at once and closed (as
 // `printf … | mql mcp` does), and returns every reply the server wrote once Serve returns.
 func serveInput(t *testing.T, db *mql.DB, as, input string) []wireReply {
 	t.Helper()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- mcpserver.Serve(context.Background(), db, as, strings.NewReader(input), &out) }()
 	select {

@@ -81,9 +81,15 @@ func connect(t *testing.T, db *mql.DB, as string) *client {
 // connectWith is connect to mcpserver.NewWith(db, as, opts).
 func connectWith(t *testing.T, db *mql.DB, as string, opts mcpserver.Options) *client {
 	t.Helper()
+	return connectTo(t, mcpserver.NewWith(db, as, opts), as)
+}
+
+// connectTo connects the SDK's client, in process, to srv, a server for as.
+func connectTo(t *testing.T, srv *mcp.Server, as string) *client {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcpserver.NewWith(db, as, opts).Connect(ctx, st, nil)
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

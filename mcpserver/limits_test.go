@@ -16,21 +16,7 @@ import (
 // connectLimited is connect for a server with limits lim.
 func connectLimited(t *testing.T, db *mql.DB, as string, lim mcpserver.Limits) *client {
 	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcpserver.NewLimited(db, as, lim).Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return &client{t: t, as: as, cs: cs}
+	return connectTo(t, mcpserver.NewLimited(db, as, lim), as)
 }
 
 // big records a subject whose live claims' JSON is some 10 KB.

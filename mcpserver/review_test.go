@@ -12,6 +12,35 @@ import (
 	"github.com/mql-dev/mql/mcpserver"
 )
 
+// subscribeReviews connects a client to the orchestrator's server, watched until ctx ends, and
+// subscribes it to the review queue; updates gets the URI of each update it is told of.
+func subscribeReviews(ctx context.Context, t *testing.T, db *mql.DB) (cs *mcp.ClientSession, updates chan string) {
+	t.Helper()
+	updates = make(chan string, 16)
+	srv := mcpserver.New(db, "orchestrator")
+	go mcpserver.Watch(ctx, srv, db, "orchestrator", 0)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- req.Params.URI
+		},
+	})
+	cs, err = cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpserver.ReviewURI}); err != nil {
+		t.Fatal(err)
+	}
+	return cs, updates
+}
+
 // An agent subscribed to the review queue is told when something it derived must be
 // reviewed, and reads the queue to see what and why; it is not told about what it may not see.
 func TestReviewQueueSubscription(t *testing.T) {
@@ -20,28 +49,7 @@ func TestReviewQueueSubscription(t *testing.T) {
 	db := openStore(t, "memory:", newClock())
 	team(t, db)
 
-	updates := make(chan string, 16)
-	srv := mcpserver.New(db, "orchestrator")
-	go mcpserver.Watch(ctx, srv, db, "orchestrator", 0)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			updates <- req.Params.URI
-		},
-	})
-	cs, err := cl.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpserver.ReviewURI}); err != nil {
-		t.Fatal(err)
-	}
+	cs, updates := subscribeReviews(ctx, t, db)
 	queue := func() []mql.Artifact {
 		t.Helper()
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.ReviewURI})
@@ -120,28 +128,7 @@ func TestReviewQueueTellsOnlyChanges(t *testing.T) {
 	write(db.Assert(ctx, mql.AssertSpec{Subject: "Klarveld", Predicate: "price_per_seat", Value: mql.Number(44), By: "worker-3", Sources: []mql.Source{{ID: "src:rev0"}}}))
 	write(db.Derive(ctx, mql.DeriveSpec{Artifact: "plan:pick-vendor", From: []string{"Klarveld.price_per_seat"}, By: "orchestrator"}))
 
-	updates := make(chan string, 16)
-	srv := mcpserver.New(db, "orchestrator")
-	go mcpserver.Watch(ctx, srv, db, "orchestrator", 0)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			updates <- req.Params.URI
-		},
-	})
-	cs, err := cl.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpserver.ReviewURI}); err != nil {
-		t.Fatal(err)
-	}
+	_, updates := subscribeReviews(ctx, t, db)
 	quiet := func(after string) {
 		t.Helper()
 		select {

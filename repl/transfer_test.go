@@ -60,6 +60,18 @@ func exportShell(t *testing.T, as string) (sh *Shell, out, errb *bytes.Buffer, s
 	return sh, out, errb, storeFile
 }
 
+// newStoreFile creates an mql store at path that holds nothing but its genesis, and returns
+// path.
+func newStoreFile(t *testing.T, path string) string {
+	t.Helper()
+	db, err := mql.Open(context.Background(), path, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return path
+}
+
 // TestExportNeverOverwritesAStore: \export refuses the open store under any name and any other
 // mql store, even with --force, and any other existing file in a script unless --force. (Issue
 // 11, item 1: `\export z.db` in a session on z.db replaced the store.)
@@ -67,12 +79,7 @@ func TestExportNeverOverwritesAStore(t *testing.T) {
 	ctx := context.Background()
 	sh, _, _, storeFile := exportShell(t, "")
 	dir := filepath.Dir(storeFile)
-	other := filepath.Join(dir, "other.db")
-	odb, err := mql.Open(ctx, other, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	odb.Close()
+	other := newStoreFile(t, filepath.Join(dir, "other.db"))
 	link := filepath.Join(dir, "link.db")
 	hard := filepath.Join(dir, "hard.db")
 	if err := os.Symlink(storeFile, link); err != nil {
@@ -182,12 +189,7 @@ func TestOutputFile(t *testing.T) {
 	ctx := context.Background()
 	sh, out, errb, storeFile := exportShell(t, "")
 	dir := filepath.Dir(storeFile)
-	other := filepath.Join(dir, "other.db")
-	odb, err := mql.Open(ctx, other, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	odb.Close()
+	other := newStoreFile(t, filepath.Join(dir, "other.db"))
 	for _, tc := range []struct{ path, want string }{
 		{storeFile, `\o: refusing to overwrite ` + storeFile + `: it is the open store, which \o never writes over; send the results to another file`},
 		{other, `\o: refusing to overwrite ` + other + `: it is an mql store (a bbolt file), which \o never writes over; send the results to another file`},

@@ -32,14 +32,7 @@ func TestBackupRoute(t *testing.T) {
 			if dsn == "bbolt" {
 				dsn = filepath.Join(t.TempDir(), "team.db")
 			}
-			db, err := mql.Open(ctx, dsn, mql.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-				t.Fatal(err)
-			}
+			db := openWorker(ctx, t, dsn)
 			srv := server.New(db, db, server.Options{})
 			defer srv.Close()
 			hs := httptest.NewServer(srv.LocalHandler())

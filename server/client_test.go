@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/server"
 )
@@ -42,14 +41,7 @@ type connKey struct{}
 // the script was sent; it was not, when the server no longer answers.
 func TestClientWhenTheServerDies(t *testing.T) {
 	ctx := context.Background()
-	db, err := mql.Open(ctx, "memory:", mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWorker(ctx, t, "memory:")
 	srv := server.New(db, db, server.Options{})
 	defer srv.Close()
 	local := srv.LocalHandler()

@@ -24,13 +24,7 @@ func post(t *testing.T, base, token, path, script string) (int, server.QueryResp
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(script))
 	req.Header.Set("Content-Type", "text/plain")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := do(t, req, token)
 	defer resp.Body.Close()
 	var qr server.QueryResponse
 	if err := json.NewDecoder(resp.Body).Decode(&qr); err != nil {
@@ -43,13 +37,7 @@ func post(t *testing.T, base, token, path, script string) (int, server.QueryResp
 func stream(t *testing.T, base, token, script string) (int, []server.Frame) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/query?stream=json", strings.NewReader(script))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := do(t, req, token)
 	defer resp.Body.Close()
 	var frames []server.Frame
 	sc := bufio.NewScanner(resp.Body)
@@ -291,7 +279,13 @@ func TestWorstRequestsInBoundedMemory(t *testing.T) {
 // get fetches base+path with a token (none on the socket) and returns the status and body.
 func get(t *testing.T, base, token, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	return send(t, http.MethodGet, base+path, token, "")
+}
+
+// do sends req with a token ("" for none) and returns the answer, whose body the caller
+// closes.
+func do(t *testing.T, req *http.Request, token string) *http.Response {
+	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -299,6 +293,19 @@ func get(t *testing.T, base, token, path string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// send makes a request with a token ("" for none) and a body ("" for none), and returns the
+// status and the body of the answer.
+func send(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, url, r)
+	resp := do(t, req, token)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {

@@ -1,47 +1,26 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"github.com/mql-dev/mql/server"
 )
 
-// syncBuffer is a bytes.Buffer that a server's handlers may write to concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines decodes the JSON log lines written so far.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+// logLines decodes the JSON log lines written to log so far.
+func logLines(t *testing.T, log *syncbuf.Buffer) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("log line %q: %v", l, err)
@@ -54,7 +33,7 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 // The request log of an MCP call names its method and, for tools/call, the tool, as
 // docs/SERVE.md says.
 func TestLogNamesTheMCPTool(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	tm := newTeam(t, server.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	ctx := context.Background()
 	tr := &mcp.StreamableClientTransport{Endpoint: tm.http.URL + "/mcp", HTTPClient: &http.Client{Transport: &bearerTransport{token: tm.tokens["worker-3"]}}, MaxRetries: -1}
@@ -76,7 +55,7 @@ func TestLogNamesTheMCPTool(t *testing.T) {
 	var whats []string
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		whats = whats[:0]
-		for _, l := range log.lines(t) {
+		for _, l := range logLines(t, &log) {
 			if l["path"] == "/mcp" {
 				whats = append(whats, l["what"].(string))
 				if l["principal"] != "worker-3" {

@@ -130,13 +130,7 @@ func testMetricsScrape(t *testing.T, dsn string) {
 		// 200, or the status and what the server said
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/query", strings.NewReader(script))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := do(t, req, token)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 && resp.StatusCode != 401 {

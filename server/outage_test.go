@@ -15,6 +15,7 @@ import (
 
 	"github.com/mql-dev/mql"
 	"github.com/mql-dev/mql/internal/pgtest"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"github.com/mql-dev/mql/server"
 )
 
@@ -57,19 +58,12 @@ func pgOutage(t *testing.T, dsn string) (restore func()) {
 func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db, err := mql.Open(ctx, dsn, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWorker(ctx, t, dsn)
 	tok, _, err := db.CreateToken(ctx, mql.TokenSpec{Principal: "worker-3", By: "owner"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log syncbuf.Buffer
 	// A short heartbeat re-checks the change feed's token soon; a long poll leaves the check to it.
 	srv := server.New(db, db, server.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil)), Heartbeat: 50 * time.Millisecond, Poll: time.Hour})
 	defer srv.Close()
@@ -78,15 +72,7 @@ func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 
 	bearer := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return send(t, method, hs.URL+path, tok, body)
 	}
 	resp, _, ck := signIn(t, http.DefaultClient, hs.URL, "application/json", tokenBody(tok))
 	if resp.StatusCode != http.StatusOK || ck == nil {
@@ -127,7 +113,7 @@ func TestStorageOutageIsNotUnauthorized(t *testing.T) {
 	if resp, body, _ := signIn(t, http.DefaultClient, hs.URL, "application/json", tokenBody(tok)); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("a sign-in during the outage: %d %q, want 503", resp.StatusCode, body)
 	}
-	for _, l := range log.lines(t) {
+	for _, l := range logLines(t, &log) {
 		if l["outcome"] == "unauthorized" {
 			t.Errorf("logged as unauthorized: %v", l)
 		}
@@ -157,15 +143,8 @@ func (a stillValid) Authenticate(context.Context, string) (string, error) { retu
 func TestPrincipalLookupOutageIs503(t *testing.T) {
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db, err := mql.Open(ctx, dsn, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
+	db := openWorker(ctx, t, dsn)
+	var log syncbuf.Buffer
 	srv := server.New(db, stillValid{"worker-3"}, server.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil)), Poll: time.Hour})
 	defer srv.Close()
 	hs := httptest.NewServer(srv.Handler())
@@ -216,7 +195,7 @@ func TestPrincipalLookupOutageIs503(t *testing.T) {
 			t.Errorf("%s %s as worker-3 during the outage: %d %q, want 503 saying the store cannot be read", c.method, c.path, code, body)
 		}
 	}
-	for _, l := range log.lines(t) {
+	for _, l := range logLines(t, &log) {
 		if l["status"] == float64(http.StatusServiceUnavailable) && l["outcome"] != "storage" {
 			t.Errorf("a 503 logged with outcome %v, want storage: %v", l["outcome"], l)
 		}

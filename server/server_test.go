@@ -27,6 +27,21 @@ type team struct {
 	tokens map[string]string // by principal
 }
 
+// openWorker opens the store at dsn, closed when the test ends, and records the agent
+// worker-3 in it.
+func openWorker(ctx context.Context, t *testing.T, dsn string) *mql.DB {
+	t.Helper()
+	db, err := mql.Open(ctx, dsn, mql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func newTeam(t *testing.T, opts server.Options) *team {
 	t.Helper()
 	ctx := context.Background()
@@ -60,13 +75,7 @@ func (tm *team) query(token, script string) (int, server.QueryResponse) {
 	tm.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, tm.http.URL+"/v1/query", strings.NewReader(script))
 	req.Header.Set("Content-Type", "text/plain")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tm.t.Fatal(err)
-	}
+	resp := do(tm.t, req, token)
 	defer resp.Body.Close()
 	var qr server.QueryResponse
 	if resp.StatusCode != http.StatusUnauthorized {

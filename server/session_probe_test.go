@@ -19,13 +19,7 @@ func TestSessionProbe(t *testing.T) {
 		if ck != nil {
 			req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
 		}
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := do(t, req, bearer)
 		resp.Body.Close()
 		return resp
 	}

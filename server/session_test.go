@@ -334,18 +334,7 @@ assert Klarveld.price_per_seat = 89 by worker-3 from "src:Klarveld:rev1"
 assert Player7.style = "bold" by worker-3 seen by worker-3`); code != http.StatusOK {
 		t.Fatalf("%d %+v", code, qr)
 	}
-	get := func(tok, path string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, tm.http.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	code, got := get(tm.tokens["worker-7"], "/v1/catalog")
+	code, got := get(t, tm.http.URL, tm.tokens["worker-7"], "/v1/catalog")
 	var c mql.Catalog
 	if code != http.StatusOK || json.Unmarshal([]byte(got), &c) != nil {
 		t.Fatalf("%d %s", code, got)
@@ -354,21 +343,21 @@ assert Player7.style = "bold" by worker-3 seen by worker-3`); code != http.Statu
 		len(c.Artifacts) != 1 || len(c.Principals) < 3 {
 		t.Errorf("worker-7's catalog: %s", got)
 	}
-	if _, got := get(w3, "/v1/catalog"); !strings.Contains(got, "Player7.style") || !strings.Contains(got, "plan:secret") {
+	if _, got := get(t, tm.http.URL, w3, "/v1/catalog"); !strings.Contains(got, "Player7.style") || !strings.Contains(got, "plan:secret") {
 		t.Errorf("worker-3's catalog: %s", got)
 	}
-	code, got = get(tm.tokens["worker-7"], "/v1/review-queue")
+	code, got = get(t, tm.http.URL, tm.tokens["worker-7"], "/v1/review-queue")
 	if code != http.StatusOK || !strings.Contains(got, "plan:pick-vendor@1") || strings.Contains(got, "plan:secret") {
 		t.Errorf("worker-7's review queue: %d %s", code, got)
 	}
-	if _, got := get(w3, "/v1/review-queue"); !strings.Contains(got, "plan:secret@1") {
+	if _, got := get(t, tm.http.URL, w3, "/v1/review-queue"); !strings.Contains(got, "plan:secret@1") {
 		t.Errorf("worker-3's review queue: %s", got)
 	}
 	head, _ := tm.db.Head(context.Background())
-	if _, got := get(w3, "/v1/review-queue?tx="+itoa(head-2)); strings.Contains(got, "plan:pick-vendor") {
+	if _, got := get(t, tm.http.URL, w3, "/v1/review-queue?tx="+itoa(head-2)); strings.Contains(got, "plan:pick-vendor") {
 		t.Errorf("the review queue before the new price: %s", got)
 	}
-	if code, _ := get(w3, "/v1/review-queue?tx=x"); code != http.StatusBadRequest {
+	if code, _ := get(t, tm.http.URL, w3, "/v1/review-queue?tx=x"); code != http.StatusBadRequest {
 		t.Errorf("tx=x: %d", code)
 	}
 }

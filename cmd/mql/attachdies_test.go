@@ -3,9 +3,9 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +15,7 @@ import (
 // refused with exit 1 and a message that says nothing was recorded and what to check, not a
 // bare socket error.
 func TestServeDiesUnderTheCommandLine(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 
 	cmd := crashCmd(bin, home, "-f", "-", db)
@@ -32,7 +27,7 @@ func TestServeDiesUnderTheCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -33,21 +33,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	flags := newFlags("mql check", checkUsage, stdout, stderr)
 	format := flags.String("format", "text", "output `FORMAT`: text or json")
 	dbFlag := addDBFlag(flags.FlagSet)
-	pos, code, ok := flags.parse(args)
+	dsn, code, ok := flags.parseDB(args, dbFlag)
 	if !ok {
 		return code
-	}
-	dsn, _, err := takeDB(*dbFlag, pos, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "mql check: %v\n", err)
-		flags.usage(stderr)
-		return exitUsage
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "mql check: --format %s: want text or json\n", *format)
 		flags.usage(stderr)
 		return exitUsage
 	}
+	var err error
 	if dsn == "" {
 		if dsn, err = defaultDB(false); err != nil {
 			fmt.Fprintf(stderr, "mql check: %v\n", err)

@@ -38,15 +38,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("mql demo", demoUsage, stdout, stderr)
 	formatName := fs.String("format", "tree", "output `FORMAT`: tree, table, json or csv")
 	dbFlag := addDBFlag(fs.FlagSet)
-	pos, code, ok := fs.parse(args)
+	dsn, code, ok := fs.parseDB(args, dbFlag)
 	if !ok {
 		return code
-	}
-	dsn, _, err := takeDB(*dbFlag, pos, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "mql demo: %v\n", err)
-		fs.usage(stderr)
-		return exitUsage
 	}
 	format, err := output.ParseFormat(*formatName)
 	if err != nil {

@@ -34,19 +34,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&output, "o", "", "write to `FILE` instead of stdout (- for stdout)")
 	fs.StringVar(&output, "output", "", "same as -o `FILE`")
 	force := fs.Bool("force", false, "write over an existing file that is not an mql store")
-	pos, code, ok := fs.parse(args)
+	dsn, code, ok := fs.parseDB(args, dbFlag)
 	if !ok {
 		return code
-	}
-	dsn, _, err := takeDB(*dbFlag, pos, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "mql export: %v\n", err)
-		fs.usage(stderr)
-		return exitUsage
 	}
 	toStdout := output == "" || output == "-"
 	if dsn == "" {
 		// The output must be checked against the store it exports, so resolve the default now.
+		var err error
 		if dsn, err = defaultDB(false); err != nil {
 			fmt.Fprintf(stderr, "mql export: %v\n", err)
 			return exitOpen

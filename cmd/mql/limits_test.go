@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"github.com/mql-dev/mql/output"
 	"github.com/mql-dev/mql/server"
 )
@@ -42,14 +42,7 @@ func TestServeRefusesBadLimits(t *testing.T) {
 // line attached over the socket, and the web page's sessions.
 func TestServeLimitFlags(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "team.db")
-	db, err := mql.Open(ctx, path, mql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: db.Owner()}); err != nil {
-		t.Fatal(err)
-	}
+	path, db := openWorkerStore(ctx, t)
 	if _, err := db.Assert(ctx, mql.AssertSpec{Subject: "BIGV", Predicate: "v", Value: mql.String(strings.Repeat("x", 2000)), By: "worker-3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +53,7 @@ func TestServeLimitFlags(t *testing.T) {
 	db.Close()
 
 	sctx, stop := context.WithCancel(ctx)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- runServe(sctx, []string{"--listen", "127.0.0.1:0", "--max-statements", "2", "--max-body", "300", "--max-output", "1KiB", "--max-sessions", "1", "--timeout", "5s", path}, io.Discard, stderr)

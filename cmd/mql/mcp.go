@@ -26,15 +26,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	as := fs.String("as", "", "act as `PRINCIPAL` (default: the owner)")
 	dbFlag := addDBFlag(fs.FlagSet)
 	opts, checkLimits := addMCPLimitFlags(fs.FlagSet)
-	pos, code, ok := fs.parse(args)
+	dsn, code, ok := fs.parseDB(args, dbFlag)
 	if !ok {
 		return code
-	}
-	dsn, _, err := takeDB(*dbFlag, pos, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "mql mcp: %v\n", err)
-		fs.usage(stderr)
-		return exitUsage
 	}
 	if err := checkLimits(); err != nil {
 		fmt.Fprintf(stderr, "mql mcp: %v\n", err)

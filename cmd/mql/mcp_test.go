@@ -79,11 +79,10 @@ func TestMCPPipedRequestsAllAnswered(t *testing.T) {
 	}
 }
 
-// `mql mcp` takes the limit flags of mql serve that apply to its one client, each bounding what
-// it says, and refuses a value it cannot use.
-func TestMCPLimitFlags(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "team.db")
+// openWorkerStore opens a new store file that records the agent worker-3.
+func openWorkerStore(ctx context.Context, t *testing.T) (path string, db *mql.DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "team.db")
 	db, err := mql.Open(ctx, path, mql.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +90,14 @@ func TestMCPLimitFlags(t *testing.T) {
 	if _, err := db.AddPrincipal(ctx, mql.PrincipalSpec{Name: "worker-3", Type: mql.Agent, By: db.Owner()}); err != nil {
 		t.Fatal(err)
 	}
+	return path, db
+}
+
+// `mql mcp` takes the limit flags of mql serve that apply to its one client, each bounding what
+// it says, and refuses a value it cannot use.
+func TestMCPLimitFlags(t *testing.T) {
+	ctx := context.Background()
+	path, db := openWorkerStore(ctx, t)
 	db.Close()
 
 	for args, want := range map[string]string{

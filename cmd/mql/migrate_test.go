@@ -339,6 +339,25 @@ func exportTxs(t *testing.T, path string) []*record.Tx {
 	return txs
 }
 
+// writeOldTxs writes txs into qs as the old mql wrote them: a transaction's quads in one
+// write, in the order of codec.EncodeTx.
+func writeOldTxs(t *testing.T, qs graph.QuadStore, txs []*record.Tx) {
+	t.Helper()
+	for _, tx := range txs {
+		quads, err := codec.EncodeTx(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deltas := make([]graph.Delta, len(quads))
+		for i, q := range quads {
+			deltas[i] = graph.Delta{Quad: q, Action: graph.Add}
+		}
+		if err := qs.ApplyDeltas(deltas, graph.IgnoreOpts{}); err != nil {
+			t.Fatalf("tx %d: %v", tx.ID, err)
+		}
+	}
+}
+
 // writeOldBolt writes txs into a new bbolt file at path as the old mql wrote one: Cayley's kv
 // store through hidalgo's bbolt, without the bloom filter, a transaction's quads in one write.
 func writeOldBolt(t *testing.T, path string, txs []*record.Tx) {
@@ -356,19 +375,7 @@ func writeOldBolt(t *testing.T, path string, txs []*record.Tx) {
 		t.Fatal(err)
 	}
 	defer qs.Close() // closes db
-	for _, tx := range txs {
-		quads, err := codec.EncodeTx(tx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		deltas := make([]graph.Delta, len(quads))
-		for i, q := range quads {
-			deltas[i] = graph.Delta{Quad: q, Action: graph.Add}
-		}
-		if err := qs.ApplyDeltas(deltas, graph.IgnoreOpts{}); err != nil {
-			t.Fatalf("tx %d: %v", tx.ID, err)
-		}
-	}
+	writeOldTxs(t, qs, txs)
 }
 
 // TestMigrateRefusedTransaction: the check before. A transaction that the import's checks
@@ -448,19 +455,7 @@ func writeOldPostgres(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer qs.Close()
-	for _, tx := range txs {
-		quads, err := codec.EncodeTx(tx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		deltas := make([]graph.Delta, len(quads))
-		for i, q := range quads {
-			deltas[i] = graph.Delta{Quad: q, Action: graph.Add}
-		}
-		if err := qs.ApplyDeltas(deltas, graph.IgnoreOpts{}); err != nil {
-			t.Fatalf("tx %d: %v", tx.ID, err)
-		}
-	}
+	writeOldTxs(t, qs, txs)
 }
 
 // pgFingerprint sums up what the database holds, to tell that nothing changed it.

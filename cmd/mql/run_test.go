@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -457,7 +458,7 @@ func TestScriptStreams(t *testing.T) {
 		cmd := crashCmd(bin, home, "--format", "csv", "-f", "-", db)
 		in, _ := cmd.StdinPipe()
 		outPipe, _ := cmd.StdoutPipe()
-		var errb syncBuffer
+		var errb syncbuf.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -63,15 +63,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	openPage := fs.Bool("open", false, "print a one-time link that signs the owner in to the web page (within 60s), and open it with xdg-open if there is one")
 	limits, checkLimits := addLimitFlags(fs.FlagSet)
 	dbFlag := addDBFlag(fs.FlagSet)
-	pos, code, ok := fs.parse(args)
+	dsn, code, ok := fs.parseDB(args, dbFlag)
 	if !ok {
 		return code
-	}
-	dsn, _, err := takeDB(*dbFlag, pos, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "mql serve: %v\n", err)
-		fs.usage(stderr)
-		return exitUsage
 	}
 	if err := checkLimits(); err != nil {
 		fmt.Fprintf(stderr, "mql serve: %v\n", err)
@@ -79,6 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	var emb *embedder.Client
 	if *embedURL != "" {
+		var err error
 		if emb, err = embedder.New(*embedURL, *embedModel, os.Getenv(embedderKeyEnv)); err != nil {
 			fmt.Fprintf(stderr, "mql serve: --embedder: %v\n", err)
 			return exitUsage

@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mql-dev/mql"
+	"github.com/mql-dev/mql/internal/syncbuf"
 )
 
 // served is a running `mql serve` process.
@@ -30,22 +30,9 @@ type served struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	done   chan error
 }
-
-// syncBuffer is a bytes.Buffer safe for a process to write and a test to read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 var servingRE = regexp.MustCompile(`at (https?://[0-9.:\[\]]+):`)
 
@@ -60,7 +47,7 @@ func startServeArgs(t *testing.T, bin, home string, args []string, env ...string
 	t.Helper()
 	cmd := crashCmd(bin, home, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
-	s := &served{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &served{t: t, cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -90,16 +77,35 @@ func runMQL(t *testing.T, bin, home string, stdin string, args ...string) (strin
 	t.Helper()
 	cmd := crashCmd(bin, home, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runExit(t, cmd)
+}
+
+// runExit runs cmd and returns what it wrote on stdout and stderr and its exit status; a
+// command that cannot be run fails the test.
+func runExit(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%q: %v", cmd.Args, err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// serveFixture builds the binary and writes serveSetup into a new store file, db in dir;
+// home is the HOME to run the binary with.
+func serveFixture(t *testing.T) (bin, home, dir, db string) {
+	t.Helper()
+	bin = crashBuild(t)
+	home, dir = t.TempDir(), t.TempDir()
+	db = filepath.Join(dir, "team.db")
+	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
+		t.Fatal(e)
+	}
+	return bin, home, dir, db
 }
 
 const serveSetup = `principal worker-3 agent
@@ -161,14 +167,7 @@ func TestServeAttach(t *testing.T) {
 				cmd := crashCmd(bin, home, args...)
 				cmd.Env = append(cmd.Env, clock)
 				cmd.Stdin = strings.NewReader(st.stdin)
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				code := 0
-				if ee, ok := err.(*exec.ExitError); ok {
-					code = ee.ExitCode()
-				}
-				return out.String(), errb.String(), code
+				return runExit(t, cmd)
 			}
 			o1, e1, c1 := run(free)
 			o2, e2, c2 := run(held)
@@ -201,12 +200,7 @@ func TestServeAttach(t *testing.T) {
 // SIGTERM: the server stops accepting, lets the request in flight finish (its writes are
 // acknowledged and durable), closes the store and exits 0.
 func TestServeSIGTERMDrains(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	tok, _, _ := runMQL(t, bin, home, "", "token", "create", "worker-3", db)
 	tok = strings.TrimSpace(tok)
 	s := startServe(t, bin, home, db)
@@ -301,12 +295,7 @@ func TestServeSlowAndHostileClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the header timeout")
 	}
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	tok, _, _ := runMQL(t, bin, home, "", "token", "create", "worker-3", db)
 	tok = strings.TrimSpace(tok)
 	s := startServe(t, bin, home, db)
@@ -415,7 +404,7 @@ func TestServeTwelveAgentsThroughKills(t *testing.T) {
 	ln.Close()
 	start := func() *exec.Cmd {
 		cmd := crashCmd(bin, home, "serve", "--listen", addr, db)
-		errb := &syncBuffer{}
+		errb := &syncbuf.Buffer{}
 		cmd.Stderr = errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -536,23 +525,11 @@ func (b *bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // completes names the server knows, runs statements, shows a caret under a syntax error, and
 // Ctrl-C during a statement cancels only that statement.
 func TestServeAttachREPL(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, dir, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 	cmd := crashCmd(bin, home, db)
 	cmd.Env = append(cmd.Env, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"))
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c := &console{t: t, f: f, done: make(chan struct{})}
-	go c.loop()
-	defer cmd.Process.Kill()
+	c, exited := startConsole(t, cmd, 40)
 
 	c.expect("attached to mql serve through " + db + ".sock")
 	c.expect("mql> ")
@@ -584,7 +561,7 @@ func TestServeAttachREPL(t *testing.T) {
 	c.expect("Klarveld.region@1")
 	c.expect("mql> ")
 	c.send("\x04")
-	cmd.Wait()
+	<-exited
 	// The server saw the write: its log names the principal and the statement kind.
 	if !strings.Contains(s.stderr.String(), "what=assert") {
 		t.Errorf("the server's log: %s", s.stderr)
@@ -594,12 +571,7 @@ func TestServeAttachREPL(t *testing.T) {
 // mql mcp on a store that mql serve holds says where the agents' server is, instead of
 // waiting for the file lock.
 func TestServeMCPPointsAtTheServer(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, e, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatal(e)
-	}
+	bin, home, _, db := serveFixture(t)
 	s := startServe(t, bin, home, db)
 	_, e, code := runMQL(t, bin, home, "", "mcp", "--as", "worker-3", db)
 	if code != exitOpen || !strings.Contains(e, s.url+"/mcp") || !strings.Contains(e, "mql token create") {

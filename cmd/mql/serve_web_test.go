@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/mql-dev/mql/internal/syncbuf"
 	"io"
 	"net/http"
 	"os"
@@ -16,12 +17,7 @@ import (
 // a query string), opens it with xdg-open when there is one, and the code signs in as the
 // owner once. Without --open, the server names the page and no link.
 func TestServeOpenPrintsAOneTimeLink(t *testing.T) {
-	bin := crashBuild(t)
-	home, dir := t.TempDir(), t.TempDir()
-	db := filepath.Join(dir, "team.db")
-	if _, errOut, code := runMQL(t, bin, home, serveSetup, "-f", "-", db); code != 0 {
-		t.Fatalf("setup: %s", errOut)
-	}
+	bin, home, dir, db := serveFixture(t)
 	// A stand-in xdg-open that records what it was asked to open.
 	fake, opened := t.TempDir(), filepath.Join(dir, "opened")
 	if err := os.WriteFile(filepath.Join(fake, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
@@ -29,7 +25,7 @@ func TestServeOpenPrintsAOneTimeLink(t *testing.T) {
 	}
 	cmd := crashCmd(bin, home, "serve", "--listen", "127.0.0.1:0", "--open", db)
 	cmd.Env = append(cmd.Env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

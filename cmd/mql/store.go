@@ -290,3 +290,19 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 	}
 	return pos, 0, true
 }
+
+// parseDB is parse for a command whose only positional argument is its store: the store named
+// by --db (dbFlag) or by that argument, "" for the default one.
+func (c *cmdFlags) parseDB(args []string, dbFlag *string) (dsn string, code int, ok bool) {
+	pos, code, ok := c.parse(args)
+	if !ok {
+		return "", code, false
+	}
+	dsn, _, err := takeDB(*dbFlag, pos, 0)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", c.Name(), err)
+		c.usage(c.stderr)
+		return "", exitUsage, false
+	}
+	return dsn, 0, true
+}

@@ -6,18 +6,13 @@ package main
 // agent-written text never drives the terminal.
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
-
-	"github.com/creack/pty"
 )
 
 type shellRun struct {
@@ -32,16 +27,8 @@ func shellScript(t *testing.T, bin, home, dir, script string) shellRun {
 	cmd := crashCmd("sh", home, "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("sh -c %q: %v", script, err)
-	}
-	return shellRun{out.String(), errb.String(), code}
+	out, errOut, code := runExit(t, cmd)
+	return shellRun{out, errOut, code}
 }
 
 func fileBytes(t *testing.T, path string) string {
@@ -320,20 +307,7 @@ revoke K.h@1 by w1 because "misread\nrevoked by   owner"' a.db`)
 		cmd := crashCmd(bin, home, "z.db")
 		cmd.Dir = dir
 		cmd.Env = append(cmd.Env, "TERM=xterm")
-		f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		c := &console{t: t, f: f, done: make(chan struct{})}
-		go c.loop()
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		defer func() {
-			if cmd.ProcessState == nil {
-				cmd.Process.Kill()
-			}
-		}()
+		c, exited := startConsole(t, cmd, 40)
 		c.expect("mql> ")
 		c.send("principal w1 agent\r")
 		c.expect("mql: created a new store at z.db") // at the first write
@@ -357,14 +331,7 @@ revoke K.h@1 by w1 because "misread\nrevoked by   owner"' a.db`)
 		c.expect("exported to notes.nq")
 		c.expect("mql> ")
 		c.send("\x04")
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Fatalf("exit: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("Ctrl-D did not exit")
-		}
+		c.leaves(exited, "Ctrl-D")
 		<-c.done
 		if !strings.Contains(fileBytes(t, notes), "claim:K.after@1") {
 			t.Error("the confirmed export lacks the write made after the refused one")

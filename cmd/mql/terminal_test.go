@@ -20,6 +20,61 @@ import (
 var raceBuild bool
 
 // console collects what the program under the pseudo-terminal writes.
+// leaves waits for the command to exit with status 0, as how (Ctrl-D, quit) asked it to.
+func (c *console) leaves(exited <-chan error, how string) {
+	c.t.Helper()
+	select {
+	case err := <-exited:
+		if err != nil {
+			c.t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		c.t.Fatalf("%s did not exit", how)
+	}
+}
+
+// terminalBuild builds the binary, with the race detector if the tests run with it, into a
+// directory of the test's, and returns both; it skips the test where there are no
+// pseudo-terminals.
+func terminalBuild(t *testing.T) (dir, bin string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("no pseudo-terminals")
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "mql")
+	args := []string{"build", "-o", bin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir, bin
+}
+
+// startConsole starts cmd on a pseudo-terminal rows high and 200 wide, and reads what it
+// writes there; exited gets its end. When the test ends, the command is killed if it still
+// runs, and the terminal is closed.
+func startConsole(t *testing.T, cmd *exec.Cmd, rows uint16) (c *console, exited chan error) {
+	t.Helper()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = &console{t: t, f: f, done: make(chan struct{})}
+	go c.loop()
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+		f.Close()
+	})
+	return c, exited
+}
+
 type console struct {
 	t    *testing.T
 	f    *os.File
@@ -86,39 +141,14 @@ func (c *console) expect(want string) {
 // TestTerminal drives the real binary under a pseudo-terminal: completion, a statement over
 // two lines, Ctrl-C mid-input, the history file, and Ctrl-D to leave.
 func TestTerminal(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no pseudo-terminals")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "mql")
-	args := []string{"build", "-o", bin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := terminalBuild(t)
 	hist := filepath.Join(dir, "state", "hist")
 	store := filepath.Join(dir, "term.db")
 	cmd := exec.Command(bin, store)
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+hist, testClockEnv+"="+testClockStart,
 		"XDG_STATE_HOME="+filepath.Join(dir, "xdg-state"))
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c := &console{t: t, f: f, done: make(chan struct{})}
-	go c.loop()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	}()
+	c, exited := startConsole(t, cmd, 40)
 
 	// Only a write creates a store: the REPL starts on a missing one without creating it,
 	// refuses a read, and creates it at the first write (issue 23, item 13).
@@ -185,15 +215,7 @@ func TestTerminal(t *testing.T) {
 
 	// Ctrl-D leaves with status 0.
 	c.send("\x04")
-	select {
-	case err := <-exited:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) || err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Ctrl-D did not exit")
-	}
+	c.leaves(exited, "Ctrl-D")
 
 	<-c.done
 	if os.Getenv("MQL_TERM_DEBUG") != "" {
@@ -220,18 +242,7 @@ func TestTerminal(t *testing.T) {
 // what fits where the cursor is; \i runs a script; a transaction shows its prompt; long output
 // goes through the pager; quit leaves.
 func TestTerminalREPL(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no pseudo-terminals")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "mql")
-	args := []string{"build", "-o", bin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := terminalBuild(t)
 	script := filepath.Join(dir, "setup.mql")
 	os.WriteFile(script, []byte("principal alice user\nprincipal albert agent\nassert Klarveld.price_per_seat = 44 by alice from \"s\"\nassert Kludge.price = 1 by alice from \"s\"\n"), 0o644)
 	cmd := exec.Command(bin, filepath.Join(dir, "term.db"))
@@ -239,20 +250,7 @@ func TestTerminalREPL(t *testing.T) {
 		"HOME="+dir, "TERM=xterm", "MQL_HISTFILE="+filepath.Join(dir, "hist"), testClockEnv+"="+testClockStart,
 		"PAGER=sed 's/^/|paged| /'", "MQLRC="+filepath.Join(dir, "rc"))
 	os.WriteFile(filepath.Join(dir, "rc"), []byte("\\timing off\n"), 0o644)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 20, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c := &console{t: t, f: f, done: make(chan struct{})}
-	go c.loop()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	}()
+	c, exited := startConsole(t, cmd, 20)
 	c.expect("timing is off") // the startup file ran
 	c.expect("mql> ")
 
@@ -324,12 +322,5 @@ func TestTerminalREPL(t *testing.T) {
 
 	// quit alone on a line leaves.
 	c.send("quit\r")
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("quit did not exit")
-	}
+	c.leaves(exited, "quit")
 }

@@ -108,6 +108,45 @@ func (s secrets) hidden(v any, err error) (int, error) {
 	return 1 + s.leaks(v), nil
 }
 
+// hiddenAll is hidden summed over what read answers for each of refs.
+func (s secrets) hiddenAll(refs []string, read func(ref string) (any, error)) (int, error) {
+	n := 0
+	for _, ref := range refs {
+		k, err := s.hidden(read(ref))
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// probe is hiddenAll of the engine's refs, and what leaks from read of each of architectRefs
+// (as as gives it: itself or its key), found or not.
+func (s secrets) probe(ctx context.Context, db *mql.DB, engine []string, as func(ref string) string, read func(ref string) (any, error)) (int, error) {
+	n, err := s.hiddenAll(engine, read)
+	if err != nil {
+		return 0, err
+	}
+	refs, err := architectRefs(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	for _, ref := range refs {
+		v, err := read(as(ref))
+		if err != nil && !errors.Is(err, mql.ErrNotFound) {
+			return 0, err
+		}
+		n += s.leaks(v)
+	}
+	return n, nil
+}
+
+func asIs(ref string) string { return ref }
+
+// unversioned is ref without its @version: a key, or an artifact's name.
+func unversioned(ref string) string { return strings.Split(ref, "@")[0] }
+
 type auditRow struct {
 	statement string
 	architect int
@@ -149,70 +188,13 @@ var checks = []check{
 		return n, nil
 	}},
 	{"why", "each engine claim version; every summary and impression", func(ctx context.Context, r mql.Reader, s secrets, db *mql.DB) (int, error) {
-		n := 0
-		for _, ref := range s.refs {
-			k, err := s.hidden(r.Why(ctx, ref))
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		}
-		refs, err := architectRefs(ctx, db)
-		if err != nil {
-			return 0, err
-		}
-		for _, ref := range refs {
-			w, err := r.Why(ctx, ref)
-			if err != nil && !errors.Is(err, mql.ErrNotFound) {
-				return 0, err
-			}
-			n += s.leaks(w)
-		}
-		return n, nil
+		return s.probe(ctx, db, s.refs, asIs, func(ref string) (any, error) { return r.Why(ctx, ref) })
 	}},
 	{"history", "each engine key and artifact; every architect key and summary", func(ctx context.Context, r mql.Reader, s secrets, db *mql.DB) (int, error) {
-		n := 0
-		for _, ref := range append(slices.Clone(s.keys), s.artifacts...) {
-			k, err := s.hidden(r.History(ctx, ref))
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		}
-		refs, err := architectRefs(ctx, db)
-		if err != nil {
-			return 0, err
-		}
-		for _, ref := range refs {
-			h, err := r.History(ctx, strings.Split(ref, "@")[0])
-			if err != nil && !errors.Is(err, mql.ErrNotFound) {
-				return 0, err
-			}
-			n += s.leaks(h)
-		}
-		return n, nil
+		return s.probe(ctx, db, append(slices.Clone(s.keys), s.artifacts...), unversioned, func(ref string) (any, error) { return r.History(ctx, ref) })
 	}},
 	{"impact", "each engine claim version; every architect key", func(ctx context.Context, r mql.Reader, s secrets, db *mql.DB) (int, error) {
-		n := 0
-		for _, ref := range s.refs {
-			k, err := s.hidden(r.Impact(ctx, ref, 0))
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		}
-		refs, err := architectRefs(ctx, db)
-		if err != nil {
-			return 0, err
-		}
-		for _, ref := range refs {
-			imp, err := r.Impact(ctx, strings.Split(ref, "@")[0], 0)
-			if err != nil && !errors.Is(err, mql.ErrNotFound) {
-				return 0, err
-			}
-			n += s.leaks(imp)
-		}
-		return n, nil
+		return s.probe(ctx, db, s.refs, unversioned, func(ref string) (any, error) { return r.Impact(ctx, ref, 0) })
 	}},
 	{"context", "context * and context of every subject, engine-only ones included", func(ctx context.Context, r mql.Reader, s secrets, _ *mql.DB) (int, error) {
 		subjects := append([]string{"*"}, s.subjects...)
@@ -254,15 +236,7 @@ var checks = []check{
 		return s.leaks(cf), err
 	}},
 	{"revoked-by", "each engine claim version", func(ctx context.Context, r mql.Reader, s secrets, _ *mql.DB) (int, error) {
-		n := 0
-		for _, ref := range s.refs {
-			k, err := s.hidden(r.RevokedBy(ctx, ref))
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		}
-		return n, nil
+		return s.hiddenAll(s.refs, func(ref string) (any, error) { return r.RevokedBy(ctx, ref) })
 	}},
 	{"beliefs", "beliefs *.pred for each engine predicate (candidates)", func(ctx context.Context, r mql.Reader, s secrets, _ *mql.DB) (int, error) {
 		n := 0

@@ -1414,14 +1414,16 @@ func (d *txDecoder) one(n *Node, p quad.IRI) (quad.Value, error) {
 	return v, err
 }
 
-func (d *txDecoder) str(n *Node, p quad.IRI, mandatory bool) (string, error) {
-	var v quad.Value
-	var err error
+// value is one when the property is mandatory, opt when it is not.
+func (d *txDecoder) value(n *Node, p quad.IRI, mandatory bool) (quad.Value, error) {
 	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
+		return d.one(n, p)
 	}
+	return d.opt(n, p)
+}
+
+func (d *txDecoder) str(n *Node, p quad.IRI, mandatory bool) (string, error) {
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return "", err
 	}
@@ -1482,13 +1484,7 @@ func AsTime(v quad.Value) (time.Time, bool) {
 }
 
 func (d *txDecoder) time(n *Node, p quad.IRI, mandatory bool) (time.Time, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return time.Time{}, err
 	}
@@ -1500,13 +1496,7 @@ func (d *txDecoder) time(n *Node, p quad.IRI, mandatory bool) (time.Time, error)
 }
 
 func (d *txDecoder) principal(n *Node, p quad.IRI, mandatory bool) (string, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return "", err
 	}
@@ -1518,13 +1508,7 @@ func (d *txDecoder) principal(n *Node, p quad.IRI, mandatory bool) (string, erro
 }
 
 func (d *txDecoder) claimRef(n *Node, p quad.IRI, mandatory bool) (*record.ClaimID, error) {
-	var v quad.Value
-	var err error
-	if mandatory {
-		v, err = d.one(n, p)
-	} else {
-		v, err = d.opt(n, p)
-	}
+	v, err := d.value(n, p, mandatory)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -1572,24 +1556,107 @@ func (d *txDecoder) principalList(n *Node) ([]string, error) {
 	return out, nil
 }
 
+// fields reads the properties of one record's node and keeps the first error: once a read has
+// failed the others read nothing, and the record is refused with that error.
+type fields struct {
+	d   *txDecoder
+	n   *Node
+	err error
+}
+
+// read is what get gives, unless a read failed before it.
+func read[T any](f *fields, get func() (T, error)) T {
+	if f.err != nil {
+		var zero T
+		return zero
+	}
+	v, err := get()
+	f.err = err
+	return v
+}
+
+// parse is what p makes of v, a value of the node's; what p refuses is the node's error.
+func parse[T any](f *fields, p func(quad.Value) (T, error), v quad.Value) T {
+	return read(f, func() (T, error) {
+		x, err := p(v)
+		if err != nil {
+			return x, f.d.fail(f.n, "%v", err)
+		}
+		return x, nil
+	})
+}
+
+// namedAs is ParseNamed of prefix and what.
+func namedAs(prefix, what string) func(quad.Value) (string, error) {
+	return func(v quad.Value) (string, error) { return ParseNamed(prefix, what, v) }
+}
+
+// named is the name in the node's IRI, which must be prefix and a name.
+func (f *fields) named(prefix, what string) string {
+	return parse(f, namedAs(prefix, what), f.n.IRI)
+}
+
+func (f *fields) one(p quad.IRI) quad.Value {
+	return read(f, func() (quad.Value, error) { return f.d.one(f.n, p) })
+}
+
+func (f *fields) str(p quad.IRI, mandatory bool) string {
+	return read(f, func() (string, error) { return f.d.str(f.n, p, mandatory) })
+}
+
+func (f *fields) int(p quad.IRI) int {
+	return read(f, func() (int, error) { return f.d.int(f.n, p) })
+}
+
+func (f *fields) bool(p quad.IRI) bool {
+	return read(f, func() (bool, error) { return f.d.bool(f.n, p) })
+}
+
+func (f *fields) time(p quad.IRI, mandatory bool) time.Time {
+	return read(f, func() (time.Time, error) { return f.d.time(f.n, p, mandatory) })
+}
+
+func (f *fields) principal(p quad.IRI, mandatory bool) string {
+	return read(f, func() (string, error) { return f.d.principal(f.n, p, mandatory) })
+}
+
+func (f *fields) claimRef(p quad.IRI, mandatory bool) *record.ClaimID {
+	return read(f, func() (*record.ClaimID, error) { return f.d.claimRef(f.n, p, mandatory) })
+}
+
+// claim is the claim a mandatory p names.
+func (f *fields) claim(p quad.IRI) record.ClaimID {
+	if c := f.claimRef(p, true); c != nil {
+		return *c
+	}
+	return record.ClaimID{}
+}
+
+func (f *fields) list(p, order quad.IRI) []quad.Value {
+	return read(f, func() ([]quad.Value, error) { return f.d.list(f.n, p, order) })
+}
+
 type ordered[T any] struct {
 	ord int
 	rec T
 }
 
-func sortRecords[T any](d *txDecoder, what string, in []ordered[T]) ([]T, error) {
-	if len(in) == 0 {
-		return nil, nil
+// sortRecords puts in in the order of urn:mql:ord, which must run 0,1,2…; once *err is set it
+// does nothing, so that a transaction's lists are sorted in turn and the error checked once.
+func sortRecords[T any](d *txDecoder, what string, in []ordered[T], err *error) []T {
+	if *err != nil || len(in) == 0 {
+		return nil
 	}
 	sort.Slice(in, func(i, j int) bool { return in[i].ord < in[j].ord })
 	out := make([]T, len(in))
 	for i, o := range in {
 		if o.ord != i {
-			return nil, &DecodeError{tx: d.id, msg: fmt.Sprintf("%s records are numbered %d at position %d (urn:mql:ord must run 0,1,2…)", what, o.ord, i)}
+			*err = &DecodeError{tx: d.id, msg: fmt.Sprintf("%s records are numbered %d at position %d (urn:mql:ord must run 0,1,2…)", what, o.ord, i)}
+			return nil
 		}
 		out[i] = o.rec
 	}
-	return out, nil
+	return out
 }
 
 // DecodeTxs groups quads by their transaction label and decodes each transaction. The result
@@ -1655,14 +1722,12 @@ func DecodeGraph(id record.TxID, g *Graph, quads []quad.Quad) (*record.Tx, []qua
 	if txn == nil {
 		return nil, nil, &DecodeError{tx: id, msg: fmt.Sprintf("no transaction node %s", TxIRI(id))}
 	}
-	tx := &record.Tx{ID: id}
+	h := &fields{d: d, n: txn}
+	tx := &record.Tx{ID: id, Time: h.time(ProvEndedAtTime, true), By: h.principal(ProvWasAssociatedWith, true)}
+	if h.err != nil {
+		return nil, nil, h.err
+	}
 	var err error
-	if tx.Time, err = d.time(txn, ProvEndedAtTime, true); err != nil {
-		return nil, nil, err
-	}
-	if tx.By, err = d.principal(txn, ProvWasAssociatedWith, true); err != nil {
-		return nil, nil, err
-	}
 	var (
 		principals    []ordered[*record.Principal]
 		grants        []ordered[*record.Grant]
@@ -1701,297 +1766,106 @@ func DecodeGraph(id record.TxID, g *Graph, quads []quad.Quad) (*record.Tx, []qua
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
+		f := &fields{d: d, n: n}
 		var ord int
 		if class != MQLStore {
-			if ord, err = d.int(n, MQLOrd); err != nil {
-				return nil, nil, err
-			}
+			ord = f.int(MQLOrd)
 		}
 		switch class {
 		case MQLStore:
 			if s != IRIStore {
 				return nil, nil, d.fail(n, "store meta must be on %s", IRIStore)
 			}
-			m := &record.StoreMeta{}
-			if m.Owner, err = d.principal(n, MQLOwner, true); err != nil {
-				return nil, nil, err
-			}
-			if m.Strict, err = d.bool(n, MQLStrict); err != nil {
-				return nil, nil, err
-			}
-			tx.Meta = m
+			tx.Meta = &record.StoreMeta{Owner: f.principal(MQLOwner, true), Strict: f.bool(MQLStrict)}
 		case MQLPrincipal:
-			p := &record.Principal{Tx: id}
-			if p.Name, err = ParseNamed(PrefPrincipal, "principal", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			t, err := d.str(n, MQLPrincipalType, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			p.Type = record.PrincipalType(t)
+			p := &record.Principal{Tx: id, Name: f.named(PrefPrincipal, "principal"),
+				Type: record.PrincipalType(f.str(MQLPrincipalType, true))}
 			principals = append(principals, ordered[*record.Principal]{ord, p})
 		case MQLGrant:
-			g := &record.Grant{Tx: id}
-			if g.ID, err = ParseNamed(PrefGrant, "grant", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if g.Grantee, err = d.principal(n, MQLGrantee, true); err != nil {
-				return nil, nil, err
-			}
-			r, err := d.str(n, MQLRight, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			g.Right = record.Right(r)
-			if g.Scope, err = d.str(n, MQLScope, true); err != nil {
-				return nil, nil, err
-			}
-			if g.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
-				return nil, nil, err
-			}
+			g := &record.Grant{Tx: id, ID: f.named(PrefGrant, "grant"), Grantee: f.principal(MQLGrantee, true),
+				Right: record.Right(f.str(MQLRight, true)), Scope: f.str(MQLScope, true), By: f.principal(ProvWasAttributedTo, true)}
 			grants = append(grants, ordered[*record.Grant]{ord, g})
 		case MQLSource:
-			src := &record.Source{Tx: id}
-			if src.ID, err = ParseNamed(PrefSource, "source", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if src.Excerpt, err = d.str(n, MQLExcerpt, false); err != nil {
-				return nil, nil, err
-			}
-			if src.URI, err = d.str(n, MQLURI, false); err != nil {
-				return nil, nil, err
-			}
-			if src.Revision, err = d.str(n, MQLRevision, false); err != nil {
-				return nil, nil, err
-			}
+			src := &record.Source{Tx: id, ID: f.named(PrefSource, "source"), Excerpt: f.str(MQLExcerpt, false),
+				URI: f.str(MQLURI, false), Revision: f.str(MQLRevision, false)}
 			sources = append(sources, ordered[*record.Source]{ord, src})
 		case MQLClaim:
-			c, err := d.claim(n)
-			if err != nil {
-				return nil, nil, err
-			}
+			c := read(f, func() (*record.Claim, error) { return d.claim(n) })
 			claims = append(claims, ordered[*record.Claim]{ord, c})
 		case MQLRevocation:
-			r := &record.Revocation{Tx: id}
-			if r.ID, err = ParseNamed(PrefRevocation, "revocation", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			c, err := d.claimRef(n, ProvInvalidated, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			r.Claim = *c
-			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
-				return nil, nil, err
-			}
-			if r.Because, err = d.str(n, MQLBecause, false); err != nil {
-				return nil, nil, err
-			}
-			if r.Standing, err = d.str(n, MQLStanding, false); err != nil {
-				return nil, nil, err
-			}
-			if r.ReplacedBy, err = d.claimRef(n, MQLReplacedBy, false); err != nil {
-				return nil, nil, err
-			}
+			r := &record.Revocation{Tx: id, ID: f.named(PrefRevocation, "revocation"), Claim: f.claim(ProvInvalidated),
+				By: f.principal(ProvWasAssociatedWith, true), Because: f.str(MQLBecause, false),
+				Standing: f.str(MQLStanding, false), ReplacedBy: f.claimRef(MQLReplacedBy, false)}
 			revocations = append(revocations, ordered[*record.Revocation]{ord, r})
 		case MQLConfirmation:
-			c := &record.Confirmation{Tx: id}
-			if c.ID, err = ParseNamed(PrefConfirmation, "confirmation", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			cl, err := d.claimRef(n, MQLConfirms, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			c.Claim = *cl
-			if c.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
-				return nil, nil, err
-			}
-			if c.Standing, err = d.str(n, MQLStanding, false); err != nil {
-				return nil, nil, err
-			}
+			c := &record.Confirmation{Tx: id, ID: f.named(PrefConfirmation, "confirmation"), Claim: f.claim(MQLConfirms),
+				By: f.principal(ProvWasAssociatedWith, true), Standing: f.str(MQLStanding, false)}
 			confirmations = append(confirmations, ordered[*record.Confirmation]{ord, c})
 		case MQLArtifact:
-			a, err := d.artifact(n)
-			if err != nil {
-				return nil, nil, err
-			}
+			a := read(f, func() (*record.Artifact, error) { return d.artifact(n) })
 			artifacts = append(artifacts, ordered[*record.Artifact]{ord, a})
 		case MQLReview:
-			r := &record.Review{Tx: id}
-			if r.ID, err = ParseNamed(PrefReview, "review", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			v, err := d.one(n, ProvUsed)
-			if err != nil {
-				return nil, nil, err
-			}
-			if r.Artifact, err = ParseArtifactIRI(v); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
-				return nil, nil, err
-			}
-			if r.Because, err = d.str(n, MQLBecause, false); err != nil {
-				return nil, nil, err
-			}
+			r := &record.Review{Tx: id, ID: f.named(PrefReview, "review"), Artifact: parse(f, ParseArtifactIRI, f.one(ProvUsed)),
+				By: f.principal(ProvWasAssociatedWith, true), Because: f.str(MQLBecause, false)}
 			reviews = append(reviews, ordered[*record.Review]{ord, r})
 		case MQLDecay:
-			dc := &record.Decay{Tx: id}
-			if dc.Predicate, err = d.str(n, MQLPredicate, true); err != nil {
-				return nil, nil, err
+			dc := &record.Decay{Tx: id, Predicate: f.str(MQLPredicate, true)}
+			if v := f.one(MQLHalfLife); f.err == nil {
+				ts, ok := v.(quad.TypedString)
+				if ok && ts.Type == XSDDuration {
+					dc.HalfLife, ok = ParseDuration(string(ts.Value))
+				}
+				if !ok {
+					f.err = d.fail(n, "%s must be an xsd:duration PTnS, got %s", MQLHalfLife, Show(v))
+				}
 			}
-			v, err := d.one(n, MQLHalfLife)
-			if err != nil {
-				return nil, nil, err
-			}
-			ts, ok := v.(quad.TypedString)
-			if ok && ts.Type == XSDDuration {
-				dc.HalfLife, ok = ParseDuration(string(ts.Value))
-			}
-			if !ok {
-				return nil, nil, d.fail(n, "%s must be an xsd:duration PTnS, got %s", MQLHalfLife, Show(v))
-			}
-			if dc.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
-				return nil, nil, err
-			}
+			dc.By = f.principal(ProvWasAttributedTo, true)
 			decays = append(decays, ordered[*record.Decay]{ord, dc})
 		case MQLToken:
-			k := &record.Token{Tx: id}
-			if k.ID, err = ParseNamed(PrefToken, "token", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if k.Principal, err = d.principal(n, MQLHolder, true); err != nil {
-				return nil, nil, err
-			}
-			if k.Hash, err = d.str(n, MQLSecretHash, true); err != nil {
-				return nil, nil, err
-			}
-			if k.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
-				return nil, nil, err
-			}
-			if k.Expires, err = d.time(n, MQLExpires, false); err != nil {
-				return nil, nil, err
-			}
+			k := &record.Token{Tx: id, ID: f.named(PrefToken, "token"), Principal: f.principal(MQLHolder, true),
+				Hash: f.str(MQLSecretHash, true), By: f.principal(ProvWasAttributedTo, true), Expires: f.time(MQLExpires, false)}
 			tokens = append(tokens, ordered[*record.Token]{ord, k})
 		case MQLTokenRevoke:
-			r := &record.TokenRevocation{Tx: id}
-			if r.ID, err = ParseNamed(PrefTokenRevoke, "token revocation", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			v, err := d.one(n, ProvInvalidated)
-			if err != nil {
-				return nil, nil, err
-			}
-			if r.Token, err = ParseNamed(PrefToken, "token", v); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
-				return nil, nil, err
-			}
+			r := &record.TokenRevocation{Tx: id, ID: f.named(PrefTokenRevoke, "token revocation"),
+				Token: parse(f, namedAs(PrefToken, "token"), f.one(ProvInvalidated)), By: f.principal(ProvWasAssociatedWith, true)}
 			tokenRevokes = append(tokenRevokes, ordered[*record.TokenRevocation]{ord, r})
 		case MQLRetrieval:
-			r := &record.Retrieval{Tx: id}
-			if r.ID, err = ParseNamed(PrefRetrieval, "retrieval", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if r.Run, err = d.str(n, MQLRun, true); err != nil {
-				return nil, nil, err
-			}
-			if r.By, err = d.principal(n, ProvWasAssociatedWith, true); err != nil {
-				return nil, nil, err
-			}
-			at, err := d.int(n, MQLReadAtTx)
-			if err != nil {
-				return nil, nil, err
-			}
-			r.ReadAt = record.TxID(at)
-			if r.Statement, err = d.str(n, MQLStatement, false); err != nil {
-				return nil, nil, err
-			}
-			used, err := d.list(n, ProvUsed, MQLUsedOrder)
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, u := range used {
+			r := &record.Retrieval{Tx: id, ID: f.named(PrefRetrieval, "retrieval"), Run: f.str(MQLRun, true),
+				By: f.principal(ProvWasAssociatedWith, true), ReadAt: record.TxID(f.int(MQLReadAtTx)), Statement: f.str(MQLStatement, false)}
+			for _, u := range f.list(ProvUsed, MQLUsedOrder) {
 				iri, _ := u.(quad.IRI)
 				if strings.HasPrefix(string(iri), PrefArtifact) {
-					a, err := ParseArtifactIRI(u)
-					if err != nil {
-						return nil, nil, d.fail(n, "%v", err)
-					}
-					r.Artifacts = append(r.Artifacts, a)
+					r.Artifacts = append(r.Artifacts, parse(f, ParseArtifactIRI, u))
 					continue
 				}
-				c, err := ParseClaimIRI(u)
-				if err != nil {
-					return nil, nil, d.fail(n, "%v", err)
-				}
-				r.Claims = append(r.Claims, c)
+				r.Claims = append(r.Claims, parse(f, ParseClaimIRI, u))
 			}
 			retrievals = append(retrievals, ordered[*record.Retrieval]{ord, r})
 		case MQLOutcome:
-			o := &record.Outcome{Tx: id}
-			if o.ID, err = ParseNamed(PrefOutcome, "outcome", s); err != nil {
-				return nil, nil, d.fail(n, "%v", err)
-			}
-			if o.Run, err = d.str(n, MQLRun, true); err != nil {
-				return nil, nil, err
-			}
-			res, err := d.str(n, MQLResult, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			o.Result = record.OutcomeResult(res)
-			if o.Because, err = d.str(n, MQLBecause, false); err != nil {
-				return nil, nil, err
-			}
-			if o.By, err = d.principal(n, ProvWasAttributedTo, true); err != nil {
-				return nil, nil, err
-			}
+			o := &record.Outcome{Tx: id, ID: f.named(PrefOutcome, "outcome"), Run: f.str(MQLRun, true),
+				Result: record.OutcomeResult(f.str(MQLResult, true)), Because: f.str(MQLBecause, false), By: f.principal(ProvWasAttributedTo, true)}
 			outcomes = append(outcomes, ordered[*record.Outcome]{ord, o})
 		default:
 			return nil, nil, d.fail(n, "unknown record class %s", class)
 		}
+		if f.err != nil {
+			return nil, nil, f.err
+		}
 	}
-	if tx.Principals, err = sortRecords(d, "principal", principals); err != nil {
-		return nil, nil, err
-	}
-	if tx.Grants, err = sortRecords(d, "grant", grants); err != nil {
-		return nil, nil, err
-	}
-	if tx.Sources, err = sortRecords(d, "source", sources); err != nil {
-		return nil, nil, err
-	}
-	if tx.Claims, err = sortRecords(d, "claim", claims); err != nil {
-		return nil, nil, err
-	}
-	if tx.Revocations, err = sortRecords(d, "revocation", revocations); err != nil {
-		return nil, nil, err
-	}
-	if tx.Confirmations, err = sortRecords(d, "confirmation", confirmations); err != nil {
-		return nil, nil, err
-	}
-	if tx.Artifacts, err = sortRecords(d, "artifact", artifacts); err != nil {
-		return nil, nil, err
-	}
-	if tx.Reviews, err = sortRecords(d, "review", reviews); err != nil {
-		return nil, nil, err
-	}
-	if tx.Decays, err = sortRecords(d, "decay", decays); err != nil {
-		return nil, nil, err
-	}
-	if tx.Tokens, err = sortRecords(d, "token", tokens); err != nil {
-		return nil, nil, err
-	}
-	if tx.TokenRevocations, err = sortRecords(d, "token revocation", tokenRevokes); err != nil {
-		return nil, nil, err
-	}
-	if tx.Retrievals, err = sortRecords(d, "retrieval", retrievals); err != nil {
-		return nil, nil, err
-	}
-	if tx.Outcomes, err = sortRecords(d, "outcome", outcomes); err != nil {
+	tx.Principals = sortRecords(d, "principal", principals, &err)
+	tx.Grants = sortRecords(d, "grant", grants, &err)
+	tx.Sources = sortRecords(d, "source", sources, &err)
+	tx.Claims = sortRecords(d, "claim", claims, &err)
+	tx.Revocations = sortRecords(d, "revocation", revocations, &err)
+	tx.Confirmations = sortRecords(d, "confirmation", confirmations, &err)
+	tx.Artifacts = sortRecords(d, "artifact", artifacts, &err)
+	tx.Reviews = sortRecords(d, "review", reviews, &err)
+	tx.Decays = sortRecords(d, "decay", decays, &err)
+	tx.Tokens = sortRecords(d, "token", tokens, &err)
+	tx.TokenRevocations = sortRecords(d, "token revocation", tokenRevokes, &err)
+	tx.Retrievals = sortRecords(d, "retrieval", retrievals, &err)
+	tx.Outcomes = sortRecords(d, "outcome", outcomes, &err)
+	if err != nil {
 		return nil, nil, err
 	}
 

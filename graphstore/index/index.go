@@ -806,13 +806,7 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 		}
 		tx.Principals = append(tx.Principals, p.Principal)
 	}
-	for i := range h.grants.n {
-		g := ix.grant(h.grants.id(prefGrant, id, i))
-		if g == nil {
-			missing("grant " + h.grants.id(prefGrant, id, i))
-		}
-		tx.Grants = append(tx.Grants, g)
-	}
+	tx.Grants = numbered(h.grants, prefGrant, id, "grant", ix.grant, missing)
 	for _, s := range h.sources {
 		x := ix.source(s)
 		if x == nil {
@@ -820,13 +814,7 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 		}
 		tx.Sources = append(tx.Sources, x)
 	}
-	for i := range h.decays.n {
-		d := ix.decay(h.decays.id(prefDecay, id, i))
-		if d == nil {
-			missing("decay " + h.decays.id(prefDecay, id, i))
-		}
-		tx.Decays = append(tx.Decays, d)
-	}
+	tx.Decays = numbered(h.decays, prefDecay, id, "decay", ix.decay, missing)
 	for _, r := range h.claims {
 		e := ix.claimByRef(r)
 		if e == nil {
@@ -838,20 +826,8 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 	if len(tx.Claims) > 0 {
 		ix.txVectors(tx, seqs, keySeqs)
 	}
-	for i := range h.revocations.n {
-		r := ix.revocation(h.revocations.id(prefRevocation, id, i))
-		if r == nil {
-			missing("revocation " + h.revocations.id(prefRevocation, id, i))
-		}
-		tx.Revocations = append(tx.Revocations, r)
-	}
-	for i := range h.confirmations.n {
-		c := ix.confirmation(h.confirmations.id(prefConfirmation, id, i))
-		if c == nil {
-			missing("confirmation " + h.confirmations.id(prefConfirmation, id, i))
-		}
-		tx.Confirmations = append(tx.Confirmations, c)
-	}
+	tx.Revocations = numbered(h.revocations, prefRevocation, id, "revocation", ix.revocation, missing)
+	tx.Confirmations = numbered(h.confirmations, prefConfirmation, id, "confirmation", ix.confirmation, missing)
 	for _, r := range h.artifacts {
 		a := ix.artifactByRef(r)
 		if a == nil {
@@ -866,35 +842,26 @@ func (ix *Index) Tx(id record.TxID) *record.Tx {
 		}
 		tx.Tokens = append(tx.Tokens, k.t)
 	}
-	for i := range h.tokenRevs.n {
-		r := ix.tokenRev(h.tokenRevs.id(prefTokenRev, id, i))
-		if r == nil {
-			missing("token revocation " + h.tokenRevs.id(prefTokenRev, id, i))
-		}
-		tx.TokenRevocations = append(tx.TokenRevocations, r)
-	}
-	for i := range h.reviews.n {
-		r := ix.review(h.reviews.id(prefReview, id, i))
-		if r == nil {
-			missing("review " + h.reviews.id(prefReview, id, i))
-		}
-		tx.Reviews = append(tx.Reviews, r)
-	}
-	for i := range h.retrievals.n {
-		q := ix.retrieval(h.retrievals.id(prefRetrieval, id, i))
-		if q == nil {
-			missing("retrieval " + h.retrievals.id(prefRetrieval, id, i))
-		}
-		tx.Retrievals = append(tx.Retrievals, q)
-	}
-	for i := range h.outcomes.n {
-		o := ix.outcome(h.outcomes.id(prefOutcome, id, i))
-		if o == nil {
-			missing("outcome " + h.outcomes.id(prefOutcome, id, i))
-		}
-		tx.Outcomes = append(tx.Outcomes, o)
-	}
+	tx.TokenRevocations = numbered(h.tokenRevs, prefTokenRev, id, "token revocation", ix.tokenRev, missing)
+	tx.Reviews = numbered(h.reviews, prefReview, id, "review", ix.review, missing)
+	tx.Retrievals = numbered(h.retrievals, prefRetrieval, id, "retrieval", ix.retrieval, missing)
+	tx.Outcomes = numbered(h.outcomes, prefOutcome, id, "outcome", ix.outcome, missing)
 	return tx
+}
+
+// numbered reads the records list numbers in transaction id through get, in order; one the
+// store lacks is damage (missing, named by what and its id).
+func numbered[T any](list idList, prefix string, id record.TxID, what string, get func(string) *T, missing func(string)) []*T {
+	var out []*T
+	for i := range list.n {
+		rid := list.id(prefix, id, i)
+		r := get(rid)
+		if r == nil {
+			missing(what + " " + rid)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // TxTime is the time of transaction id (zero if the snapshot does not hold it).

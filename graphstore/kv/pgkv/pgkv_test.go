@@ -36,6 +36,17 @@ func scanAll(t *testing.T, r kv.Reader, b kv.Bucket, prefix []byte, opts kv.Scan
 	return out
 }
 
+// openTest opens a store with opts on a new test database, closed when the test ends.
+func openTest(t *testing.T, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), pgtest.Database(t), testSchema, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // The store reads and writes as memkv does: random puts and deletes, committed or rolled
 // back, with Gets and Scans (prefixes, starting points, both directions, stopped early)
 // compared inside the write transaction (its own writes merged with the tables) and in
@@ -52,13 +63,8 @@ func TestAgainstMemory(t *testing.T) {
 }
 
 func againstMemory(t *testing.T, o Options) {
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, testSchema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, o)
 	m := memkv.New(testSchema)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	key := func() []byte {
@@ -143,13 +149,8 @@ func againstMemory(t *testing.T, o Options) {
 
 // A snapshot does not see a write committed after it began; a new one does.
 func TestSnapshotIsolation(t *testing.T) {
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{LockKey: 42})
 	w, _ := s.WriteWith(ctx, WriteOptions{})
 	w.Put(0, []byte("x"), []byte("1"))
 	if err := w.Commit(ctx); err != nil {
@@ -178,13 +179,8 @@ func TestSnapshotIsolation(t *testing.T) {
 // A write transaction larger than flushBytes is sent in parts within one SQL transaction:
 // nothing is visible until it commits, and a rollback leaves nothing.
 func TestLargeTransaction(t *testing.T) {
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{LockKey: 42})
 	val := bytes.Repeat([]byte("x"), 1000)
 	for _, commit := range []bool{false, true} {
 		w, err := s.WriteWith(ctx, WriteOptions{Synchronous: true})
@@ -233,13 +229,8 @@ func TestLargeTransaction(t *testing.T) {
 // only once the WAL is flushed past them. If they fail, the write is still committed and
 // durable, and the next write works.
 func TestCommitAfter(t *testing.T) {
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, testSchema, Options{LockKey: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{LockKey: 42})
 	var sync, lsn string
 	locks := -1
 	w, err := s.WriteWith(ctx, WriteOptions{})
