@@ -289,11 +289,8 @@ type toFile struct {
 }
 
 // fileVector has claim c's vector (entry x, global seq seq) filed in its audience's index when
-// the Apply ends.
+// the Apply ends; the store files its vectors (addVector asks).
 func (ix *Index) fileVector(c *record.Claim, x *vectorEntry, seq uint64) {
-	if ix.filing() == nil {
-		return
-	}
 	filed := vectorEntry{keySeq: x.keySeq, version: x.version, vec: x.vec}
 	ix.toFile = append(ix.toFile, toFile{x: x, tx: c.Tx, seq: seq, txSeq: u(u(nil, uint64(c.Tx)), seq), entry: filed.encode()})
 }
@@ -492,20 +489,21 @@ func (v *View) searchFiled(q VectorQuery, p *ivfParams, s *vectorScan) []VectorH
 	if len(exactly) > 0 {
 		s.entries(bText, vectorPrefix, func(aud []byte) bool { return exactly[string(aud)] }, isListed)
 	}
-	exact := s.cands
+	read := 0 // of each trained audience's lists, nearest first, those read so far
 	for probes := p.probes; ; probes *= 2 {
-		s.cands = slices.Clone(exact)
 		all := true
 		for _, t := range trained {
 			n := len(t.order)
 			if q.Limit > 0 && probes < n {
 				n, all = probes, false
 			}
-			for _, l := range t.order[:n] {
+			for _, l := range t.order[min(read, n):n] {
 				s.entries(bText, ivfListPrefix(t.aud, l), nil, nil)
 			}
 		}
-		hits := v.vectorAnswers(s.cands, q)
+		read = probes
+		// vectorAnswers reorders what it is given: the candidates stay for the next round.
+		hits := v.vectorAnswers(slices.Clone(s.cands), q)
 		if all || len(hits) >= q.Limit {
 			return hits
 		}
